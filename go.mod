@@ -1,0 +1,12 @@
+module github.com/paykit-dev/paykit-go
+
+go 1.24
+
+require (
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
+	github.com/jarcoal/httpmock v1.4.2 // indirect
+	github.com/shopspring/decimal v1.6.0 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+)
