@@ -3,10 +3,9 @@ module github.com/paykit-dev/paykit-go
 go 1.24
 
 require (
-	github.com/google/uuid v1.6.0 // indirect
-	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
-	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
-	github.com/jarcoal/httpmock v1.4.2 // indirect
-	github.com/shopspring/decimal v1.6.0 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/google/uuid v1.6.0
+	github.com/hashicorp/go-retryablehttp v0.7.8
+	github.com/shopspring/decimal v1.6.0
 )
+
+require github.com/hashicorp/go-cleanhttp v0.5.2 // indirect

@@ -1,0 +1,23 @@
+package paykit
+
+import "context"
+
+// Bank is a bank available for accepting payments. Its Code goes into
+// CreatePaymentParams.Bank.
+type Bank struct {
+	// Code is lowercase, such as "sber".
+	Code     string `json:"code"`
+	Name     string `json:"name"`
+	IsActive bool   `json:"is_active"`
+}
+
+// ListBanks returns the banks available for accepting payments.
+func (c *Client) ListBanks(ctx context.Context) ([]Bank, error) {
+	var out struct {
+		Banks []Bank `json:"banks"`
+	}
+	if err := c.do(ctx, request{op: opListBanks, path: "/v1/banks", out: &out}); err != nil {
+		return nil, err
+	}
+	return out.Banks, nil
+}

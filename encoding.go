@@ -1,0 +1,217 @@
+package paykit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+// amount marshals a decimal as a bare JSON number that keeps every digit the
+// caller wrote: 1500.50 goes out as 1500.50, not "1500.50" (decimal's own
+// MarshalJSON quotes) and not 1500.5 (decimal.String trims trailing zeros).
+// It exists so the SDK never touches decimal.MarshalJSONWithoutQuotes, a
+// package-level switch that would race with, and change the output of, every
+// other user of decimal in the merchant's program.
+type amount decimal.Decimal
+
+// MarshalJSON implements json.Marshaler.
+func (a amount) MarshalJSON() ([]byte, error) {
+	return appendAmount(nil, decimal.Decimal(a)), nil
+}
+
+func appendAmount(dst []byte, d decimal.Decimal) []byte {
+	if exp := d.Exponent(); exp < 0 {
+		return append(dst, d.StringFixed(-exp)...)
+	}
+	return append(dst, d.String()...)
+}
+
+// maxDecimalExponent bounds the exponent of a decoded amount. decimal stores
+// 1e999999999 in a few bytes, but comparing, adding or printing it expands
+// the coefficient to a billion digits; a response carrying such a number is
+// refused at decode time rather than hanging the merchant's process later.
+const maxDecimalExponent = 64
+
+// maxDecimalDigits bounds the coefficient of a decoded amount, for the same
+// reason: no amount, rate or fee of this API needs more than 64 digits.
+const maxDecimalDigits = 64
+
+var errAmountRange = errors.New("number out of the range an amount can take")
+
+// checkAmounts refuses decoded decimals that would be dangerous to use.
+func checkAmounts(ds ...decimal.Decimal) error {
+	for _, d := range ds {
+		if e := d.Exponent(); e > maxDecimalExponent || e < -maxDecimalExponent {
+			return errAmountRange
+		}
+		if d.Coefficient().BitLen() > maxDecimalDigits*4 {
+			return errAmountRange
+		}
+	}
+	return nil
+}
+
+// apiTime decodes the service's ISO 8601 timestamps leniently: RFC 3339 with
+// or without fractional seconds, the same without a zone (taken as UTC, which
+// the spec says every timestamp is), or a bare date. null and "" decode to the
+// zero time, because the spec marks several times as absent until an event
+// happens. The result is always in UTC.
+type apiTime time.Time
+
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02",
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (t *apiTime) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*t = apiTime{}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("timestamp is not a string")
+	}
+	s = strings.TrimSpace(s)
+	if s == "" {
+		*t = apiTime{}
+		return nil
+	}
+	for _, layout := range timeLayouts {
+		if v, err := time.Parse(layout, s); err == nil {
+			*t = apiTime(v.UTC())
+			return nil
+		}
+	}
+	return fmt.Errorf("timestamp %q is not ISO 8601", truncate(s, 40))
+}
+
+// flexString accepts a JSON string, a number (kept as written) or null. Used
+// for identifiers and codes that a server might send either way.
+type flexString string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *flexString) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case string(b) == "null":
+		*f = ""
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*f = flexString(s)
+	case len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')):
+		*f = flexString(b)
+	default:
+		return fmt.Errorf("expected a string")
+	}
+	return nil
+}
+
+// truncate shortens s to at most n bytes without splitting a UTF-8 sequence.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// decodeEnum decodes a JSON string into an enum, mapping it onto a known
+// constant case-insensitively (the API sends some statuses in lower case and
+// others in upper case) and keeping an unknown value exactly as sent, so
+// that a status added by the service later is visible, not an error.
+func decodeEnum[T ~string](b []byte, known ...T) (T, error) {
+	if string(b) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return "", err
+	}
+	for _, k := range known {
+		if strings.EqualFold(s, string(k)) {
+			return k, nil
+		}
+	}
+	return T(s), nil
+}
+
+// checkExtID validates a merchant ext_id: present, valid UTF-8 (JSON would
+// silently turn invalid bytes into U+FFFD, so the server would store another
+// ext_id than the merchant's), and at most maxRunes characters when a bound
+// is given.
+func checkExtID(s string, maxRunes int) error {
+	switch {
+	case s == "":
+		return invalid("ext_id", "is required")
+	case !utf8.ValidString(s):
+		return invalid("ext_id", "is not valid UTF-8")
+	case maxRunes > 0 && utf8.RuneCountInString(s) > maxRunes:
+		return invalid("ext_id", fmt.Sprintf("is longer than %d characters", maxRunes))
+	}
+	return nil
+}
+
+// checkUUID validates an id that goes into a path: the canonical
+// 8-4-4-4-12 form only (uuid.Parse also takes braces, URNs and bare hex).
+func checkUUID(field, id string) error {
+	if len(id) != 36 || uuid.Validate(id) != nil {
+		return invalid(field, "is not a UUID")
+	}
+	return nil
+}
+
+// checkPositive validates an amount that must be above zero.
+func checkPositive(field string, d decimal.Decimal) error {
+	if !d.IsPositive() {
+		return invalid(field, "must be greater than zero")
+	}
+	return nil
+}
+
+// checkURL validates an optional absolute http(s) URL, such as notify_url.
+func checkURL(field, s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return invalid(field, "must be an absolute http:// or https:// URL")
+	}
+	return nil
+}
+
+// checkRequired validates a string parameter that must not be blank.
+func checkRequired(field, s string) error {
+	if strings.TrimSpace(s) == "" {
+		return invalid(field, "is required")
+	}
+	return nil
+}
+
+// firstError returns the first non-nil error, for validation chains.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,310 @@
+package paykit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Sentinel errors, for errors.Is. Each *Error matches exactly the sentinels of
+// its code and HTTP status, so a merchant can branch on meaning without
+// parsing codes:
+//
+//	if errors.Is(err, paykit.ErrInsufficientFunds) { … }
+var (
+	// ErrInvalidParameters: PAY_002, WDR_001, TRF_001, and every
+	// *ValidationError the SDK returns before sending anything.
+	ErrInvalidParameters = errors.New("paykit: invalid parameters")
+	// ErrDuplicateExtID: PAY_003, a payment or payout with this ext_id exists.
+	// (*Error).ExtID tells which.
+	ErrDuplicateExtID = errors.New("paykit: ext_id already exists")
+	// ErrNoRequisites: PAY_004, no requisites are available for the payment.
+	ErrNoRequisites = errors.New("paykit: no requisites available")
+	// ErrTooManySameAmount: PAY_005, too many payments with the same amount;
+	// vary the amount or retry later.
+	ErrTooManySameAmount = errors.New("paykit: too many payments with the same amount")
+	// ErrPaymentNotFound: PAY_006.
+	ErrPaymentNotFound = errors.New("paykit: payment not found")
+	// ErrPaymentNotCancellable: PAY_007, the payment is no longer PENDING.
+	ErrPaymentNotCancellable = errors.New("paykit: payment cannot be cancelled")
+	// ErrPaymentNotConfirmable: PAY_008, the payment is no longer PENDING.
+	ErrPaymentNotConfirmable = errors.New("paykit: payment cannot be confirmed")
+	// ErrDisputeNotAllowed: DIS_001, disputes open only on CANCELLED or
+	// CANCELLED_APPEAL payments.
+	ErrDisputeNotAllowed = errors.New("paykit: dispute not allowed in this payment status")
+	// ErrDisputeExists: DIS_002, a dispute is already open.
+	ErrDisputeExists = errors.New("paykit: dispute already exists")
+	// ErrDisputeNotActive: DIS_003, only a dispute in status DISPUTE can be
+	// cancelled.
+	ErrDisputeNotActive = errors.New("paykit: no active dispute")
+	// ErrPayoutNotFound: PAY_001 answered with HTTP 404.
+	ErrPayoutNotFound = errors.New("paykit: payout not found")
+	// ErrInternal: PAY_001 answered with HTTP 500, SYS_001, and any other 5xx
+	// without a more specific meaning (a proxy's HTML 502 included).
+	ErrInternal = errors.New("paykit: internal server error")
+	// ErrWithdrawalNotFound: WDR_003.
+	ErrWithdrawalNotFound = errors.New("paykit: withdrawal not found")
+	// ErrInsufficientFunds: WDR_002 and TRF_003.
+	ErrInsufficientFunds = errors.New("paykit: insufficient funds")
+	// ErrTerminalNotFound: TRF_002.
+	ErrTerminalNotFound = errors.New("paykit: terminal not found")
+	// ErrUnauthorized: HTTP 401 or 403, whatever the body says: the API key
+	// or the signature was refused.
+	ErrUnauthorized = errors.New("paykit: unauthorized")
+	// ErrUnknownOutcome: the request may or may not have taken effect. It is
+	// returned for transfers and withdrawals, which have no idempotency key
+	// and are therefore never re-sent once they may have reached the server.
+	// Check the terminal balances (ListTerminals) or the withdrawal before
+	// trying again.
+	ErrUnknownOutcome = errors.New("paykit: outcome unknown")
+)
+
+// Error is an error answered by the API: a JSON error body, or any non-2xx
+// response at all. Match it with errors.Is against the sentinels, or read it
+// with errors.As:
+//
+//	var apiErr *paykit.Error
+//	if errors.As(err, &apiErr) && apiErr.Code == "PAY_003" { … apiErr.ExtID() … }
+type Error struct {
+	// Code is the API error code, such as "PAY_003". It is empty when the
+	// body was not the API's error shape (an HTML page from a proxy).
+	Code string
+	// HTTPStatus is the status code of the response.
+	HTTPStatus int
+	// Message is the server's text; for a body that is not the error shape,
+	// a short, sanitised excerpt of the body.
+	Message string
+	// Data is the raw "data" object of the error body, nil when absent.
+	Data json.RawMessage
+}
+
+// Error formats the code, status and message. Long digit runs in the message
+// (card or phone numbers a server might echo) are masked.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("paykit: ")
+	if e.Code != "" {
+		b.WriteString(e.Code)
+		b.WriteString(" ")
+	}
+	fmt.Fprintf(&b, "(HTTP %d)", e.HTTPStatus)
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(maskDigits(e.Message))
+	}
+	return b.String()
+}
+
+// Is reports whether target is the sentinel that e's code and status mean.
+func (e *Error) Is(target error) bool {
+	for _, s := range e.sentinels() {
+		if s == target {
+			return true
+		}
+	}
+	return false
+}
+
+// sentinels resolves the meaning of e. PAY_001 means "internal error" on
+// payment calls and "payout not found" on payout reads; the two are told apart
+// by HTTP status alone, never by message text.
+func (e *Error) sentinels() []error {
+	if e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden {
+		return []error{ErrUnauthorized}
+	}
+	switch e.Code {
+	case "PAY_001":
+		if e.HTTPStatus == http.StatusNotFound {
+			return []error{ErrPayoutNotFound}
+		}
+	case "PAY_002", "WDR_001", "TRF_001":
+		return []error{ErrInvalidParameters}
+	case "PAY_003":
+		return []error{ErrDuplicateExtID}
+	case "PAY_004":
+		return []error{ErrNoRequisites}
+	case "PAY_005":
+		return []error{ErrTooManySameAmount}
+	case "PAY_006":
+		return []error{ErrPaymentNotFound}
+	case "PAY_007":
+		return []error{ErrPaymentNotCancellable}
+	case "PAY_008":
+		return []error{ErrPaymentNotConfirmable}
+	case "DIS_001":
+		return []error{ErrDisputeNotAllowed}
+	case "DIS_002":
+		return []error{ErrDisputeExists}
+	case "DIS_003":
+		return []error{ErrDisputeNotActive}
+	case "WDR_002", "TRF_003":
+		return []error{ErrInsufficientFunds}
+	case "WDR_003":
+		return []error{ErrWithdrawalNotFound}
+	case "TRF_002":
+		return []error{ErrTerminalNotFound}
+	}
+	if e.HTTPStatus >= 500 {
+		return []error{ErrInternal}
+	}
+	return nil
+}
+
+// ExtID returns data.ext_id of the error body: for PAY_003, the ext_id that
+// already exists. It is "" when the body carries none.
+func (e *Error) ExtID() string {
+	var d struct {
+		ExtID flexString `json:"ext_id"`
+	}
+	if len(e.Data) == 0 || json.Unmarshal(e.Data, &d) != nil {
+		return ""
+	}
+	return string(d.ExtID)
+}
+
+// maxExcerpt bounds the text kept from a body that is not the error shape.
+const maxExcerpt = 200
+
+// maxMessage bounds the server's message kept in an *Error.
+const maxMessage = 1024
+
+// decodeError turns a non-2xx response into an *Error. It never fails: a
+// body that is not the API's error shape still gives the status and a short
+// excerpt, so a proxy's HTML 502 is as inspectable as a PAY_004.
+func decodeError(status int, body []byte) *Error {
+	e := &Error{HTTPStatus: status}
+	var wire struct {
+		Error   flexString      `json:"error"`
+		Message json.RawMessage `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(body, &wire) == nil && wire.Error != "" {
+		e.Code = truncate(string(wire.Error), 64)
+		var msg string
+		if json.Unmarshal(wire.Message, &msg) != nil {
+			msg = string(wire.Message)
+		}
+		e.Message = truncate(msg, maxMessage)
+		if d := bytes.TrimSpace(wire.Data); len(d) > 0 && string(d) != "null" {
+			e.Data = append(json.RawMessage(nil), d...)
+		}
+		return e
+	}
+	e.Message = excerpt(body)
+	if e.Message == "" {
+		e.Message = http.StatusText(status)
+	}
+	return e
+}
+
+// excerpt makes a short, printable, single-line excerpt of an arbitrary body.
+func excerpt(body []byte) string {
+	if len(body) > 4*maxExcerpt {
+		body = body[:4*maxExcerpt]
+	}
+	var b strings.Builder
+	space := false
+	for len(body) > 0 && b.Len() < maxExcerpt {
+		r, n := utf8.DecodeRune(body)
+		body = body[n:]
+		if r == utf8.RuneError && n <= 1 || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	s := b.String()
+	if len(body) > 0 {
+		s += "…"
+	}
+	return s
+}
+
+// maskDigits replaces the middle of every run of ten or more digits with
+// asterisks, keeping the last four: card and phone numbers must not reach the
+// merchant's logs through an error string, even if a server echoes them.
+// Runs inside a longer alphanumeric or hyphenated token (UUID segments,
+// hashes) are left alone.
+func maskDigits(s string) string {
+	out := []byte(nil)
+	i := 0
+	for i < len(s) {
+		if !isDigit(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+		if j-i >= 10 && !tokenChar(s, i-1) && !tokenChar(s, j) {
+			if out == nil {
+				out = []byte(s)
+			}
+			for k := i; k < j-4; k++ {
+				out[k] = '*'
+			}
+		}
+		i = j
+	}
+	if out == nil {
+		return s
+	}
+	return string(out)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func tokenChar(s string, i int) bool {
+	if i < 0 || i >= len(s) {
+		return false
+	}
+	c := s[i]
+	return c == '-' || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// ValidationError reports input that the SDK refused before sending anything.
+// It matches ErrInvalidParameters with errors.Is.
+type ValidationError struct {
+	// Field is the parameter's name as the API spells it ("amount", "ext_id",
+	// "id", "attachment", …).
+	Field string
+	// Reason says what is wrong, without echoing the value.
+	Reason string
+}
+
+// Error implements error.
+func (e *ValidationError) Error() string {
+	return "paykit: invalid " + e.Field + ": " + e.Reason
+}
+
+// Is makes every ValidationError match ErrInvalidParameters.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalidParameters }
+
+func invalid(field, reason string) error { return &ValidationError{Field: field, Reason: reason} }
+
+// unknownOutcomeError wraps the failure of a money-moving call that may have
+// reached the server.
+type unknownOutcomeError struct {
+	op    string
+	check string
+	cause error
+}
+
+func (e *unknownOutcomeError) Error() string {
+	return fmt.Sprintf("paykit: %s: outcome unknown, the request may have been applied (%v); it was not re-sent, to avoid moving money twice: %s before trying again",
+		e.op, e.cause, e.check)
+}
+
+// Unwrap exposes both ErrUnknownOutcome and the cause (a transport error, a
+// context error or an *Error) to errors.Is and errors.As.
+func (e *unknownOutcomeError) Unwrap() []error { return []error{ErrUnknownOutcome, e.cause} }

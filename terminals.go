@@ -1,0 +1,74 @@
+package paykit
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/shopspring/decimal"
+)
+
+// Terminal is one of the merchant's terminals, with its own USDT balance.
+// Payments credit the terminal that served them.
+type Terminal struct {
+	// ID is opaque: the spec types it as a plain string, not a UUID.
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Balance is available USDT; BalanceFrozen is held by withdrawals in
+	// flight.
+	Balance       decimal.Decimal `json:"balance"`
+	BalanceFrozen decimal.Decimal `json:"balance_frozen"`
+	// WithdrawalFee is charged per withdrawal from this terminal, in USDT.
+	WithdrawalFee decimal.Decimal `json:"withdrawal_fee"`
+	Currency      string          `json:"currency"`
+	IsActive      bool            `json:"is_active"`
+}
+
+// UnmarshalJSON accepts a numeric id as well as a string one.
+func (t *Terminal) UnmarshalJSON(b []byte) error {
+	type plain Terminal
+	aux := struct {
+		*plain
+		ID flexString `json:"id"`
+	}{plain: (*plain)(t)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	t.ID = string(aux.ID)
+	return checkAmounts(t.Balance, t.BalanceFrozen, t.WithdrawalFee)
+}
+
+// Balance is the total over all of the merchant's terminals.
+type Balance struct {
+	Balance       decimal.Decimal `json:"balance"`
+	BalanceFrozen decimal.Decimal `json:"balance_frozen"`
+	Currency      string          `json:"currency"`
+}
+
+// UnmarshalJSON decodes a balance and checks its amounts.
+func (b *Balance) UnmarshalJSON(data []byte) error {
+	type plain Balance
+	if err := json.Unmarshal(data, (*plain)(b)); err != nil {
+		return err
+	}
+	return checkAmounts(b.Balance, b.BalanceFrozen)
+}
+
+// ListTerminals returns the merchant's terminals.
+func (c *Client) ListTerminals(ctx context.Context) ([]Terminal, error) {
+	var out struct {
+		Terminals []Terminal `json:"terminals"`
+	}
+	if err := c.do(ctx, request{op: opListTerminals, path: "/v1/terminals", out: &out}); err != nil {
+		return nil, err
+	}
+	return out.Terminals, nil
+}
+
+// GetBalance returns the total balance over all terminals.
+func (c *Client) GetBalance(ctx context.Context) (*Balance, error) {
+	b := new(Balance)
+	if err := c.do(ctx, request{op: opGetBalance, path: "/v1/balance", out: b}); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
