@@ -1,0 +1,128 @@
+package paykit
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jarcoal/httpmock"
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	testKey    = "pk_test_key_9f8e7d"
+	testSecret = "sk_test_secret_1a2b3c"
+	testBase   = "https://api.paykit.test"
+	paymentID  = "6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70"
+	payoutID   = "0b7d3c2a-1e4f-4a5b-8c6d-7e8f9a0b1c2d"
+	withdrawID = "9a8b7c6d-5e4f-4321-8765-43210fedcba9"
+)
+
+// captured is what crossed the wire in one request.
+type captured struct {
+	Method, URI, ContentType, Identity, Signature, UserAgent string
+	Body                                                     []byte
+}
+
+// recorder keeps every request a mock transport or test server received.
+type recorder struct {
+	mu   sync.Mutex
+	reqs []captured
+}
+
+func (r *recorder) record(req *http.Request) captured {
+	body, _ := io.ReadAll(req.Body)
+	c := captured{Method: req.Method, URI: req.URL.RequestURI(), ContentType: req.Header.Get("Content-Type"),
+		Identity: req.Header.Get("X-Identity"), Signature: req.Header.Get("X-Signature"),
+		UserAgent: req.Header.Get("User-Agent"), Body: body}
+	r.mu.Lock()
+	r.reqs = append(r.reqs, c)
+	r.mu.Unlock()
+	return c
+}
+
+func (r *recorder) all() []captured {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]captured(nil), r.reqs...)
+}
+
+func (r *recorder) count() int { return len(r.all()) }
+
+// last returns the one request the test expected; it fails unless exactly
+// one was made.
+func (r *recorder) only(t *testing.T) captured {
+	t.Helper()
+	all := r.all()
+	require.Len(t, all, 1, "requests sent")
+	return all[0]
+}
+
+// mockClient returns a client whose own http.Client goes through a fresh
+// httpmock transport (never the global one, which is not safe in parallel
+// tests), answering every request with status and body.
+func mockClient(t *testing.T, status int, body string, opts ...Option) (*Client, *recorder) {
+	t.Helper()
+	mt := httpmock.NewMockTransport()
+	rec := &recorder{}
+	mt.RegisterNoResponder(func(req *http.Request) (*http.Response, error) {
+		rec.record(req)
+		resp := httpmock.NewStringResponse(status, body)
+		resp.Header.Set("Content-Type", "application/json")
+		return resp, nil
+	})
+	opts = append([]Option{WithHTTPClient(&http.Client{Transport: mt}), WithMaxRetries(0)}, opts...)
+	c, err := NewClient(testBase, testKey, HMACSigner(testSecret), opts...)
+	require.NoError(t, err)
+	return c, rec
+}
+
+// serverClient returns a client of a real loopback server running h.
+func serverClient(t *testing.T, h http.Handler, opts ...Option) (*Client, *httptest.Server) {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	opts = append([]Option{WithRetryWait(time.Millisecond, 5*time.Millisecond)}, opts...)
+	c, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), opts...)
+	require.NoError(t, err)
+	return c, srv
+}
+
+// wantSignature computes the documented HMAC independently of signer.go.
+func wantSignature(method, uri string, body []byte) string {
+	m := hmac.New(sha256.New, []byte(testSecret))
+	m.Write([]byte(method + "\n" + uri + "\n"))
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// assertWire checks method, URI, authentication headers and exact body.
+func assertWire(t *testing.T, got captured, method, uri, contentType, body string) {
+	t.Helper()
+	assert.Equal(t, method, got.Method, "method")
+	assert.Equal(t, uri, got.URI, "request URI")
+	assert.Equal(t, contentType, got.ContentType, "content type")
+	assert.Equal(t, testKey, got.Identity, "X-Identity")
+	assert.Equal(t, wantSignature(method, uri, got.Body), got.Signature, "X-Signature")
+	assert.Contains(t, got.UserAgent, "paykit-go/"+Version)
+	if body != "<multipart>" {
+		assert.Equal(t, body, string(got.Body), "body")
+	}
+}
+
+// dec parses a decimal literal for a test.
+func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// assertDec compares decimals by value and by the digits they print.
+func assertDec(t *testing.T, want string, got decimal.Decimal, field string) {
+	t.Helper()
+	assert.True(t, dec(want).Equal(got), "%s: want %s, got %s", field, want, got)
+}
