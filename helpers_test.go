@@ -39,7 +39,10 @@ type recorder struct {
 }
 
 func (r *recorder) record(req *http.Request) captured {
-	body, _ := io.ReadAll(req.Body)
+	var body []byte
+	if req.Body != nil {
+		body, _ = io.ReadAll(req.Body)
+	}
 	c := captured{Method: req.Method, URI: req.URL.RequestURI(), ContentType: req.Header.Get("Content-Type"),
 		Identity: req.Header.Get("X-Identity"), Signature: req.Header.Get("X-Signature"),
 		UserAgent: req.Header.Get("User-Agent"), Body: body}

@@ -1,0 +1,422 @@
+package paykit
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var ctx = context.Background()
+
+const cardPaymentJSON = `{
+  "id": "6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70",
+  "ext_id": "order-1001",
+  "amount": 1500.50,
+  "currency": "RUB",
+  "status": "PENDING",
+  "method": "CARD",
+  "requisites": {"type": "card", "value": "2200123456789012", "bank": "Sberbank", "bank_code": "sber", "holder": "IVAN I."},
+  "payment_url": "https://pay.example/p/6f1c2a5e",
+  "valid_until": "2026-11-22T10:20:00Z",
+  "created_at": "2026-11-22T10:00:00.250Z",
+  "usdt_rate": 92.45,
+  "some_future_field": {"x": 1}
+}`
+
+const crossBorderPaymentJSON = `{
+  "id": "6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70",
+  "ext_id": "order-1002",
+  "amount": "20000",
+  "currency": "RUB",
+  "status": "PENDING",
+  "method": "CROSS_BORDER",
+  "requisites": {"type": "phone", "value": "+992900112233", "bank": "tj_amonat", "bank_name": "Amonatbonk",
+                 "holder": "RUSTAM N.", "country": "TJ", "currency": "TJS", "amount_local": 2380.95},
+  "payment_url": null,
+  "valid_until": "2026-11-22T10:20:00+03:00",
+  "created_at": "2026-11-22T07:00:00",
+  "usdt_rate": "92.4500"
+}`
+
+func TestCreatePaymentCard(t *testing.T) {
+	t.Parallel()
+	c, rec := mockClient(t, http.StatusCreated, cardPaymentJSON)
+	p, err := c.CreatePayment(ctx, CreatePaymentParams{ExtID: "order-1001", Amount: dec("1500.50"),
+		Method: MethodCard, Bank: "sber", ClientID: "cust-7", NotifyURL: "https://shop.example/hook", NotificationToken: "tok-1"})
+	require.NoError(t, err)
+	assertWire(t, rec.only(t), "POST", "/v1/payments", "application/json",
+		`{"ext_id":"order-1001","amount":1500.50,"method":"CARD","bank":"sber","client_id":"cust-7","notify_url":"https://shop.example/hook","notification_token":"tok-1"}`)
+
+	assert.Equal(t, paymentID, p.ID)
+	assert.Equal(t, "order-1001", p.ExtID)
+	assertDec(t, "1500.50", p.Amount, "amount")
+	assert.Equal(t, "1500.5", p.Amount.String())
+	assert.Equal(t, "RUB", p.Currency)
+	assert.Equal(t, PaymentStatusPending, p.Status)
+	assert.Equal(t, MethodCard, p.Method)
+	assert.Equal(t, RequisitesCard, p.Requisites.Type)
+	assert.Equal(t, "2200123456789012", p.Requisites.Value)
+	assert.Equal(t, "sber", p.Requisites.BankCode)
+	assert.Equal(t, "Sberbank", p.Requisites.BankName)
+	assert.Equal(t, "IVAN I.", p.Requisites.Holder)
+	assert.Empty(t, p.Requisites.Country)
+	assert.Empty(t, p.Requisites.Currency)
+	assert.True(t, p.Requisites.AmountLocal.IsZero())
+	assert.Equal(t, "https://pay.example/p/6f1c2a5e", p.PaymentURL)
+	assert.Equal(t, time.Date(2026, 11, 22, 10, 20, 0, 0, time.UTC), p.ValidUntil)
+	assert.Equal(t, time.Date(2026, 11, 22, 10, 0, 0, 250e6, time.UTC), p.CreatedAt)
+	assertDec(t, "92.45", p.USDTRate, "usdt_rate")
+	assert.Empty(t, p.Message)
+	assert.Nil(t, p.Dispute)
+}
+
+func TestCreatePaymentCrossBorder(t *testing.T) {
+	t.Parallel()
+	c, rec := mockClient(t, http.StatusOK, crossBorderPaymentJSON)
+	p, err := c.CreatePayment(ctx, CreatePaymentParams{ExtID: "order-1002", Amount: dec("20000"),
+		Method: MethodCrossBorder, Country: CountryTJ})
+	require.NoError(t, err)
+	assertWire(t, rec.only(t), "POST", "/v1/payments", "application/json",
+		`{"ext_id":"order-1002","amount":20000,"method":"CROSS_BORDER","country":"TJ"}`)
+
+	assert.Equal(t, MethodCrossBorder, p.Method)
+	assertDec(t, "20000", p.Amount, "amount (numeric string)")
+	r := p.Requisites
+	assert.Equal(t, RequisitesPhone, r.Type)
+	assert.Equal(t, "+992900112233", r.Value)
+	assert.Equal(t, "tj_amonat", r.BankCode, "cross-border code travels in bank")
+	assert.Equal(t, "Amonatbonk", r.BankName)
+	assert.Equal(t, "RUSTAM N.", r.Holder)
+	assert.Equal(t, CountryTJ, r.Country)
+	assert.Equal(t, "TJS", r.Currency)
+	assertDec(t, "2380.95", r.AmountLocal, "amount_local")
+	assert.Empty(t, p.PaymentURL, "null payment_url")
+	assert.Equal(t, time.Date(2026, 11, 22, 7, 20, 0, 0, time.UTC), p.ValidUntil, "offset converted to UTC")
+	assert.Equal(t, time.UTC, p.ValidUntil.Location())
+	assert.Equal(t, time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC), p.CreatedAt, "zone-less time taken as UTC")
+	assertDec(t, "92.45", p.USDTRate, "usdt_rate")
+}
+
+func TestCreatePaymentMinimalBodyOmitsOptionalFields(t *testing.T) {
+	t.Parallel()
+	c, rec := mockClient(t, http.StatusOK, cardPaymentJSON)
+	_, err := c.CreatePayment(ctx, CreatePaymentParams{ExtID: "o", Amount: dec("100")})
+	require.NoError(t, err)
+	assertWire(t, rec.only(t), "POST", "/v1/payments", "application/json", `{"ext_id":"o","amount":100}`)
+}
+
+func TestAmountsKeepTheirDigits(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"1500.50", "1500.50"}, {"100", "100"}, {"300000.00", "300000.00"}, {"0.000001", "0.000001"},
+		{"1e3", "1000"}, {"-2.10", "-2.10"}, {"123456789012345678901234567890.123", "123456789012345678901234567890.123"},
+	} {
+		b, err := amount(dec(tc.in)).MarshalJSON()
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, string(b), tc.in)
+	}
+}
+
+func TestGetPaymentAndByExtID(t *testing.T) {
+	t.Parallel()
+	// The get response carries requisites with type, value, bank, holder
+	// only: "bank" is the name for domestic methods, the code for cross-border.
+	const domestic = `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","ext_id":"a/b?c#d","amount":500,"currency":"RUB",
+		"status":"COMPLETED","method":"SBP","requisites":{"type":"sbp","value":"+79001234567","bank":"Tinkoff","holder":"P. S."},
+		"payment_url":null,"valid_until":"2026-11-22T10:20:00Z","created_at":"2026-11-22T10:00:00Z","usdt_rate":90}`
+	const foreign = `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","ext_id":"x","amount":500,"currency":"RUB",
+		"status":"CANCELLED","method":"CROSS_BORDER","requisites":{"type":"phone","value":"+99890","bank":"uz_kapital","holder":"A."}}`
+	cases := []struct {
+		name, body, uri  string
+		call             func(c *Client) (*Payment, error)
+		status           PaymentStatus
+		bankCode, bankNm string
+	}{
+		{"by id", domestic, "/v1/payments/" + paymentID, func(c *Client) (*Payment, error) { return c.GetPayment(ctx, paymentID) },
+			PaymentStatusCompleted, "", "Tinkoff"},
+		{"by ext id escaped", domestic, "/v1/payments/by-ext-id/a%2Fb%3Fc%23d",
+			func(c *Client) (*Payment, error) { return c.GetPaymentByExtID(ctx, "a/b?c#d") }, PaymentStatusCompleted, "", "Tinkoff"},
+		{"by ext id unicode", domestic, "/v1/payments/by-ext-id/%D0%B7%D0%B0%D0%BA%D0%B0%D0%B7%201",
+			func(c *Client) (*Payment, error) { return c.GetPaymentByExtID(ctx, "заказ 1") }, PaymentStatusCompleted, "", "Tinkoff"},
+		{"cross-border bank is the code", foreign, "/v1/payments/" + paymentID,
+			func(c *Client) (*Payment, error) { return c.GetPayment(ctx, paymentID) }, PaymentStatusCancelled, "uz_kapital", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, rec := mockClient(t, http.StatusOK, tc.body)
+			p, err := tc.call(c)
+			require.NoError(t, err)
+			assertWire(t, rec.only(t), "GET", tc.uri, "", "")
+			assert.Equal(t, tc.status, p.Status)
+			assert.Equal(t, tc.bankCode, p.Requisites.BankCode)
+			assert.Equal(t, tc.bankNm, p.Requisites.BankName)
+		})
+	}
+}
+
+func TestGetPaymentDecodesEveryField(t *testing.T) {
+	t.Parallel()
+	c, _ := mockClient(t, http.StatusOK, `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","ext_id":"e","amount":"777.70","currency":"RUB",
+		"status":"PROCESSING","method":"SIM","requisites":{"type":"sim","value":"+79990001122","bank":"MTS Bank","holder":"O. K."},
+		"payment_url":"https://p","valid_until":"2026-01-02T03:04:05.123456Z","created_at":"2026-01-02","usdt_rate":"95.1"}`)
+	p, err := c.GetPayment(ctx, paymentID)
+	require.NoError(t, err)
+	assert.Equal(t, "e", p.ExtID)
+	assertDec(t, "777.70", p.Amount, "amount")
+	assert.Equal(t, MethodSIM, p.Method)
+	assert.Equal(t, PaymentStatusProcessing, p.Status)
+	assert.Equal(t, Requisites{Type: RequisitesSIM, Value: "+79990001122", BankName: "MTS Bank", Holder: "O. K.", bankOnly: true}, p.Requisites)
+	assert.Equal(t, "https://p", p.PaymentURL)
+	assert.Equal(t, time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC), p.ValidUntil)
+	assert.Equal(t, time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), p.CreatedAt)
+	assertDec(t, "95.1", p.USDTRate, "usdt_rate")
+}
+
+func TestUnknownEnumsKeptAsSent(t *testing.T) {
+	t.Parallel()
+	c, _ := mockClient(t, http.StatusOK, `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","status":"ON_HOLD","method":"CRYPTO",
+		"requisites":{"type":"iban","value":"x","country":"AM"}}`)
+	p, err := c.GetPayment(ctx, paymentID)
+	require.NoError(t, err)
+	assert.Equal(t, PaymentStatus("ON_HOLD"), p.Status)
+	assert.Equal(t, PaymentMethod("CRYPTO"), p.Method)
+	assert.Equal(t, RequisitesType("iban"), p.Requisites.Type)
+	assert.Equal(t, Country("AM"), p.Requisites.Country)
+}
+
+// pngBytes is a real 2x2 PNG image.
+func pngBytes(t *testing.T) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 2, 2))
+	img.Set(0, 0, color.RGBA{R: 255, A: 255})
+	var b bytes.Buffer
+	require.NoError(t, png.Encode(&b, img))
+	return b.Bytes()
+}
+
+const confirmJSON = `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","ext_id":"order-1001","amount":1500.50,"currency":"RUB",
+	"status":"PROCESSING","method":"CARD","requisites":{"type":"card","value":"2200123456789012","bank":"Sberbank","holder":"IVAN I."},
+	"payment_url":"https://pay.example/p/1","valid_until":"2026-11-22T10:20:00Z","created_at":"2026-11-22T10:00:00Z",
+	"message":"Payment confirmation received, awaiting verification"}`
+
+func TestConfirmPaymentWithReceipt(t *testing.T) {
+	t.Parallel()
+	c, rec := mockClient(t, http.StatusOK, confirmJSON)
+	img := pngBytes(t)
+	p, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Filename: `C:\Users\me\"receipt".png`, Content: bytes.NewReader(img)})
+	require.NoError(t, err)
+	got := rec.only(t)
+	assertWire(t, got, "POST", "/v1/payments/"+paymentID+"/confirm", got.ContentType, "<multipart>")
+
+	mediaType, params, err := mime.ParseMediaType(got.ContentType)
+	require.NoError(t, err)
+	assert.Equal(t, "multipart/form-data", mediaType)
+	mr := multipart.NewReader(bytes.NewReader(got.Body), params["boundary"])
+	part, err := mr.NextPart()
+	require.NoError(t, err)
+	assert.Equal(t, "attachment", part.FormName())
+	assert.Equal(t, `"receipt".png`, part.FileName())
+	assert.Equal(t, "image/png", part.Header.Get("Content-Type"))
+	content, err := io.ReadAll(part)
+	require.NoError(t, err)
+	assert.Equal(t, img, content)
+	_, err = mr.NextPart()
+	assert.Equal(t, io.EOF, err, "exactly one part")
+
+	assert.Equal(t, PaymentStatusProcessing, p.Status)
+	assert.Equal(t, "Payment confirmation received, awaiting verification", p.Message)
+	assert.Equal(t, "Sberbank", p.Requisites.BankName)
+	assert.Equal(t, "2200123456789012", p.Requisites.Value)
+	assert.True(t, p.USDTRate.IsZero(), "confirm response has no usdt_rate")
+}
+
+func TestConfirmPaymentWithoutReceipt(t *testing.T) {
+	t.Parallel()
+	c, rec := mockClient(t, http.StatusOK, confirmJSON)
+	_, err := c.ConfirmPayment(ctx, paymentID, nil)
+	require.NoError(t, err)
+	got := rec.only(t)
+	_, params, err := mime.ParseMediaType(got.ContentType)
+	require.NoError(t, err)
+	assert.Equal(t, "\r\n--"+params["boundary"]+"--\r\n", string(got.Body), "an empty form")
+	_, err = multipart.NewReader(bytes.NewReader(got.Body), params["boundary"]).NextPart()
+	assert.Equal(t, io.EOF, err, "no parts")
+	assert.Equal(t, wantSignature("POST", "/v1/payments/"+paymentID+"/confirm", got.Body), got.Signature)
+}
+
+func TestCancelAndDisputeOperations(t *testing.T) {
+	t.Parallel()
+	cancelled := `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","ext_id":"order-1001","amount":1500.50,"currency":"RUB",
+		"status":"CANCELLED","method":"CARD","requisites":{"type":"card","value":"2200123456789012","bank":"Sberbank","holder":"IVAN I."},
+		"payment_url":null,"valid_until":"2026-11-22T10:20:00Z","created_at":"2026-11-22T10:00:00Z"}`
+	dispute := `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","ext_id":"order-1001","amount":1500.50,"currency":"RUB","status":"dispute",
+		"method":"CARD","dispute":{"amount":1400.00,"receipt_url":"https://r.example/1.png","comment":"paid less","created_at":"2026-11-22T11:00:00Z"},
+		"created_at":"2026-11-22T10:00:00Z"}`
+	disputeNull := `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","status":"dispute","dispute":{"amount":null,"receipt_url":"","comment":"","created_at":"2026-11-22T11:00:00Z"}}`
+	appeal := `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","ext_id":"order-1001","status":"cancelled_appeal"}`
+
+	t.Run("cancel", func(t *testing.T) {
+		t.Parallel()
+		c, rec := mockClient(t, http.StatusOK, cancelled)
+		p, err := c.CancelPayment(ctx, paymentID)
+		require.NoError(t, err)
+		assertWire(t, rec.only(t), "POST", "/v1/payments/"+paymentID+"/cancel", "", "")
+		assert.Equal(t, PaymentStatusCancelled, p.Status)
+		assert.Equal(t, "order-1001", p.ExtID)
+		assert.Empty(t, p.PaymentURL)
+	})
+	t.Run("open dispute", func(t *testing.T) {
+		t.Parallel()
+		c, rec := mockClient(t, http.StatusOK, dispute)
+		p, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{Amount: dec("1400.00"), ReceiptURL: "https://r.example/1.png", Comment: "paid less"})
+		require.NoError(t, err)
+		assertWire(t, rec.only(t), "POST", "/v1/payments/"+paymentID+"/dispute", "application/json",
+			`{"amount":1400.00,"receipt_url":"https://r.example/1.png","comment":"paid less"}`)
+		assert.Equal(t, PaymentStatusDispute, p.Status, "lower-case dispute normalised")
+		assertDec(t, "1500.50", p.Amount, "amount")
+		require.NotNil(t, p.Dispute)
+		assertDec(t, "1400", p.Dispute.Amount, "dispute.amount")
+		assert.Equal(t, "https://r.example/1.png", p.Dispute.ReceiptURL)
+		assert.Equal(t, "paid less", p.Dispute.Comment)
+		assert.Equal(t, time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC), p.Dispute.CreatedAt)
+		assert.Empty(t, p.Requisites.Value, "dispute response has no requisites")
+	})
+	t.Run("open dispute with nothing to say", func(t *testing.T) {
+		t.Parallel()
+		c, rec := mockClient(t, http.StatusOK, disputeNull)
+		p, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{})
+		require.NoError(t, err)
+		assertWire(t, rec.only(t), "POST", "/v1/payments/"+paymentID+"/dispute", "application/json", `{}`)
+		require.NotNil(t, p.Dispute)
+		assert.True(t, p.Dispute.Amount.IsZero(), "null amount")
+	})
+	t.Run("cancel dispute", func(t *testing.T) {
+		t.Parallel()
+		c, rec := mockClient(t, http.StatusOK, appeal)
+		p, err := c.CancelDispute(ctx, paymentID)
+		require.NoError(t, err)
+		assertWire(t, rec.only(t), "POST", "/v1/payments/"+paymentID+"/dispute/cancel", "", "")
+		assert.Equal(t, PaymentStatusCancelledAppeal, p.Status, "lower-case cancelled_appeal normalised")
+		assert.Equal(t, paymentID, p.ID)
+		assert.Equal(t, "order-1001", p.ExtID)
+	})
+}
+
+func TestPaymentValidationSendsNothing(t *testing.T) {
+	t.Parallel()
+	valid := CreatePaymentParams{ExtID: "o-1", Amount: dec("100")}
+	with := func(f func(*CreatePaymentParams)) CreatePaymentParams { p := valid; f(&p); return p }
+	bigImage := append(pngBytes(t), make([]byte, MaxAttachmentSize)...)
+	cases := []struct {
+		name  string
+		field string
+		call  func(c *Client) error
+	}{
+		{"amount below 100", "amount", createWith(with(func(p *CreatePaymentParams) { p.Amount = dec("99.99") }))},
+		{"amount above 300000", "amount", createWith(with(func(p *CreatePaymentParams) { p.Amount = dec("300000.01") }))},
+		{"zero amount", "amount", createWith(with(func(p *CreatePaymentParams) { p.Amount = dec("0") }))},
+		{"empty ext_id", "ext_id", createWith(with(func(p *CreatePaymentParams) { p.ExtID = "" }))},
+		{"256-character ext_id", "ext_id", createWith(with(func(p *CreatePaymentParams) { p.ExtID = strings.Repeat("я", 256) }))},
+		{"invalid UTF-8 ext_id", "ext_id", createWith(with(func(p *CreatePaymentParams) { p.ExtID = "a\xffb" }))},
+		{"unknown method", "method", createWith(with(func(p *CreatePaymentParams) { p.Method = "card" }))},
+		{"unknown country", "country", createWith(with(func(p *CreatePaymentParams) { p.Method, p.Country = MethodCrossBorder, "RU" }))},
+		{"country without cross-border", "country", createWith(with(func(p *CreatePaymentParams) { p.Country = CountryKZ }))},
+		{"relative notify_url", "notify_url", createWith(with(func(p *CreatePaymentParams) { p.NotifyURL = "/hook" }))},
+		{"get: not a UUID", "id", func(c *Client) error { _, err := c.GetPayment(ctx, "../balance"); return err }},
+		{"get: braces UUID", "id", func(c *Client) error { _, err := c.GetPayment(ctx, "{"+paymentID+"}"); return err }},
+		{"get: bare hex UUID", "id", func(c *Client) error {
+			_, err := c.GetPayment(ctx, strings.ReplaceAll(paymentID, "-", ""))
+			return err
+		}},
+		{"by ext id: empty", "ext_id", func(c *Client) error { _, err := c.GetPaymentByExtID(ctx, ""); return err }},
+		{"confirm: bad id", "id", func(c *Client) error { _, err := c.ConfirmPayment(ctx, "x", nil); return err }},
+		{"confirm: not an image", "attachment", func(c *Client) error {
+			_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Filename: "r.png", Content: strings.NewReader("%PDF-1.7 not an image")})
+			return err
+		}},
+		{"confirm: over 10 MiB", "attachment", func(c *Client) error {
+			_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Content: bytes.NewReader(bigImage)})
+			return err
+		}},
+		{"confirm: empty file", "attachment", func(c *Client) error {
+			_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Content: strings.NewReader("")})
+			return err
+		}},
+		{"confirm: nil content", "attachment", func(c *Client) error {
+			_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Filename: "x.png"})
+			return err
+		}},
+		{"cancel: bad id", "id", func(c *Client) error { _, err := c.CancelPayment(ctx, "1"); return err }},
+		{"dispute: bad id", "id", func(c *Client) error { _, err := c.OpenDispute(ctx, "1", OpenDisputeParams{}); return err }},
+		{"dispute: negative amount", "amount", func(c *Client) error {
+			_, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{Amount: dec("-1")})
+			return err
+		}},
+		{"dispute: bad receipt_url", "receipt_url", func(c *Client) error {
+			_, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{ReceiptURL: "ftp://x/y"})
+			return err
+		}},
+		{"cancel dispute: bad id", "id", func(c *Client) error { _, err := c.CancelDispute(ctx, ""); return err }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, rec := mockClient(t, http.StatusOK, cardPaymentJSON)
+			err := tc.call(c)
+			var ve *ValidationError
+			require.ErrorAs(t, err, &ve)
+			assert.Equal(t, tc.field, ve.Field)
+			assert.ErrorIs(t, err, ErrInvalidParameters)
+			assert.Equal(t, 0, rec.count(), "nothing may be sent")
+		})
+	}
+}
+
+func createWith(p CreatePaymentParams) func(c *Client) error {
+	return func(c *Client) error { _, err := c.CreatePayment(ctx, p); return err }
+}
+
+func TestPaymentBoundsAccepted(t *testing.T) {
+	t.Parallel()
+	for _, p := range []CreatePaymentParams{
+		{ExtID: "a", Amount: dec("100.00")},
+		{ExtID: strings.Repeat("я", 255), Amount: dec("300000")},
+		{ExtID: "cb", Amount: dec("150"), Method: MethodCrossBorder},
+	} {
+		c, rec := mockClient(t, http.StatusOK, cardPaymentJSON)
+		_, err := c.CreatePayment(ctx, p)
+		require.NoError(t, err)
+		assert.Equal(t, 1, rec.count())
+	}
+}
+
+func TestConfirmReceiptReadError(t *testing.T) {
+	t.Parallel()
+	c, rec := mockClient(t, http.StatusOK, confirmJSON)
+	_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Content: iotest.ErrReader(errors.New("disk gone"))})
+	require.ErrorContains(t, err, "disk gone")
+	assert.Equal(t, 0, rec.count())
+}
+
+func TestImageTypes(t *testing.T) {
+	heic := append([]byte{0, 0, 0, 24}, []byte("ftypheic\x00\x00\x00\x00")...)
+	assert.Equal(t, "image/heic", imageType(heic))
+	assert.Equal(t, "image/jpeg", imageType([]byte("\xFF\xD8\xFF\xE0rest")))
+	assert.Equal(t, "image/png", imageType(pngBytes(t)))
+	assert.Equal(t, "", imageType([]byte("GIF87")), "truncated")
+	assert.Equal(t, "", imageType(append([]byte{0, 0, 0, 24}, []byte("ftypmp42xxxx")...)), "video")
+}
