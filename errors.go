@@ -223,6 +223,9 @@ func excerpt(body []byte) string {
 		b.WriteRune(r)
 	}
 	s := b.String()
+	if len(s) > maxExcerpt {
+		return truncate(s, maxExcerpt)
+	}
 	if len(body) > 0 {
 		s += "…"
 	}

@@ -69,20 +69,30 @@ func (r *recorder) only(t *testing.T) captured {
 	return all[0]
 }
 
-// mockClient returns a client whose own http.Client goes through a fresh
-// httpmock transport (never the global one, which is not safe in parallel
-// tests), answering every request with status and body.
-func mockClient(t *testing.T, status int, body string, opts ...Option) (*Client, *recorder) {
+// mockHTTP returns an http.Client over a fresh httpmock transport (never
+// the global one, which is not safe in parallel tests) that answers every
+// request with status and body and records it in rec when rec is not nil.
+func mockHTTP(t *testing.T, status int, body string, rec *recorder) *http.Client {
 	t.Helper()
 	mt := httpmock.NewMockTransport()
-	rec := &recorder{}
 	mt.RegisterNoResponder(func(req *http.Request) (*http.Response, error) {
-		rec.record(req)
+		if rec != nil {
+			rec.record(req)
+		}
 		resp := httpmock.NewStringResponse(status, body)
 		resp.Header.Set("Content-Type", "application/json")
 		return resp, nil
 	})
-	opts = append([]Option{WithHTTPClient(&http.Client{Transport: mt}), WithMaxRetries(0)}, opts...)
+	return &http.Client{Transport: mt}
+}
+
+// mockClient returns a client, without retries, whose own http.Client
+// answers every request with status and body, and the recorder of what it
+// sent.
+func mockClient(t *testing.T, status int, body string, opts ...Option) (*Client, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	opts = append([]Option{WithHTTPClient(mockHTTP(t, status, body, rec)), WithMaxRetries(0)}, opts...)
 	c, err := NewClient(testBase, testKey, HMACSigner(testSecret), opts...)
 	require.NoError(t, err)
 	return c, rec

@@ -1,0 +1,290 @@
+package paykit
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestNewClientRefusesBadConfiguration(t *testing.T) {
+	t.Parallel()
+	s := HMACSigner(testSecret)
+	cases := []struct {
+		name, base, key string
+		signer          Signer
+		opts            []Option
+		want            string
+	}{
+		{"empty key", testBase, " ", s, nil, "empty API key"},
+		{"key with newline", testBase, "k\nX: y", s, nil, "line break"},
+		{"nil signer", testBase, testKey, nil, nil, "nil Signer"},
+		{"malformed URL", "https://exa mple.com/%zz", testKey, s, nil, "malformed base URL"},
+		{"relative URL", "/v1", testKey, s, nil, "absolute"},
+		{"ftp", "ftp://api.example", testKey, s, nil, "absolute"},
+		{"no host", "https://", testKey, s, nil, "no host"},
+		{"credentials in URL", "https://user:pw@api.example", testKey, s, nil, "credentials"},
+		{"query", "https://api.example?x=1", testKey, s, nil, "query"},
+		{"plain http to a remote host", "http://api.example", testKey, s, nil, "loopback"},
+		{"plain http to a private address", "http://10.0.0.5:8080", testKey, s, nil, "loopback"},
+		{"negative retries", testBase, testKey, s, []Option{WithMaxRetries(-1)}, "negative"},
+		{"retry wait min > max", testBase, testKey, s, []Option{WithRetryWait(time.Second, time.Millisecond)}, "min <= max"},
+		{"retry wait zero", testBase, testKey, s, []Option{WithRetryWait(0, time.Second)}, "min <= max"},
+		{"nil logger", testBase, testKey, s, []Option{WithLogger(nil)}, "WithLogger(nil)"},
+		{"nil http client", testBase, testKey, s, []Option{WithHTTPClient(nil)}, "WithHTTPClient(nil)"},
+		{"user agent newline", testBase, testKey, s, []Option{WithUserAgent("a\r\nb")}, "line break"},
+	}
+	for _, tc := range cases {
+		c, err := NewClient(tc.base, tc.key, tc.signer, tc.opts...)
+		assert.Nil(t, c, tc.name)
+		require.Error(t, err, tc.name)
+		assert.Contains(t, err.Error(), tc.want, tc.name)
+		assert.NotContains(t, err.Error(), "pw", tc.name)
+	}
+}
+
+func TestNewClientAcceptsLoopbackAndInsecureOptIn(t *testing.T) {
+	t.Parallel()
+	for _, base := range []string{"http://127.0.0.1:8080", "http://localhost:1", "http://[::1]:9", "http://127.0.0.2",
+		"https://api.example", "https://api.example/prefix/"} {
+		_, err := NewClient(base, testKey, HMACSigner(testSecret))
+		assert.NoError(t, err, base)
+	}
+	_, err := NewClient("http://sandbox.internal:8080", testKey, HMACSigner(testSecret), WithInsecureHTTP(), nil)
+	assert.NoError(t, err)
+}
+
+func TestBasePathPrefixAndUserAgent(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	c, err := NewClient("https://gw.example/merchant%20api/", testKey, HMACSigner(testSecret),
+		WithHTTPClient(mockHTTP(t, 200, `{"banks":[]}`, rec)), WithUserAgent(" shop/1.2 "))
+	require.NoError(t, err)
+	_, err = c.ListBanks(ctx)
+	require.NoError(t, err)
+	got := rec.only(t)
+	assert.Equal(t, "/merchant%20api/v1/banks", got.URI)
+	assert.Equal(t, wantSignature("GET", "/merchant%20api/v1/banks", nil), got.Signature)
+	assert.True(t, strings.HasPrefix(got.UserAgent, "shop/1.2 paykit-go/"+Version+" go"), got.UserAgent)
+}
+
+func TestClientHidesAPIKey(t *testing.T) {
+	t.Parallel()
+	c, _ := mockClient(t, 200, `{}`)
+	for _, format := range []string{"%v", "%+v", "%#v", "%s"} {
+		out := fmt.Sprintf(format, c)
+		assert.NotContains(t, out, testKey, format)
+		assert.Contains(t, out, testBase, format)
+	}
+}
+
+func TestRedirectsAreNeverFollowed(t *testing.T) {
+	t.Parallel()
+	var leaked atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Add(1)
+		w.Write([]byte(`{"banks":[]}`))
+	}))
+	defer other.Close()
+	userClient := &http.Client{}
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}), WithHTTPClient(userClient))
+	_, err := c.ListBanks(ctx)
+	var apiErr *Error
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusTemporaryRedirect, apiErr.HTTPStatus)
+	_, err = c.CreateTransfer(ctx, CreateTransferParams{FromTerminalID: "a", ToTerminalID: "b", Amount: dec("1")})
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, int32(0), leaked.Load(), "X-Identity must never reach another host")
+	assert.Nil(t, userClient.CheckRedirect, "the merchant's client is left untouched")
+	assert.Nil(t, userClient.Transport)
+}
+
+func TestResponseBodyIsCapped(t *testing.T) {
+	t.Parallel()
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"banks":[`))
+		chunk := bytes.Repeat([]byte(`{"code":"x","name":"y"},`), 4096)
+		for written := 0; written <= MaxResponseBytes; written += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}), WithMaxRetries(2))
+	_, err := c.ListBanks(ctx)
+	require.ErrorIs(t, err, errResponseTooLarge)
+}
+
+func TestDecodingFailuresAreErrorsNotPanics(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{
+		``, `not json`, `{"id": 5}`, `{"amount":"1e999999999"}`, `{"amount":"12abc"}`, `{"created_at":"yesterday"}`,
+		`{"created_at":5}`, `{"status":5}`, `{"requisites":"x"}`, `{"usdt_rate":1e-99999}`, `[]`,
+	} {
+		c, _ := mockClient(t, 200, body)
+		p, err := c.GetPayment(ctx, paymentID)
+		if body == `[]` {
+			// An array where an object was expected is a decode error too.
+			require.Error(t, err, body)
+			continue
+		}
+		assert.Nil(t, p, body)
+		require.Error(t, err, body)
+		assert.Contains(t, err.Error(), "paykit: GetPayment: decoding response (HTTP 200)", body)
+	}
+}
+
+func TestContextHandling(t *testing.T) {
+	t.Parallel()
+	c, rec := mockClient(t, 200, `{"banks":[]}`)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err := c.ListBanks(cancelled)
+	assert.ErrorIs(t, err, context.Canceled)
+	//lint:ignore SA1012 checking the nil-context guard on purpose
+	_, err = c.ListBanks(nil) //nolint:staticcheck
+	assert.ErrorContains(t, err, "nil context")
+	assert.Equal(t, 0, rec.count())
+}
+
+// connCounter counts the TCP connections a test server accepts.
+func connCounter(srv *httptest.Server) *atomic.Int32 {
+	var n atomic.Int32
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			n.Add(1)
+		}
+	}
+	return &n
+}
+
+func TestFailedCallsKeepTheConnectionPool(t *testing.T) {
+	t.Parallel()
+	var fail atomic.Bool
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fail.Load() {
+			w.WriteHeader(500)
+			w.Write([]byte(`{"error":"SYS_001","message":"x"}`))
+			return
+		}
+		w.Write([]byte(`{"banks":[]}`))
+	}))
+	conns := connCounter(srv)
+	srv.Start()
+	defer srv.Close()
+	c, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithRetryWait(time.Millisecond, time.Millisecond))
+	require.NoError(t, err)
+	_, err = c.ListBanks(ctx)
+	require.NoError(t, err)
+	fail.Store(true)
+	_, err = c.ListBanks(ctx)
+	require.ErrorIs(t, err, ErrInternal)
+	fail.Store(false)
+	_, err = c.ListBanks(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), conns.Load(), "one connection serves every attempt, failed ones included")
+}
+
+func TestClientIsSafeForConcurrentUse(t *testing.T) {
+	t.Parallel()
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Signature") != wantSignature(r.Method, r.URL.RequestURI(), nil) {
+			w.WriteHeader(401)
+			return
+		}
+		w.Write([]byte(`{"balance":"10.50","balance_frozen":0,"currency":"USDT"}`))
+	}))
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				b, err := c.GetBalance(ctx)
+				if assert.NoError(t, err) {
+					assertDec(t, "10.50", b.Balance, "balance")
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger shared by goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func debugLogger(buf io.Writer) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func TestLoggingOneLinePerAttemptWithoutSecrets(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.WriteHeader(502)
+			w.Write([]byte("card 4111111111111111"))
+			return
+		}
+		w.WriteHeader(201)
+		w.Write([]byte(`{"id":"` + payoutID + `","ext_id":"po-9","amount":10,"requisites":"4111111111111111","status":"pending"}`))
+	}))
+	var buf syncBuffer
+	c2, err := NewClient(c.base.String(), testKey, HMACSigner(testSecret), WithLogger(debugLogger(&buf)),
+		WithRetryWait(time.Millisecond, time.Millisecond))
+	require.NoError(t, err)
+	_, err = c2.CreatePayout(ctx, CreatePayoutParams{ExtID: "po-9", Amount: dec("10"), Method: PayoutMethodCard,
+		Requisites: "4111111111111111", HolderName: "IVAN IVANOV"})
+	require.NoError(t, err)
+	out := buf.String()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2, out)
+	for i, want := range []string{`"status":502`, `"status":201`} {
+		assert.Contains(t, lines[i], `"msg":"paykit: attempt"`)
+		assert.Contains(t, lines[i], `"op":"CreatePayout"`)
+		assert.Contains(t, lines[i], `"method":"POST"`)
+		assert.Contains(t, lines[i], `"path":"/v1/payouts"`)
+		assert.Contains(t, lines[i], fmt.Sprintf(`"attempt":%d`, i+1))
+		assert.Contains(t, lines[i], `"duration":`)
+		assert.Contains(t, lines[i], want)
+	}
+	for _, secret := range []string{testKey, testSecret, "4111111111111111", "IVAN", "X-Signature"} {
+		assert.NotContains(t, out, secret)
+	}
+}
+
+func TestSilentByDefault(t *testing.T) {
+	t.Parallel()
+	c, _ := mockClient(t, 200, `{"banks":[]}`)
+	assert.False(t, c.logger.Enabled(ctx, slog.LevelError))
+	assert.False(t, errors.Is(nil, ErrInternal))
+}
