@@ -1,0 +1,143 @@
+package paykit
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzDecodeError feeds arbitrary bodies and statuses to the error decoder:
+// it must never panic, always yield the status, and keep its message short,
+// printable and free of long digit runs once formatted.
+func FuzzDecodeError(f *testing.F) {
+	for _, seed := range []string{
+		`{"error":"PAY_003","message":"exists","data":{"ext_id":"o-1"}}`,
+		`{"error":"PAY_001","message":"Payout not found","data":{}}`,
+		`{"error":123,"message":["x"],"data":"y"}`,
+		`{"error":"\u0000","message":"\ud800"}`,
+		`<html><body>502 Bad Gateway</body></html>`,
+		"\xff\xfe\x00garbage", ``, `null`, `{"error":null}`, `{"error":"X","data":{"ext_id":{"a":1}}}`,
+	} {
+		f.Add(500, []byte(seed))
+		f.Add(404, []byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		e := decodeError(status, body)
+		if e.HTTPStatus != status {
+			t.Fatalf("status %d became %d", status, e.HTTPStatus)
+		}
+		msg := e.Error()
+		if !utf8.ValidString(e.Code) && e.Code != "" {
+			t.Logf("code kept as sent: %q", e.Code)
+		}
+		if e.Code == "" && len(e.Message) > maxExcerpt+len("…") {
+			t.Fatalf("excerpt of %d bytes", len(e.Message))
+		}
+		if len(e.Message) > maxMessage+len("…") {
+			t.Fatalf("message of %d bytes", len(e.Message))
+		}
+		for _, s := range allSentinels {
+			_ = errors.Is(e, s)
+		}
+		_ = e.ExtID()
+		if strings.Count(msg, "\n") > 0 && e.Code == "" {
+			t.Fatalf("excerpt has a line break: %q", msg)
+		}
+	})
+}
+
+// FuzzDecodeResources decodes arbitrary bodies into every resource type.
+// No input may panic, and whatever decodes must be safe to use: amounts
+// print in bounded time (no 1e999999999 expanding to a billion digits).
+func FuzzDecodeResources(f *testing.F) {
+	for _, seed := range []string{
+		cardPaymentJSON, crossBorderPaymentJSON, confirmJSON,
+		`{"id":"x","status":"dispute","dispute":{"amount":null,"created_at":null}}`,
+		`{"payouts":[{"id":"x","amount":"1.5","completed_at":"2026-01-01T00:00:00Z","requisites":4111}],"total":1,"limit":100,"offset":0}`,
+		`{"terminals":[{"id":7,"balance":"1e3","balance_frozen":0.5,"withdrawal_fee":1,"is_active":true}]}`,
+		`{"amount":1e400,"fee":"-0","tx_hash":null}`, `{"amount":"1e-2147483648"}`, `{"usdt_rate":"9".repeat}`,
+		`{"requisites":{"type":"phone","bank":"kg_1","amount_local":"12.0000000001"}}`, `{"valid_until":"2026-13-45T99:99:99Z"}`,
+		`{"banks":[{"code":"sber","name":"Сбер","is_active":"yes"}]}`, `[`, `{"id":"\ud83d"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var p Payment
+		if json.Unmarshal(body, &p) == nil {
+			use(t, p.Amount.String(), p.USDTRate.String(), p.Requisites.AmountLocal.String())
+			if p.Dispute != nil {
+				use(t, p.Dispute.Amount.String())
+			}
+		}
+		var list PayoutList
+		if json.Unmarshal(body, &list) == nil {
+			for _, po := range list.Payouts {
+				use(t, po.Amount.String())
+			}
+		}
+		var po Payout
+		_ = json.Unmarshal(body, &po)
+		var terminals struct{ Terminals []Terminal }
+		if json.Unmarshal(body, &terminals) == nil {
+			for _, tm := range terminals.Terminals {
+				use(t, tm.Balance.Add(tm.BalanceFrozen).String(), tm.WithdrawalFee.String())
+			}
+		}
+		var b Balance
+		if json.Unmarshal(body, &b) == nil {
+			use(t, b.Balance.Add(b.BalanceFrozen).String())
+		}
+		var w Withdrawal
+		if json.Unmarshal(body, &w) == nil {
+			use(t, w.Amount.Sub(w.Fee).String())
+		}
+		var fee WithdrawalFee
+		_ = json.Unmarshal(body, &fee)
+		var tr Transfer
+		if json.Unmarshal(body, &tr) == nil {
+			use(t, tr.Amount.String())
+		}
+		var banks struct{ Banks []Bank }
+		_ = json.Unmarshal(body, &banks)
+	})
+}
+
+// use bounds the printed size of decoded amounts.
+func use(t *testing.T, amounts ...string) {
+	for _, a := range amounts {
+		if len(a) > 2*maxDecimalDigits+maxDecimalExponent+4 {
+			t.Fatalf("amount printed as %d characters", len(a))
+		}
+	}
+}
+
+// FuzzPipeline sends arbitrary status codes and bodies through the whole
+// client: never a panic, and never a nil error with a nil result.
+func FuzzPipeline(f *testing.F) {
+	f.Add(200, []byte(cardPaymentJSON))
+	f.Add(201, []byte(`{"id":1}`))
+	f.Add(302, []byte(``))
+	f.Add(409, []byte(`{"error":"PAY_003","data":{"ext_id":"o"}}`))
+	f.Add(503, []byte(`<html>`))
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		if status < 100 || status > 999 {
+			return
+		}
+		c, err := NewClient(testBase, testKey, HMACSigner(testSecret),
+			WithHTTPClient(mockHTTP(t, status, string(body), nil)), WithMaxRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := c.GetPayment(ctx, paymentID)
+		if (p == nil) == (err == nil) {
+			t.Fatalf("status %d: payment %v, error %v", status, p, err)
+		}
+		if err != nil && strings.Contains(err.Error(), testKey) {
+			t.Fatal("API key in an error")
+		}
+		_ = http.StatusText(status)
+	})
+}
