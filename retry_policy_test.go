@@ -1,0 +1,169 @@
+package paykit
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRetryTableCoversEveryOperation pins the retry class of each endpoint:
+// a change here changes the SDK's money guarantees and must be deliberate.
+func TestRetryTableCoversEveryOperation(t *testing.T) {
+	t.Parallel()
+	want := map[*operation]retryClass{
+		opCreatePayment: classCreate, opGetPayment: classRead, opGetPaymentByExtID: classRead,
+		opConfirmPayment: classStateChange, opCancelPayment: classStateChange, opOpenDispute: classStateChange,
+		opCancelDispute: classStateChange, opCreatePayout: classCreate, opGetPayout: classRead,
+		opGetPayoutByExtID: classRead, opListPayouts: classRead, opListTerminals: classRead, opGetBalance: classRead,
+		opListBanks: classRead, opCreateTransfer: classMoneyMove, opCreateWithdrawal: classMoneyMove,
+		opGetWithdrawal: classRead, opGetWithdrawalFee: classRead,
+	}
+	require.Len(t, want, 18, "one entry per endpoint of the spec")
+	for op, class := range want {
+		assert.Equal(t, class, op.class, op.name)
+		assert.Equal(t, class == classRead, op.method == http.MethodGet, op.name)
+		assert.Equal(t, class == classMoneyMove, op.check != "", op.name)
+	}
+	for op, code := range map[*operation]string{opCreatePayment: "PAY_003", opCreatePayout: "PAY_003",
+		opConfirmPayment: "PAY_008", opCancelPayment: "PAY_007", opOpenDispute: "DIS_002", opCancelDispute: "DIS_003"} {
+		assert.Equal(t, code, op.doneCode, op.name)
+	}
+}
+
+func response(status int, body string, header ...string) *http.Response {
+	resp := &http.Response{StatusCode: status, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body))}
+	for i := 0; i+1 < len(header); i += 2 {
+		resp.Header.Set(header[i], header[i+1])
+	}
+	if err := bufferBody(resp); err != nil {
+		panic(err)
+	}
+	return resp
+}
+
+func TestCheckRetryByClass(t *testing.T) {
+	t.Parallel()
+	c, _ := mockClient(t, 200, `{}`)
+	transportErr := errors.New("connection reset by peer")
+	cases := []struct {
+		name    string
+		op      *operation
+		gotConn bool
+		resp    *http.Response
+		err     error
+		want    bool
+	}{
+		{"read: transport error", opGetPayment, true, nil, transportErr, true},
+		{"read: 500", opGetPayment, false, response(500, `{"error":"PAY_001"}`), nil, true},
+		{"read: 502 html", opListBanks, false, response(502, `<html>`), nil, true},
+		{"read: 501", opListBanks, false, response(501, ``), nil, false},
+		{"read: bare 429", opGetBalance, false, response(429, `slow down`), nil, true},
+		{"read: 429 with an API code", opGetBalance, false, response(429, `{"error":"PAY_005"}`), nil, false},
+		{"read: 404", opGetPayment, false, response(404, `{"error":"PAY_006"}`), nil, false},
+		{"read: 200", opGetPayment, false, response(200, `{}`), nil, false},
+		{"create: transport error", opCreatePayment, true, nil, transportErr, true},
+		{"create: 500 PAY_001", opCreatePayment, false, response(500, `{"error":"PAY_001"}`), nil, true},
+		{"create: 503 PAY_004 is business", opCreatePayment, false, response(503, `{"error":"PAY_004"}`), nil, false},
+		{"create: 503 bare", opCreatePayment, false, response(503, ``), nil, true},
+		{"create: 429 PAY_005", opCreatePayment, false, response(429, `{"error":"PAY_005"}`), nil, false},
+		{"create: bare 429 not retried", opCreatePayout, false, response(429, ``), nil, false},
+		{"create: 409 PAY_003", opCreatePayout, false, response(409, `{"error":"PAY_003"}`), nil, false},
+		{"create: SYS_001", opCreatePayout, false, response(500, `{"error":"SYS_001"}`), nil, true},
+		{"state: transport error", opConfirmPayment, true, nil, transportErr, true},
+		{"state: 500", opCancelDispute, false, response(500, `{"error":"SYS_001"}`), nil, true},
+		{"state: 400", opCancelPayment, false, response(400, `{"error":"PAY_007"}`), nil, false},
+		{"money: dial failed", opCreateTransfer, false, nil, transportErr, true},
+		{"money: lost after connecting", opCreateTransfer, true, nil, transportErr, false},
+		{"money: 500", opCreateWithdrawal, true, response(500, ``), nil, false},
+		{"money: 503", opCreateTransfer, true, response(503, ``, "Retry-After", "1"), nil, false},
+		{"money: 400", opCreateWithdrawal, true, response(400, `{"error":"WDR_002"}`), nil, false},
+		{"any: untrusted certificate", opGetPayment, false, nil, x509.UnknownAuthorityError{}, false},
+		{"any: body over the cap", opGetPayment, true, nil, errResponseTooLarge, false},
+	}
+	for _, tc := range cases {
+		st := &callState{op: tc.op}
+		st.gotConn.Store(tc.gotConn)
+		got, err := c.checkRetry(context.WithValue(ctx, stateKey{}, st), tc.resp, tc.err)
+		assert.NoError(t, err, tc.name)
+		assert.Equal(t, tc.want, got, tc.name)
+	}
+
+	cancelled, cancel := context.WithCancel(context.WithValue(ctx, stateKey{}, &callState{op: opGetPayment}))
+	cancel()
+	got, err := c.checkRetry(cancelled, nil, transportErr)
+	assert.False(t, got)
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestCheckRetryRefusesLongRetryAfter(t *testing.T) {
+	t.Parallel()
+	c, _ := mockClient(t, 200, `{}`)
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	c.now = func() time.Time { return now }
+	base := context.WithValue(ctx, stateKey{}, &callState{op: opGetPayment})
+	retry := func(ctx context.Context, ra string) bool {
+		ok, err := c.checkRetry(ctx, response(503, ``, "Retry-After", ra), nil)
+		require.NoError(t, err)
+		return ok
+	}
+	assert.True(t, retry(base, "60"))
+	assert.False(t, retry(base, "61"), "over a minute is answered at once")
+	assert.False(t, retry(base, now.Add(2*time.Minute).Format(http.TimeFormat)))
+	assert.True(t, retry(base, now.Add(30*time.Second).Format(http.TimeFormat)))
+	short, cancel := context.WithDeadline(base, now.Add(5*time.Second))
+	defer cancel()
+	assert.False(t, retry(short, "10"), "more than the context has left")
+	assert.True(t, retry(short, "2"))
+}
+
+func TestBackoffBoundsAndRetryAfter(t *testing.T) {
+	t.Parallel()
+	c, _ := mockClient(t, 200, `{}`)
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	c.now = func() time.Time { return now }
+	minW, maxW := 200*time.Millisecond, 5*time.Second
+	for attempt := range 40 {
+		ceil := maxW
+		if attempt < 5 {
+			ceil = minW << attempt
+		}
+		for range 50 {
+			w := c.backoff(minW, maxW, attempt, nil)
+			require.GreaterOrEqual(t, w, minW, "attempt %d", attempt)
+			require.LessOrEqual(t, w, ceil, "attempt %d", attempt)
+		}
+	}
+	assert.Equal(t, 7*time.Second, c.backoff(minW, maxW, 0, response(503, ``, "Retry-After", "7")),
+		"Retry-After lengthens the wait even past the maximum")
+	assert.Equal(t, 3*time.Second, c.backoff(minW, maxW, 0, response(429, ``, "Retry-After", now.Add(3*time.Second).Format(http.TimeFormat))))
+	w := c.backoff(minW, maxW, 0, response(503, ``, "Retry-After", "garbage"))
+	assert.LessOrEqual(t, w, minW)
+	assert.Equal(t, time.Second, c.backoff(time.Second, time.Second, 3, nil))
+}
+
+func TestRetryAfterParsing(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		header string
+		want   time.Duration
+		ok     bool
+	}{
+		{"", 0, false}, {"0", 0, true}, {"1", time.Second, true}, {"-5", 0, false}, {"soon", 0, false},
+		{"99999999999", 24 * time.Hour, true},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
+		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},
+	} {
+		got, ok := retryAfter(response(503, ``, "Retry-After", tc.header), now)
+		assert.Equal(t, tc.ok, ok, tc.header)
+		assert.Equal(t, tc.want, got, tc.header)
+	}
+}
