@@ -286,6 +286,10 @@ type callState struct {
 	op       *operation
 	body     []byte
 	attempts int
+	// last is the body of the latest attempt's response, read whole by
+	// attemptTransport. It is kept here rather than recovered from
+	// resp.Body, which net/http wraps (for a client Timeout, say).
+	last []byte
 	// gotConn is set once an attempt obtained a connection: from then on
 	// the request may have reached the server.
 	gotConn atomic.Bool
@@ -357,7 +361,7 @@ func (c *Client) do(ctx context.Context, r request) error {
 		}
 		return c.transportFailure(ctx, st, err)
 	}
-	data := responseBytes(resp)
+	data := st.last
 	resp.Body.Close()
 
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
@@ -454,10 +458,14 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	start := time.Now()
 	resp, err := t.base.RoundTrip(req)
+	var data []byte
 	if err == nil {
-		if err = bufferBody(resp); err != nil {
+		if data, err = bufferBody(resp); err != nil {
 			resp = nil
 		}
+	}
+	if st != nil {
+		st.last = data
 	}
 	if t.logger.Enabled(req.Context(), slog.LevelDebug) {
 		t.logAttempt(req, st, attempt, resp, err, time.Since(start))
@@ -484,15 +492,9 @@ func (t *attemptTransport) logAttempt(req *http.Request, st *callState, attempt 
 	t.logger.LogAttrs(req.Context(), slog.LevelDebug, "paykit: attempt", attrs...)
 }
 
-// bufferedBody is a response body already read into memory.
-type bufferedBody struct {
-	*bytes.Reader
-	data []byte
-}
-
-func (bufferedBody) Close() error { return nil }
-
-func bufferBody(resp *http.Response) error {
+// bufferBody reads a response body whole, up to MaxResponseBytes, closes
+// it, and puts an in-memory reader in its place.
+func bufferBody(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
 	var buf bytes.Buffer
 	if resp.ContentLength > 0 && resp.ContentLength <= MaxResponseBytes {
@@ -500,21 +502,12 @@ func bufferBody(resp *http.Response) error {
 	}
 	n, err := buf.ReadFrom(io.LimitReader(resp.Body, MaxResponseBytes+1))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if n > MaxResponseBytes {
-		return errResponseTooLarge
+		return nil, errResponseTooLarge
 	}
 	data := buf.Bytes()
-	resp.Body = bufferedBody{Reader: bytes.NewReader(data), data: data}
-	return nil
-}
-
-// responseBytes returns the body that attemptTransport buffered.
-func responseBytes(resp *http.Response) []byte {
-	if b, ok := resp.Body.(bufferedBody); ok {
-		return b.data
-	}
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes))
-	return data
+	resp.Body = io.NopCloser(bytes.NewReader(data))
+	return data, nil
 }

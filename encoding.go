@@ -215,3 +215,14 @@ func firstError(errs ...error) error {
 	}
 	return nil
 }
+
+// pathSegment escapes s as one path segment. url.PathEscape leaves "." and
+// ".." as they are, and a proxy or server that cleans paths would then
+// resolve /v1/payments/by-ext-id/.. to another endpoint; their dots are
+// escaped too.
+func pathSegment(s string) string {
+	if s == "." || s == ".." {
+		return strings.ReplaceAll(s, ".", "%2E")
+	}
+	return url.PathEscape(s)
+}

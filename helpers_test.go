@@ -134,7 +134,7 @@ func assertWire(t *testing.T, got captured, method, uri, contentType, body strin
 // dec parses a decimal literal for a test.
 func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
-// assertDec compares decimals by value and by the digits they print.
+// assertDec compares decimals by value (1.50 equals 1.5).
 func assertDec(t *testing.T, want string, got decimal.Decimal, field string) {
 	t.Helper()
 	assert.True(t, dec(want).Equal(got), "%s: want %s, got %s", field, want, got)

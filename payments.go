@@ -9,7 +9,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -339,7 +338,7 @@ func (c *Client) GetPaymentByExtID(ctx context.Context, extID string) (*Payment,
 	if err := checkExtID(extID, MaxExtIDLength); err != nil {
 		return nil, err
 	}
-	return c.getPayment(ctx, opGetPaymentByExtID, "/v1/payments/by-ext-id/"+url.PathEscape(extID))
+	return c.getPayment(ctx, opGetPaymentByExtID, "/v1/payments/by-ext-id/"+pathSegment(extID))
 }
 
 func (c *Client) getPayment(ctx context.Context, op *operation, path string) (*Payment, error) {

@@ -151,6 +151,10 @@ func TestGetPaymentAndByExtID(t *testing.T) {
 			func(c *Client) (*Payment, error) { return c.GetPaymentByExtID(ctx, "a/b?c#d") }, PaymentStatusCompleted, "", "Tinkoff"},
 		{"by ext id unicode", domestic, "/v1/payments/by-ext-id/%D0%B7%D0%B0%D0%BA%D0%B0%D0%B7%201",
 			func(c *Client) (*Payment, error) { return c.GetPaymentByExtID(ctx, "заказ 1") }, PaymentStatusCompleted, "", "Tinkoff"},
+		{"by ext id dot-dot stays one segment", domestic, "/v1/payments/by-ext-id/%2E%2E",
+			func(c *Client) (*Payment, error) { return c.GetPaymentByExtID(ctx, "..") }, PaymentStatusCompleted, "", "Tinkoff"},
+		{"by ext id dot", domestic, "/v1/payments/by-ext-id/%2E",
+			func(c *Client) (*Payment, error) { return c.GetPaymentByExtID(ctx, ".") }, PaymentStatusCompleted, "", "Tinkoff"},
 		{"cross-border bank is the code", foreign, "/v1/payments/" + paymentID,
 			func(c *Client) (*Payment, error) { return c.GetPayment(ctx, paymentID) }, PaymentStatusCancelled, "uz_kapital", ""},
 	}

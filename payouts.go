@@ -175,7 +175,7 @@ func (c *Client) GetPayoutByExtID(ctx context.Context, extID string) (*Payout, e
 	if err := checkExtID(extID, 0); err != nil {
 		return nil, err
 	}
-	return c.getPayout(ctx, opGetPayoutByExtID, "/v1/payouts/by-ext-id/"+url.PathEscape(extID))
+	return c.getPayout(ctx, opGetPayoutByExtID, "/v1/payouts/by-ext-id/"+pathSegment(extID))
 }
 
 func (c *Client) getPayout(ctx context.Context, op *operation, path string) (*Payout, error) {

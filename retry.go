@@ -93,7 +93,7 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		// reached the server.
 		return !(st.op.class == classMoneyMove && st.gotConn.Load()), nil
 	}
-	if !retryableStatus(st.op.class, resp) {
+	if !retryableStatus(st.op.class, resp, st.last) {
 		return false, nil
 	}
 	if wait, ok := retryAfter(resp, c.now()); ok {
@@ -109,27 +109,27 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 
 // retryableStatus applies the class's rule to an HTTP answer. Business
 // errors are never retried: they would only be refused again.
-func retryableStatus(class retryClass, resp *http.Response) bool {
+func retryableStatus(class retryClass, resp *http.Response, body []byte) bool {
 	switch status := resp.StatusCode; {
 	case status == http.StatusTooManyRequests:
 		// PAY_005 is a business refusal; a bare 429 is a rate limiter.
-		return class == classRead && apiCode(resp) == ""
+		return class == classRead && apiCode(body) == ""
 	case status == http.StatusNotImplemented:
 		return false
 	case status >= 500:
 		// A money move that got a 5xx has reached the server: it may have
 		// been applied.
-		return class != classMoneyMove && apiCode(resp) != "PAY_004"
+		return class != classMoneyMove && apiCode(body) != "PAY_004"
 	}
 	return false
 }
 
-// apiCode reads the error code of a buffered error body, "" if none.
-func apiCode(resp *http.Response) string {
+// apiCode reads the error code of an error body, "" if none.
+func apiCode(body []byte) string {
 	var wire struct {
 		Error flexString `json:"error"`
 	}
-	if json.Unmarshal(responseBytes(resp), &wire) != nil {
+	if json.Unmarshal(body, &wire) != nil {
 		return ""
 	}
 	return string(wire.Error)
