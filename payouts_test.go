@@ -823,3 +823,75 @@ func TestAllPayoutsEmptyList(t *testing.T) {
 	}
 	assert.Equal(t, []string{"/v1/payouts"}, srv.requests())
 }
+
+// ---------------------------------------------------------------------------
+// CreatePayout retried after a 5xx: a PAY_003 on the retry is reconciled by
+// reading the payout back by ext_id.
+
+func TestCreatePayoutReconcilesDuplicateOnRetry(t *testing.T) {
+	t.Parallel()
+	params := CreatePayoutParams{ExtID: "po-1", Amount: dec("2500.00"), Method: PayoutMethodCard,
+		Requisites: "4111111111111111", HolderName: "IVAN IVANOV"}
+	tests := []struct {
+		name     string
+		readBack func(w http.ResponseWriter)
+		check    func(t *testing.T, p *Payout, err error)
+	}{
+		{"read-back matches: the earlier attempt's payout is returned", func(w http.ResponseWriter) {
+			_, _ = io.WriteString(w, payoutPendingJSON)
+		}, func(t *testing.T, p *Payout, err error) {
+			require.NoError(t, err)
+			assertPendingPayout(t, p)
+		}},
+		{"read-back differs: the PAY_003 error is returned", func(w http.ResponseWriter) {
+			_, _ = io.WriteString(w, payoutCompletedJSON) // another amount, method and requisites
+		}, func(t *testing.T, p *Payout, err error) {
+			assert.Nil(t, p)
+			opRequireAPIError(t, err, "PAY_003", http.StatusConflict)
+			assert.ErrorIs(t, err, ErrDuplicateExtID)
+		}},
+		{"read-back fails: both errors are reported", func(w http.ResponseWriter) {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, opErrBody("PAY_001", "payout not found"))
+		}, func(t *testing.T, p *Payout, err error) {
+			assert.Nil(t, p)
+			assert.ErrorIs(t, err, ErrDuplicateExtID)
+			assert.ErrorIs(t, err, ErrPayoutNotFound)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var seen []string
+			posts := 0
+			c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				seen = append(seen, r.Method+" "+r.URL.RequestURI())
+				if r.Method == http.MethodPost {
+					posts++
+				}
+				n := posts
+				mu.Unlock()
+				assert.Equal(t, wantSignature(r.Method, r.URL.RequestURI(), body), r.Header.Get("X-Signature"))
+				w.Header().Set("Content-Type", "application/json")
+				switch {
+				case r.Method == http.MethodPost && n == 1:
+					w.WriteHeader(http.StatusInternalServerError)
+					_, _ = io.WriteString(w, opErrBody("SYS_001", "timeout talking to provider"))
+				case r.Method == http.MethodPost:
+					w.WriteHeader(http.StatusConflict)
+					_, _ = io.WriteString(w, `{"error":"PAY_003","message":"exists","data":{"ext_id":"po-1"}}`)
+				default:
+					tt.readBack(w)
+				}
+			}))
+			p, err := c.CreatePayout(context.Background(), params)
+			tt.check(t, p, err)
+			mu.Lock()
+			defer mu.Unlock()
+			assert.Equal(t, []string{"POST /v1/payouts", "POST /v1/payouts", "GET /v1/payouts/by-ext-id/po-1"}, seen)
+		})
+	}
+}
