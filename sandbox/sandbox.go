@@ -167,10 +167,10 @@ type merchant struct {
 }
 
 type terminal struct {
-	id, name          string
-	balance, frozen   decimal.Decimal
-	fee               decimal.Decimal
-	active            bool
+	id, name        string
+	balance, frozen decimal.Decimal
+	fee             decimal.Decimal
+	active          bool
 }
 
 // New builds a Server from cfg, filling in defaults. It panics when two
