@@ -199,13 +199,6 @@ func wantStatus(t *testing.T, r resp, status int, code string) {
 	}
 }
 
-func eq(t *testing.T, got, want string) {
-	t.Helper()
-	if got != want {
-		t.Fatalf("got %q, want %q", got, want)
-	}
-}
-
 func wantDec(t *testing.T, got decimal.Decimal, want string) {
 	t.Helper()
 	if !got.Equal(dec(want)) {
