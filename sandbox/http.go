@@ -25,8 +25,6 @@ type apiError struct {
 	data   map[string]any
 }
 
-func (e *apiError) Error() string { return e.code + ": " + e.msg }
-
 func newErr(status int, code, msg string) *apiError {
 	return &apiError{status: status, code: code, msg: msg}
 }
