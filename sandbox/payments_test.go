@@ -239,7 +239,9 @@ func TestPaymentLifecycleCompleted(t *testing.T) {
 
 func TestConfirmAttachments(t *testing.T) {
 	e := newEnv(t, Config{})
-	id := func() string { return e.createPayment(`{"ext_id":"` + t.Name() + fmt.Sprint(time.Now().UnixNano()) + `","amount":250}`).str("id") }
+	id := func() string {
+		return e.createPayment(`{"ext_id":"` + t.Name() + fmt.Sprint(time.Now().UnixNano()) + `","amount":250}`).str("id")
+	}
 
 	ct, body := multipartBody(t, "attachment", []byte("plain text, not an image"), "text/plain")
 	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), 400, "PAY_002")

@@ -2,10 +2,10 @@ package sandbox
 
 import (
 	"bytes"
-	"html"
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
