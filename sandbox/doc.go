@@ -38,16 +38,19 @@
 // written as bare JSON numbers: RUB amounts exactly as the client sent them
 // (1500.50 stays 1500.50), USDT figures with at least two decimals
 // (1000.00). Requests may carry amounts as JSON numbers or numeric strings.
-// Timestamps are RFC 3339 in UTC, to the second.
+// Timestamps are RFC 3339 in UTC, to the second. An unknown /v1/ path
+// answers 404 NOT_FOUND (after authentication); a body over 11 MB answers
+// 413 PAY_002.
 //
 // # Payments
 //
 // Create validates amount (100 to 300000 RUB), ext_id (1 to 255
 // characters), method (CARD by default; SBP, SIM, CROSS_BORDER, any case)
 // and country (TJ, KZ, UZ or KG, and only with CROSS_BORDER), all PAY_002.
-// A duplicate ext_id is PAY_003 (409). More than MaxSamePendingAmount
-// (default 5) PENDING payments of one merchant with the same amount answer
-// PAY_005 (429).
+// A duplicate ext_id is PAY_003 (409). Once MaxSamePendingAmount (default
+// 5) PENDING payments of one merchant share an amount (1500.5 equals
+// 1500.50), the next create with that amount answers PAY_005 (429) until one
+// of them leaves PENDING.
 //
 // Banks come from GET /v1/banks: sber, tinkoff, vtb, alfa, raif and gazprom
 // (Russian; gazprom is inactive), eskhata, amonatbonk, dushanbecity (TJ),
@@ -72,7 +75,8 @@
 // payment_url is BaseURL + "/pay/" + id (BaseURL empty: the scheme and Host
 // of the create request). valid_until is created_at + PaymentTTL (default
 // 20 minutes). A PENDING payment whose valid_until is not after the sandbox
-// clock becomes CANCELLED: checked on every API request and on Advance.
+// clock becomes CANCELLED (with a webhook): checked lazily whenever a
+// payment endpoint, the payment page or a control is used, and on Advance.
 //
 // Confirm takes multipart/form-data with an optional "attachment" part (an
 // image by its Content-Type or content, at most 10 MB; otherwise PAY_002);
@@ -156,6 +160,13 @@
 // those. Withdrawals go pending -> processing -> completed (settles the
 // frozen sum, records tx_hash, random if none is given) or failed (releases
 // it to the balance); pending may also jump to completed or failed.
+//
+// # Inspecting state from tests
+//
+// Terminals(apiKey) snapshots a merchant's balances, Stats(apiKey) counts
+// what it created, RequestCount(method, pattern) counts requests that
+// reached the sandbox (retries and faulted attempts included), and Now
+// reads the sandbox clock. They need no signed request.
 //
 // # Faults
 //
