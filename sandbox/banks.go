@@ -1,0 +1,79 @@
+package sandbox
+
+import "net/http"
+
+// bank is one entry of GET /v1/banks. Country is an extra field of the
+// sandbox ("RU" for Russian banks) so that a client can tell which country
+// a cross-border bank code belongs to; the spec's clients ignore it.
+type bank struct {
+	Code     string `json:"code"`
+	Name     string `json:"name"`
+	IsActive bool   `json:"is_active"`
+	Country  string `json:"country"`
+}
+
+// banks is the fixed bank list. gazprom is inactive on purpose: creating a
+// payment with bank "gazprom" answers PAY_004, the way a real bank with no
+// free requisites does.
+var banks = []bank{
+	{"sber", "Sberbank", true, "RU"},
+	{"tinkoff", "T-Bank", true, "RU"},
+	{"vtb", "VTB", true, "RU"},
+	{"alfa", "Alfa-Bank", true, "RU"},
+	{"raif", "Raiffeisenbank", true, "RU"},
+	{"gazprom", "Gazprombank", false, "RU"},
+	{"eskhata", "Bank Eskhata", true, "TJ"},
+	{"amonatbonk", "Amonatbonk", true, "TJ"},
+	{"dushanbecity", "Dushanbe City Bank", true, "TJ"},
+	{"kaspi", "Kaspi Bank", true, "KZ"},
+	{"halyk", "Halyk Bank", true, "KZ"},
+	{"jusan", "Jusan Bank", true, "KZ"},
+	{"kapitalbank", "Kapitalbank", true, "UZ"},
+	{"hamkorbank", "Hamkorbank", true, "UZ"},
+	{"ipakyuli", "Ipak Yuli Bank", true, "UZ"},
+	{"mbank", "MBank", true, "KG"},
+	{"optima", "Optima Bank", true, "KG"},
+	{"demir", "Demir Bank", true, "KG"},
+}
+
+// countries maps each cross-border country to its currency and the
+// international dialling prefix and digit count of its phone numbers.
+var countries = map[string]struct {
+	currency string
+	prefix   string
+	digits   int
+}{
+	"TJ": {"TJS", "+992", 9},
+	"KZ": {"KZT", "+77", 9},
+	"UZ": {"UZS", "+998", 9},
+	"KG": {"KGS", "+996", 9},
+}
+
+// countryOrder is the order in which the sandbox picks a country when a
+// CROSS_BORDER payment names neither country nor bank.
+var countryOrder = []string{"TJ", "KZ", "UZ", "KG"}
+
+func findBank(code string) (bank, bool) {
+	for _, b := range banks {
+		if b.Code == code {
+			return b, true
+		}
+	}
+	return bank{}, false
+}
+
+// firstActiveBank returns the first active bank of a country, in list order.
+func firstActiveBank(country string) (bank, bool) {
+	for _, b := range banks {
+		if b.Country == country && b.IsActive {
+			return b, true
+		}
+	}
+	return bank{}, false
+}
+
+func (s *Server) listBanks(*http.Request, *merchant, []byte) (any, *apiError) {
+	out := make([]bank, len(banks))
+	copy(out, banks)
+	return map[string]any{"banks": out}, nil
+}

@@ -1,0 +1,181 @@
+// Package sandbox is a stateful, in-memory implementation of the whole
+// merchant API of SPEC.md, served from the server side as an http.Handler:
+// the stand-in for the real service in the SDK's integration tests, in the
+// examples, and for merchants developing offline.
+//
+//	sb := sandbox.New(sandbox.Config{})
+//	defer sb.Close()
+//	ts := httptest.NewServer(sb)
+//	defer ts.Close()
+//	c, _ := paykit.NewClient(ts.URL, sandbox.DefaultAPIKey, paykit.HMACSigner(sandbox.DefaultSecret))
+//
+// The binary cmd/paykit-sandbox serves the same handler on loopback.
+//
+// # Merchants, credentials and terminals
+//
+// A zero Config serves one merchant, DefaultMerchant(DefaultAPIKey,
+// DefaultSecret): API key "pk_sandbox", secret "sk_sandbox_secret", and two
+// active terminals, "term_sandbox_main" with 1000.00 USDT and
+// "term_sandbox_reserve" with 0.00 USDT, both with a withdrawal fee of
+// 1.50 USDT. Terminal ids are scoped to their merchant.
+//
+// Every /v1/ request needs X-Identity (an API key) and X-Signature. The
+// sandbox computes the signature with the merchant's Signer over the
+// incoming request (r.URL.RequestURI(), the escaped path and query as sent)
+// and the exact body bytes, and compares in constant time; Merchant.Signer
+// nil means paykit.HMACSigner(Merchant.Secret). A missing or unknown key or
+// a wrong signature answers 401 with {"error":"AUTH_001","message":...,
+// "data":{}} (the spec does not show this answer; this is the sandbox's
+// choice). Every resource is scoped to its merchant: another merchant's
+// payment id answers PAY_006, exactly like an unknown one.
+//
+// # Wire format
+//
+// Field names, shapes, status casing, error codes and HTTP statuses follow
+// SPEC.md. Successful calls answer 200. Error bodies are always
+// {"error":CODE,"message":TEXT,"data":{...}}; validation errors put the
+// offending field in data.field, PAY_003 puts data.ext_id. Amounts are
+// written as bare JSON numbers: RUB amounts exactly as the client sent them
+// (1500.50 stays 1500.50), USDT figures with at least two decimals
+// (1000.00). Requests may carry amounts as JSON numbers or numeric strings.
+// Timestamps are RFC 3339 in UTC, to the second. An unknown /v1/ path
+// answers 404 NOT_FOUND (after authentication); a body over 11 MB answers
+// 413 PAY_002.
+//
+// # Payments
+//
+// Create validates amount (100 to 300000 RUB), ext_id (1 to 255
+// characters), method (CARD by default; SBP, SIM, CROSS_BORDER, any case)
+// and country (TJ, KZ, UZ or KG, and only with CROSS_BORDER), all PAY_002.
+// A duplicate ext_id is PAY_003 (409). Once MaxSamePendingAmount (default
+// 5) PENDING payments of one merchant share an amount (1500.5 equals
+// 1500.50), the next create with that amount answers PAY_005 (429) until one
+// of them leaves PENDING.
+//
+// Banks come from GET /v1/banks: sber, tinkoff, vtb, alfa, raif and gazprom
+// (Russian; gazprom is inactive), eskhata, amonatbonk, dushanbecity (TJ),
+// kaspi, halyk, jusan (KZ), kapitalbank, hamkorbank, ipakyuli (UZ), mbank,
+// optima, demir (KG). Each bank object carries an extra "country" field
+// ("RU" for Russian banks). When bank is omitted the sandbox picks the first
+// active bank of the country (for CROSS_BORDER without country or bank:
+// TJ). A bank that is inactive, unknown, or of another country than the
+// method and country ask for answers PAY_004 (503): no requisites fit.
+//
+// Requisites: CARD gets type "card" and a 16-digit card number, SBP and SIM
+// get types "sbp" and "sim" with a Russian phone number, CROSS_BORDER gets
+// type "phone" with a phone number of the country. In the create response
+// non-cross-border requisites carry bank (the bank's name) and bank_code;
+// cross-border ones carry bank (the code), bank_name, country, currency
+// (TJS, KZT, UZS, KGS) and amount_local = amount × local rate, rounded half
+// away from zero to 2 places. Confirm, get and cancel responses carry only
+// type, value, bank and holder. usdt_rate (Config.USDTRate, default 92.50
+// RUB per USDT) is fixed at creation and returned by create and get.
+// Default local rates per RUB: TJ 0.12, KZ 5.60, UZ 140.50, KG 0.96.
+//
+// payment_url is BaseURL + "/pay/" + id (BaseURL empty: the scheme and Host
+// of the create request). valid_until is created_at + PaymentTTL (default
+// 20 minutes). A PENDING payment whose valid_until is not after the sandbox
+// clock becomes CANCELLED (with a webhook): checked lazily whenever a
+// payment endpoint, the payment page or a control is used, and on Advance.
+//
+// Confirm takes multipart/form-data with an optional "attachment" part (an
+// image by its Content-Type or content, at most 10 MB; otherwise PAY_002);
+// any other or empty body counts as "no file". Confirm needs PENDING
+// (PAY_008), cancel needs PENDING (PAY_007). A dispute opens from CANCELLED
+// or CANCELLED_APPEAL (DIS_001 otherwise, DIS_002 while one is open); its
+// optional amount must be positive and receipt_url an http(s) URL (PAY_002).
+// Dispute cancel needs DISPUTE (DIS_003). PAY_001 (500) and SYS_001 are
+// produced only by fault injection.
+//
+// A payment completes through VerifyPayment(id, "completed") or
+// ReviewDispute(id, "approved"). It then credits amount / usdt_rate USDT,
+// rounded half up to 2 places, to the terminal that served it: the
+// merchant's first active terminal at creation time (no active terminal:
+// PAY_004). An approved dispute that named an amount credits that amount
+// instead of the payment's.
+//
+// # Payouts, terminals, transfers, withdrawals
+//
+// Payouts need a positive amount, method card or sbp, non-empty ext_id,
+// requisites and holder_name (PAY_002); a duplicate ext_id is PAY_003. An
+// unknown payout is PAY_001 with 404. The list is in creation order, oldest
+// first (stable for offset paging); status filters exactly; from and to
+// filter created_at and are both inclusive (RFC 3339, or a bare date
+// meaning the whole day); limit defaults to 100 and is capped at 1000 (the
+// envelope reports the limit used). Payouts move only through
+// SetPayoutStatus.
+//
+// GET /v1/balance sums all terminals. Transfers are atomic and free:
+// TRF_001 for a missing terminal id, the same id twice or an amount that is
+// not positive; TRF_002 for a terminal the merchant does not have; TRF_003
+// when the source holds less than the amount.
+//
+// Withdrawals freeze amount + fee on the terminal (available balance down,
+// balance_frozen up). With subtract_fee_from_amount only the amount is
+// frozen and the wallet receives amount - fee (the amount must exceed the
+// fee). In both cases the response's amount is the requested amount and fee
+// the terminal's withdrawal_fee. WDR_001 covers a missing, unknown or
+// inactive terminal, a non-positive amount and an empty address (the
+// address format is not checked); WDR_002 a balance below the frozen sum;
+// WDR_003 an unknown withdrawal. GET /v1/withdrawals/fee answers the fee of
+// the merchant's first active terminal.
+//
+// # Webhooks
+//
+// Every status change of a payment or payout created with notify_url
+// (creation itself is not a change and sends nothing) POSTs the resource
+// exactly as GET returns it, Content-Type application/json, with
+// X-Notification-Token for payments created with notification_token.
+// A transport error or non-2xx answer is retried after WebhookRetryWait
+// (default 1s), doubling each time, up to WebhookMaxAttempts (default 5)
+// attempts. Deliveries of one resource are sequential and in order.
+// FlushWebhooks waits for all queued deliveries; Close stops them.
+//
+// # Hosted payment page
+//
+// GET /pay/{id} (no authentication) renders the amount, requisites, status
+// and time left, with a plain form whose button POSTs to /pay/{id}; that
+// confirms a PENDING payment (-> PROCESSING) and redirects (303) back.
+//
+// # Controls
+//
+// The Go methods VerifyPayment, ReviewDispute, SetPayoutStatus,
+// SetWithdrawalStatus, Advance, InjectFault and Reset drive what the real
+// service does on its own. Their errors wrap ErrNotFound, ErrWrongState or
+// ErrInvalidArgument. The same controls are unsigned JSON POSTs (the binary
+// binds to loopback), answering the changed resource or {}; unknown id:
+// 404 SANDBOX_NOT_FOUND, wrong transition: 409 SANDBOX_CONFLICT, bad body
+// or value: 400 SANDBOX_INVALID:
+//
+//	POST /sandbox/payments/{id}/verify          {"outcome":"completed"} or {"outcome":"cancelled"}
+//	POST /sandbox/payments/{id}/dispute/review  {"outcome":"approved"} or {"outcome":"rejected"}
+//	POST /sandbox/payouts/{id}/status           {"status":"processing"} (completed, failed, cancelled)
+//	POST /sandbox/withdrawals/{id}/status       {"status":"completed","tx_hash":"..."} (processing, failed)
+//	POST /sandbox/clock/advance                 {"seconds":3600}, answers {"now":...}
+//	POST /sandbox/faults                        {"method":"POST","path":"/v1/transfers","mode":"drop_after","count":1}
+//	POST /sandbox/reset                         {}
+//
+// Payouts go pending -> processing (sets provider_order_id) -> completed
+// (sets completed_at), failed or cancelled; pending may also jump to any of
+// those. Withdrawals go pending -> processing -> completed (settles the
+// frozen sum, records tx_hash, random if none is given) or failed (releases
+// it to the balance); pending may also jump to completed or failed.
+//
+// # Inspecting state from tests
+//
+// Terminals(apiKey) snapshots a merchant's balances, Stats(apiKey) counts
+// what it created, RequestCount(method, pattern) counts requests that
+// reached the sandbox (retries and faulted attempts included), and Now
+// reads the sandbox clock. They need no signed request.
+//
+// # Faults
+//
+// A Fault applies to the next Count (default 1) requests matching Method
+// ("" any) and Path (exact escaped path, {name} segments match any one
+// segment), before authentication; /sandbox/ is never faulted. Modes:
+// error_before answers Status (default 500) with error code Code (default
+// SYS_001) without processing; retry_after answers 503 with Retry-After
+// RetryAfterS seconds (default 1), code Code, without processing; delay
+// waits DelayMS then processes; drop_after processes the request fully and
+// then closes the connection without an answer.
+package sandbox

@@ -1,0 +1,634 @@
+package sandbox
+
+import (
+	"bytes"
+	"container/heap"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+// Payment statuses, upper case as the spec writes them.
+const (
+	statusPending         = "PENDING"
+	statusProcessing      = "PROCESSING"
+	statusCompleted       = "COMPLETED"
+	statusCancelled       = "CANCELLED"
+	statusDispute         = "DISPUTE"
+	statusCancelledAppeal = "CANCELLED_APPEAL"
+)
+
+const (
+	methodCard        = "CARD"
+	methodSBP         = "SBP"
+	methodSIM         = "SIM"
+	methodCrossBorder = "CROSS_BORDER"
+)
+
+// Limits of the spec.
+var (
+	minPaymentAmount = decimal.NewFromInt(100)
+	maxPaymentAmount = decimal.NewFromInt(300000)
+)
+
+const (
+	maxExtIDLen      = 255
+	maxReceiptBytes  = 10 << 20
+	confirmedMessage = "Payment confirmation received, the transfer is awaiting verification"
+)
+
+type payment struct {
+	m          *merchant
+	terminal   *terminal // credited on completion
+	id, extID  string
+	amount     decimal.Decimal
+	method     string
+	bank       bank
+	reqType    string
+	reqValue   string
+	holder     string
+	country    string
+	currency   string
+	amountLoc  decimal.Decimal
+	clientID   string
+	notifyURL  string
+	token      string
+	status     string
+	validUntil time.Time
+	createdAt  time.Time
+	usdtRate   decimal.Decimal
+	paymentURL string
+	dispute    *dispute
+	receipt    int // size of the last confirm attachment, for the page
+}
+
+type dispute struct {
+	amount     *decimal.Decimal
+	receiptURL string
+	comment    string
+	createdAt  time.Time
+}
+
+type requisitesView struct {
+	Type        string  `json:"type"`
+	Value       string  `json:"value"`
+	Bank        string  `json:"bank"`
+	BankCode    string  `json:"bank_code,omitempty"`
+	BankName    string  `json:"bank_name,omitempty"`
+	Holder      string  `json:"holder"`
+	Country     string  `json:"country,omitempty"`
+	Currency    string  `json:"currency,omitempty"`
+	AmountLocal *rubNum `json:"amount_local,omitempty"`
+}
+
+type paymentView struct {
+	ID         string         `json:"id"`
+	ExtID      string         `json:"ext_id"`
+	Amount     rubNum         `json:"amount"`
+	Currency   string         `json:"currency"`
+	Status     string         `json:"status"`
+	Method     string         `json:"method"`
+	Requisites requisitesView `json:"requisites"`
+	PaymentURL *string        `json:"payment_url"`
+	ValidUntil string         `json:"valid_until"`
+	CreatedAt  string         `json:"created_at"`
+	USDTRate   *rubNum        `json:"usdt_rate,omitempty"`
+	Message    string         `json:"message,omitempty"`
+}
+
+type disputeView struct {
+	Amount     *rubNum `json:"amount"`
+	ReceiptURL string  `json:"receipt_url"`
+	Comment    string  `json:"comment"`
+	CreatedAt  string  `json:"created_at"`
+}
+
+type disputeOpenView struct {
+	ID        string      `json:"id"`
+	ExtID     string      `json:"ext_id"`
+	Amount    rubNum      `json:"amount"`
+	Currency  string      `json:"currency"`
+	Status    string      `json:"status"`
+	Method    string      `json:"method"`
+	Dispute   disputeView `json:"dispute"`
+	CreatedAt string      `json:"created_at"`
+}
+
+type disputeCancelView struct {
+	ID     string `json:"id"`
+	ExtID  string `json:"ext_id"`
+	Status string `json:"status"`
+}
+
+// view renders a payment. full selects the create response's requisites
+// (bank_code, or bank_name/country/currency/amount_local for CROSS_BORDER);
+// otherwise requisites carry type, value, bank and holder only.
+func (p *payment) view(full, withRate bool) paymentView {
+	v := paymentView{
+		ID: p.id, ExtID: p.extID, Amount: rubNum(p.amount), Currency: "RUB", Status: p.status,
+		Method: p.method, ValidUntil: ts(p.validUntil), CreatedAt: ts(p.createdAt),
+		Requisites: requisitesView{Type: p.reqType, Value: p.reqValue, Holder: p.holder},
+	}
+	if p.paymentURL != "" {
+		u := p.paymentURL
+		v.PaymentURL = &u
+	}
+	if withRate {
+		r := rubNum(p.usdtRate)
+		v.USDTRate = &r
+	}
+	if p.method == methodCrossBorder {
+		v.Requisites.Bank = p.bank.Code
+		if full {
+			al := rubNum(p.amountLoc)
+			v.Requisites.BankName = p.bank.Name
+			v.Requisites.Country = p.country
+			v.Requisites.Currency = p.currency
+			v.Requisites.AmountLocal = &al
+		}
+	} else {
+		v.Requisites.Bank = p.bank.Name
+		if full {
+			v.Requisites.BankCode = p.bank.Code
+		}
+	}
+	return v
+}
+
+// getView is what GET returns and what a payment webhook carries.
+func (p *payment) getView() paymentView { return p.view(false, true) }
+
+func (p *payment) disputeOpenView() disputeOpenView {
+	d := p.dispute
+	dv := disputeView{ReceiptURL: d.receiptURL, Comment: d.comment, CreatedAt: ts(d.createdAt)}
+	if d.amount != nil {
+		a := rubNum(*d.amount)
+		dv.Amount = &a
+	}
+	return disputeOpenView{ID: p.id, ExtID: p.extID, Amount: rubNum(p.amount), Currency: "RUB",
+		Status: "dispute", Method: p.method, Dispute: dv, CreatedAt: ts(p.createdAt)}
+}
+
+// amountKey groups equal amounts (1500.5 and 1500.50) for PAY_005.
+func amountKey(d decimal.Decimal) string { return d.String() }
+
+// tickLocked returns the sandbox time and expires what is due.
+func (s *Server) tickLocked() time.Time {
+	now := s.nowLocked()
+	s.expireDueLocked(now)
+	return now
+}
+
+// setPaymentStatusLocked is the one place a payment changes status, so the
+// same-amount counter and the webhook can never be forgotten.
+func (s *Server) setPaymentStatusLocked(p *payment, status string) {
+	if p.status == status {
+		return
+	}
+	if p.status == statusPending {
+		k := amountKey(p.amount)
+		if p.m.pendingAmount[k]--; p.m.pendingAmount[k] <= 0 {
+			delete(p.m.pendingAmount, k)
+		}
+	}
+	p.status = status
+	if p.notifyURL != "" {
+		s.hooks.enqueue("payment:"+p.id, p.notifyURL, p.token, p.getView())
+	}
+}
+
+type createPaymentReq struct {
+	ExtID             string   `json:"ext_id"`
+	Amount            amountIn `json:"amount"`
+	Method            string   `json:"method"`
+	Bank              string   `json:"bank"`
+	Country           string   `json:"country"`
+	ClientID          string   `json:"client_id"`
+	NotifyURL         string   `json:"notify_url"`
+	NotificationToken string   `json:"notification_token"`
+}
+
+func invalid(code, field, msg string) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: code, msg: msg, data: map[string]any{"field": field}}
+}
+
+func validNotifyURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, *apiError) {
+	var req createPaymentReq
+	if err := decodeJSON(body, &req); err != nil {
+		return nil, invalid("PAY_002", "body", "request body is not valid JSON: "+err.Error())
+	}
+	if n := utf8.RuneCountInString(req.ExtID); n == 0 || n > maxExtIDLen {
+		return nil, invalid("PAY_002", "ext_id", "ext_id must be 1 to 255 characters")
+	}
+	if !req.Amount.set {
+		return nil, invalid("PAY_002", "amount", "amount is required")
+	}
+	amt := req.Amount.d
+	if amt.LessThan(minPaymentAmount) || amt.GreaterThan(maxPaymentAmount) {
+		return nil, invalid("PAY_002", "amount", "amount must be from 100 to 300000 RUB")
+	}
+	method := strings.ToUpper(req.Method)
+	if method == "" {
+		method = methodCard
+	}
+	switch method {
+	case methodCard, methodSBP, methodSIM, methodCrossBorder:
+	default:
+		return nil, invalid("PAY_002", "method", "method must be SBP, CARD, SIM or CROSS_BORDER")
+	}
+	country := strings.ToUpper(req.Country)
+	if country != "" {
+		if method != methodCrossBorder {
+			return nil, invalid("PAY_002", "country", "country is only for CROSS_BORDER payments")
+		}
+		if _, ok := countries[country]; !ok {
+			return nil, invalid("PAY_002", "country", "country must be TJ, KZ, UZ or KG")
+		}
+	}
+	if req.NotifyURL != "" && !validNotifyURL(req.NotifyURL) {
+		return nil, invalid("PAY_002", "notify_url", "notify_url must be an absolute http(s) URL")
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.tickLocked()
+	if _, dup := m.paymentsByExt[req.ExtID]; dup {
+		return nil, &apiError{status: http.StatusConflict, code: "PAY_003",
+			msg: "a payment with this ext_id already exists", data: map[string]any{"ext_id": req.ExtID}}
+	}
+	b, country, aerr := pickBank(method, strings.ToLower(req.Bank), country)
+	if aerr != nil {
+		return nil, aerr
+	}
+	var term *terminal
+	for _, t := range m.terminals {
+		if t.active {
+			term = t
+			break
+		}
+	}
+	if term == nil {
+		return nil, newErr(http.StatusServiceUnavailable, "PAY_004", "no requisites available: the merchant has no active terminal")
+	}
+	if m.pendingAmount[amountKey(amt)] >= s.cfg.MaxSamePendingAmount {
+		return nil, newErr(http.StatusTooManyRequests, "PAY_005", "too many pending payments with the same amount")
+	}
+
+	p := &payment{
+		m: m, terminal: term, id: uuid.NewString(), extID: req.ExtID, amount: amt, method: method,
+		bank: b, holder: holders[rand.IntN(len(holders))], clientID: req.ClientID,
+		notifyURL: req.NotifyURL, token: req.NotificationToken, status: statusPending,
+		createdAt: now.Truncate(time.Second), usdtRate: s.cfg.USDTRate,
+	}
+	p.validUntil = p.createdAt.Add(s.cfg.PaymentTTL)
+	p.paymentURL = s.baseURL(r) + "/pay/" + p.id
+	switch method {
+	case methodCard:
+		p.reqType, p.reqValue = "card", cardNumber()
+	case methodSBP:
+		p.reqType, p.reqValue = "sbp", digits("+79", 9)
+	case methodSIM:
+		p.reqType, p.reqValue = "sim", digits("+79", 9)
+	case methodCrossBorder:
+		c := countries[country]
+		p.reqType, p.reqValue = "phone", digits(c.prefix, c.digits)
+		p.country, p.currency = country, c.currency
+		p.amountLoc = amt.Mul(s.rates[country]).Round(2)
+	}
+	s.payments[p.id] = p
+	m.paymentsByExt[p.extID] = p
+	m.pendingAmount[amountKey(amt)]++
+	heap.Push(&s.expiry, p)
+	return p.view(true, true), nil
+}
+
+// pickBank applies the bank and country filters of a create request. A
+// code that is unknown, inactive, or of the wrong country leaves no
+// requisites to offer, hence PAY_004 rather than PAY_002.
+func pickBank(method, code, country string) (bank, string, *apiError) {
+	none := func(why string) (bank, string, *apiError) {
+		return bank{}, "", newErr(http.StatusServiceUnavailable, "PAY_004", "no requisites available: "+why)
+	}
+	want := "RU"
+	if method == methodCrossBorder {
+		want = country
+	}
+	if code == "" {
+		if want == "" {
+			want = countryOrder[0]
+		}
+		b, ok := firstActiveBank(want)
+		if !ok {
+			return none("no active bank")
+		}
+		return b, want, nil
+	}
+	b, ok := findBank(code)
+	if !ok {
+		return none("unknown bank " + strconv.Quote(code))
+	}
+	if !b.IsActive {
+		return none("bank " + code + " is not active")
+	}
+	if method == methodCrossBorder && b.Country == "RU" || want != "" && b.Country != want {
+		return none("bank " + code + " does not serve this method or country")
+	}
+	return b, b.Country, nil
+}
+
+var holders = []string{"Ivan P.", "Anna S.", "Olga K.", "Dmitry V.", "Elena M.", "Sergey N."}
+
+// digits returns prefix followed by n random decimal digits.
+func digits(prefix string, n int) string {
+	b := []byte(prefix)
+	for range n {
+		b = append(b, byte('0'+rand.IntN(10)))
+	}
+	return string(b)
+}
+
+// cardNumber returns a random 16-digit card number (Mir range 2200) with a
+// valid Luhn check digit, so that client-side card validators accept it.
+func cardNumber() string {
+	b := []byte(digits("2200", 11))
+	sum := 0
+	for i := len(b) - 1; i >= 0; i-- {
+		d := int(b[i] - '0')
+		if (len(b)-1-i)%2 == 0 { // these digits are doubled once the check digit is appended
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return string(append(b, byte('0'+(10-sum%10)%10)))
+}
+
+// lookupPayment finds a payment of m by id; another merchant's payment is
+// not found, exactly like a missing one.
+func (s *Server) lookupPayment(m *merchant, id string) (*payment, *apiError) {
+	p := s.payments[id]
+	if p == nil || p.m != m {
+		return nil, newErr(http.StatusNotFound, "PAY_006", "payment not found")
+	}
+	return p, nil
+}
+
+func (s *Server) getPayment(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tickLocked()
+	p, aerr := s.lookupPayment(m, r.PathValue("id"))
+	if aerr != nil {
+		return nil, aerr
+	}
+	return p.getView(), nil
+}
+
+func (s *Server) getPaymentByExtID(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tickLocked()
+	p := m.paymentsByExt[r.PathValue("extId")]
+	if p == nil {
+		return nil, newErr(http.StatusNotFound, "PAY_006", "payment not found")
+	}
+	return p.getView(), nil
+}
+
+// receiptSize checks the optional attachment part of a confirm request and
+// returns its size. A body that is not multipart is accepted as "no file".
+func receiptSize(r *http.Request, body []byte) (int, *apiError) {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || !strings.HasPrefix(mt, "multipart/") {
+		return 0, nil
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	size := 0
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return size, nil
+		}
+		if err != nil {
+			return 0, invalid("PAY_002", "attachment", "malformed multipart body")
+		}
+		if part.FormName() != "attachment" {
+			continue
+		}
+		data, err := io.ReadAll(io.LimitReader(part, maxReceiptBytes+1))
+		if err != nil {
+			return 0, invalid("PAY_002", "attachment", "malformed multipart body")
+		}
+		if len(data) > maxReceiptBytes {
+			return 0, invalid("PAY_002", "attachment", "attachment is larger than 10 MB")
+		}
+		if len(data) > 0 && !strings.HasPrefix(part.Header.Get("Content-Type"), "image/") &&
+			!strings.HasPrefix(http.DetectContentType(data), "image/") {
+			return 0, invalid("PAY_002", "attachment", "attachment must be an image")
+		}
+		size = len(data)
+	}
+}
+
+func (s *Server) confirmPayment(r *http.Request, m *merchant, body []byte) (any, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tickLocked()
+	p, aerr := s.lookupPayment(m, r.PathValue("id"))
+	if aerr != nil {
+		return nil, aerr
+	}
+	size, aerr := receiptSize(r, body)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if aerr := s.confirmLocked(p, size); aerr != nil {
+		return nil, aerr
+	}
+	v := p.view(false, false)
+	v.Message = confirmedMessage
+	return v, nil
+}
+
+func (s *Server) confirmLocked(p *payment, receipt int) *apiError {
+	if p.status != statusPending {
+		return newErr(http.StatusBadRequest, "PAY_008", "payment cannot be confirmed: status is "+p.status)
+	}
+	p.receipt = receipt
+	s.setPaymentStatusLocked(p, statusProcessing)
+	return nil
+}
+
+func (s *Server) cancelPayment(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tickLocked()
+	p, aerr := s.lookupPayment(m, r.PathValue("id"))
+	if aerr != nil {
+		return nil, aerr
+	}
+	if p.status != statusPending {
+		return nil, newErr(http.StatusBadRequest, "PAY_007", "payment cannot be cancelled: status is "+p.status)
+	}
+	s.setPaymentStatusLocked(p, statusCancelled)
+	return p.view(false, false), nil
+}
+
+type openDisputeReq struct {
+	Amount     amountIn `json:"amount"`
+	ReceiptURL string   `json:"receipt_url"`
+	Comment    string   `json:"comment"`
+}
+
+func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.tickLocked()
+	p, aerr := s.lookupPayment(m, r.PathValue("id"))
+	if aerr != nil {
+		return nil, aerr
+	}
+	var req openDisputeReq
+	if err := decodeJSON(body, &req); err != nil {
+		return nil, invalid("PAY_002", "body", "request body is not valid JSON: "+err.Error())
+	}
+	if req.Amount.set && !req.Amount.d.IsPositive() {
+		return nil, invalid("PAY_002", "amount", "dispute amount must be positive")
+	}
+	if req.ReceiptURL != "" && !validNotifyURL(req.ReceiptURL) {
+		return nil, invalid("PAY_002", "receipt_url", "receipt_url must be an absolute http(s) URL")
+	}
+	switch p.status {
+	case statusDispute:
+		return nil, newErr(http.StatusConflict, "DIS_002", "a dispute already exists for this payment")
+	case statusCancelled, statusCancelledAppeal:
+	default:
+		return nil, newErr(http.StatusBadRequest, "DIS_001",
+			"a dispute can be opened only when status is CANCELLED or CANCELLED_APPEAL, not "+p.status)
+	}
+	d := &dispute{receiptURL: req.ReceiptURL, comment: req.Comment, createdAt: now.Truncate(time.Second)}
+	if req.Amount.set {
+		a := req.Amount.d
+		d.amount = &a
+	}
+	p.dispute = d
+	s.setPaymentStatusLocked(p, statusDispute)
+	return p.disputeOpenView(), nil
+}
+
+func (s *Server) cancelDispute(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tickLocked()
+	p, aerr := s.lookupPayment(m, r.PathValue("id"))
+	if aerr != nil {
+		return nil, aerr
+	}
+	if p.status != statusDispute {
+		return nil, newErr(http.StatusBadRequest, "DIS_003", "only a dispute in status DISPUTE can be cancelled, status is "+p.status)
+	}
+	s.setPaymentStatusLocked(p, statusCancelledAppeal)
+	return disputeCancelView{ID: p.id, ExtID: p.extID, Status: "cancelled_appeal"}, nil
+}
+
+// creditLocked completes p and credits its terminal with amount/usdt_rate
+// USDT, rounded half up to 2 places.
+func (s *Server) completeLocked(p *payment, rub decimal.Decimal) {
+	p.terminal.balance = p.terminal.balance.Add(usdtFor(rub, p.usdtRate))
+	s.setPaymentStatusLocked(p, statusCompleted)
+}
+
+// usdtFor converts RUB to USDT at rate, rounded half up to cents.
+func usdtFor(rub, rate decimal.Decimal) decimal.Decimal { return rub.DivRound(rate, 2) }
+
+// Outcomes accepted by VerifyPayment and ReviewDispute.
+const (
+	OutcomeCompleted = "completed"
+	OutcomeCancelled = "cancelled"
+	OutcomeApproved  = "approved"
+	OutcomeRejected  = "rejected"
+)
+
+// VerifyPayment plays the service's verification of a PROCESSING payment:
+// "completed" completes it and credits amount/usdt_rate USDT to its
+// terminal, "cancelled" cancels it (transfer not found).
+func (s *Server) VerifyPayment(id, outcome string) error {
+	_, err := s.verifyPayment(id, outcome)
+	return err
+}
+
+func (s *Server) verifyPayment(id, outcome string) (*paymentView, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tickLocked()
+	if outcome != OutcomeCompleted && outcome != OutcomeCancelled {
+		return nil, fmt.Errorf("%w: outcome must be %q or %q", ErrInvalidArgument, OutcomeCompleted, OutcomeCancelled)
+	}
+	p := s.payments[id]
+	if p == nil {
+		return nil, notFound("payment", id)
+	}
+	if p.status != statusProcessing {
+		return nil, fmt.Errorf("%w: payment %s is %s, not PROCESSING", ErrWrongState, id, p.status)
+	}
+	if outcome == OutcomeCompleted {
+		s.completeLocked(p, p.amount)
+	} else {
+		s.setPaymentStatusLocked(p, statusCancelled)
+	}
+	v := p.getView()
+	return &v, nil
+}
+
+// ReviewDispute plays the review of an open dispute: "approved" completes
+// the payment and credits its terminal (with the dispute's amount when one
+// was given, else the payment's), "rejected" cancels it again.
+func (s *Server) ReviewDispute(id, outcome string) error {
+	_, err := s.reviewDispute(id, outcome)
+	return err
+}
+
+func (s *Server) reviewDispute(id, outcome string) (*paymentView, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tickLocked()
+	if outcome != OutcomeApproved && outcome != OutcomeRejected {
+		return nil, fmt.Errorf("%w: outcome must be %q or %q", ErrInvalidArgument, OutcomeApproved, OutcomeRejected)
+	}
+	p := s.payments[id]
+	if p == nil {
+		return nil, notFound("payment", id)
+	}
+	if p.status != statusDispute {
+		return nil, fmt.Errorf("%w: payment %s is %s, not DISPUTE", ErrWrongState, id, p.status)
+	}
+	if outcome == OutcomeApproved {
+		rub := p.amount
+		if p.dispute != nil && p.dispute.amount != nil {
+			rub = *p.dispute.amount
+		}
+		s.completeLocked(p, rub)
+	} else {
+		s.setPaymentStatusLocked(p, statusCancelled)
+	}
+	v := p.getView()
+	return &v, nil
+}

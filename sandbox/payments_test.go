@@ -1,0 +1,423 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCreatePaymentCardShape(t *testing.T) {
+	e := newEnv(t, Config{})
+	r := e.createPayment(`{"ext_id":"order-1","amount":1500.50}`)
+	id := r.str("id")
+	for k, want := range map[string]string{
+		"ext_id": "order-1", "currency": "RUB", "status": "PENDING", "method": "CARD",
+		"valid_until": "2025-03-01T12:20:00Z", "created_at": "2025-03-01T12:00:00Z",
+		"payment_url": e.ts.URL + "/pay/" + id,
+	} {
+		eq(t, r.str(k), want)
+	}
+	// Amounts are bare numbers, the RUB amount exactly as sent.
+	for _, frag := range []string{`"amount":1500.50,`, `"usdt_rate":92.50`} {
+		if !strings.Contains(r.raw, frag) {
+			t.Fatalf("%s not in %s", frag, r.raw)
+		}
+	}
+	eq(t, r.str("requisites", "type"), "card")
+	eq(t, r.str("requisites", "bank"), "Sberbank")
+	eq(t, r.str("requisites", "bank_code"), "sber")
+	if !regexp.MustCompile(`^\d{16}$`).MatchString(r.str("requisites", "value")) {
+		t.Fatalf("card number %q", r.str("requisites", "value"))
+	}
+	if !luhn(r.str("requisites", "value")) {
+		t.Fatalf("card number %q fails Luhn", r.str("requisites", "value"))
+	}
+	if r.str("requisites", "holder") == "" || strings.Contains(r.raw, "bank_name") || strings.Contains(r.raw, "amount_local") {
+		t.Fatalf("requisites: %s", r.raw)
+	}
+	if r.has("message") || r.has("completed_at") {
+		t.Fatalf("unexpected fields: %s", r.raw)
+	}
+
+	g := e.do("GET", "/v1/payments/"+id, "")
+	wantStatus(t, g, 200, "")
+	eq(t, g.str("requisites", "bank"), "Sberbank")
+	if strings.Contains(g.raw, "bank_code") || !strings.Contains(g.raw, `"usdt_rate":92.50`) {
+		t.Fatalf("get shape: %s", g.raw)
+	}
+	eq(t, g.str("requisites", "value"), r.str("requisites", "value"))
+}
+
+func luhn(s string) bool {
+	sum := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		d := int(s[i] - '0')
+		if (len(s)-1-i)%2 == 1 {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return sum%10 == 0
+}
+
+func TestCreatePaymentMethods(t *testing.T) {
+	e := newEnv(t, Config{BaseURL: "https://pay.example/"})
+	r := e.createPayment(`{"ext_id":"s","amount":"200","method":"SBP","bank":"tinkoff"}`)
+	eq(t, r.str("requisites", "type"), "sbp")
+	eq(t, r.str("requisites", "bank"), "T-Bank")
+	eq(t, r.str("requisites", "bank_code"), "tinkoff")
+	eq(t, r.str("payment_url"), "https://pay.example/pay/"+r.str("id"))
+	if !regexp.MustCompile(`^\+79\d{9}$`).MatchString(r.str("requisites", "value")) {
+		t.Fatalf("phone %q", r.str("requisites", "value"))
+	}
+	r = e.createPayment(`{"ext_id":"m","amount":300000,"method":"sim"}`)
+	eq(t, r.str("method"), "SIM")
+	eq(t, r.str("requisites", "type"), "sim")
+
+	r = e.createPayment(`{"ext_id":"x","amount":1000,"method":"CROSS_BORDER","country":"KZ"}`)
+	eq(t, r.str("requisites", "type"), "phone")
+	eq(t, r.str("requisites", "bank"), "kaspi")
+	eq(t, r.str("requisites", "bank_name"), "Kaspi Bank")
+	eq(t, r.str("requisites", "country"), "KZ")
+	eq(t, r.str("requisites", "currency"), "KZT")
+	if !strings.Contains(r.raw, `"amount_local":5600.00`) || strings.Contains(r.raw, "bank_code") {
+		t.Fatalf("cross-border: %s", r.raw)
+	}
+	if !strings.HasPrefix(r.str("requisites", "value"), "+77") {
+		t.Fatalf("phone %q", r.str("requisites", "value"))
+	}
+	g := e.do("GET", "/v1/payments/"+r.str("id"), "")
+	eq(t, g.str("requisites", "bank"), "kaspi")
+	if strings.Contains(g.raw, "amount_local") {
+		t.Fatalf("get carries full requisites: %s", g.raw)
+	}
+
+	// Bank alone picks the country; no bank and no country picks TJ.
+	r = e.createPayment(`{"ext_id":"y","amount":999.99,"method":"CROSS_BORDER","bank":"mbank"}`)
+	eq(t, r.str("requisites", "country"), "KG")
+	eq(t, r.str("requisites", "currency"), "KGS")
+	if !strings.Contains(r.raw, `"amount_local":959.99`) { // 999.99*0.96 = 959.9904
+		t.Fatalf("amount_local: %s", r.raw)
+	}
+	r = e.createPayment(`{"ext_id":"z","amount":100,"method":"CROSS_BORDER"}`)
+	eq(t, r.str("requisites", "country"), "TJ")
+	eq(t, r.str("requisites", "bank"), "eskhata")
+	r = e.createPayment(`{"ext_id":"u","amount":100,"method":"CROSS_BORDER","country":"uz","bank":"hamkorbank"}`)
+	eq(t, r.str("requisites", "currency"), "UZS")
+	if !strings.Contains(r.raw, `"amount_local":14050.00`) {
+		t.Fatalf("amount_local: %s", r.raw)
+	}
+}
+
+func TestCreatePaymentValidation(t *testing.T) {
+	e := newEnv(t, Config{})
+	long := strings.Repeat("й", 256)
+	for _, body := range []string{
+		`{"amount":150}`,
+		`{"ext_id":"","amount":150}`,
+		`{"ext_id":"` + long + `","amount":150}`,
+		`{"ext_id":"a"}`,
+		`{"ext_id":"a","amount":99.99}`,
+		`{"ext_id":"a","amount":300000.01}`,
+		`{"ext_id":"a","amount":"abc"}`,
+		`{"ext_id":"a","amount":true}`,
+		`{"ext_id":"a","amount":1e999999}`,
+		`{"ext_id":"a","amount":150,"method":"CRYPTO"}`,
+		`{"ext_id":"a","amount":150,"method":"CROSS_BORDER","country":"RU"}`,
+		`{"ext_id":"a","amount":150,"country":"KZ"}`,
+		`{"ext_id":"a","amount":150,"notify_url":"not a url"}`,
+		`{"ext_id":"a","amount":150`,
+		`{"ext_id":"a","amount":150} {}`,
+		``,
+	} {
+		r := e.do("POST", "/v1/payments", body)
+		wantStatus(t, r, http.StatusBadRequest, "PAY_002")
+	}
+	// Boundaries are accepted.
+	e.createPayment(`{"ext_id":"` + strings.Repeat("й", 255) + `","amount":100}`)
+	e.createPayment(`{"ext_id":"b","amount":"300000.00"}`)
+}
+
+func TestCreatePaymentConflicts(t *testing.T) {
+	e := newEnv(t, Config{MaxSamePendingAmount: 2})
+	e.createPayment(`{"ext_id":"dup","amount":500}`)
+	r := e.do("POST", "/v1/payments", `{"ext_id":"dup","amount":700}`)
+	wantStatus(t, r, http.StatusConflict, "PAY_003")
+	eq(t, r.str("data", "ext_id"), "dup")
+
+	for _, body := range []string{
+		`{"ext_id":"b1","amount":500,"bank":"gazprom"}`,
+		`{"ext_id":"b2","amount":500,"bank":"kaspi"}`,
+		`{"ext_id":"b3","amount":500,"bank":"nosuchbank"}`,
+		`{"ext_id":"b4","amount":500,"method":"CROSS_BORDER","bank":"sber"}`,
+		`{"ext_id":"b5","amount":500,"method":"CROSS_BORDER","country":"TJ","bank":"kaspi"}`,
+	} {
+		wantStatus(t, e.do("POST", "/v1/payments", body), http.StatusServiceUnavailable, "PAY_004")
+	}
+
+	// 500 and 500.00 are the same amount; the third pending one is refused.
+	second := e.createPayment(`{"ext_id":"p2","amount":"500.00"}`)
+	wantStatus(t, e.do("POST", "/v1/payments", `{"ext_id":"p3","amount":500.0}`), http.StatusTooManyRequests, "PAY_005")
+	// Leaving PENDING frees the slot.
+	wantStatus(t, e.do("POST", "/v1/payments/"+second.str("id")+"/cancel", ""), 200, "")
+	e.createPayment(`{"ext_id":"p3","amount":500}`)
+}
+
+func TestNoActiveTerminal(t *testing.T) {
+	m := DefaultMerchant("k", "s")
+	for i := range m.Terminals {
+		m.Terminals[i].IsActive = false
+	}
+	e := newEnv(t, Config{Merchants: []Merchant{m}})
+	wantStatus(t, e.do("POST", "/v1/payments", `{"ext_id":"a","amount":500}`), http.StatusServiceUnavailable, "PAY_004")
+	wantStatus(t, e.do("POST", "/v1/withdrawals", `{"terminal_id":"`+DefaultMainTerminalID+`","amount":1,"address":"T"}`),
+		http.StatusBadRequest, "WDR_001")
+	r := e.do("GET", "/v1/withdrawals/fee", "")
+	if !strings.Contains(r.raw, `"fee":0.00`) {
+		t.Fatal(r.raw)
+	}
+}
+
+func multipartBody(t *testing.T, field string, content []byte, ct string) (string, []byte) {
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	if field != "" {
+		h := make(map[string][]string)
+		h["Content-Disposition"] = []string{fmt.Sprintf(`form-data; name=%q; filename="receipt"`, field)}
+		h["Content-Type"] = []string{ct}
+		p, err := w.CreatePart(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Write(content)
+	}
+	w.Close()
+	return w.FormDataContentType(), buf.Bytes()
+}
+
+var png = append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 64)...)
+
+func TestPaymentLifecycleCompleted(t *testing.T) {
+	e := newEnv(t, Config{})
+	r := e.createPayment(`{"ext_id":"o","amount":1500.50}`)
+	id := r.str("id")
+
+	ct, body := multipartBody(t, "attachment", png, "application/octet-stream")
+	c := e.doCT("POST", "/v1/payments/"+id+"/confirm", ct, body)
+	wantStatus(t, c, 200, "")
+	eq(t, c.str("status"), "PROCESSING")
+	if c.str("message") == "<nil>" || c.has("usdt_rate") || strings.Contains(c.raw, "bank_code") {
+		t.Fatalf("confirm shape: %s", c.raw)
+	}
+	eq(t, c.str("payment_url"), r.str("payment_url"))
+
+	wantStatus(t, e.doCT("POST", "/v1/payments/"+id+"/confirm", ct, body), 400, "PAY_008")
+	wantStatus(t, e.do("POST", "/v1/payments/"+id+"/cancel", ""), 400, "PAY_007")
+	wantStatus(t, e.do("POST", "/v1/payments/"+id+"/dispute", `{}`), 400, "DIS_001")
+
+	if err := e.sb.VerifyPayment(id, "completed"); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "COMPLETED")
+	// 1500.50 / 92.50 = 16.2216..., half up to 16.22.
+	wantDec(t, e.balance(DefaultMainTerminalID), "1016.22")
+	if err := e.sb.VerifyPayment(id, "completed"); !errors.Is(err, ErrWrongState) {
+		t.Fatalf("second verify: %v", err)
+	}
+	wantStatus(t, e.do("POST", "/v1/payments/"+id+"/dispute/cancel", ""), 400, "DIS_003")
+}
+
+func TestConfirmAttachments(t *testing.T) {
+	e := newEnv(t, Config{})
+	id := func() string {
+		return e.createPayment(`{"ext_id":"` + t.Name() + fmt.Sprint(time.Now().UnixNano()) + `","amount":250}`).str("id")
+	}
+
+	ct, body := multipartBody(t, "attachment", []byte("plain text, not an image"), "text/plain")
+	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), 400, "PAY_002")
+	ct, body = multipartBody(t, "attachment", make([]byte, maxReceiptBytes+1), "image/jpeg")
+	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), 400, "PAY_002")
+	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", "multipart/form-data; boundary=x", []byte("garbage")), 400, "PAY_002")
+
+	for _, tc := range []struct{ ct, body string }{
+		{"", ""},
+		{"application/json", "{}"},
+	} {
+		r := e.doCT("POST", "/v1/payments/"+id()+"/confirm", tc.ct, []byte(tc.body))
+		wantStatus(t, r, 200, "")
+		eq(t, r.str("status"), "PROCESSING")
+	}
+	ct, body = multipartBody(t, "", nil, "")
+	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), 200, "")
+	ct, body = multipartBody(t, "other", []byte("x"), "text/plain")
+	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), 200, "")
+	ct, body = multipartBody(t, "attachment", []byte("x"), "image/png")
+	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), 200, "")
+}
+
+func TestPaymentLifecycleDisputes(t *testing.T) {
+	e := newEnv(t, Config{})
+	id := e.createPayment(`{"ext_id":"d","amount":925}`).str("id")
+	p := "/v1/payments/" + id
+
+	wantStatus(t, e.do("POST", p+"/dispute", `{}`), 400, "DIS_001") // PENDING
+	wantStatus(t, e.do("POST", p+"/dispute/cancel", ""), 400, "DIS_003")
+	c := e.do("POST", p+"/cancel", "")
+	wantStatus(t, c, 200, "")
+	eq(t, c.str("status"), "CANCELLED")
+	if c.has("usdt_rate") || c.has("message") || strings.Contains(c.raw, "bank_code") || !c.has("payment_url") {
+		t.Fatalf("cancel shape: %s", c.raw)
+	}
+	wantStatus(t, e.do("POST", p+"/cancel", ""), 400, "PAY_007")
+	wantStatus(t, e.do("POST", p+"/confirm", ""), 400, "PAY_008")
+
+	wantStatus(t, e.do("POST", p+"/dispute", `{"amount":0}`), 400, "PAY_002")
+	wantStatus(t, e.do("POST", p+"/dispute", `{"receipt_url":"nope"}`), 400, "PAY_002")
+	wantStatus(t, e.do("POST", p+"/dispute", `{"amount":`), 400, "PAY_002")
+
+	d := e.do("POST", p+"/dispute", `{"receipt_url":"https://r.example/1.png","comment":"paid in full"}`)
+	wantStatus(t, d, 200, "")
+	eq(t, d.str("status"), "dispute")
+	eq(t, d.str("dispute", "receipt_url"), "https://r.example/1.png")
+	eq(t, d.str("dispute", "comment"), "paid in full")
+	eq(t, d.str("dispute", "created_at"), "2025-03-01T12:00:00Z")
+	if !strings.Contains(d.raw, `"dispute":{"amount":null,`) {
+		t.Fatalf("dispute amount not null: %s", d.raw)
+	}
+	for _, k := range []string{"id", "ext_id", "amount", "currency", "method", "created_at"} {
+		if !d.has(k) {
+			t.Fatalf("dispute response lacks %s: %s", k, d.raw)
+		}
+	}
+	for _, k := range []string{"requisites", "payment_url", "valid_until", "usdt_rate"} {
+		if d.has(k) {
+			t.Fatalf("dispute response has %s: %s", k, d.raw)
+		}
+	}
+	eq(t, e.do("GET", p, "").str("status"), "DISPUTE")
+	wantStatus(t, e.do("POST", p+"/dispute", `{}`), http.StatusConflict, "DIS_002")
+
+	dc := e.do("POST", p+"/dispute/cancel", "")
+	wantStatus(t, dc, 200, "")
+	if len(dc.m) != 3 || dc.str("status") != "cancelled_appeal" || dc.str("id") != id || dc.str("ext_id") != "d" {
+		t.Fatalf("dispute cancel: %s", dc.raw)
+	}
+	eq(t, e.do("GET", p, "").str("status"), "CANCELLED_APPEAL")
+	wantStatus(t, e.do("POST", p+"/dispute/cancel", ""), 400, "DIS_003")
+
+	// Reopen from CANCELLED_APPEAL, reject, open again from CANCELLED, approve
+	// with a different amount: the disputed amount is credited.
+	wantStatus(t, e.do("POST", p+"/dispute", `{}`), 200, "")
+	if err := e.sb.ReviewDispute(id, "rejected"); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, e.do("GET", p, "").str("status"), "CANCELLED")
+	d = e.do("POST", p+"/dispute", `{"amount":"462.50"}`)
+	if !strings.Contains(d.raw, `"amount":462.50,`) {
+		t.Fatalf("dispute amount: %s", d.raw)
+	}
+	if err := e.sb.ReviewDispute(id, "approved"); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, e.do("GET", p, "").str("status"), "COMPLETED")
+	wantDec(t, e.balance(DefaultMainTerminalID), "1005.00")
+	if err := e.sb.ReviewDispute(id, "approved"); !errors.Is(err, ErrWrongState) {
+		t.Fatal(err)
+	}
+}
+
+func TestVerifyCancelledAndControlErrors(t *testing.T) {
+	e := newEnv(t, Config{})
+	id := e.createPayment(`{"ext_id":"v","amount":300}`).str("id")
+	if err := e.sb.VerifyPayment(id, "completed"); !errors.Is(err, ErrWrongState) {
+		t.Fatalf("verify pending: %v", err)
+	}
+	if err := e.sb.VerifyPayment("nope", "completed"); !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+	if err := e.sb.VerifyPayment(id, "maybe"); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatal(err)
+	}
+	if err := e.sb.ReviewDispute(id, "maybe"); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatal(err)
+	}
+	if err := e.sb.ReviewDispute("nope", "approved"); !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+	if err := e.sb.ReviewDispute(id, "approved"); !errors.Is(err, ErrWrongState) {
+		t.Fatal(err)
+	}
+	e.do("POST", "/v1/payments/"+id+"/confirm", "")
+	if err := e.sb.VerifyPayment(id, "cancelled"); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "CANCELLED")
+	wantDec(t, e.balance(DefaultMainTerminalID), "1000")
+	// A payment cancelled by verification can be disputed.
+	wantStatus(t, e.do("POST", "/v1/payments/"+id+"/dispute", `{"amount":300}`), 200, "")
+}
+
+func TestGetPaymentNotFoundAndExtID(t *testing.T) {
+	e := newEnv(t, Config{})
+	for _, p := range []string{"/v1/payments/6f1c9a8e-0000-4000-8000-000000000000", "/v1/payments/by-ext-id/none"} {
+		wantStatus(t, e.do("GET", p, ""), http.StatusNotFound, "PAY_006")
+	}
+	for _, op := range []string{"confirm", "cancel", "dispute", "dispute/cancel"} {
+		wantStatus(t, e.do("POST", "/v1/payments/nope/"+op, ""), http.StatusNotFound, "PAY_006")
+	}
+	odd := "a/b?c#d %й"
+	id := e.createPayment(`{"ext_id":"a/b?c#d %й","amount":150}`).str("id")
+	r := e.do("GET", "/v1/payments/by-ext-id/"+url.PathEscape(odd), "")
+	wantStatus(t, r, 200, "")
+	eq(t, r.str("id"), id)
+	eq(t, r.str("ext_id"), odd)
+	wantStatus(t, e.do("GET", "/v1/payments/by-ext-id/a%2Fb", ""), 404, "PAY_006")
+
+	// An ext_id with an unescaped slash still arrives whole.
+	e.createPayment(`{"ext_id":"x/y","amount":150}`)
+	wantStatus(t, e.do("GET", "/v1/payments/by-ext-id/x/y", ""), 200, "")
+}
+
+func TestExpiry(t *testing.T) {
+	sink := newHookSink(t, 0)
+	e := newEnv(t, Config{PaymentTTL: 10 * time.Minute})
+	id := e.createPayment(`{"ext_id":"e","amount":150,"notify_url":"` + sink.srv.URL + `"}`).str("id")
+	eq(t, e.createPayment(`{"ext_id":"e2","amount":150}`).str("valid_until"), "2025-03-01T12:10:00Z")
+	e.sb.Advance(10*time.Minute - time.Second)
+	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "PENDING")
+	e.sb.Advance(-time.Hour) // ignored
+	e.sb.Advance(time.Second)
+	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "CANCELLED")
+	wantStatus(t, e.do("POST", "/v1/payments/"+id+"/confirm", ""), 400, "PAY_008")
+	e.flush()
+	eq(t, strings.Join(sink.statuses(), ","), "CANCELLED")
+	if !e.sb.Now().Equal(base.Add(10 * time.Minute)) {
+		t.Fatal(e.sb.Now())
+	}
+}
+
+func TestLazyExpiryOnAccess(t *testing.T) {
+	clk := &clock{t: base}
+	e := newEnv(t, Config{Now: clk.Now})
+	id := e.createPayment(`{"ext_id":"l","amount":150}`).str("id")
+	e.createPayment(`{"ext_id":"l2","amount":150}`)
+	e.do("POST", "/v1/payments/"+id+"/confirm", "") // PROCESSING never expires
+	clk.Set(base.Add(DefaultPaymentTTL))
+	r := e.do("GET", "/v1/payments/by-ext-id/l2", "")
+	eq(t, r.str("status"), "CANCELLED")
+	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "PROCESSING")
+	// Expired payments no longer count towards PAY_005.
+	for i := range 5 {
+		e.createPayment(fmt.Sprintf(`{"ext_id":"n%d","amount":150}`, i))
+	}
+}

@@ -1,0 +1,270 @@
+package sandbox
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+// Payout statuses.
+const (
+	PayoutPending    = "pending"
+	PayoutProcessing = "processing"
+	PayoutCompleted  = "completed"
+	PayoutFailed     = "failed"
+	PayoutCancelled  = "cancelled"
+)
+
+// Payout list limits: the spec's default, and the sandbox's cap (larger
+// limits are lowered to it and the envelope says so).
+const (
+	defaultPayoutLimit = 100
+	maxPayoutLimit     = 1000
+)
+
+type payout struct {
+	m               *merchant
+	id, extID       string
+	amount          decimal.Decimal
+	method          string
+	requisites      string
+	holderName      string
+	bank            string
+	notifyURL       string
+	status          string
+	providerOrderID string
+	createdAt       time.Time
+	completedAt     time.Time
+}
+
+type payoutView struct {
+	ID              string `json:"id"`
+	ExtID           string `json:"ext_id"`
+	Amount          rubNum `json:"amount"`
+	Currency        string `json:"currency"`
+	Method          string `json:"method"`
+	Requisites      string `json:"requisites"`
+	HolderName      string `json:"holder_name"`
+	Bank            string `json:"bank"`
+	Status          string `json:"status"`
+	ProviderOrderID string `json:"provider_order_id,omitempty"`
+	CreatedAt       string `json:"created_at"`
+	CompletedAt     string `json:"completed_at,omitempty"`
+}
+
+func (p *payout) view() payoutView {
+	v := payoutView{ID: p.id, ExtID: p.extID, Amount: rubNum(p.amount), Currency: "RUB", Method: p.method,
+		Requisites: p.requisites, HolderName: p.holderName, Bank: p.bank, Status: p.status,
+		ProviderOrderID: p.providerOrderID, CreatedAt: ts(p.createdAt)}
+	if !p.completedAt.IsZero() {
+		v.CompletedAt = ts(p.completedAt)
+	}
+	return v
+}
+
+type createPayoutReq struct {
+	ExtID      string   `json:"ext_id"`
+	Amount     amountIn `json:"amount"`
+	Method     string   `json:"method"`
+	Requisites string   `json:"requisites"`
+	HolderName string   `json:"holder_name"`
+	Bank       string   `json:"bank"`
+	NotifyURL  string   `json:"notify_url"`
+}
+
+func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *apiError) {
+	var req createPayoutReq
+	if err := decodeJSON(body, &req); err != nil {
+		return nil, invalid("PAY_002", "body", "request body is not valid JSON: "+err.Error())
+	}
+	method := strings.ToLower(req.Method)
+	switch {
+	case strings.TrimSpace(req.ExtID) == "" || len(req.ExtID) > maxExtIDLen*4:
+		return nil, invalid("PAY_002", "ext_id", "ext_id is required")
+	case !req.Amount.set || !req.Amount.d.IsPositive():
+		return nil, invalid("PAY_002", "amount", "amount must be positive")
+	case method != "card" && method != "sbp":
+		return nil, invalid("PAY_002", "method", "method must be card or sbp")
+	case strings.TrimSpace(req.Requisites) == "":
+		return nil, invalid("PAY_002", "requisites", "requisites are required")
+	case strings.TrimSpace(req.HolderName) == "":
+		return nil, invalid("PAY_002", "holder_name", "holder_name is required")
+	case req.NotifyURL != "" && !validNotifyURL(req.NotifyURL):
+		return nil, invalid("PAY_002", "notify_url", "notify_url must be an absolute http(s) URL")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.tickLocked()
+	if _, dup := m.payoutsByExt[req.ExtID]; dup {
+		return nil, &apiError{status: http.StatusConflict, code: "PAY_003",
+			msg: "a payout with this ext_id already exists", data: map[string]any{"ext_id": req.ExtID}}
+	}
+	p := &payout{m: m, id: uuid.NewString(), extID: req.ExtID, amount: req.Amount.d, method: method,
+		requisites: req.Requisites, holderName: req.HolderName, bank: req.Bank, notifyURL: req.NotifyURL,
+		status: PayoutPending, createdAt: now.Truncate(time.Second)}
+	s.payouts[p.id] = p
+	m.payoutsByExt[p.extID] = p
+	m.payoutList = append(m.payoutList, p)
+	return p.view(), nil
+}
+
+func payoutNotFound() *apiError {
+	return newErr(http.StatusNotFound, "PAY_001", "payout not found")
+}
+
+func (s *Server) getPayout(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.payouts[r.PathValue("id")]
+	if p == nil || p.m != m {
+		return nil, payoutNotFound()
+	}
+	return p.view(), nil
+}
+
+func (s *Server) getPayoutByExtID(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := m.payoutsByExt[r.PathValue("extId")]
+	if p == nil {
+		return nil, payoutNotFound()
+	}
+	return p.view(), nil
+}
+
+type payoutListView struct {
+	Payouts []payoutView `json:"payouts"`
+	Total   int          `json:"total"`
+	Limit   int          `json:"limit"`
+	Offset  int          `json:"offset"`
+}
+
+// parseBound reads a from/to query value: RFC 3339, or a bare date, which
+// means the start of that day for from and its last second for to.
+func parseBound(v string, end bool) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse("2006-01-02", v)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if end {
+		t = t.Add(24*time.Hour - time.Second)
+	}
+	return t, nil
+}
+
+// listPayouts filters by status and by created_at within [from, to], both
+// bounds inclusive, and pages in creation order (oldest first), which stays
+// stable while new payouts are added at the end.
+func (s *Server) listPayouts(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+	q := r.URL.Query()
+	var from, to time.Time
+	var err error
+	if v := q.Get("from"); v != "" {
+		if from, err = parseBound(v, false); err != nil {
+			return nil, invalid("PAY_002", "from", "from must be an ISO 8601 time")
+		}
+	}
+	if v := q.Get("to"); v != "" {
+		if to, err = parseBound(v, true); err != nil {
+			return nil, invalid("PAY_002", "to", "to must be an ISO 8601 time")
+		}
+	}
+	limit, offset := defaultPayoutLimit, 0
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, invalid("PAY_002", "limit", "limit must be a non-negative integer")
+		}
+		if n > 0 {
+			limit = min(n, maxPayoutLimit)
+		}
+	}
+	if v := q.Get("offset"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, invalid("PAY_002", "offset", "offset must be a non-negative integer")
+		}
+		offset = n
+	}
+	status := strings.ToLower(q.Get("status"))
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := payoutListView{Payouts: []payoutView{}, Limit: limit, Offset: offset}
+	for _, p := range m.payoutList {
+		if status != "" && p.status != status ||
+			!from.IsZero() && p.createdAt.Before(from) ||
+			!to.IsZero() && p.createdAt.After(to) {
+			continue
+		}
+		if out.Total >= offset && len(out.Payouts) < limit {
+			out.Payouts = append(out.Payouts, p.view())
+		}
+		out.Total++
+	}
+	return out, nil
+}
+
+// payoutMoves lists the status changes SetPayoutStatus allows. completed,
+// failed and cancelled are final.
+var payoutMoves = map[string][]string{
+	PayoutPending:    {PayoutProcessing, PayoutCompleted, PayoutFailed, PayoutCancelled},
+	PayoutProcessing: {PayoutCompleted, PayoutFailed, PayoutCancelled},
+}
+
+func allowed(moves map[string][]string, from, to string) bool {
+	for _, s := range moves[from] {
+		if s == to {
+			return true
+		}
+	}
+	return false
+}
+
+// SetPayoutStatus plays the provider's side of a payout: pending may move
+// to processing, completed, failed or cancelled, processing to completed,
+// failed or cancelled. Entering processing (or completing directly) sets
+// provider_order_id; completing sets completed_at. A webhook is sent when
+// the payout has a notify_url.
+func (s *Server) SetPayoutStatus(id, status string) error {
+	_, err := s.setPayoutStatus(id, status)
+	return err
+}
+
+func (s *Server) setPayoutStatus(id, status string) (*payoutView, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.tickLocked()
+	switch status {
+	case PayoutProcessing, PayoutCompleted, PayoutFailed, PayoutCancelled:
+	default:
+		return nil, fmt.Errorf("%w: payout status must be processing, completed, failed or cancelled", ErrInvalidArgument)
+	}
+	p := s.payouts[id]
+	if p == nil {
+		return nil, notFound("payout", id)
+	}
+	if !allowed(payoutMoves, p.status, status) {
+		return nil, fmt.Errorf("%w: payout %s is %s, cannot become %s", ErrWrongState, id, p.status, status)
+	}
+	p.status = status
+	if p.providerOrderID == "" && (status == PayoutProcessing || status == PayoutCompleted) {
+		p.providerOrderID = "prv_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16]
+	}
+	if status == PayoutCompleted {
+		p.completedAt = now.Truncate(time.Second)
+	}
+	v := p.view()
+	if p.notifyURL != "" {
+		s.hooks.enqueue("payout:"+p.id, p.notifyURL, "", v)
+	}
+	return &v, nil
+}

@@ -1,0 +1,404 @@
+package sandbox
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	paykit "github.com/paykit-dev/paykit-go"
+)
+
+// Config describes the starting state and the knobs of a Server. The zero
+// value is usable: one default merchant, the real clock and the defaults
+// listed in the package documentation.
+type Config struct {
+	// Merchants are the accounts the sandbox knows. Empty means one
+	// merchant, DefaultMerchant(DefaultAPIKey, DefaultSecret).
+	Merchants []Merchant
+	// Now is the base clock; nil means time.Now. Advance adds an offset on
+	// top of it, so tests can freeze time here and still move it forward.
+	Now func() time.Time
+	// PaymentTTL is the span from created_at to valid_until; default 20
+	// minutes.
+	PaymentTTL time.Duration
+	// USDTRate is RUB per 1 USDT, fixed into each payment at creation and
+	// returned as usdt_rate; default 92.50.
+	USDTRate decimal.Decimal
+	// LocalRates maps a country code (TJ, KZ, UZ, KG) to the number of
+	// local currency units per 1 RUB used for amount_local. Missing
+	// countries take the defaults in DefaultLocalRates.
+	LocalRates map[string]decimal.Decimal
+	// MaxSamePendingAmount is how many PENDING payments of one merchant
+	// may share an amount before the next one is refused with PAY_005;
+	// default 5.
+	MaxSamePendingAmount int
+	// BaseURL is the prefix of payment_url links (BaseURL + "/pay/" + id).
+	// Empty means the scheme and Host of the create request, which is right
+	// for httptest.NewServer and for the binary on loopback.
+	BaseURL string
+	// WebhookClient sends webhooks; nil means a client with a 5 second
+	// timeout.
+	WebhookClient *http.Client
+	// WebhookMaxAttempts caps the attempts of one delivery; default 5.
+	WebhookMaxAttempts int
+	// WebhookRetryWait is the wait after the first failed attempt, doubled
+	// after each further failure; default 1 second. Tests set it to a
+	// millisecond or so.
+	WebhookRetryWait time.Duration
+}
+
+// Merchant is one account of the sandbox: the API key that X-Identity
+// carries, the secret or Signer that X-Signature is checked with, and the
+// terminals that hold its USDT.
+type Merchant struct {
+	APIKey string
+	Secret string
+	// Signer verifies X-Signature: the sandbox signs the incoming request
+	// with it and compares the result in constant time. nil means
+	// paykit.HMACSigner(Secret), the SDK's default, so a client built with
+	// the same signer always agrees with the sandbox.
+	Signer    paykit.Signer
+	Terminals []Terminal
+}
+
+// Terminal is the starting state of one terminal, and the snapshot that
+// Server.Terminals returns. Terminal ids are scoped to their merchant: two
+// merchants may use the same ids without seeing each other's terminals.
+type Terminal struct {
+	ID            string
+	Name          string
+	Balance       decimal.Decimal // available USDT
+	BalanceFrozen decimal.Decimal // USDT held by pending or processing withdrawals
+	WithdrawalFee decimal.Decimal // USDT charged per withdrawal
+	IsActive      bool
+}
+
+// Credentials and terminal ids of the default merchant. They are stable so
+// that docs, examples and scripts can hard-code them.
+const (
+	DefaultAPIKey = "pk_sandbox"
+	DefaultSecret = "sk_sandbox_secret"
+	// DefaultMainTerminalID is the first terminal of DefaultMerchant: it
+	// starts with 1000.00 USDT and receives the USDT of completed payments.
+	DefaultMainTerminalID = "term_sandbox_main"
+	// DefaultReserveTerminalID is the second terminal: active and empty, a
+	// target for transfers.
+	DefaultReserveTerminalID = "term_sandbox_reserve"
+)
+
+// Defaults applied to a zero Config.
+const (
+	DefaultPaymentTTL           = 20 * time.Minute
+	DefaultMaxSamePendingAmount = 5
+	DefaultWebhookMaxAttempts   = 5
+	DefaultWebhookRetryWait     = time.Second
+)
+
+// DefaultUSDTRate is the RUB price of 1 USDT when Config.USDTRate is zero.
+var DefaultUSDTRate = decimal.RequireFromString("92.50")
+
+// DefaultLocalRates are the local currency units per 1 RUB used for
+// CROSS_BORDER amount_local when Config.LocalRates does not name the
+// country. They are round illustrative figures, not live rates.
+func DefaultLocalRates() map[string]decimal.Decimal {
+	return map[string]decimal.Decimal{
+		"TJ": decimal.RequireFromString("0.12"),   // TJS
+		"KZ": decimal.RequireFromString("5.60"),   // KZT
+		"UZ": decimal.RequireFromString("140.50"), // UZS
+		"KG": decimal.RequireFromString("0.96"),   // KGS
+	}
+}
+
+// DefaultMerchant returns a merchant with two active terminals,
+// DefaultMainTerminalID holding 1000.00 USDT and DefaultReserveTerminalID
+// holding nothing, both with a withdrawal fee of 1.50 USDT: enough to try
+// transfers and withdrawals without completing any payment first.
+func DefaultMerchant(apiKey, secret string) Merchant {
+	fee := decimal.RequireFromString("1.50")
+	zero := decimal.RequireFromString("0.00")
+	return Merchant{
+		APIKey: apiKey,
+		Secret: secret,
+		Terminals: []Terminal{
+			{ID: DefaultMainTerminalID, Name: "Main terminal", Balance: decimal.RequireFromString("1000.00"),
+				BalanceFrozen: zero, WithdrawalFee: fee, IsActive: true},
+			{ID: DefaultReserveTerminalID, Name: "Reserve terminal", Balance: zero,
+				BalanceFrozen: zero, WithdrawalFee: fee, IsActive: true},
+		},
+	}
+}
+
+// Server is the sandbox: an http.Handler serving the whole API, the hosted
+// payment page and the /sandbox/ controls. It is safe for concurrent use.
+// Create it with New and stop its webhook deliveries with Close.
+type Server struct {
+	cfg   Config
+	rates map[string]decimal.Decimal
+	mux   *http.ServeMux
+	hooks *dispatcher
+
+	mu          sync.Mutex
+	offset      time.Duration
+	merchants   map[string]*merchant
+	payments    map[string]*payment
+	payouts     map[string]*payout
+	withdrawals map[string]*withdrawal
+	expiry      expiryHeap
+	faults      []*Fault
+	requests    map[string]int // "METHOD escaped-path" -> count
+}
+
+type merchant struct {
+	apiKey        string
+	signer        paykit.Signer
+	terminals     []*terminal
+	paymentsByExt map[string]*payment
+	payoutsByExt  map[string]*payout
+	payoutList    []*payout // creation order
+	pendingAmount map[string]int
+	transfers     int
+}
+
+type terminal struct {
+	id, name        string
+	balance, frozen decimal.Decimal
+	fee             decimal.Decimal
+	active          bool
+}
+
+// New builds a Server from cfg, filling in defaults. It panics when two
+// merchants share an API key, as http.ServeMux does on a duplicate pattern:
+// that is a programming error, not a runtime condition.
+func New(cfg Config) *Server {
+	if len(cfg.Merchants) == 0 {
+		cfg.Merchants = []Merchant{DefaultMerchant(DefaultAPIKey, DefaultSecret)}
+	}
+	seen := map[string]bool{}
+	for _, m := range cfg.Merchants {
+		if m.APIKey == "" {
+			panic("sandbox: merchant with an empty APIKey")
+		}
+		if seen[m.APIKey] {
+			panic("sandbox: two merchants share one APIKey")
+		}
+		seen[m.APIKey] = true
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.PaymentTTL <= 0 {
+		cfg.PaymentTTL = DefaultPaymentTTL
+	}
+	if !cfg.USDTRate.IsPositive() {
+		cfg.USDTRate = DefaultUSDTRate
+	}
+	if cfg.MaxSamePendingAmount <= 0 {
+		cfg.MaxSamePendingAmount = DefaultMaxSamePendingAmount
+	}
+	if cfg.WebhookClient == nil {
+		cfg.WebhookClient = &http.Client{Timeout: 5 * time.Second}
+	}
+	if cfg.WebhookMaxAttempts <= 0 {
+		cfg.WebhookMaxAttempts = DefaultWebhookMaxAttempts
+	}
+	if cfg.WebhookRetryWait <= 0 {
+		cfg.WebhookRetryWait = DefaultWebhookRetryWait
+	}
+	rates := DefaultLocalRates()
+	for k, v := range cfg.LocalRates {
+		if v.IsPositive() {
+			rates[k] = v
+		}
+	}
+	s := &Server{
+		cfg:   cfg,
+		rates: rates,
+		hooks: newDispatcher(cfg.WebhookClient, cfg.WebhookMaxAttempts, cfg.WebhookRetryWait),
+	}
+	s.mux = s.routes()
+	s.resetLocked()
+	return s
+}
+
+// resetLocked rebuilds the starting state from the configuration. The
+// caller holds s.mu (or is New, before the Server is shared).
+func (s *Server) resetLocked() {
+	s.offset = 0
+	s.merchants = make(map[string]*merchant, len(s.cfg.Merchants))
+	for _, mc := range s.cfg.Merchants {
+		m := &merchant{
+			apiKey:        mc.APIKey,
+			signer:        mc.Signer,
+			paymentsByExt: map[string]*payment{},
+			payoutsByExt:  map[string]*payout{},
+			pendingAmount: map[string]int{},
+		}
+		if m.signer == nil {
+			m.signer = paykit.HMACSigner(mc.Secret)
+		}
+		for _, t := range mc.Terminals {
+			m.terminals = append(m.terminals, &terminal{
+				id: t.ID, name: t.Name, balance: t.Balance, frozen: t.BalanceFrozen,
+				fee: t.WithdrawalFee, active: t.IsActive,
+			})
+		}
+		s.merchants[mc.APIKey] = m
+	}
+	s.payments = map[string]*payment{}
+	s.payouts = map[string]*payout{}
+	s.withdrawals = map[string]*withdrawal{}
+	s.expiry = nil
+	s.faults = nil
+	s.requests = map[string]int{}
+}
+
+// Reset puts the sandbox back to the state New built: configured merchants
+// and balances, no payments, payouts or withdrawals, no faults, clock offset
+// zero. Webhooks already queued are still delivered.
+func (s *Server) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resetLocked()
+}
+
+// Close stops webhook delivery: queued deliveries are dropped and attempts
+// in flight are cancelled. The handler keeps answering requests, but no
+// further webhook is sent. Close is idempotent.
+func (s *Server) Close() { s.hooks.close() }
+
+// FlushWebhooks blocks until every webhook queued so far has been delivered
+// or given up on, or ctx ends. Tests and the quickstart use it instead of
+// sleeping.
+func (s *Server) FlushWebhooks(ctx context.Context) error { return s.hooks.flush(ctx) }
+
+// Now returns the sandbox clock: Config.Now plus every Advance so far, in
+// UTC.
+func (s *Server) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nowLocked()
+}
+
+func (s *Server) nowLocked() time.Time {
+	return s.cfg.Now().Add(s.offset).UTC()
+}
+
+// Advance moves the sandbox clock forward by d and expires every PENDING
+// payment whose valid_until has passed (status CANCELLED, webhook sent).
+// A negative d is ignored: time in the sandbox never runs backwards.
+func (s *Server) Advance(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d > 0 {
+		s.offset += d
+	}
+	s.expireDueLocked(s.nowLocked())
+}
+
+// Terminals returns a snapshot of the terminals of the merchant with the
+// given API key, in their configured order, or nil for an unknown key.
+// Tests use it to check balances without a signed request.
+func (s *Server) Terminals(apiKey string) []Terminal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.merchants[apiKey]
+	if m == nil {
+		return nil
+	}
+	out := make([]Terminal, 0, len(m.terminals))
+	for _, t := range m.terminals {
+		out = append(out, Terminal{ID: t.id, Name: t.name, Balance: t.balance, BalanceFrozen: t.frozen,
+			WithdrawalFee: t.fee, IsActive: t.active})
+	}
+	return out
+}
+
+// Stats counts what one merchant has created since the last Reset. SDK
+// tests use it to prove that a retried create or money move took effect
+// exactly once.
+type Stats struct {
+	Payments    int
+	Payouts     int
+	Withdrawals int
+	Transfers   int
+}
+
+// Stats returns the counters of the merchant with the given API key (zero
+// for an unknown key).
+func (s *Server) Stats(apiKey string) Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.merchants[apiKey]
+	if m == nil {
+		return Stats{}
+	}
+	st := Stats{Payments: len(m.paymentsByExt), Payouts: len(m.payoutList), Transfers: m.transfers}
+	for _, w := range s.withdrawals {
+		if w.m == m {
+			st.Withdrawals++
+		}
+	}
+	return st
+}
+
+// RequestCount returns how many requests with this method reached the
+// sandbox on a path matching pattern (same syntax as Fault.Path: exact, or
+// with {name} segments matching any one segment), faulted ones included.
+// An empty method matches any. Retry tests count attempts with it.
+func (s *Server) RequestCount(method, pattern string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for k, c := range s.requests {
+		m, p, _ := strings.Cut(k, " ")
+		if (method == "" || method == m) && pathMatches(pattern, p) {
+			n += c
+		}
+	}
+	return n
+}
+
+// Errors returned by the Go controls, for errors.Is. The HTTP controls map
+// them to 404, 409 and 400.
+var (
+	ErrNotFound        = errors.New("sandbox: not found")
+	ErrWrongState      = errors.New("sandbox: transition not allowed from the current status")
+	ErrInvalidArgument = errors.New("sandbox: invalid argument")
+)
+
+func notFound(kind, id string) error { return fmt.Errorf("%w: %s %q", ErrNotFound, kind, id) }
+
+// expiryHeap orders payments by valid_until so expiry costs O(log n) per
+// payment instead of a scan on every request.
+type expiryHeap []*payment
+
+func (h expiryHeap) Len() int           { return len(h) }
+func (h expiryHeap) Less(i, j int) bool { return h[i].validUntil.Before(h[j].validUntil) }
+func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(*payment)) }
+func (h *expiryHeap) Pop() any {
+	old := *h
+	p := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return p
+}
+
+// expireDueLocked cancels every PENDING payment whose valid_until is not
+// after now. It runs on every API request and on Advance, which is what
+// "lazily on access" means here.
+func (s *Server) expireDueLocked(now time.Time) {
+	for len(s.expiry) > 0 && !now.Before(s.expiry[0].validUntil) {
+		p := heap.Pop(&s.expiry).(*payment)
+		if p.status == statusPending {
+			s.setPaymentStatusLocked(p, statusCancelled)
+		}
+	}
+}
