@@ -22,7 +22,7 @@ const banksJSON = `{
 
 func TestListBanksRequestAndDecode(t *testing.T) {
 	t.Parallel()
-	c, rec := opMockClient(t, http.StatusOK, banksJSON)
+	c, rec := mockClient(t, http.StatusOK, banksJSON)
 	banks, err := c.ListBanks(context.Background())
 	require.NoError(t, err)
 	assertWire(t, rec.only(t), http.MethodGet, "/v1/banks", "", "")
@@ -37,7 +37,7 @@ func TestListBanksRequestAndDecode(t *testing.T) {
 func TestListBanksEmpty(t *testing.T) {
 	t.Parallel()
 	for _, body := range []string{`{"banks":[]}`, `{}`, `{"banks":null}`} {
-		c, _ := opMockClient(t, http.StatusOK, body)
+		c, _ := mockClient(t, http.StatusOK, body)
 		banks, err := c.ListBanks(context.Background())
 		require.NoError(t, err, body)
 		assert.Empty(t, banks, body)
@@ -60,7 +60,7 @@ func TestListBanksErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, _ := opMockClient(t, tt.status, tt.body)
+			c, _ := mockClient(t, tt.status, tt.body)
 			banks, err := c.ListBanks(context.Background())
 			assert.Nil(t, banks)
 			opRequireAPIError(t, err, tt.code, tt.status)
@@ -71,7 +71,7 @@ func TestListBanksErrors(t *testing.T) {
 
 func TestListBanksRefusesMalformedBody(t *testing.T) {
 	t.Parallel()
-	c, _ := opMockClient(t, http.StatusOK, `{"banks":"sber"}`)
+	c, _ := mockClient(t, http.StatusOK, `{"banks":"sber"}`)
 	banks, err := c.ListBanks(context.Background())
 	assert.Error(t, err)
 	assert.Nil(t, banks)

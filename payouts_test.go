@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jarcoal/httpmock"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,29 +19,6 @@ import (
 
 // Helpers shared by the operation tests (payouts, terminals, banks,
 // transfers, withdrawals). Prefixed "op" to stay clear of helpers_test.go.
-
-// opMockClient is mockClient with one difference: a request without a body
-// (every GET) reaches the recorder with http.NoBody instead of nil.
-// helpers_test.go's recorder.record calls io.ReadAll(req.Body), which panics
-// on the nil Body that net/http allows for a client request without a body.
-func opMockClient(t *testing.T, status int, body string, opts ...Option) (*Client, *recorder) {
-	t.Helper()
-	mt := httpmock.NewMockTransport()
-	rec := &recorder{}
-	mt.RegisterNoResponder(func(req *http.Request) (*http.Response, error) {
-		if req.Body == nil {
-			req.Body = http.NoBody
-		}
-		rec.record(req)
-		resp := httpmock.NewStringResponse(status, body)
-		resp.Header.Set("Content-Type", "application/json")
-		return resp, nil
-	})
-	opts = append([]Option{WithHTTPClient(&http.Client{Transport: mt}), WithMaxRetries(0)}, opts...)
-	c, err := NewClient(testBase, testKey, HMACSigner(testSecret), opts...)
-	require.NoError(t, err)
-	return c, rec
-}
 
 // opRequireValidation asserts that err is a *ValidationError on field that
 // matches ErrInvalidParameters, and that nothing was sent.
@@ -214,7 +190,7 @@ func TestCreatePayoutRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := opMockClient(t, http.StatusOK, payoutPendingJSON)
+			c, rec := mockClient(t, http.StatusOK, payoutPendingJSON)
 			p := base
 			tt.params(&p)
 			_, err := c.CreatePayout(context.Background(), p)
@@ -226,7 +202,7 @@ func TestCreatePayoutRequest(t *testing.T) {
 
 func TestCreatePayoutDecodesResponse(t *testing.T) {
 	t.Parallel()
-	c, _ := opMockClient(t, http.StatusCreated, payoutPendingJSON)
+	c, _ := mockClient(t, http.StatusCreated, payoutPendingJSON)
 	p, err := c.CreatePayout(context.Background(), CreatePayoutParams{ExtID: "po-1", Amount: dec("2500.00"),
 		Method: PayoutMethodCard, Requisites: "4111111111111111", HolderName: "IVAN IVANOV"})
 	require.NoError(t, err)
@@ -264,7 +240,7 @@ func TestCreatePayoutValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := opMockClient(t, http.StatusOK, payoutPendingJSON)
+			c, rec := mockClient(t, http.StatusOK, payoutPendingJSON)
 			p := valid
 			tt.mutate(&p)
 			got, err := c.CreatePayout(context.Background(), p)
@@ -279,7 +255,7 @@ func TestCreatePayoutValidation(t *testing.T) {
 
 func TestGetPayoutRequestAndDecode(t *testing.T) {
 	t.Parallel()
-	c, rec := opMockClient(t, http.StatusOK, payoutCompletedJSON)
+	c, rec := mockClient(t, http.StatusOK, payoutCompletedJSON)
 	p, err := c.GetPayout(context.Background(), payoutID)
 	require.NoError(t, err)
 	assertWire(t, rec.only(t), http.MethodGet, "/v1/payouts/"+payoutID, "", "")
@@ -298,7 +274,7 @@ func TestGetPayoutByExtIDRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.extID, func(t *testing.T) {
 			t.Parallel()
-			c, rec := opMockClient(t, http.StatusOK, payoutCompletedJSON)
+			c, rec := mockClient(t, http.StatusOK, payoutCompletedJSON)
 			p, err := c.GetPayoutByExtID(context.Background(), tt.extID)
 			require.NoError(t, err)
 			assertWire(t, rec.only(t), http.MethodGet, tt.uri, "", "")
@@ -310,7 +286,7 @@ func TestGetPayoutByExtIDRequest(t *testing.T) {
 func TestGetPayoutByExtIDValidation(t *testing.T) {
 	t.Parallel()
 	for _, extID := range []string{"", "bad-\xc3"} {
-		c, rec := opMockClient(t, http.StatusOK, payoutCompletedJSON)
+		c, rec := mockClient(t, http.StatusOK, payoutCompletedJSON)
 		p, err := c.GetPayoutByExtID(context.Background(), extID)
 		assert.Nil(t, p)
 		opRequireValidation(t, err, rec, "ext_id")
@@ -334,7 +310,7 @@ func TestGetPayoutIDValidation(t *testing.T) {
 	for name, id := range bad {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := opMockClient(t, http.StatusOK, payoutCompletedJSON)
+			c, rec := mockClient(t, http.StatusOK, payoutCompletedJSON)
 			p, err := c.GetPayout(context.Background(), id)
 			assert.Nil(t, p)
 			opRequireValidation(t, err, rec, "id")
@@ -342,7 +318,7 @@ func TestGetPayoutIDValidation(t *testing.T) {
 	}
 	// The canonical 36-character form is accepted in either case and sent as given.
 	for _, id := range []string{payoutID, "0B7D3C2A-1E4F-4A5B-8C6D-7E8F9A0B1C2D"} {
-		c, rec := opMockClient(t, http.StatusOK, payoutCompletedJSON)
+		c, rec := mockClient(t, http.StatusOK, payoutCompletedJSON)
 		_, err := c.GetPayout(context.Background(), id)
 		require.NoError(t, err, id)
 		assertWire(t, rec.only(t), http.MethodGet, "/v1/payouts/"+id, "", "")
@@ -394,7 +370,7 @@ func TestPayoutDecodingEdgeCases(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, _ := opMockClient(t, http.StatusOK, tt.body)
+			c, _ := mockClient(t, http.StatusOK, tt.body)
 			p, err := c.GetPayout(context.Background(), payoutID)
 			require.NoError(t, err)
 			tt.check(t, p)
@@ -412,7 +388,7 @@ func TestPayoutDecodingRefusesBadBodies(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			c, _ := opMockClient(t, http.StatusOK, body)
+			c, _ := mockClient(t, http.StatusOK, body)
 			p, err := c.GetPayout(context.Background(), payoutID)
 			assert.Error(t, err)
 			assert.Nil(t, p)
@@ -453,7 +429,7 @@ func TestPayoutErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := opMockClient(t, tt.status, opErrBody(tt.code, "something went wrong"))
+			c, rec := mockClient(t, tt.status, opErrBody(tt.code, "something went wrong"))
 			err := tt.call(c)
 			opRequireAPIError(t, err, tt.code, tt.status)
 			opAssertOnlySentinels(t, err, tt.sentinels...)
@@ -464,7 +440,7 @@ func TestPayoutErrors(t *testing.T) {
 
 func TestCreatePayoutDuplicateExtID(t *testing.T) {
 	t.Parallel()
-	c, rec := opMockClient(t, http.StatusConflict,
+	c, rec := mockClient(t, http.StatusConflict,
 		`{"error":"PAY_003","message":"Payout with this ext_id already exists","data":{"ext_id":"po-1"}}`)
 	p, err := c.CreatePayout(context.Background(), CreatePayoutParams{ExtID: "po-1", Amount: dec("2500.00"),
 		Method: PayoutMethodCard, Requisites: "4111111111111111", HolderName: "IVAN IVANOV"})
@@ -482,10 +458,6 @@ func TestCreatePayoutDuplicateExtID(t *testing.T) {
 // configuration merchants use. The code of the body must survive.
 func TestPayoutErrorCodeOverDefaultHTTPClient(t *testing.T) {
 	t.Parallel()
-	t.Skip("BUG: with an http.Client that has a Timeout (the default one), a 5xx (or 429) answer to a read or " +
-		"create loses its body: retry.go apiCode() reads resp.Body via responseBytes, which falls back to io.ReadAll " +
-		"because net/http wraps the bufferedBody in cancelTimerBody; client.go do() then decodes an empty body, " +
-		"so Error.Code is \"\" (SYS_001/PAY_001/PAY_004 lost, ErrNoRequisites never matched)")
 	for _, tt := range []struct {
 		name string
 		code string
@@ -560,7 +532,7 @@ func TestListPayoutsQuery(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := opMockClient(t, http.StatusOK, `{"payouts":[],"total":0,"limit":100,"offset":0}`)
+			c, rec := mockClient(t, http.StatusOK, `{"payouts":[],"total":0,"limit":100,"offset":0}`)
 			_, err := c.ListPayouts(context.Background(), tt.params)
 			require.NoError(t, err)
 			assertWire(t, rec.only(t), http.MethodGet, tt.uri, "", "")
@@ -570,7 +542,7 @@ func TestListPayoutsQuery(t *testing.T) {
 
 func TestListPayoutsDecodesEnvelope(t *testing.T) {
 	t.Parallel()
-	c, _ := opMockClient(t, http.StatusOK, payoutListJSON)
+	c, _ := mockClient(t, http.StatusOK, payoutListJSON)
 	l, err := c.ListPayouts(context.Background(), ListPayoutsParams{Limit: 2, Offset: 4})
 	require.NoError(t, err)
 	require.NotNil(t, l)
@@ -604,7 +576,7 @@ func TestListPayoutsValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := opMockClient(t, http.StatusOK, payoutListJSON)
+			c, rec := mockClient(t, http.StatusOK, payoutListJSON)
 			l, err := c.ListPayouts(context.Background(), tt.params)
 			assert.Nil(t, l)
 			opRequireValidation(t, err, rec, tt.field)

@@ -24,7 +24,7 @@ const terminalsJSON = `{
 
 func TestListTerminalsRequestAndDecode(t *testing.T) {
 	t.Parallel()
-	c, rec := opMockClient(t, http.StatusOK, terminalsJSON)
+	c, rec := mockClient(t, http.StatusOK, terminalsJSON)
 	ts, err := c.ListTerminals(context.Background())
 	require.NoError(t, err)
 	assertWire(t, rec.only(t), http.MethodGet, "/v1/terminals", "", "")
@@ -57,7 +57,7 @@ func TestListTerminalsRequestAndDecode(t *testing.T) {
 func TestListTerminalsEmpty(t *testing.T) {
 	t.Parallel()
 	for _, body := range []string{`{"terminals":[]}`, `{}`} {
-		c, _ := opMockClient(t, http.StatusOK, body)
+		c, _ := mockClient(t, http.StatusOK, body)
 		ts, err := c.ListTerminals(context.Background())
 		require.NoError(t, err, body)
 		assert.Empty(t, ts, body)
@@ -74,7 +74,7 @@ func TestListTerminalsRefusesBadAmounts(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			c, _ := opMockClient(t, http.StatusOK, body)
+			c, _ := mockClient(t, http.StatusOK, body)
 			ts, err := c.ListTerminals(context.Background())
 			assert.Error(t, err)
 			assert.Nil(t, ts)
@@ -93,7 +93,7 @@ func TestGetBalanceRequestAndDecode(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := opMockClient(t, http.StatusOK, tt.body)
+			c, rec := mockClient(t, http.StatusOK, tt.body)
 			b, err := c.GetBalance(context.Background())
 			require.NoError(t, err)
 			assertWire(t, rec.only(t), http.MethodGet, "/v1/balance", "", "")
@@ -107,7 +107,7 @@ func TestGetBalanceRequestAndDecode(t *testing.T) {
 
 func TestGetBalanceRefusesBadAmounts(t *testing.T) {
 	t.Parallel()
-	c, _ := opMockClient(t, http.StatusOK, `{"balance":1e999999999,"balance_frozen":0,"currency":"USDT"}`)
+	c, _ := mockClient(t, http.StatusOK, `{"balance":1e999999999,"balance_frozen":0,"currency":"USDT"}`)
 	b, err := c.GetBalance(context.Background())
 	assert.Error(t, err)
 	assert.Nil(t, b)
@@ -133,7 +133,7 @@ func TestTerminalAndBalanceErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := opMockClient(t, tt.status, tt.body)
+			c, rec := mockClient(t, tt.status, tt.body)
 			err := tt.call(c)
 			opRequireAPIError(t, err, tt.code, tt.status)
 			opAssertOnlySentinels(t, err, tt.sentinel)

@@ -34,7 +34,7 @@ func TestCreateTransferRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := opMockClient(t, http.StatusOK, transferJSON)
+			c, rec := mockClient(t, http.StatusOK, transferJSON)
 			_, err := c.CreateTransfer(context.Background(), CreateTransferParams{
 				FromTerminalID: "term-main", ToTerminalID: "term-2", Amount: dec(tt.amount)})
 			require.NoError(t, err)
@@ -52,7 +52,7 @@ func TestCreateTransferDecodesResult(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, _ := opMockClient(t, http.StatusOK, tt.body)
+			c, _ := mockClient(t, http.StatusOK, tt.body)
 			tr, err := c.CreateTransfer(context.Background(), CreateTransferParams{
 				FromTerminalID: "term-main", ToTerminalID: "term-2", Amount: dec("150.25")})
 			require.NoError(t, err)
@@ -68,7 +68,7 @@ func TestCreateTransferDecodesResult(t *testing.T) {
 
 func TestCreateTransferRefusesBadAmountInResponse(t *testing.T) {
 	t.Parallel()
-	c, _ := opMockClient(t, http.StatusOK, `{"success":true,"from_terminal_id":"a","to_terminal_id":"b","amount":1e999999999,"currency":"USDT"}`)
+	c, _ := mockClient(t, http.StatusOK, `{"success":true,"from_terminal_id":"a","to_terminal_id":"b","amount":1e999999999,"currency":"USDT"}`)
 	tr, err := c.CreateTransfer(context.Background(), CreateTransferParams{FromTerminalID: "a", ToTerminalID: "b", Amount: dec("1")})
 	assert.Error(t, err)
 	assert.Nil(t, tr)
@@ -93,7 +93,7 @@ func TestCreateTransferValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := opMockClient(t, http.StatusOK, transferJSON)
+			c, rec := mockClient(t, http.StatusOK, transferJSON)
 			p := valid
 			tt.mutate(&p)
 			tr, err := c.CreateTransfer(context.Background(), p)
@@ -125,7 +125,7 @@ func TestCreateTransferErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			// Retries enabled: a money move must still be sent exactly once.
-			c, rec := opMockClient(t, tt.status, tt.body, WithMaxRetries(3), WithRetryWait(time.Millisecond, 2*time.Millisecond))
+			c, rec := mockClient(t, tt.status, tt.body, WithMaxRetries(3), WithRetryWait(time.Millisecond, 2*time.Millisecond))
 			tr, err := c.CreateTransfer(context.Background(), CreateTransferParams{
 				FromTerminalID: "term-main", ToTerminalID: "term-2", Amount: dec("150.25")})
 			assert.Nil(t, tr)

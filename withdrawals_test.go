@@ -64,7 +64,7 @@ func TestCreateWithdrawalRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := opMockClient(t, http.StatusOK, withdrawalPendingJSON)
+			c, rec := mockClient(t, http.StatusOK, withdrawalPendingJSON)
 			_, err := c.CreateWithdrawal(context.Background(), CreateWithdrawalParams{
 				TerminalID: "term-main", Amount: dec(tt.amount), Address: tronAddress, SubtractFeeFromAmount: tt.subtract})
 			require.NoError(t, err)
@@ -75,7 +75,7 @@ func TestCreateWithdrawalRequest(t *testing.T) {
 
 func TestCreateWithdrawalDecodesResponse(t *testing.T) {
 	t.Parallel()
-	c, _ := opMockClient(t, http.StatusCreated, withdrawalPendingJSON)
+	c, _ := mockClient(t, http.StatusCreated, withdrawalPendingJSON)
 	w, err := c.CreateWithdrawal(context.Background(), CreateWithdrawalParams{
 		TerminalID: "term-main", Amount: dec("100.00"), Address: tronAddress})
 	require.NoError(t, err)
@@ -93,7 +93,7 @@ func TestCreateWithdrawalDecodesResponse(t *testing.T) {
 
 func TestGetWithdrawalRequestAndDecode(t *testing.T) {
 	t.Parallel()
-	c, rec := opMockClient(t, http.StatusOK, withdrawalCompletedJSON)
+	c, rec := mockClient(t, http.StatusOK, withdrawalCompletedJSON)
 	w, err := c.GetWithdrawal(context.Background(), withdrawID)
 	require.NoError(t, err)
 	assertWire(t, rec.only(t), http.MethodGet, "/v1/withdrawals/"+withdrawID, "", "")
@@ -133,7 +133,7 @@ func TestWithdrawalDecodingEdgeCases(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, _ := opMockClient(t, http.StatusOK, tt.body)
+			c, _ := mockClient(t, http.StatusOK, tt.body)
 			w, err := c.GetWithdrawal(context.Background(), withdrawID)
 			require.NoError(t, err)
 			tt.check(t, w)
@@ -149,7 +149,7 @@ func TestWithdrawalDecodingRefusesBadBodies(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			c, _ := opMockClient(t, http.StatusOK, body)
+			c, _ := mockClient(t, http.StatusOK, body)
 			w, err := c.GetWithdrawal(context.Background(), withdrawID)
 			assert.Error(t, err)
 			assert.Nil(t, w)
@@ -176,7 +176,7 @@ func TestCreateWithdrawalValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := opMockClient(t, http.StatusOK, withdrawalPendingJSON)
+			c, rec := mockClient(t, http.StatusOK, withdrawalPendingJSON)
 			p := valid
 			tt.mutate(&p)
 			w, err := c.CreateWithdrawal(context.Background(), p)
@@ -200,14 +200,14 @@ func TestGetWithdrawalIDValidation(t *testing.T) {
 	for name, id := range bad {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := opMockClient(t, http.StatusOK, withdrawalCompletedJSON)
+			c, rec := mockClient(t, http.StatusOK, withdrawalCompletedJSON)
 			w, err := c.GetWithdrawal(context.Background(), id)
 			assert.Nil(t, w)
 			opRequireValidation(t, err, rec, "id")
 		})
 	}
 	upper := "9A8B7C6D-5E4F-4321-8765-43210FEDCBA9"
-	c, rec := opMockClient(t, http.StatusOK, withdrawalCompletedJSON)
+	c, rec := mockClient(t, http.StatusOK, withdrawalCompletedJSON)
 	_, err := c.GetWithdrawal(context.Background(), upper)
 	require.NoError(t, err)
 	assertWire(t, rec.only(t), http.MethodGet, "/v1/withdrawals/"+upper, "", "")
@@ -221,7 +221,7 @@ func TestGetWithdrawalFeeRequestAndDecode(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := opMockClient(t, http.StatusOK, tt.body)
+			c, rec := mockClient(t, http.StatusOK, tt.body)
 			f, err := c.GetWithdrawalFee(context.Background())
 			require.NoError(t, err)
 			assertWire(t, rec.only(t), http.MethodGet, "/v1/withdrawals/fee", "", "")
@@ -234,7 +234,7 @@ func TestGetWithdrawalFeeRequestAndDecode(t *testing.T) {
 
 func TestGetWithdrawalFeeRefusesBadFee(t *testing.T) {
 	t.Parallel()
-	c, _ := opMockClient(t, http.StatusOK, `{"fee":1e-999999999,"currency":"USDT"}`)
+	c, _ := mockClient(t, http.StatusOK, `{"fee":1e-999999999,"currency":"USDT"}`)
 	f, err := c.GetWithdrawalFee(context.Background())
 	assert.Error(t, err)
 	assert.Nil(t, f)
@@ -268,7 +268,7 @@ func TestWithdrawalErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := opMockClient(t, tt.status, tt.body)
+			c, rec := mockClient(t, tt.status, tt.body)
 			err := tt.call(c)
 			opRequireAPIError(t, err, tt.code, tt.status)
 			opAssertOnlySentinels(t, err, tt.sentinels...)
@@ -282,7 +282,7 @@ func TestWithdrawalRetryClasses(t *testing.T) {
 	t.Parallel()
 	opts := []Option{WithMaxRetries(2), WithRetryWait(time.Millisecond, 2*time.Millisecond)}
 
-	c, rec := opMockClient(t, http.StatusServiceUnavailable, opErrBody("SYS_001", "busy"), opts...)
+	c, rec := mockClient(t, http.StatusServiceUnavailable, opErrBody("SYS_001", "busy"), opts...)
 	_, err := c.CreateWithdrawal(context.Background(), CreateWithdrawalParams{
 		TerminalID: "term-main", Amount: dec("100.00"), Address: tronAddress})
 	assert.ErrorIs(t, err, ErrUnknownOutcome)
@@ -291,13 +291,13 @@ func TestWithdrawalRetryClasses(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, apiErr.HTTPStatus)
 	assert.Equal(t, 1, rec.count(), "withdrawal sent once")
 
-	c, rec = opMockClient(t, http.StatusServiceUnavailable, opErrBody("SYS_001", "busy"), opts...)
+	c, rec = mockClient(t, http.StatusServiceUnavailable, opErrBody("SYS_001", "busy"), opts...)
 	_, err = c.GetWithdrawalFee(context.Background())
 	assert.ErrorIs(t, err, ErrInternal)
 	assert.NotErrorIs(t, err, ErrUnknownOutcome)
 	assert.Equal(t, 3, rec.count(), "a read is retried")
 
-	c, rec = opMockClient(t, http.StatusBadRequest, opErrBody("WDR_002", "insufficient funds"), opts...)
+	c, rec = mockClient(t, http.StatusBadRequest, opErrBody("WDR_002", "insufficient funds"), opts...)
 	_, err = c.CreateWithdrawal(context.Background(), CreateWithdrawalParams{
 		TerminalID: "term-main", Amount: dec("100.00"), Address: tronAddress})
 	assert.ErrorIs(t, err, ErrInsufficientFunds)
