@@ -196,19 +196,6 @@ const (
 	kindPayout
 )
 
-func (k webhookKind) String() string {
-	switch k {
-	case kindPayment:
-		return "payment"
-	case kindPayout:
-		return "payout"
-	}
-	return "unknown"
-}
-
-// errCallbackPanicked stands for a recovered panic in the error path.
-var errCallbackPanicked = errors.New("paykit: webhook callback panicked")
-
 // ServeHTTP implements http.Handler.
 func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	code := h.serve(w, r)
@@ -310,7 +297,7 @@ func (h *WebhookHandler) servePayment(ctx context.Context, log *slog.Logger, pro
 			return http.StatusBadRequest
 		}
 	}
-	return h.call(ctx, log, kindPayment, p.ID, string(p.Status), func(ctx context.Context) error { return h.OnPayment(ctx, p) })
+	return h.call(ctx, log, "payment", p.ID, string(p.Status), func(ctx context.Context) error { return h.OnPayment(ctx, p) })
 }
 
 func (h *WebhookHandler) servePayout(ctx context.Context, log *slog.Logger, probe *webhookProbe, body []byte) int {
@@ -343,15 +330,15 @@ func (h *WebhookHandler) servePayout(ctx context.Context, log *slog.Logger, prob
 			"paykit: webhook: payout notification refused: it cannot be verified without Client (or AllowUnverifiedPayouts)")
 		return http.StatusUnauthorized
 	}
-	return h.call(ctx, log, kindPayout, p.ID, string(p.Status), func(ctx context.Context) error { return h.OnPayout(ctx, p) })
+	return h.call(ctx, log, "payout", p.ID, string(p.Status), func(ctx context.Context) error { return h.OnPayout(ctx, p) })
 }
 
 // call runs a callback, turning an error or a panic into 500. A panic is
 // recovered rather than left to net/http because net/http would only close
 // the connection, which a sender may not retry, and would log to the
 // server's logger, not the handler's.
-func (h *WebhookHandler) call(ctx context.Context, log *slog.Logger, kind webhookKind, id, status string, fn func(context.Context) error) (code int) {
-	attrs := []slog.Attr{slog.String("kind", kind.String()), slog.String("id", truncate(id, 64)), slog.String("status", truncate(status, 32))}
+func (h *WebhookHandler) call(ctx context.Context, log *slog.Logger, kind, id, status string, fn func(context.Context) error) (code int) {
+	attrs := []slog.Attr{slog.String("kind", kind), slog.String("id", truncate(id, 64)), slog.String("status", truncate(status, 32))}
 	defer func() {
 		v := recover()
 		if v == nil {
