@@ -167,7 +167,7 @@ type whAPI struct {
 	client   *paykit.Client
 }
 
-func newWhAPI(t *testing.T, opts ...paykit.Option) *whAPI {
+func newWhAPI(t testing.TB, opts ...paykit.Option) *whAPI {
 	t.Helper()
 	api := &whAPI{}
 	signer := paykit.HMACSigner("secret")
