@@ -1,0 +1,841 @@
+package paykit_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paykit-dev/paykit-go"
+)
+
+const (
+	whToken     = "nt_7c1d9e2f-secret-token"
+	whPaymentID = "6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70"
+	whPayoutID  = "0b8e4a51-3c2d-4e6f-8a9b-1c2d3e4f5a6b"
+	whMissingID = "11111111-2222-4333-8444-555555555555"
+	whBrokenID  = "99999999-2222-4333-8444-555555555555"
+	whPath      = "/paykit/webhook"
+)
+
+// whPaymentBody is a payment as GET /v1/payments/{id} returns it.
+const whPaymentBody = `{"id":"` + whPaymentID + `","ext_id":"order-1001","amount":1500.50,"currency":"RUB",
+ "status":"PROCESSING","method":"CARD",
+ "requisites":{"type":"card","value":"2200700012345678","bank":"Sberbank","holder":"Ivan I."},
+ "payment_url":"https://pay.example/p/6f1c","valid_until":"2026-11-22T03:10:00Z",
+ "created_at":"2026-11-22T02:10:00.123Z","usdt_rate":92.35}`
+
+// whPayoutBody is a payout as GET /v1/payouts/{id} returns it.
+const whPayoutBody = `{"id":"` + whPayoutID + `","ext_id":"payout-77","amount":2500.00,"currency":"RUB",
+ "method":"sbp","requisites":"+79001234567","holder_name":"Ivan Ivanov","bank":"sber","status":"completed",
+ "provider_order_id":"prov-123","created_at":"2026-11-22T02:00:00Z","completed_at":"2026-11-22T02:05:06.5Z"}`
+
+// The API's copies, which differ from the bodies above in amount and status,
+// so that a test can tell which one a callback received.
+const (
+	whAPIPayment = `{"id":"` + whPaymentID + `","ext_id":"order-1001","amount":"1499.99","currency":"RUB",
+ "status":"cancelled","method":"SBP",
+ "requisites":{"type":"sbp","value":"+79005554433","bank":"T-Bank","holder":"Petr P."},
+ "payment_url":null,"valid_until":"2026-11-22T04:00:00Z","created_at":"2026-11-22T01:00:00Z","usdt_rate":"91.10"}`
+	whAPIPayout = `{"id":"` + whPayoutID + `","ext_id":"payout-77","amount":2400.10,"currency":"RUB",
+ "method":"card","requisites":"2200700099998888","holder_name":"Ivan Ivanov","bank":"","status":"failed",
+ "provider_order_id":12345,"created_at":"2026-11-22T02:00:00Z","completed_at":null}`
+)
+
+func whTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339Nano, s)
+	require.NoError(t, err)
+	return v.UTC()
+}
+
+// whCalls records what the callbacks received.
+type whCalls struct {
+	mu       sync.Mutex
+	payments []*paykit.Payment
+	payouts  []*paykit.Payout
+	err      error // returned by both callbacks
+}
+
+func (c *whCalls) onPayment(_ context.Context, p *paykit.Payment) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.payments = append(c.payments, p)
+	return c.err
+}
+
+func (c *whCalls) onPayout(_ context.Context, p *paykit.Payout) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.payouts = append(c.payouts, p)
+	return c.err
+}
+
+func (c *whCalls) counts() (payments, payouts int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.payments), len(c.payouts)
+}
+
+func (c *whCalls) onlyPayment(t *testing.T) *paykit.Payment {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	require.Len(t, c.payments, 1, "OnPayment calls")
+	require.Empty(t, c.payouts, "OnPayout calls")
+	return c.payments[0]
+}
+
+func (c *whCalls) onlyPayout(t *testing.T) *paykit.Payout {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	require.Len(t, c.payouts, 1, "OnPayout calls")
+	require.Empty(t, c.payments, "OnPayment calls")
+	return c.payouts[0]
+}
+
+func (c *whCalls) none(t *testing.T) {
+	t.Helper()
+	n, m := c.counts()
+	assert.Zero(t, n, "OnPayment calls")
+	assert.Zero(t, m, "OnPayout calls")
+}
+
+// whLog collects log output; slog handlers may be called concurrently.
+type whLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *whLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *whLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *whLog) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// whHandler returns a handler with both callbacks and a debug logger.
+func whHandler() (*paykit.WebhookHandler, *whCalls, *whLog) {
+	calls, logs := &whCalls{}, &whLog{}
+	return &paykit.WebhookHandler{
+		Token:     whToken,
+		OnPayment: calls.onPayment,
+		OnPayout:  calls.onPayout,
+		Logger:    logs.logger(),
+	}, calls, logs
+}
+
+// whDeliver sends one request through h; each token becomes one
+// X-Notification-Token header value.
+func whDeliver(h http.Handler, method, body string, tokens ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, whPath, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for _, tok := range tokens {
+		req.Header.Add(paykit.WebhookTokenHeader, tok)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// whAPI is a fake of the API's two read endpoints, for the fetch-back.
+type whAPI struct {
+	srv      *httptest.Server
+	requests atomic.Int32
+	client   *paykit.Client
+}
+
+func newWhAPI(t testing.TB, opts ...paykit.Option) *whAPI {
+	t.Helper()
+	api := &whAPI{}
+	signer := paykit.HMACSigner("secret")
+	mux := http.NewServeMux()
+	answer := func(w http.ResponseWriter, status int, body string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}
+	mux.HandleFunc("GET /v1/payments/{id}", func(w http.ResponseWriter, r *http.Request) {
+		switch r.PathValue("id") {
+		case whPaymentID:
+			answer(w, http.StatusOK, whAPIPayment)
+		case whBrokenID:
+			answer(w, http.StatusInternalServerError, `{"error":"PAY_001","message":"Internal error","data":{}}`)
+		default:
+			answer(w, http.StatusNotFound, `{"error":"PAY_006","message":"Payment not found","data":{}}`)
+		}
+	})
+	mux.HandleFunc("GET /v1/payouts/{id}", func(w http.ResponseWriter, r *http.Request) {
+		switch r.PathValue("id") {
+		case whPayoutID:
+			answer(w, http.StatusOK, whAPIPayout)
+		case whBrokenID:
+			answer(w, http.StatusInternalServerError, `{"error":"SYS_001","message":"Internal error","data":{}}`)
+		default:
+			answer(w, http.StatusNotFound, `{"error":"PAY_001","message":"Payout not found","data":{}}`)
+		}
+	})
+	api.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		api.requests.Add(1)
+		want, err := signer.Sign(r, nil)
+		if err != nil || r.Header.Get("X-Identity") != "key" || r.Header.Get("X-Signature") != want {
+			answer(w, http.StatusUnauthorized, `{"error":"AUTH","message":"bad signature","data":{}}`)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(api.srv.Close)
+	c, err := paykit.NewClient(api.srv.URL, "key", paykit.HMACSigner("secret"), opts...)
+	require.NoError(t, err)
+	api.client = c
+	return api
+}
+
+// assertBodyPayment checks every field of the payment in whPaymentBody.
+func assertBodyPayment(t *testing.T, p *paykit.Payment) {
+	t.Helper()
+	assert.Equal(t, whPaymentID, p.ID)
+	assert.Equal(t, "order-1001", p.ExtID)
+	assert.Equal(t, "1500.5", p.Amount.String())
+	assert.Equal(t, "RUB", p.Currency)
+	assert.Equal(t, paykit.PaymentStatusProcessing, p.Status)
+	assert.Equal(t, paykit.MethodCard, p.Method)
+	assertRequisites(t, p.Requisites, paykit.RequisitesCard, "2200700012345678", "Sberbank", "Ivan I.")
+	assert.Equal(t, "https://pay.example/p/6f1c", p.PaymentURL)
+	assert.Equal(t, whTime(t, "2026-11-22T03:10:00Z"), p.ValidUntil)
+	assert.Equal(t, whTime(t, "2026-11-22T02:10:00.123Z"), p.CreatedAt)
+	assert.Equal(t, "92.35", p.USDTRate.String())
+	assert.Empty(t, p.Message)
+	assert.Nil(t, p.Dispute)
+}
+
+// assertRequisites checks the fields of domestic requisites as GET returns
+// them (Requisites has an unexported field, so it is not compared whole).
+func assertRequisites(t *testing.T, r paykit.Requisites, typ paykit.RequisitesType, value, bankName, holder string) {
+	t.Helper()
+	assert.Equal(t, typ, r.Type)
+	assert.Equal(t, value, r.Value)
+	assert.Empty(t, r.BankCode)
+	assert.Equal(t, bankName, r.BankName)
+	assert.Equal(t, holder, r.Holder)
+	assert.Empty(t, r.Country)
+	assert.Empty(t, r.Currency)
+	assert.True(t, r.AmountLocal.IsZero())
+}
+
+// assertAPIPayment checks every field of the payment in whAPIPayment.
+func assertAPIPayment(t *testing.T, p *paykit.Payment) {
+	t.Helper()
+	assert.Equal(t, whPaymentID, p.ID)
+	assert.Equal(t, "order-1001", p.ExtID)
+	assert.Equal(t, "1499.99", p.Amount.String())
+	assert.Equal(t, "RUB", p.Currency)
+	assert.Equal(t, paykit.PaymentStatusCancelled, p.Status)
+	assert.Equal(t, paykit.MethodSBP, p.Method)
+	assertRequisites(t, p.Requisites, paykit.RequisitesSBP, "+79005554433", "T-Bank", "Petr P.")
+	assert.Empty(t, p.PaymentURL)
+	assert.Equal(t, whTime(t, "2026-11-22T04:00:00Z"), p.ValidUntil)
+	assert.Equal(t, whTime(t, "2026-11-22T01:00:00Z"), p.CreatedAt)
+	assert.Equal(t, "91.1", p.USDTRate.String())
+	assert.Nil(t, p.Dispute)
+}
+
+// assertBodyPayout checks every field of the payout in whPayoutBody.
+func assertBodyPayout(t *testing.T, p *paykit.Payout) {
+	t.Helper()
+	assert.Equal(t, &paykit.Payout{ID: whPayoutID, ExtID: "payout-77", Amount: p.Amount, Currency: "RUB",
+		Method: paykit.PayoutMethodSBP, Requisites: "+79001234567", HolderName: "Ivan Ivanov", Bank: "sber",
+		Status: paykit.PayoutStatusCompleted, ProviderOrderID: "prov-123",
+		CreatedAt:   whTime(t, "2026-11-22T02:00:00Z"),
+		CompletedAt: whTime(t, "2026-11-22T02:05:06.5Z")}, p)
+	assert.Equal(t, "2500", p.Amount.String())
+}
+
+// assertAPIPayout checks every field of the payout in whAPIPayout.
+func assertAPIPayout(t *testing.T, p *paykit.Payout) {
+	t.Helper()
+	assert.Equal(t, &paykit.Payout{ID: whPayoutID, ExtID: "payout-77", Amount: p.Amount, Currency: "RUB",
+		Method: paykit.PayoutMethodCard, Requisites: "2200700099998888", HolderName: "Ivan Ivanov", Bank: "",
+		Status: paykit.PayoutStatusFailed, ProviderOrderID: "12345",
+		CreatedAt: whTime(t, "2026-11-22T02:00:00Z")}, p)
+	assert.True(t, p.Amount.Equal(decimal.RequireFromString("2400.10")))
+	assert.True(t, p.CompletedAt.IsZero())
+}
+
+func assertOK(t *testing.T, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.Zero(t, rec.Body.Len(), "a 200 answer has an empty body")
+}
+
+func TestWebhookOnlyPost(t *testing.T) {
+	for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, "PROPFIND"} {
+		t.Run(method, func(t *testing.T) {
+			h, calls, _ := whHandler()
+			rec := whDeliver(h, method, whPaymentBody, whToken)
+			assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
+			assert.Equal(t, "POST", rec.Header().Get("Allow"))
+			calls.none(t)
+		})
+	}
+}
+
+func TestWebhookPaymentFromBody(t *testing.T) {
+	h, calls, _ := whHandler()
+	rec := whDeliver(h, http.MethodPost, whPaymentBody, whToken)
+	assertOK(t, rec)
+	assertBodyPayment(t, calls.onlyPayment(t))
+}
+
+func TestWebhookPaymentToken(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tokens []string
+		want   int
+	}{
+		{"missing", nil, http.StatusUnauthorized},
+		{"empty", []string{""}, http.StatusUnauthorized},
+		{"wrong", []string{"nt_7c1d9e2f-secret-tokeN"}, http.StatusUnauthorized},
+		{"prefix", []string{whToken[:len(whToken)-1]}, http.StatusUnauthorized},
+		{"longer", []string{whToken + "x"}, http.StatusUnauthorized},
+		{"repeated", []string{whToken, whToken}, http.StatusUnauthorized},
+		{"wrong then right", []string{"x", whToken}, http.StatusUnauthorized},
+		{"right", []string{whToken}, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, calls, logs := whHandler()
+			rec := whDeliver(h, http.MethodPost, whPaymentBody, tc.tokens...)
+			assert.Equal(t, tc.want, rec.Code)
+			if tc.want == http.StatusOK {
+				assertBodyPayment(t, calls.onlyPayment(t))
+				return
+			}
+			calls.none(t)
+			assert.Contains(t, logs.String(), "payment notification refused")
+		})
+	}
+}
+
+func TestWebhookEmptyTokenFailsClosed(t *testing.T) {
+	h, calls, logs := whHandler()
+	h.Token = ""
+	for _, tokens := range [][]string{nil, {""}, {whToken}, {"anything"}} {
+		rec := whDeliver(h, http.MethodPost, whPaymentBody, tokens...)
+		assert.Equal(t, http.StatusUnauthorized, rec.Code)
+	}
+	calls.none(t)
+	assert.Equal(t, 1, strings.Count(logs.String(), "Token is empty"), "logged once: %s", logs)
+	assert.Contains(t, logs.String(), "level=ERROR")
+
+	// Payouts do not depend on the token.
+	h.AllowUnverifiedPayouts = true
+	assertOK(t, whDeliver(h, http.MethodPost, whPayoutBody))
+	assertBodyPayout(t, calls.onlyPayout(t))
+}
+
+// TestWebhookEmptyTokenLoggedWithoutLogger: a handler that refuses every
+// payment is never silent, even with no Logger set.
+func TestWebhookEmptyTokenLoggedWithoutLogger(t *testing.T) {
+	logs := &whLog{}
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(logs.logger())
+
+	calls := &whCalls{}
+	h := &paykit.WebhookHandler{OnPayment: calls.onPayment}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			assert.Equal(t, http.StatusUnauthorized, whDeliver(h, http.MethodPost, whPaymentBody, whToken).Code)
+		}()
+	}
+	wg.Wait()
+	calls.none(t)
+	assert.Equal(t, 1, strings.Count(logs.String(), "Token is empty"), "logged once: %s", logs)
+}
+
+// TestWebhookSilentWithoutLogger: routine refusals are not logged anywhere
+// when Logger is nil, like a Client without WithLogger.
+func TestWebhookSilentWithoutLogger(t *testing.T) {
+	logs := &whLog{}
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(logs.logger())
+
+	calls := &whCalls{}
+	h := &paykit.WebhookHandler{Token: whToken, OnPayment: calls.onPayment, OnPayout: calls.onPayout}
+	assert.Equal(t, http.StatusUnauthorized, whDeliver(h, http.MethodPost, whPaymentBody, "wrong").Code)
+	assert.Equal(t, http.StatusUnauthorized, whDeliver(h, http.MethodPost, whPayoutBody).Code)
+	assert.Equal(t, http.StatusBadRequest, whDeliver(h, http.MethodPost, "nope").Code)
+	assertOK(t, whDeliver(h, http.MethodPost, whPaymentBody, whToken))
+	assertBodyPayment(t, calls.onlyPayment(t))
+	assert.Empty(t, logs.String())
+}
+
+func TestWebhookBodyLimit(t *testing.T) {
+	body := whPaymentBody
+	t.Run("at the limit", func(t *testing.T) {
+		h, calls, _ := whHandler()
+		h.MaxBodyBytes = int64(len(body))
+		assertOK(t, whDeliver(h, http.MethodPost, body, whToken))
+		assertBodyPayment(t, calls.onlyPayment(t))
+	})
+	t.Run("one byte over", func(t *testing.T) {
+		h, calls, logs := whHandler()
+		h.MaxBodyBytes = int64(len(body))
+		rec := whDeliver(h, http.MethodPost, body+" ", whToken)
+		assert.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
+		calls.none(t)
+		assert.Contains(t, logs.String(), "body too large")
+	})
+	// The default, 1 MiB, applies when MaxBodyBytes is zero (or negative).
+	padded := func(n int) string {
+		head := strings.TrimSuffix(whPaymentBody, "}") + `,"pad":"`
+		return head + strings.Repeat("x", n-len(head)-2) + `"}`
+	}
+	for _, limit := range []int64{0, -1} {
+		h, calls, _ := whHandler()
+		h.MaxBodyBytes = limit
+		assertOK(t, whDeliver(h, http.MethodPost, padded(paykit.DefaultWebhookMaxBodyBytes), whToken))
+		assertBodyPayment(t, calls.onlyPayment(t))
+		rec := whDeliver(h, http.MethodPost, padded(paykit.DefaultWebhookMaxBodyBytes+1), whToken)
+		assert.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
+		n, m := calls.counts()
+		assert.Equal(t, 1, n)
+		assert.Zero(t, m)
+	}
+}
+
+type whFailingReader struct{}
+
+func (whFailingReader) Read([]byte) (int, error) { return 0, errors.New("connection reset") }
+
+func TestWebhookBodyReadError(t *testing.T) {
+	h, calls, _ := whHandler()
+	req := httptest.NewRequest(http.MethodPost, whPath, whFailingReader{})
+	req.Header.Set(paykit.WebhookTokenHeader, whToken)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	calls.none(t)
+}
+
+func TestWebhookBadBodies(t *testing.T) {
+	for _, tc := range []struct{ name, body string }{
+		{"empty", ""},
+		{"not JSON", "id=" + whPaymentID},
+		{"truncated", whPaymentBody[:40]},
+		{"array", `[` + whPaymentBody + `]`},
+		{"string", `"` + whPaymentID + `"`},
+		{"null", `null`},
+		{"no id", `{"status":"COMPLETED","payment_url":null}`},
+		{"empty id", `{"id":"","status":"COMPLETED"}`},
+		{"null id", `{"id":null,"status":"COMPLETED"}`},
+		{"numeric id", `{"id":42,"status":"COMPLETED"}`},
+		{"object id", `{"id":{"id":"x"},"status":"COMPLETED"}`},
+		{"kind unknown", `{"id":"` + whPaymentID + `","status":"completed","amount":10}`},
+		{"kind unknown, id only", `{"id":"` + whPayoutID + `"}`},
+		{"payment that does not decode", `{"id":"` + whPaymentID + `","status":"COMPLETED","amount":"lots"}`},
+		{"payment time that does not decode", `{"id":"x","valid_until":"tomorrow"}`},
+		{"payout that does not decode", `{"id":"` + whPayoutID + `","holder_name":"A","amount":[1]}`},
+		{"amount out of range", `{"id":"x","requisites":"1","amount":1e999999}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, calls, _ := whHandler()
+			h.AllowUnverifiedPayouts = true
+			var tokens []string
+			if strings.Contains(tc.name, "payment") {
+				tokens = []string{whToken}
+			}
+			rec := whDeliver(h, http.MethodPost, tc.body, tokens...)
+			assert.Equal(t, http.StatusBadRequest, rec.Code)
+			calls.none(t)
+		})
+	}
+}
+
+// TestWebhookKindRules runs the documented rules that tell a payment from
+// a payout, in their order, against a handler that would accept either.
+func TestWebhookKindRules(t *testing.T) {
+	const id = `"id":"` + whPaymentID + `"`
+	for _, tc := range []struct {
+		name  string
+		body  string
+		token bool
+		want  string // "payment", "payout" or "" for 400
+	}{
+		{"GET payment", whPaymentBody, true, "payment"},
+		{"GET payout", whPayoutBody, false, "payout"},
+		{"requisites object", `{` + id + `,"requisites":{}}`, true, "payment"},
+		{"requisites object beats holder_name", `{` + id + `,"requisites":{"holder":"A"},"holder_name":"A"}`, true, "payment"},
+		{"requisites string", `{` + id + `,"requisites":"4111"}`, false, "payout"},
+		{"requisites string beats payment_url", `{` + id + `,"requisites":"4111","payment_url":"u"}`, true, "payout"},
+		{"holder_name", `{` + id + `,"holder_name":"Ivan"}`, false, "payout"},
+		{"holder_name beats valid_until", `{` + id + `,"holder_name":"Ivan","valid_until":null}`, false, "payout"},
+		{"holder_name beats upper-case status", `{` + id + `,"holder_name":"Ivan","status":"COMPLETED"}`, true, "payout"},
+		{"payment_url null", `{` + id + `,"payment_url":null}`, true, "payment"},
+		{"valid_until", `{` + id + `,"valid_until":"2026-11-22T03:10:00Z"}`, true, "payment"},
+		{"requisites null says nothing", `{` + id + `,"requisites":null,"status":"PENDING"}`, true, "payment"},
+		{"upper-case status", `{` + id + `,"status":"COMPLETED"}`, true, "payment"},
+		{"unknown upper-case status", `{` + id + `,"status":"REFUNDED_2"}`, true, "payment"},
+		{"lower-case dispute", `{` + id + `,"status":"dispute"}`, true, "payment"},
+		{"lower-case cancelled_appeal", `{` + id + `,"status":"cancelled_appeal"}`, true, "payment"},
+		{"key case", `{"ID":"` + whPaymentID + `","Status":"PENDING"}`, true, "payment"},
+		{"lower-case status, token header", `{` + id + `,"status":"completed"}`, true, "payment"},
+		{"id only, token header", `{` + id + `}`, true, "payment"},
+		{"lower-case status, no header", `{` + id + `,"status":"completed"}`, false, ""},
+		{"mixed-case status, no header", `{` + id + `,"status":"Completed"}`, false, ""},
+		{"digits status, no header", `{` + id + `,"status":"42"}`, false, ""},
+		{"numeric status, no header", `{` + id + `,"status":3}`, false, ""},
+		{"requisites number, no header", `{` + id + `,"requisites":4111}`, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, calls, _ := whHandler()
+			h.AllowUnverifiedPayouts = true
+			var tokens []string
+			if tc.token {
+				tokens = []string{whToken}
+			}
+			rec := whDeliver(h, http.MethodPost, tc.body, tokens...)
+			n, m := calls.counts()
+			switch tc.want {
+			case "payment":
+				assertOK(t, rec)
+				assert.Equal(t, [2]int{1, 0}, [2]int{n, m})
+			case "payout":
+				assertOK(t, rec)
+				assert.Equal(t, [2]int{0, 1}, [2]int{n, m})
+			default:
+				assert.Equal(t, http.StatusBadRequest, rec.Code)
+				assert.Equal(t, [2]int{0, 0}, [2]int{n, m})
+			}
+		})
+	}
+}
+
+func TestWebhookPayoutNeedsVerification(t *testing.T) {
+	t.Run("refused without Client or AllowUnverifiedPayouts", func(t *testing.T) {
+		h, calls, logs := whHandler()
+		rec := whDeliver(h, http.MethodPost, whPayoutBody)
+		assert.Equal(t, http.StatusUnauthorized, rec.Code)
+		calls.none(t)
+		assert.Contains(t, logs.String(), "payout notification refused")
+	})
+	t.Run("a correct token does not authenticate a payout", func(t *testing.T) {
+		h, calls, _ := whHandler()
+		rec := whDeliver(h, http.MethodPost, whPayoutBody, whToken)
+		assert.Equal(t, http.StatusUnauthorized, rec.Code)
+		calls.none(t)
+	})
+	t.Run("AllowUnverifiedPayouts passes the body's payout", func(t *testing.T) {
+		h, calls, _ := whHandler()
+		h.AllowUnverifiedPayouts = true
+		assertOK(t, whDeliver(h, http.MethodPost, whPayoutBody))
+		assertBodyPayout(t, calls.onlyPayout(t))
+	})
+	t.Run("AllowUnverifiedPayouts ignores a wrong token", func(t *testing.T) {
+		h, calls, _ := whHandler()
+		h.AllowUnverifiedPayouts = true
+		assertOK(t, whDeliver(h, http.MethodPost, whPayoutBody, "wrong"))
+		assertBodyPayout(t, calls.onlyPayout(t))
+	})
+}
+
+// TestWebhookForgedPaymentBody: with Client set, a body with the right token
+// but a forged amount and status does not reach the callback; the API's
+// copy does.
+func TestWebhookForgedPaymentBody(t *testing.T) {
+	api := newWhAPI(t)
+	h, calls, _ := whHandler()
+	h.Client = api.client
+	forged := strings.NewReplacer(`"amount":1500.50`, `"amount":1.00`, `"status":"PROCESSING"`, `"status":"COMPLETED"`).
+		Replace(whPaymentBody)
+	require.NotEqual(t, whPaymentBody, forged)
+	assertOK(t, whDeliver(h, http.MethodPost, forged, whToken))
+	p := calls.onlyPayment(t)
+	assertAPIPayment(t, p)
+	assert.True(t, p.Amount.Equal(decimal.RequireFromString("1499.99")), "amount is the API's, not the forged 1.00")
+	assert.Equal(t, paykit.PaymentStatusCancelled, p.Status, "status is the API's, not the forged COMPLETED")
+	assert.Equal(t, int32(1), api.requests.Load())
+}
+
+func TestWebhookFetchBackPayment(t *testing.T) {
+	for _, tc := range []struct{ name, body string }{
+		{"full body", whPaymentBody},
+		{"id only", `{"id":"` + whPaymentID + `"}`},
+		{"body that would not decode", `{"id":"` + whPaymentID + `","status":"COMPLETED","amount":"lots","created_at":7}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := newWhAPI(t)
+			h, calls, _ := whHandler()
+			h.Client = api.client
+			assertOK(t, whDeliver(h, http.MethodPost, tc.body, whToken))
+			assertAPIPayment(t, calls.onlyPayment(t))
+		})
+	}
+	t.Run("still needs the token", func(t *testing.T) {
+		api := newWhAPI(t)
+		h, calls, _ := whHandler()
+		h.Client = api.client
+		assert.Equal(t, http.StatusUnauthorized, whDeliver(h, http.MethodPost, whPaymentBody, "wrong").Code)
+		calls.none(t)
+		assert.Zero(t, api.requests.Load(), "no API call for an unauthenticated notification")
+	})
+}
+
+func TestWebhookFetchBackPayout(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		body   string
+		tokens []string
+	}{
+		{"forged body", strings.Replace(whPayoutBody, `"amount":2500.00`, `"amount":1`, 1), nil},
+		{"with a stray token", whPayoutBody, []string{"whatever"}},
+		{"minimal body", `{"id":"` + whPayoutID + `","holder_name":null}`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := newWhAPI(t)
+			h, calls, _ := whHandler()
+			h.Client = api.client
+			assertOK(t, whDeliver(h, http.MethodPost, tc.body, tc.tokens...))
+			assertAPIPayout(t, calls.onlyPayout(t))
+			assert.Equal(t, int32(1), api.requests.Load())
+		})
+	}
+}
+
+func TestWebhookFetchBackFails(t *testing.T) {
+	payment := func(id string) string { return strings.Replace(whPaymentBody, whPaymentID, id, 1) }
+	payout := func(id string) string { return strings.Replace(whPayoutBody, whPayoutID, id, 1) }
+	for _, tc := range []struct {
+		name   string
+		body   string
+		tokens []string
+		want   int
+		calls  int32
+	}{
+		{"payment not found", payment(whMissingID), []string{whToken}, http.StatusInternalServerError, 1},
+		{"payment read fails", payment(whBrokenID), []string{whToken}, http.StatusInternalServerError, 1},
+		{"payout not found", payout(whMissingID), nil, http.StatusInternalServerError, 1},
+		{"payout read fails", payout(whBrokenID), nil, http.StatusInternalServerError, 1},
+		{"payment id not a UUID", payment("pay-1"), []string{whToken}, http.StatusBadRequest, 0},
+		{"payout id not a UUID", payout("../../v1/balance"), nil, http.StatusBadRequest, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := newWhAPI(t, paykit.WithMaxRetries(0))
+			h, calls, logs := whHandler()
+			h.Client = api.client
+			rec := whDeliver(h, http.MethodPost, tc.body, tc.tokens...)
+			assert.Equal(t, tc.want, rec.Code)
+			calls.none(t)
+			assert.Equal(t, tc.calls, api.requests.Load())
+			if tc.want == http.StatusInternalServerError {
+				assert.Contains(t, logs.String(), "reading the")
+			}
+		})
+	}
+	t.Run("signed with the client's credentials", func(t *testing.T) {
+		api := newWhAPI(t)
+		bad, err := paykit.NewClient(api.srv.URL, "key", paykit.HMACSigner("other"), paykit.WithMaxRetries(0))
+		require.NoError(t, err)
+		h, calls, _ := whHandler()
+		h.Client = bad
+		assert.Equal(t, http.StatusInternalServerError, whDeliver(h, http.MethodPost, whPaymentBody, whToken).Code)
+		calls.none(t)
+	})
+}
+
+func TestWebhookCallbackError(t *testing.T) {
+	h, calls, logs := whHandler()
+	h.AllowUnverifiedPayouts = true
+	calls.err = errors.New("database is down")
+	assert.Equal(t, http.StatusInternalServerError, whDeliver(h, http.MethodPost, whPaymentBody, whToken).Code)
+	assert.Equal(t, http.StatusInternalServerError, whDeliver(h, http.MethodPost, whPayoutBody).Code)
+	n, m := calls.counts()
+	assert.Equal(t, 1, n)
+	assert.Equal(t, 1, m)
+	assert.Contains(t, logs.String(), "database is down")
+	assert.Contains(t, logs.String(), "callback failed")
+}
+
+func TestWebhookCallbackPanic(t *testing.T) {
+	h, _, logs := whHandler()
+	h.AllowUnverifiedPayouts = true
+	h.OnPayment = func(context.Context, *paykit.Payment) error { panic("boom") }
+	var nilMap map[string]int
+	h.OnPayout = func(context.Context, *paykit.Payout) error { nilMap["x"] = 1; return nil }
+
+	rec := whDeliver(h, http.MethodPost, whPaymentBody, whToken)
+	assert.Equal(t, http.StatusInternalServerError, rec.Code)
+	rec = whDeliver(h, http.MethodPost, whPayoutBody)
+	assert.Equal(t, http.StatusInternalServerError, rec.Code)
+	out := logs.String()
+	assert.Equal(t, 2, strings.Count(out, "callback panicked"))
+	assert.Contains(t, out, "boom")
+	assert.Contains(t, out, "assignment to entry in nil map")
+	assertNoSecrets(t, out)
+
+	t.Run("logged to slog.Default without a Logger", func(t *testing.T) {
+		def := &whLog{}
+		defer slog.SetDefault(slog.Default())
+		slog.SetDefault(def.logger())
+		h := &paykit.WebhookHandler{Token: whToken,
+			OnPayment: func(context.Context, *paykit.Payment) error { panic(errors.New("kaput")) }}
+		assert.Equal(t, http.StatusInternalServerError, whDeliver(h, http.MethodPost, whPaymentBody, whToken).Code)
+		assert.Contains(t, def.String(), "callback panicked")
+		assert.Contains(t, def.String(), "kaput")
+	})
+	t.Run("http.ErrAbortHandler still aborts", func(t *testing.T) {
+		h := &paykit.WebhookHandler{Token: whToken,
+			OnPayment: func(context.Context, *paykit.Payment) error { panic(http.ErrAbortHandler) }}
+		assert.PanicsWithValue(t, http.ErrAbortHandler, func() {
+			whDeliver(h, http.MethodPost, whPaymentBody, whToken)
+		})
+	})
+}
+
+func TestWebhookKindWithoutCallbackDropped(t *testing.T) {
+	api := newWhAPI(t)
+	logs := &whLog{}
+	calls := &whCalls{}
+	onlyPayouts := &paykit.WebhookHandler{OnPayout: calls.onPayout, Client: api.client, Logger: logs.logger()}
+	// A payment: acknowledged and dropped, even without Token, not read back.
+	assertOK(t, whDeliver(onlyPayouts, http.MethodPost, whPaymentBody))
+	assertOK(t, whDeliver(onlyPayouts, http.MethodPost, whPaymentBody, "wrong"))
+	calls.none(t)
+	assert.Zero(t, api.requests.Load())
+	assert.Contains(t, logs.String(), "level=DEBUG msg=\"paykit: webhook: no OnPayment, payment notification dropped\"")
+	assert.NotContains(t, logs.String(), "Token is empty")
+
+	onlyPayments := &paykit.WebhookHandler{Token: whToken, OnPayment: calls.onPayment, Client: api.client, Logger: logs.logger()}
+	assertOK(t, whDeliver(onlyPayments, http.MethodPost, whPayoutBody))
+	calls.none(t)
+	assert.Zero(t, api.requests.Load())
+	assert.Contains(t, logs.String(), "level=DEBUG msg=\"paykit: webhook: no OnPayout, payout notification dropped\"")
+
+	var zero paykit.WebhookHandler // the zero value acknowledges everything it understands
+	assertOK(t, whDeliver(&zero, http.MethodPost, whPaymentBody, whToken))
+	assertOK(t, whDeliver(&zero, http.MethodPost, whPayoutBody))
+	assert.Equal(t, http.StatusBadRequest, whDeliver(&zero, http.MethodPost, "{").Code)
+}
+
+// TestWebhookConcurrentDeliveries delivers payments and payouts at once,
+// with fetch-back, and repeats each; run with -race.
+func TestWebhookConcurrentDeliveries(t *testing.T) {
+	api := newWhAPI(t)
+	h, calls, _ := whHandler()
+	h.Client = api.client
+	const n = 32
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%2 == 0 {
+				assertOK(t, whDeliver(h, http.MethodPost, whPaymentBody, whToken))
+			} else {
+				assertOK(t, whDeliver(h, http.MethodPost, whPayoutBody))
+			}
+		}()
+	}
+	wg.Wait()
+	calls.mu.Lock()
+	defer calls.mu.Unlock()
+	require.Len(t, calls.payments, n/2)
+	require.Len(t, calls.payouts, n/2)
+	for _, p := range calls.payments {
+		assertAPIPayment(t, p)
+	}
+	for _, p := range calls.payouts {
+		assertAPIPayout(t, p)
+	}
+	assert.Equal(t, int32(n), api.requests.Load())
+}
+
+// TestWebhookDedupeExample runs the idempotency pattern of the godoc, with
+// a map in place of the database table.
+func TestWebhookDedupeExample(t *testing.T) {
+	var (
+		mu        sync.Mutex
+		seen      = map[[2]string]bool{}
+		fulfilled int
+	)
+	h := &paykit.WebhookHandler{Token: whToken, OnPayment: func(_ context.Context, p *paykit.Payment) error {
+		mu.Lock()
+		defer mu.Unlock()
+		key := [2]string{p.ID, string(p.Status)}
+		if seen[key] {
+			return nil
+		}
+		seen[key] = true
+		if p.Status == paykit.PaymentStatusProcessing {
+			fulfilled++
+		}
+		return nil
+	}}
+	for range 3 {
+		assertOK(t, whDeliver(h, http.MethodPost, whPaymentBody, whToken))
+	}
+	assert.Equal(t, 1, fulfilled)
+}
+
+// assertNoSecrets: log output carries neither the token nor the bodies.
+func assertNoSecrets(t *testing.T, out string) {
+	t.Helper()
+	for _, secret := range []string{whToken, "2200700012345678", "+79001234567", "Ivan Ivanov", "Ivan I.",
+		"order-1001", "payout-77", "1500.5", "pay.example", "+79005554433", "2200700099998888"} {
+		assert.NotContains(t, out, secret)
+	}
+}
+
+func TestWebhookLogsCarryNoTokenOrBody(t *testing.T) {
+	api := newWhAPI(t, paykit.WithMaxRetries(0))
+	h, calls, logs := whHandler()
+	unverified, _, logs2 := whHandler()
+	unverified.AllowUnverifiedPayouts = true
+	deliver := func(h *paykit.WebhookHandler) {
+		whDeliver(h, http.MethodPost, whPaymentBody, whToken)
+		whDeliver(h, http.MethodPost, whPaymentBody, whToken+"x")
+		whDeliver(h, http.MethodPost, whPaymentBody)
+		whDeliver(h, http.MethodPost, whPayoutBody, whToken)
+		whDeliver(h, http.MethodPost, whPaymentBody[:60], whToken)
+		whDeliver(h, http.MethodPost, strings.Replace(whPaymentBody, `1500.50`, `"x"`, 1), whToken)
+		whDeliver(h, http.MethodPost, strings.Replace(whPayoutBody, `2500.00`, `"x"`, 1))
+		whDeliver(h, http.MethodGet, whPaymentBody, whToken)
+	}
+	deliver(h)
+	deliver(unverified)
+	calls.err = errors.New("failed")
+	deliver(h)
+	h.Client = api.client
+	deliver(h)
+	h.Token = ""
+	deliver(h)
+	for _, out := range []string{logs.String(), logs2.String()} {
+		require.NotEmpty(t, out)
+		assertNoSecrets(t, out)
+	}
+}
