@@ -129,17 +129,19 @@ func (p *Payment) UnmarshalJSON(b []byte) error {
 	type plain Payment
 	aux := struct {
 		*plain
-		ValidUntil apiTime `json:"valid_until"`
-		CreatedAt  apiTime `json:"created_at"`
+		ValidUntil apiTime         `json:"valid_until"`
+		CreatedAt  apiTime         `json:"created_at"`
+		Requisites json.RawMessage `json:"requisites"`
 	}{plain: (*plain)(p)}
 	if err := json.Unmarshal(b, &aux); err != nil {
 		return err
 	}
 	p.ValidUntil, p.CreatedAt = time.Time(aux.ValidUntil), time.Time(aux.CreatedAt)
-	r := &p.Requisites
-	if r.bankOnly && p.Method == MethodCrossBorder && r.BankCode == "" {
-		// Outside the create response a cross-border "bank" is the code.
-		r.BankCode, r.BankName = r.BankName, ""
+	p.Requisites = Requisites{}
+	if len(aux.Requisites) > 0 && string(aux.Requisites) != "null" {
+		if err := p.Requisites.decode(aux.Requisites, p.Method); err != nil {
+			return err
+		}
 	}
 	return checkAmounts(p.Amount, p.USDTRate)
 }
@@ -163,14 +165,14 @@ type Requisites struct {
 	Country     Country         `json:"country,omitempty"`
 	Currency    string          `json:"currency,omitempty"`
 	AmountLocal decimal.Decimal `json:"amount_local"`
-
-	// bankOnly records that the response carried only "bank", whose
-	// meaning (name or code) the payment's method decides.
-	bankOnly bool
 }
 
 // UnmarshalJSON maps bank, bank_code and bank_name onto BankCode and BankName.
-func (r *Requisites) UnmarshalJSON(b []byte) error {
+// Standing alone, a lone "bank" is taken as the code for phone (cross-border)
+// requisites and as the name otherwise; inside a Payment, its method decides.
+func (r *Requisites) UnmarshalJSON(b []byte) error { return r.decode(b, "") }
+
+func (r *Requisites) decode(b []byte, method PaymentMethod) error {
 	var w struct {
 		Type        RequisitesType  `json:"type"`
 		Value       flexString      `json:"value"`
@@ -192,10 +194,11 @@ func (r *Requisites) UnmarshalJSON(b []byte) error {
 		if r.BankName == "" {
 			r.BankName = w.Bank
 		}
-	case w.BankName != "" || w.Country != "" || w.Type == RequisitesPhone:
+	case w.BankName != "" || w.Country != "" || method == MethodCrossBorder ||
+		method == "" && w.Type == RequisitesPhone:
 		r.BankCode = w.Bank // cross-border: "bank" holds the code
 	default:
-		r.BankName, r.bankOnly = w.Bank, w.Bank != ""
+		r.BankName = w.Bank
 	}
 	return checkAmounts(r.AmountLocal)
 }

@@ -183,7 +183,7 @@ func TestGetPaymentDecodesEveryField(t *testing.T) {
 	assertDec(t, "777.70", p.Amount, "amount")
 	assert.Equal(t, MethodSIM, p.Method)
 	assert.Equal(t, PaymentStatusProcessing, p.Status)
-	assert.Equal(t, Requisites{Type: RequisitesSIM, Value: "+79990001122", BankName: "MTS Bank", Holder: "O. K.", bankOnly: true}, p.Requisites)
+	assert.Equal(t, Requisites{Type: RequisitesSIM, Value: "+79990001122", BankName: "MTS Bank", Holder: "O. K."}, p.Requisites)
 	assert.Equal(t, "https://p", p.PaymentURL)
 	assert.Equal(t, time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC), p.ValidUntil)
 	assert.Equal(t, time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), p.CreatedAt)
