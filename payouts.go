@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strconv"
@@ -87,6 +88,21 @@ func (p *Payout) UnmarshalJSON(b []byte) error {
 	p.Requisites, p.ProviderOrderID = string(aux.Requisites), string(aux.ProviderOrderID)
 	p.CreatedAt, p.CompletedAt = time.Time(aux.CreatedAt), time.Time(aux.CompletedAt)
 	return checkAmounts(p.Amount)
+}
+
+// LogValue implements slog.LogValuer: the payout with the card or phone
+// number masked and without the recipient's name.
+func (p Payout) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("id", p.ID),
+		slog.String("ext_id", p.ExtID),
+		slog.String("amount", p.Amount.String()),
+		slog.String("currency", p.Currency),
+		slog.String("status", string(p.Status)),
+		slog.String("method", string(p.Method)),
+		slog.String("requisites", maskTail(p.Requisites)),
+		slog.String("bank", p.Bank),
+	)
 }
 
 // CreatePayoutParams are the inputs of CreatePayout. Bank and NotifyURL are
