@@ -177,8 +177,10 @@ func TestFailedCallsKeepTheConnectionPool(t *testing.T) {
 	var fail atomic.Bool
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if fail.Load() {
-			w.WriteHeader(500)
-			w.Write([]byte(`{"error":"SYS_001","message":"x"}`))
+			// Far past the 4 KiB that retryablehttp drains: the SDK reads
+			// whole bodies, so the connection still goes back to the pool.
+			w.WriteHeader(502)
+			w.Write(bytes.Repeat([]byte("<p>bad gateway</p>"), 100<<10/18))
 			return
 		}
 		w.Write([]byte(`{"banks":[]}`))
