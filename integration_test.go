@@ -1687,3 +1687,85 @@ func TestIntegrationLostAnswers(t *testing.T) {
 		e.assertTerminal(t, sandbox.DefaultMainTerminalID, "988.50", "11.50")
 	})
 }
+
+// TestIntegrationPayoutExtIDsAndLimits reads payouts back by unusual ext_ids
+// and pages with a limit above the service's cap.
+func TestIntegrationPayoutExtIDsAndLimits(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sandbox.Config{})
+	ctx := context.Background()
+	extIDs := []string{"a/b?c#d", "заказ №1", ".", "..", "100%", "a+b c"}
+	for _, extID := range extIDs {
+		p, err := e.c.CreatePayout(ctx, paykit.CreatePayoutParams{ExtID: extID, Amount: dec("1"),
+			Method: paykit.PayoutMethodSBP, Requisites: "+79000000000", HolderName: "H"})
+		require.NoError(t, err, "%q", extID)
+		g, err := e.c.GetPayoutByExtID(ctx, extID)
+		if assert.NoError(t, err, "GetPayoutByExtID(%q)", extID) {
+			assert.Equal(t, p.ID, g.ID)
+			assert.Equal(t, extID, g.ExtID)
+		}
+	}
+	l, err := e.c.ListPayouts(ctx, paykit.ListPayoutsParams{Limit: 5000})
+	require.NoError(t, err)
+	assert.Equal(t, len(extIDs), l.Total)
+	assert.Len(t, l.Payouts, len(extIDs))
+	n := 0
+	for _, err := range e.c.AllPayouts(ctx, paykit.ListPayoutsParams{Limit: 5000, Offset: 2}) {
+		require.NoError(t, err)
+		n++
+	}
+	assert.Equal(t, len(extIDs)-2, n)
+}
+
+// TestIntegrationBaseURLWithTrailingSlash: a base URL written with a
+// trailing slash reaches the same endpoints and signs what it sends.
+func TestIntegrationBaseURLWithTrailingSlash(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sandbox.Config{})
+	c, err := paykit.NewClient(e.ts.URL+"/", sandbox.DefaultAPIKey, paykit.HMACSigner(sandbox.DefaultSecret))
+	require.NoError(t, err)
+	terms, err := c.ListTerminals(context.Background())
+	require.NoError(t, err)
+	assert.Len(t, terms, 2)
+	p, err := c.CreatePayment(context.Background(), paykit.CreatePaymentParams{ExtID: "slash", Amount: dec("100")})
+	require.NoError(t, err)
+	assert.Equal(t, paykit.PaymentStatusPending, p.Status)
+}
+
+// TestIntegrationWebhooksOnTimeoutAndReview: expiry and dispute reviews
+// are status changes too, each notified once and in order.
+func TestIntegrationWebhooksOnTimeoutAndReview(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sandbox.Config{})
+	ctx := context.Background()
+	sink := &hookSink{}
+	srv := httptest.NewServer(sink)
+	t.Cleanup(srv.Close)
+
+	p, err := e.c.CreatePayment(ctx, paykit.CreatePaymentParams{ExtID: "wh-exp", Amount: dec("1000"), NotifyURL: srv.URL, NotificationToken: "t"})
+	require.NoError(t, err)
+	e.sb.Advance(sandbox.DefaultPaymentTTL)                         // PENDING -> CANCELLED
+	_, err = e.c.OpenDispute(ctx, p.ID, paykit.OpenDisputeParams{}) // -> DISPUTE
+	require.NoError(t, err)
+	_, err = e.c.CancelDispute(ctx, p.ID) // -> CANCELLED_APPEAL
+	require.NoError(t, err)
+	_, err = e.c.OpenDispute(ctx, p.ID, paykit.OpenDisputeParams{Amount: dec("500")}) // -> DISPUTE
+	require.NoError(t, err)
+	require.NoError(t, e.sb.ReviewDispute(p.ID, sandbox.OutcomeApproved)) // -> COMPLETED
+	flushCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	require.NoError(t, e.sb.FlushWebhooks(flushCtx))
+
+	hooks, _ := sink.hooks()
+	var got []paykit.PaymentStatus
+	for _, h := range hooks {
+		var wp paykit.Payment
+		require.NoError(t, json.Unmarshal(h.body, &wp))
+		assert.Equal(t, p.ID, wp.ID)
+		assert.Equal(t, "t", h.token)
+		got = append(got, wp.Status)
+	}
+	assert.Equal(t, []paykit.PaymentStatus{paykit.PaymentStatusCancelled, paykit.PaymentStatusDispute,
+		paykit.PaymentStatusCancelledAppeal, paykit.PaymentStatusDispute, paykit.PaymentStatusCompleted}, got)
+	e.assertTerminal(t, sandbox.DefaultMainTerminalID, "1005.41", "0.00") // 500/92.50 = 5.4054 -> 5.41
+}
