@@ -401,8 +401,9 @@ const MaxAttachmentSize = 10 << 20
 //
 // The receipt must be an image (PNG, JPEG, GIF, WebP, BMP or HEIC, told by
 // its content, not its name) of at most 10 MiB; anything else is refused
-// before sending. Retries that find the payment already PROCESSING (or
-// COMPLETED) return it as success.
+// before sending. A retry that finds the payment already PROCESSING (or
+// COMPLETED), because an earlier attempt's answer was lost, returns it as
+// read back with GetPayment, so Message is then empty.
 func (c *Client) ConfirmPayment(ctx context.Context, id string, receipt *Attachment) (*Payment, error) {
 	if err := checkUUID("id", id); err != nil {
 		return nil, err
@@ -515,7 +516,13 @@ type openDisputeBody struct {
 
 // OpenDispute opens a dispute on a CANCELLED or CANCELLED_APPEAL payment
 // that the payer did pay. The result carries Status PaymentStatusDispute and
-// Dispute; a retry that finds the dispute already open returns the payment.
+// Dispute.
+//
+// A retry that finds a dispute already open (DIS_002, after an earlier
+// attempt's answer was lost) returns the payment as read back, with Dispute
+// filled from params and a zero CreatedAt, since the read-back does not carry
+// the dispute. The read-back cannot tell this call's dispute from one opened
+// concurrently by another process.
 func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeParams) (*Payment, error) {
 	if err := firstError(checkUUID("id", id), checkURL("receipt_url", params.ReceiptURL)); err != nil {
 		return nil, err
@@ -529,8 +536,17 @@ func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeP
 		body.Amount = &a
 	}
 	p := new(Payment)
+	reread := c.reconcilePayment(id, p, PaymentStatusDispute)
 	err := c.doJSON(ctx, request{op: opOpenDispute, path: "/v1/payments/" + id + "/dispute", out: p,
-		reconcile: c.reconcilePayment(id, p, PaymentStatusDispute)}, body)
+		reconcile: func(ctx context.Context) (bool, error) {
+			ok, err := reread(ctx)
+			if ok && p.Dispute == nil {
+				// GET carries no dispute object: report what this call
+				// asked for; the opening time is unknown (zero).
+				p.Dispute = &Dispute{Amount: params.Amount, ReceiptURL: params.ReceiptURL, Comment: params.Comment}
+			}
+			return ok, err
+		}}, body)
 	if err != nil {
 		return nil, err
 	}
