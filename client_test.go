@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -226,28 +225,6 @@ func TestClientIsSafeForConcurrentUse(t *testing.T) {
 	wg.Wait()
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger shared by goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func debugLogger(buf io.Writer) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
 func TestLoggingOneLinePerAttemptWithoutSecrets(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
@@ -260,8 +237,8 @@ func TestLoggingOneLinePerAttemptWithoutSecrets(t *testing.T) {
 		w.WriteHeader(201)
 		w.Write([]byte(`{"id":"` + payoutID + `","ext_id":"po-9","amount":10,"requisites":"4111111111111111","status":"pending"}`))
 	}))
-	var buf syncBuffer
-	c2, err := NewClient(c.base.String(), testKey, HMACSigner(testSecret), WithLogger(debugLogger(&buf)),
+	var buf TestLog
+	c2, err := NewClient(c.base.String(), testKey, HMACSigner(testSecret), WithLogger(buf.Logger()),
 		WithRetryWait(time.Millisecond, time.Millisecond))
 	require.NoError(t, err)
 	_, err = c2.CreatePayout(ctx, CreatePayoutParams{ExtID: "po-9", Amount: dec("10"), Method: PayoutMethodCard,

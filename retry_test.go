@@ -1,10 +1,8 @@
 package paykit_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -30,25 +28,8 @@ type retryRig struct {
 	sb   *sandbox.Server
 	srv  *httptest.Server
 	c    *paykit.Client
-	logs *lockedBuffer
+	logs *paykit.TestLog
 	sigs *sigRecorder
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 type sigRecorder struct {
@@ -67,14 +48,13 @@ func (r *sigRecorder) signer() paykit.Signer {
 	})
 }
 
-func newRetryRig(t *testing.T, logs *lockedBuffer, sigs *sigRecorder, cfg sandbox.Config, opts ...paykit.Option) *retryRig {
+func newRetryRig(t *testing.T, logs *paykit.TestLog, sigs *sigRecorder, cfg sandbox.Config, opts ...paykit.Option) *retryRig {
 	t.Helper()
 	sb := sandbox.New(cfg)
 	t.Cleanup(sb.Close)
 	srv := httptest.NewServer(sb)
 	t.Cleanup(srv.Close)
-	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	opts = append([]paykit.Option{paykit.WithRetryWait(time.Millisecond, 5*time.Millisecond), paykit.WithLogger(logger)}, opts...)
+	opts = append([]paykit.Option{paykit.WithRetryWait(time.Millisecond, 5*time.Millisecond), paykit.WithLogger(logs.Logger())}, opts...)
 	c, err := paykit.NewClient(srv.URL, sandbox.DefaultAPIKey, sigs.signer(), opts...)
 	require.NoError(t, err)
 	return &retryRig{sb: sb, srv: srv, c: c, logs: logs, sigs: sigs}
@@ -103,7 +83,7 @@ var bg = context.Background()
 // classes against the sandbox, asserting both what the SDK returned and
 // what the server recorded, then checks the log they all wrote.
 func TestRetriesNeverLoseOrDuplicateMoney(t *testing.T) {
-	logs, sigs := &lockedBuffer{}, &sigRecorder{}
+	logs, sigs := &paykit.TestLog{}, &sigRecorder{}
 	rig := func(t *testing.T, opts ...paykit.Option) *retryRig {
 		return newRetryRig(t, logs, sigs, sandbox.Config{}, opts...)
 	}

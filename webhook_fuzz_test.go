@@ -78,11 +78,11 @@ func FuzzWebhookHandler(f *testing.F) {
 		var payments, payouts atomic.Int32
 		var got *paykit.Payment
 		var gotPayout *paykit.Payout
-		logs := &whLog{}
+		logs := &paykit.TestLog{}
 		h := &paykit.WebhookHandler{
 			Token:        whToken,
 			MaxBodyBytes: fuzzMaxBody,
-			Logger:       logs.logger(),
+			Logger:       logs.Logger(),
 			OnPayment: func(_ context.Context, p *paykit.Payment) error {
 				payments.Add(1)
 				got = p

@@ -1,7 +1,6 @@
 package paykit_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -114,36 +113,14 @@ func (c *whCalls) none(t *testing.T) {
 	assert.Zero(t, m, "OnPayout calls")
 }
 
-// whLog collects log output; slog handlers may be called concurrently.
-type whLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *whLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *whLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *whLog) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
 // whHandler returns a handler with both callbacks and a debug logger.
-func whHandler() (*paykit.WebhookHandler, *whCalls, *whLog) {
-	calls, logs := &whCalls{}, &whLog{}
+func whHandler() (*paykit.WebhookHandler, *whCalls, *paykit.TestLog) {
+	calls, logs := &whCalls{}, &paykit.TestLog{}
 	return &paykit.WebhookHandler{
 		Token:     whToken,
 		OnPayment: calls.onPayment,
 		OnPayout:  calls.onPayout,
-		Logger:    logs.logger(),
+		Logger:    logs.Logger(),
 	}, calls, logs
 }
 
@@ -348,7 +325,7 @@ func TestWebhookEmptyTokenFailsClosed(t *testing.T) {
 	}
 	calls.none(t)
 	assert.Equal(t, 1, strings.Count(logs.String(), "Token is empty"), "logged once: %s", logs)
-	assert.Contains(t, logs.String(), "level=ERROR")
+	assert.Contains(t, logs.String(), `"level":"ERROR"`)
 
 	// Payouts do not depend on the token.
 	h.AllowUnverifiedPayouts = true
@@ -359,9 +336,9 @@ func TestWebhookEmptyTokenFailsClosed(t *testing.T) {
 // TestWebhookEmptyTokenLoggedWithoutLogger: a handler that refuses every
 // payment is never silent, even with no Logger set.
 func TestWebhookEmptyTokenLoggedWithoutLogger(t *testing.T) {
-	logs := &whLog{}
+	logs := &paykit.TestLog{}
 	defer slog.SetDefault(slog.Default())
-	slog.SetDefault(logs.logger())
+	slog.SetDefault(logs.Logger())
 
 	calls := &whCalls{}
 	h := &paykit.WebhookHandler{OnPayment: calls.onPayment}
@@ -381,9 +358,9 @@ func TestWebhookEmptyTokenLoggedWithoutLogger(t *testing.T) {
 // TestWebhookSilentWithoutLogger: routine refusals are not logged anywhere
 // when Logger is nil, like a Client without WithLogger.
 func TestWebhookSilentWithoutLogger(t *testing.T) {
-	logs := &whLog{}
+	logs := &paykit.TestLog{}
 	defer slog.SetDefault(slog.Default())
-	slog.SetDefault(logs.logger())
+	slog.SetDefault(logs.Logger())
 
 	calls := &whCalls{}
 	h := &paykit.WebhookHandler{Token: whToken, OnPayment: calls.onPayment, OnPayout: calls.onPayout}
@@ -699,9 +676,9 @@ func TestWebhookCallbackPanic(t *testing.T) {
 	assertNoSecrets(t, out)
 
 	t.Run("logged to slog.Default without a Logger", func(t *testing.T) {
-		def := &whLog{}
+		def := &paykit.TestLog{}
 		defer slog.SetDefault(slog.Default())
-		slog.SetDefault(def.logger())
+		slog.SetDefault(def.Logger())
 		h := &paykit.WebhookHandler{Token: whToken,
 			OnPayment: func(context.Context, *paykit.Payment) error { panic(errors.New("kaput")) }}
 		assert.Equal(t, http.StatusInternalServerError, whDeliver(h, http.MethodPost, whPaymentBody, whToken).Code)
@@ -719,22 +696,22 @@ func TestWebhookCallbackPanic(t *testing.T) {
 
 func TestWebhookKindWithoutCallbackDropped(t *testing.T) {
 	api := newWhAPI(t)
-	logs := &whLog{}
+	logs := &paykit.TestLog{}
 	calls := &whCalls{}
-	onlyPayouts := &paykit.WebhookHandler{OnPayout: calls.onPayout, Client: api.client, Logger: logs.logger()}
+	onlyPayouts := &paykit.WebhookHandler{OnPayout: calls.onPayout, Client: api.client, Logger: logs.Logger()}
 	// A payment: acknowledged and dropped, even without Token, not read back.
 	assertOK(t, whDeliver(onlyPayouts, http.MethodPost, whPaymentBody))
 	assertOK(t, whDeliver(onlyPayouts, http.MethodPost, whPaymentBody, "wrong"))
 	calls.none(t)
 	assert.Zero(t, api.requests.Load())
-	assert.Contains(t, logs.String(), "level=DEBUG msg=\"paykit: webhook: no OnPayment, payment notification dropped\"")
+	assert.Contains(t, logs.String(), `"level":"DEBUG","msg":"paykit: webhook: no OnPayment, payment notification dropped"`)
 	assert.NotContains(t, logs.String(), "Token is empty")
 
-	onlyPayments := &paykit.WebhookHandler{Token: whToken, OnPayment: calls.onPayment, Client: api.client, Logger: logs.logger()}
+	onlyPayments := &paykit.WebhookHandler{Token: whToken, OnPayment: calls.onPayment, Client: api.client, Logger: logs.Logger()}
 	assertOK(t, whDeliver(onlyPayments, http.MethodPost, whPayoutBody))
 	calls.none(t)
 	assert.Zero(t, api.requests.Load())
-	assert.Contains(t, logs.String(), "level=DEBUG msg=\"paykit: webhook: no OnPayout, payout notification dropped\"")
+	assert.Contains(t, logs.String(), `"level":"DEBUG","msg":"paykit: webhook: no OnPayout, payout notification dropped"`)
 
 	var zero paykit.WebhookHandler // the zero value acknowledges everything it understands
 	assertOK(t, whDeliver(&zero, http.MethodPost, whPaymentBody, whToken))
