@@ -393,6 +393,32 @@ func (c *Client) do(ctx context.Context, r request) error {
 	return apiErr
 }
 
+// createByExtID runs a create keyed by the merchant's ext_id. When a
+// retried attempt is refused with PAY_003, an earlier attempt evidently got
+// through: the resource is read back with fetch, and the call succeeds with
+// it if matches says it is the one this call asked for.
+func createByExtID[T any](ctx context.Context, c *Client, op *operation, path string, body any,
+	fetch func(context.Context) (*T, error), matches func(*T) bool) (*T, error) {
+	out := new(T)
+	if err := c.doJSON(ctx, request{op: op, path: path, out: out, reconcile: readBack(out, fetch, matches)}, body); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readBack makes a request's reconcile step: fetch the resource, and if it
+// matches, store it in out and report success.
+func readBack[T any](out *T, fetch func(context.Context) (*T, error), matches func(*T) bool) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
+		got, err := fetch(ctx)
+		if err != nil || !matches(got) {
+			return false, err
+		}
+		*out = *got
+		return true, nil
+	}
+}
+
 // transportFailure wraps an error that left no response to decode: a
 // transport failure, a context that ended, or a signer that failed on a retry.
 func (c *Client) transportFailure(ctx context.Context, st *callState, err error) error {

@@ -2,6 +2,7 @@ package paykit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -332,30 +333,13 @@ func (c *Client) CreatePayment(ctx context.Context, params CreatePaymentParams) 
 	if err := params.validate(); err != nil {
 		return nil, err
 	}
-	p := new(Payment)
-	err := c.doJSON(ctx, request{op: opCreatePayment, path: "/v1/payments", out: p,
-		reconcile: func(ctx context.Context) (bool, error) {
-			got, err := c.GetPaymentByExtID(ctx, params.ExtID)
-			if err != nil {
-				return false, err
-			}
-			method := params.Method
-			if method == "" {
-				method = MethodCard
-			}
-			if !got.Amount.Equal(params.Amount) || got.Method != method {
-				return false, nil
-			}
-			*p = *got
-			return true, nil
-		}},
+	method := cmp.Or(params.Method, MethodCard) // the service's default
+	return createByExtID(ctx, c, opCreatePayment, "/v1/payments",
 		createPaymentBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
 			Bank: params.Bank, Country: params.Country, ClientID: params.ClientID,
-			NotifyURL: params.NotifyURL, NotificationToken: params.NotificationToken})
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
+			NotifyURL: params.NotifyURL, NotificationToken: params.NotificationToken},
+		func(ctx context.Context) (*Payment, error) { return c.GetPaymentByExtID(ctx, params.ExtID) },
+		func(got *Payment) bool { return got.Amount.Equal(params.Amount) && got.Method == method })
 }
 
 // GetPayment returns the payment with the given id (a UUID).
@@ -577,15 +561,6 @@ func (c *Client) transition(ctx context.Context, op *operation, id, suffix strin
 // refused as "wrong state": if it is in a state the call was driving to, an
 // earlier attempt did the work, and the call succeeds with the payment.
 func (c *Client) reconcilePayment(id string, out *Payment, want ...PaymentStatus) func(context.Context) (bool, error) {
-	return func(ctx context.Context) (bool, error) {
-		got, err := c.GetPayment(ctx, id)
-		if err != nil {
-			return false, err
-		}
-		if !slices.Contains(want, got.Status) {
-			return false, nil
-		}
-		*out = *got
-		return true, nil
-	}
+	return readBack(out, func(ctx context.Context) (*Payment, error) { return c.GetPayment(ctx, id) },
+		func(got *Payment) bool { return slices.Contains(want, got.Status) })
 }

@@ -155,25 +155,13 @@ func (c *Client) CreatePayout(ctx context.Context, params CreatePayoutParams) (*
 	if err := params.validate(); err != nil {
 		return nil, err
 	}
-	p := new(Payout)
-	err := c.doJSON(ctx, request{op: opCreatePayout, path: "/v1/payouts", out: p,
-		reconcile: func(ctx context.Context) (bool, error) {
-			got, err := c.GetPayoutByExtID(ctx, params.ExtID)
-			if err != nil {
-				return false, err
-			}
-			if !got.Amount.Equal(params.Amount) || got.Method != params.Method || got.Requisites != params.Requisites {
-				return false, nil
-			}
-			*p = *got
-			return true, nil
-		}},
+	return createByExtID(ctx, c, opCreatePayout, "/v1/payouts",
 		createPayoutBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
-			Requisites: params.Requisites, HolderName: params.HolderName, Bank: params.Bank, NotifyURL: params.NotifyURL})
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
+			Requisites: params.Requisites, HolderName: params.HolderName, Bank: params.Bank, NotifyURL: params.NotifyURL},
+		func(ctx context.Context) (*Payout, error) { return c.GetPayoutByExtID(ctx, params.ExtID) },
+		func(got *Payout) bool {
+			return got.Amount.Equal(params.Amount) && got.Method == params.Method && got.Requisites == params.Requisites
+		})
 }
 
 // GetPayout returns the payout with the given id (a UUID). A missing payout
