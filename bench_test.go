@@ -440,3 +440,21 @@ func assertSamePayment(t *testing.T, p *Payment, rp *rawPayment) {
 	assert.True(t, rp.ValidUntil.Equal(p.ValidUntil))
 	assert.True(t, rp.CreatedAt.Equal(p.CreatedAt))
 }
+
+// unquote's fast path must decode exactly what json.Unmarshal decodes, and
+// refuse what it refuses.
+func TestUnquoteMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{`""`, `"PENDING"`, `"a b"`, `"2026-11-22T10:00:00Z"`, `"a\"b"`, `"a\\b"`,
+		`"\u0041"`, `"заказ"`, "\"\xff\"", "\"a\x01\"", "\"a\x7f\"", `"a"b"`, `"`, `x`, `1`, `null`, ` "a"`} {
+		var want string
+		wantErr := json.Unmarshal([]byte(in), &want)
+		got, err := unquote([]byte(in))
+		if wantErr != nil {
+			assert.Error(t, err, "%q", in)
+			continue
+		}
+		assert.NoError(t, err, "%q", in)
+		assert.Equal(t, want, got, "%q", in)
+	}
+}
