@@ -458,3 +458,17 @@ func TestUnquoteMatchesEncodingJSON(t *testing.T) {
 		assert.Equal(t, want, got, "%q", in)
 	}
 }
+
+// ListPayouts decodes its page without PayoutList's per-item
+// UnmarshalJSON; the result must be the one that path gives.
+func TestListPayoutsDecodesLikePayoutList(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{payoutListJSON, string(benchPayoutListJSON), `{"payouts":null,"total":0}`, `{"payouts":[]}`} {
+		var want PayoutList
+		require.NoError(t, json.Unmarshal([]byte(body), &want))
+		c, _ := mockClient(t, http.StatusOK, body)
+		got, err := c.ListPayouts(ctx, ListPayoutsParams{})
+		require.NoError(t, err)
+		assert.Equal(t, &want, got)
+	}
+}
