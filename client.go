@@ -38,7 +38,8 @@ const (
 	// DefaultMaxIdleConnsPerHost is the idle-connection pool of the default
 	// transport. net/http keeps only 2 idle connections per host, so a
 	// backend calling from many goroutines would open and close connections
-	// (and TLS sessions) all the time; 64 keeps them warm.
+	// (and TLS sessions) all the time; 64 keeps them warm. The default
+	// transport also opens no more than 64 connections per host.
 	DefaultMaxIdleConnsPerHost = 64
 	// MaxResponseBytes caps a response body; a larger one fails the attempt.
 	MaxResponseBytes = 16 << 20
@@ -257,6 +258,11 @@ func defaultTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 2 * DefaultMaxIdleConnsPerHost
 	t.MaxIdleConnsPerHost = DefaultMaxIdleConnsPerHost
+	// Without a cap, goroutines that find no idle connection each dial a
+	// new one, and those beyond the idle pool are closed once returned:
+	// under load the server sees connections come and go. With the cap a
+	// call waits for a connection instead (within its timeout).
+	t.MaxConnsPerHost = DefaultMaxIdleConnsPerHost
 	return t
 }
 

@@ -3,6 +3,7 @@ package paykit
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"log/slog"
 	"net/url"
@@ -74,19 +75,31 @@ type Payout struct {
 
 // UnmarshalJSON decodes a payout leniently.
 func (p *Payout) UnmarshalJSON(b []byte) error {
-	type plain Payout
-	aux := struct {
-		*plain
-		Requisites      flexString `json:"requisites"`
-		ProviderOrderID flexString `json:"provider_order_id"`
-		CreatedAt       apiTime    `json:"created_at"`
-		CompletedAt     apiTime    `json:"completed_at"`
-	}{plain: (*plain)(p)}
-	if err := json.Unmarshal(b, &aux); err != nil {
+	w := payoutWire{plainPayout: plainPayout(*p)}
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	p.Requisites, p.ProviderOrderID = string(aux.Requisites), string(aux.ProviderOrderID)
-	p.CreatedAt, p.CompletedAt = time.Time(aux.CreatedAt), time.Time(aux.CompletedAt)
+	return w.decode(p)
+}
+
+// plainPayout is Payout without its UnmarshalJSON method.
+type plainPayout Payout
+
+// payoutWire is a payout as sent: the leniently decoded fields have wire
+// types and shadow Payout's own; the others decode into plainPayout.
+type payoutWire struct {
+	plainPayout
+	Requisites      flexString `json:"requisites"`
+	ProviderOrderID flexString `json:"provider_order_id"`
+	CreatedAt       apiTime    `json:"created_at"`
+	CompletedAt     apiTime    `json:"completed_at"`
+}
+
+// decode sets *p from the wire payout and checks its amount.
+func (w *payoutWire) decode(p *Payout) error {
+	*p = Payout(w.plainPayout)
+	p.Requisites, p.ProviderOrderID = string(w.Requisites), string(w.ProviderOrderID)
+	p.CreatedAt, p.CompletedAt = time.Time(w.CreatedAt), time.Time(w.CompletedAt)
 	return checkAmounts(p.Amount)
 }
 
@@ -245,9 +258,26 @@ func (c *Client) ListPayouts(ctx context.Context, params ListPayoutsParams) (*Pa
 	if err != nil {
 		return nil, err
 	}
-	l := new(PayoutList)
-	if err := c.do(ctx, request{op: opListPayouts, path: "/v1/payouts", query: q, out: l}); err != nil {
+	// The page is decoded in one pass into wire payouts: decoding a
+	// PayoutList would run Payout.UnmarshalJSON, and so a nested
+	// json.Unmarshal that scans the payout again, once for every item.
+	var page struct {
+		Payouts []payoutWire `json:"payouts"`
+		Total   int          `json:"total"`
+		Limit   int          `json:"limit"`
+		Offset  int          `json:"offset"`
+	}
+	if err := c.do(ctx, request{op: opListPayouts, path: "/v1/payouts", query: q, out: &page}); err != nil {
 		return nil, err
+	}
+	l := &PayoutList{Total: page.Total, Limit: page.Limit, Offset: page.Offset}
+	if page.Payouts != nil {
+		l.Payouts = make([]Payout, len(page.Payouts))
+	}
+	for i := range page.Payouts {
+		if err := page.Payouts[i].decode(&l.Payouts[i]); err != nil {
+			return nil, fmt.Errorf("paykit: %s: decoding response (HTTP 200): %s", opListPayouts.name, err)
+		}
 	}
 	return l, nil
 }
