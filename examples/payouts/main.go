@@ -10,12 +10,14 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -53,7 +55,7 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 	baseURL := fs.String("base-url", env("PAYKIT_BASE_URL", "http://127.0.0.1:8080"), "API base URL (env PAYKIT_BASE_URL)")
 	apiKey := fs.String("api-key", env("PAYKIT_API_KEY", sandbox.DefaultAPIKey), "API key (env PAYKIT_API_KEY)")
 	secret := fs.String("secret", env("PAYKIT_SECRET", sandbox.DefaultSecret), "signing secret (env PAYKIT_SECRET; prefer it to the flag, which ps shows)")
-	extID := fs.String("ext-id", "payout-"+time.Now().UTC().Format("20060102-150405"), "your id of the payout, unique")
+	extID := fs.String("ext-id", "payout-"+time.Now().UTC().Format("20060102-150405")+"-"+strings.ToLower(rand.Text()[:4]), "your id of the payout, unique")
 	amount := fs.String("amount", "2500.00", "amount in RUB")
 	card := fs.String("card", env("PAYKIT_PAYOUT_CARD", "2200700000000004"), "card number to pay to (env PAYKIT_PAYOUT_CARD)")
 	holder := fs.String("holder", "IVAN IVANOV", "card holder's full name")
