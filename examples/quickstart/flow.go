@@ -139,7 +139,7 @@ func (f *flow) setup() (cleanup func(), err error) {
 		f.res.Sandbox = true
 		f.sb = sandbox.New(sandbox.Config{WebhookRetryWait: 10 * time.Millisecond})
 		closers = append(closers, f.sb.Close)
-		sbURL, stop, err := serve("127.0.0.1:0", f.sb)
+		sbURL, stop, err := serve("127.0.0.1:0", f.sb, false)
 		if err != nil {
 			return cleanup, fmt.Errorf("start the sandbox: %w", err)
 		}
@@ -166,7 +166,7 @@ func (f *flow) setup() (cleanup func(), err error) {
 	mux := http.NewServeMux()
 	if f.sb != nil {
 		mux.Handle(webhookPath, receiver)
-		hookURL, stop, err := serve("127.0.0.1:0", mux)
+		hookURL, stop, err := serve("127.0.0.1:0", mux, false)
 		if err != nil {
 			return cleanup, fmt.Errorf("start the webhook receiver: %w", err)
 		}
@@ -194,7 +194,7 @@ func (f *flow) setup() (cleanup func(), err error) {
 	if addr == "" {
 		addr = "127.0.0.1:8090"
 	}
-	_, stop, err := serve(addr, mux)
+	_, stop, err := serve(addr, mux, true)
 	if err != nil {
 		return cleanup, fmt.Errorf("start the webhook receiver: %w", err)
 	}
@@ -639,8 +639,11 @@ func receiptPNG() ([]byte, error) {
 }
 
 // serve serves h on addr over real HTTP and returns its base URL and a stop
-// function that shuts the server down.
-func serve(addr string, h http.Handler) (baseURL string, stop func(), err error) {
+// function. A graceful stop lets requests in flight finish (up to 5 s);
+// otherwise stop closes every connection at once, which is right once all
+// the work is done: http.Server.Shutdown would wait 5 s for a connection that
+// a client dialled but never used, which net/http's dialling can leave.
+func serve(addr string, h http.Handler, graceful bool) (baseURL string, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, err
@@ -649,12 +652,18 @@ func serve(addr string, h http.Handler) (baseURL string, stop func(), err error)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = srv.Serve(ln) // returns http.ErrServerClosed after Shutdown
+		_ = srv.Serve(ln) // returns http.ErrServerClosed after Shutdown or Close
 	}()
 	stop = func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
+		if graceful {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if srv.Shutdown(ctx) == nil {
+				<-done
+				return
+			}
+		}
+		_ = srv.Close()
 		<-done
 	}
 	return "http://" + ln.Addr().String(), stop, nil
