@@ -102,10 +102,14 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// A short grace period for requests in flight, then close whatever is
+	// left: a connection that never sends a request (a browser's
+	// preconnect to the payment page) would otherwise hold Shutdown for the
+	// whole timeout, and an interrupt the user asked for is not a failure.
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return err
+		srv.Close()
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -57,6 +57,14 @@ func TestRunServesAndStops(t *testing.T) {
 		t.Fatalf("banks: %d %s", res.StatusCode, body)
 	}
 
+	// A connection that never sends a request (a browser's preconnect)
+	// must not turn an interrupt into a failed exit.
+	idle, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v", err)
