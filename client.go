@@ -209,7 +209,12 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 	if base2 == nil {
 		base2 = defaultTransport()
 	}
-	inner.Transport = &attemptTransport{base: base2, logger: c.logger}
+	// The attempt timeout moves from http.Client into attemptTransport:
+	// http.Client enforces its Timeout cheaply only when it sees a bare
+	// *http.Transport, and with any wrapper it starts a timer goroutine
+	// for every request instead.
+	inner.Transport = &attemptTransport{base: base2, logger: c.logger, timeout: inner.Timeout}
+	inner.Timeout = 0
 	inner.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 	c.http = &retryablehttp.Client{
@@ -289,6 +294,8 @@ type request struct {
 // callState follows one call across its attempts. It travels in the
 // request's context because retryablehttp's hooks see nothing else.
 type callState struct {
+	// ctx is the call's context, before any attempt timeout.
+	ctx      context.Context
 	op       *operation
 	body     []byte
 	attempts int
@@ -327,7 +334,7 @@ func (c *Client) do(ctx context.Context, r request) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("paykit: %s: %w", r.op.name, err)
 	}
-	st := &callState{op: r.op, body: r.body}
+	st := &callState{ctx: ctx, op: r.op, body: r.body}
 	ctx = context.WithValue(ctx, stateKey{}, st)
 	if r.op.class == classMoneyMove {
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
@@ -476,6 +483,9 @@ func unescapePath(p string) string {
 type attemptTransport struct {
 	base   http.RoundTripper
 	logger *slog.Logger
+	// timeout bounds one attempt, response body included: the Timeout of
+	// the http.Client the Client was made with.
+	timeout time.Duration
 }
 
 // errResponseTooLarge fails an attempt whose body exceeds MaxResponseBytes.
@@ -489,12 +499,20 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		attempt = st.attempts
 	}
 	start := time.Now()
+	if t.timeout > 0 {
+		ctx, cancel := context.WithTimeout(req.Context(), t.timeout)
+		defer cancel() // the body is read before RoundTrip returns
+		req = req.WithContext(ctx)
+	}
 	resp, err := t.base.RoundTrip(req)
 	var data []byte
 	if err == nil {
 		if data, err = bufferBody(resp); err != nil {
 			resp = nil
 		}
+	}
+	if err != nil && t.timeout > 0 && req.Context().Err() == context.DeadlineExceeded && stateCtxAlive(req) {
+		err = fmt.Errorf("attempt timed out after %s: %w", t.timeout, err)
 	}
 	if st != nil {
 		st.last = data
@@ -522,6 +540,13 @@ func (t *attemptTransport) logAttempt(req *http.Request, st *callState, attempt 
 		attrs = append(attrs, slog.String("error", maskDigits(err.Error())))
 	}
 	t.logger.LogAttrs(req.Context(), slog.LevelDebug, "paykit: attempt", attrs...)
+}
+
+// stateCtxAlive reports whether the call's own context, as opposed to the
+// attempt's timeout, is still running.
+func stateCtxAlive(req *http.Request) bool {
+	st := stateFrom(req.Context())
+	return st == nil || st.ctx == nil || st.ctx.Err() == nil
 }
 
 // bufferBody reads a response body whole, up to MaxResponseBytes, closes

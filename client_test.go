@@ -267,3 +267,39 @@ func TestSilentByDefault(t *testing.T) {
 	assert.False(t, c.logger.Enabled(ctx, slog.LevelError))
 	assert.False(t, errors.Is(nil, ErrInternal))
 }
+
+func TestAttemptTimeout(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	defer close(release)
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			select { // the first attempt stalls until the test ends
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.Write([]byte(`{"fee":"1.50","currency":"USDT"}`))
+	}))
+	defer srv.Close()
+	var logs TestLog
+	hc := &http.Client{Timeout: 100 * time.Millisecond}
+	c, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithHTTPClient(hc),
+		WithRetryWait(time.Millisecond, time.Millisecond), WithLogger(logs.Logger()))
+	require.NoError(t, err)
+	fee, err := c.GetWithdrawalFee(ctx)
+	require.NoError(t, err, "the stalled attempt is abandoned and retried")
+	assert.Equal(t, "1.50", fee.Fee.StringFixed(2))
+	assert.Equal(t, int32(2), calls.Load())
+	assert.Contains(t, logs.String(), "attempt timed out after 100ms")
+	assert.Equal(t, 100*time.Millisecond, hc.Timeout, "the merchant's client is left untouched")
+
+	calls.Store(0)
+	c, err = NewClient(srv.URL, testKey, HMACSigner(testSecret), WithHTTPClient(hc), WithMaxRetries(0))
+	require.NoError(t, err)
+	_, err = c.GetWithdrawalFee(ctx)
+	require.ErrorContains(t, err, "attempt timed out after 100ms")
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}
