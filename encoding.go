@@ -80,6 +80,14 @@ func (t *apiTime) UnmarshalJSON(b []byte) error {
 		*t = apiTime{}
 		return nil
 	}
+	// Fast path, without copying the text: strict RFC 3339, what the API
+	// sends. Whatever it accepts, time.Parse with RFC3339Nano accepts with
+	// the same result; the rest falls through to the lenient layouts.
+	var v time.Time
+	if v.UnmarshalJSON(b) == nil {
+		*t = apiTime(v.UTC())
+		return nil
+	}
 	s, err := unquote(b)
 	if err != nil {
 		return fmt.Errorf("timestamp is not a string")
@@ -164,6 +172,16 @@ func decodeEnum[T ~string](b []byte, known ...T) (T, error) {
 	if string(b) == "null" {
 		return "", nil
 	}
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		// Match a known value without allocating: an enum's constants
+		// are plain ASCII, so case folding byte-wise is enough.
+		raw := b[1 : len(b)-1]
+		for _, k := range known {
+			if equalFoldASCII(raw, string(k)) {
+				return k, nil
+			}
+		}
+	}
 	s, err := unquote(b)
 	if err != nil {
 		return "", err
@@ -174,6 +192,26 @@ func decodeEnum[T ~string](b []byte, known ...T) (T, error) {
 		}
 	}
 	return T(s), nil
+}
+
+// equalFoldASCII reports whether b equals the ASCII string k, ignoring case.
+func equalFoldASCII(b []byte, k string) bool {
+	if len(b) != len(k) {
+		return false
+	}
+	for i := range b {
+		c, d := b[i], k[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if 'A' <= d && d <= 'Z' {
+			d += 'a' - 'A'
+		}
+		if c != d {
+			return false
+		}
+	}
+	return true
 }
 
 // checkExtID validates a merchant ext_id: present, valid UTF-8 (JSON would

@@ -128,24 +128,43 @@ type Payment struct {
 // null or ISO 8601 times) and resolves the requisites' bank fields, whose
 // meaning depends on the payment method.
 func (p *Payment) UnmarshalJSON(b []byte) error {
-	type plain Payment
-	aux := struct {
-		*plain
-		ValidUntil apiTime         `json:"valid_until"`
-		CreatedAt  apiTime         `json:"created_at"`
-		Requisites json.RawMessage `json:"requisites"`
-	}{plain: (*plain)(p)}
-	if err := json.Unmarshal(b, &aux); err != nil {
+	w := paymentWire{plainPayment: plainPayment(*p)}
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	p.ValidUntil, p.CreatedAt = time.Time(aux.ValidUntil), time.Time(aux.CreatedAt)
-	p.Requisites = Requisites{}
-	if len(aux.Requisites) > 0 && string(aux.Requisites) != "null" {
-		if err := p.Requisites.decode(aux.Requisites, p.Method); err != nil {
-			return err
-		}
+	return w.decode(p)
+}
+
+type plainPayment Payment
+
+// paymentWire is a payment as sent, decoded in one pass: the leniently
+// decoded fields and the nested objects have wire types that shadow
+// Payment's own, so nothing is parsed twice.
+type paymentWire struct {
+	plainPayment
+	ValidUntil apiTime         `json:"valid_until"`
+	CreatedAt  apiTime         `json:"created_at"`
+	Requisites *requisitesWire `json:"requisites"`
+	Dispute    *disputeWire    `json:"dispute"`
+}
+
+func (w *paymentWire) decode(p *Payment) error {
+	*p = Payment(w.plainPayment)
+	p.ValidUntil, p.CreatedAt = time.Time(w.ValidUntil), time.Time(w.CreatedAt)
+	p.Requisites, p.Dispute = Requisites{}, nil
+	if w.Requisites != nil {
+		p.Requisites = w.Requisites.requisites(p.Method)
 	}
-	return checkAmounts(p.Amount, p.USDTRate)
+	if w.Dispute != nil {
+		p.Dispute = w.Dispute.dispute()
+	}
+	if err := checkAmounts(p.Amount, p.USDTRate, p.Requisites.AmountLocal); err != nil {
+		return err
+	}
+	if p.Dispute != nil {
+		return checkAmounts(p.Dispute.Amount)
+	}
+	return nil
 }
 
 // Requisites is the destination of a payer's transfer.
@@ -172,24 +191,34 @@ type Requisites struct {
 // UnmarshalJSON maps bank, bank_code and bank_name onto BankCode and BankName.
 // Standing alone, a lone "bank" is taken as the code for phone (cross-border)
 // requisites and as the name otherwise; inside a Payment, its method decides.
-func (r *Requisites) UnmarshalJSON(b []byte) error { return r.decode(b, "") }
-
-func (r *Requisites) decode(b []byte, method PaymentMethod) error {
-	var w struct {
-		Type        RequisitesType  `json:"type"`
-		Value       flexString      `json:"value"`
-		Bank        string          `json:"bank"`
-		BankCode    string          `json:"bank_code"`
-		BankName    string          `json:"bank_name"`
-		Holder      string          `json:"holder"`
-		Country     Country         `json:"country"`
-		Currency    string          `json:"currency"`
-		AmountLocal decimal.Decimal `json:"amount_local"`
-	}
+func (r *Requisites) UnmarshalJSON(b []byte) error {
+	var w requisitesWire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*r = Requisites{Type: w.Type, Value: string(w.Value), Holder: w.Holder, Country: w.Country,
+	*r = w.requisites("")
+	return checkAmounts(r.AmountLocal)
+}
+
+// requisitesWire is a requisites object as sent.
+type requisitesWire struct {
+	Type        RequisitesType  `json:"type"`
+	Value       flexString      `json:"value"`
+	Bank        string          `json:"bank"`
+	BankCode    string          `json:"bank_code"`
+	BankName    string          `json:"bank_name"`
+	Holder      string          `json:"holder"`
+	Country     Country         `json:"country"`
+	Currency    string          `json:"currency"`
+	AmountLocal decimal.Decimal `json:"amount_local"`
+}
+
+// requisites resolves the bank fields: for CROSS_BORDER the API puts the
+// code in "bank" (with the name in bank_name); for the other methods "bank"
+// is the name (with the code in bank_code, in the create response only).
+// method is the payment's, or "" when unknown.
+func (w *requisitesWire) requisites(method PaymentMethod) Requisites {
+	r := Requisites{Type: w.Type, Value: string(w.Value), Holder: w.Holder, Country: w.Country,
 		Currency: w.Currency, AmountLocal: w.AmountLocal, BankCode: w.BankCode, BankName: w.BankName}
 	switch {
 	case w.BankCode != "":
@@ -198,11 +227,11 @@ func (r *Requisites) decode(b []byte, method PaymentMethod) error {
 		}
 	case w.BankName != "" || w.Country != "" || method == MethodCrossBorder ||
 		method == "" && w.Type == RequisitesPhone:
-		r.BankCode = w.Bank // cross-border: "bank" holds the code
+		r.BankCode = w.Bank
 	default:
 		r.BankName = w.Bank
 	}
-	return checkAmounts(r.AmountLocal)
+	return r
 }
 
 // LogValue implements slog.LogValuer. It keeps the payer's card or phone
@@ -233,16 +262,26 @@ type Dispute struct {
 
 // UnmarshalJSON decodes a dispute leniently.
 func (d *Dispute) UnmarshalJSON(b []byte) error {
-	type plain Dispute
-	aux := struct {
-		*plain
-		CreatedAt apiTime `json:"created_at"`
-	}{plain: (*plain)(d)}
-	if err := json.Unmarshal(b, &aux); err != nil {
+	w := disputeWire{plainDispute: plainDispute(*d)}
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	d.CreatedAt = time.Time(aux.CreatedAt)
+	*d = *w.dispute()
 	return checkAmounts(d.Amount)
+}
+
+type plainDispute Dispute
+
+// disputeWire is a dispute object as sent.
+type disputeWire struct {
+	plainDispute
+	CreatedAt apiTime `json:"created_at"`
+}
+
+func (w *disputeWire) dispute() *Dispute {
+	d := Dispute(w.plainDispute)
+	d.CreatedAt = time.Time(w.CreatedAt)
+	return &d
 }
 
 // LogValue implements slog.LogValuer: the payment with its requisites masked.
