@@ -381,7 +381,7 @@ func (c *Client) do(ctx context.Context, r request) error {
 		if r.out == nil {
 			return nil
 		}
-		if err := json.Unmarshal(data, r.out); err != nil {
+		if err := decodeBody(data, r.out); err != nil {
 			return fmt.Errorf("paykit: %s: decoding response (HTTP %d): %s", r.op.name, resp.StatusCode, truncate(err.Error(), 200))
 		}
 		return nil
@@ -430,6 +430,21 @@ func readBack[T any](out *T, fetch func(context.Context) (*T, error), matches fu
 		*out = *got
 		return true, nil
 	}
+}
+
+// decodeBody decodes a response body into out. A resource that decodes
+// itself (every one of this package does, through json.Unmarshal into a wire
+// struct) is handed the body directly: going through json.Unmarshal first
+// would scan the whole body once more just to validate it.
+func decodeBody(data []byte, out any) error {
+	if t := bytes.TrimSpace(data); len(t) == 0 || string(t) == "null" {
+		// A success without a resource is not one the merchant can act on.
+		return errors.New("no resource in the response body")
+	}
+	if u, ok := out.(json.Unmarshaler); ok {
+		return u.UnmarshalJSON(data)
+	}
+	return json.Unmarshal(data, out)
 }
 
 // transportFailure wraps an error that left no response to decode: a

@@ -131,7 +131,7 @@ func TestResponseBodyIsCapped(t *testing.T) {
 func TestDecodingFailuresAreErrorsNotPanics(t *testing.T) {
 	t.Parallel()
 	for _, body := range []string{
-		``, `not json`, `{"id": 5}`, `{"amount":"1e999999999"}`, `{"amount":"12abc"}`, `{"created_at":"yesterday"}`,
+		``, ` null `, `not json`, `{"id": 5}`, `{"amount":"1e999999999"}`, `{"amount":"12abc"}`, `{"created_at":"yesterday"}`,
 		`{"created_at":5}`, `{"status":5}`, `{"requisites":"x"}`, `{"usdt_rate":1e-99999}`, `[]`,
 	} {
 		c, _ := mockClient(t, 200, body)
