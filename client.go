@@ -75,8 +75,10 @@ type clientConfig struct {
 // WithHTTPClient sends requests through hc's transport, timeout and cookie
 // jar. The SDK works on a copy of hc: it never follows redirects (Go would
 // forward X-Identity and X-Signature to the redirect's host), whatever hc's
-// CheckRedirect says, and it leaves hc itself untouched. A Timeout of zero
-// means attempts are bounded only by the context.
+// CheckRedirect says, and it leaves hc itself untouched. hc.Timeout bounds
+// each attempt (the SDK applies it per attempt, response body included, so a
+// retry gets a fresh one); zero means attempts are bounded only by the
+// context.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *clientConfig) error {
 		if hc == nil {
