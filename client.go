@@ -296,8 +296,6 @@ type request struct {
 // callState follows one call across its attempts. It travels in the
 // request's context because retryablehttp's hooks see nothing else.
 type callState struct {
-	// ctx is the call's context, before any attempt timeout.
-	ctx      context.Context
 	op       *operation
 	body     []byte
 	attempts int
@@ -336,7 +334,7 @@ func (c *Client) do(ctx context.Context, r request) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("paykit: %s: %w", r.op.name, err)
 	}
-	st := &callState{ctx: ctx, op: r.op, body: r.body}
+	st := &callState{op: r.op, body: r.body}
 	ctx = context.WithValue(ctx, stateKey{}, st)
 	if r.op.class == classMoneyMove {
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
@@ -509,15 +507,12 @@ type attemptTransport struct {
 var errResponseTooLarge = fmt.Errorf("paykit: response body larger than %d bytes", MaxResponseBytes)
 
 func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	st := stateFrom(req.Context())
-	attempt := 0
-	if st != nil {
-		st.attempts++
-		attempt = st.attempts
-	}
+	call := req.Context() // every request comes from Client.do, with its callState
+	st := stateFrom(call)
+	st.attempts++
 	start := time.Now()
 	if t.timeout > 0 {
-		ctx, cancel := context.WithTimeout(req.Context(), t.timeout)
+		ctx, cancel := context.WithTimeout(call, t.timeout)
 		defer cancel() // the body is read before RoundTrip returns
 		req = req.WithContext(ctx)
 	}
@@ -528,27 +523,24 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			resp = nil
 		}
 	}
-	if err != nil && t.timeout > 0 && req.Context().Err() == context.DeadlineExceeded && stateCtxAlive(req) {
+	if err != nil && req.Context().Err() == context.DeadlineExceeded && call.Err() == nil {
+		// The attempt's own timeout fired, not the caller's context.
 		err = fmt.Errorf("attempt timed out after %s: %w", t.timeout, err)
 	}
-	if st != nil {
-		st.last = data
-	}
-	if t.logger.Enabled(req.Context(), slog.LevelDebug) {
-		t.logAttempt(req, st, attempt, resp, err, time.Since(start))
+	st.last = data
+	if t.logger.Enabled(call, slog.LevelDebug) {
+		t.logAttempt(req, st, resp, err, time.Since(start))
 	}
 	return resp, err
 }
 
-func (t *attemptTransport) logAttempt(req *http.Request, st *callState, attempt int, resp *http.Response, err error, d time.Duration) {
+func (t *attemptTransport) logAttempt(req *http.Request, st *callState, resp *http.Response, err error, d time.Duration) {
 	attrs := make([]slog.Attr, 0, 7)
-	if st != nil {
-		attrs = append(attrs, slog.String("op", st.op.name))
-	}
 	attrs = append(attrs,
+		slog.String("op", st.op.name),
 		slog.String("method", req.Method),
 		slog.String("path", req.URL.EscapedPath()),
-		slog.Int("attempt", attempt),
+		slog.Int("attempt", st.attempts),
 		slog.Duration("duration", d))
 	if resp != nil {
 		attrs = append(attrs, slog.Int("status", resp.StatusCode))
@@ -557,13 +549,6 @@ func (t *attemptTransport) logAttempt(req *http.Request, st *callState, attempt 
 		attrs = append(attrs, slog.String("error", maskDigits(err.Error())))
 	}
 	t.logger.LogAttrs(req.Context(), slog.LevelDebug, "paykit: attempt", attrs...)
-}
-
-// stateCtxAlive reports whether the call's own context, as opposed to the
-// attempt's timeout, is still running.
-func stateCtxAlive(req *http.Request) bool {
-	st := stateFrom(req.Context())
-	return st == nil || st.ctx == nil || st.ctx.Err() == nil
 }
 
 // bufferBody reads a response body whole, up to MaxResponseBytes, closes

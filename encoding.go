@@ -24,14 +24,11 @@ type amount decimal.Decimal
 
 // MarshalJSON implements json.Marshaler.
 func (a amount) MarshalJSON() ([]byte, error) {
-	return appendAmount(nil, decimal.Decimal(a)), nil
-}
-
-func appendAmount(dst []byte, d decimal.Decimal) []byte {
+	d := decimal.Decimal(a)
 	if exp := d.Exponent(); exp < 0 {
-		return append(dst, d.StringFixed(-exp)...)
+		return []byte(d.StringFixed(-exp)), nil
 	}
-	return append(dst, d.String()...)
+	return []byte(d.String()), nil
 }
 
 // maxDecimalExponent bounds the exponent of a decoded amount. decimal stores

@@ -102,55 +102,51 @@ func (e *Error) Error() string {
 
 // Is reports whether target is the sentinel that e's code and status mean.
 func (e *Error) Is(target error) bool {
-	for _, s := range e.sentinels() {
-		if s == target {
-			return true
-		}
-	}
-	return false
+	s := e.sentinel()
+	return s != nil && s == target
 }
 
-// sentinels resolves the meaning of e. PAY_001 means "internal error" on
+// sentinel resolves the meaning of e, nil when it has none. PAY_001 means "internal error" on
 // payment calls and "payout not found" on payout reads; the two are told apart
 // by HTTP status alone, never by message text.
-func (e *Error) sentinels() []error {
+func (e *Error) sentinel() error {
 	if e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden {
-		return []error{ErrUnauthorized}
+		return ErrUnauthorized
 	}
 	switch e.Code {
 	case "PAY_001":
 		if e.HTTPStatus == http.StatusNotFound {
-			return []error{ErrPayoutNotFound}
+			return ErrPayoutNotFound
 		}
 	case "PAY_002", "WDR_001", "TRF_001":
-		return []error{ErrInvalidParameters}
+		return ErrInvalidParameters
 	case "PAY_003":
-		return []error{ErrDuplicateExtID}
+		return ErrDuplicateExtID
 	case "PAY_004":
-		return []error{ErrNoRequisites}
+		return ErrNoRequisites
 	case "PAY_005":
-		return []error{ErrTooManySameAmount}
+		return ErrTooManySameAmount
 	case "PAY_006":
-		return []error{ErrPaymentNotFound}
+		return ErrPaymentNotFound
 	case "PAY_007":
-		return []error{ErrPaymentNotCancellable}
+		return ErrPaymentNotCancellable
 	case "PAY_008":
-		return []error{ErrPaymentNotConfirmable}
+		return ErrPaymentNotConfirmable
 	case "DIS_001":
-		return []error{ErrDisputeNotAllowed}
+		return ErrDisputeNotAllowed
 	case "DIS_002":
-		return []error{ErrDisputeExists}
+		return ErrDisputeExists
 	case "DIS_003":
-		return []error{ErrDisputeNotActive}
+		return ErrDisputeNotActive
 	case "WDR_002", "TRF_003":
-		return []error{ErrInsufficientFunds}
+		return ErrInsufficientFunds
 	case "WDR_003":
-		return []error{ErrWithdrawalNotFound}
+		return ErrWithdrawalNotFound
 	case "TRF_002":
-		return []error{ErrTerminalNotFound}
+		return ErrTerminalNotFound
 	}
 	if e.HTTPStatus >= 500 {
-		return []error{ErrInternal}
+		return ErrInternal
 	}
 	return nil
 }

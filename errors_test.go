@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -244,5 +243,4 @@ func TestSentinelMessages(t *testing.T) {
 	for _, s := range allSentinels {
 		assert.True(t, strings.HasPrefix(s.Error(), "paykit: "), s.Error())
 	}
-	_ = http.StatusOK
 }

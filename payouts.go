@@ -3,7 +3,6 @@ package paykit
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"iter"
 	"log/slog"
 	"net/url"
@@ -212,6 +211,30 @@ type PayoutList struct {
 	Offset int `json:"offset"`
 }
 
+// UnmarshalJSON decodes a page in one pass into wire payouts: letting
+// encoding/json run Payout.UnmarshalJSON would scan every item a second time.
+func (l *PayoutList) UnmarshalJSON(b []byte) error {
+	var page struct {
+		Payouts []payoutWire `json:"payouts"`
+		Total   int          `json:"total"`
+		Limit   int          `json:"limit"`
+		Offset  int          `json:"offset"`
+	}
+	if err := json.Unmarshal(b, &page); err != nil {
+		return err
+	}
+	*l = PayoutList{Total: page.Total, Limit: page.Limit, Offset: page.Offset}
+	if page.Payouts != nil {
+		l.Payouts = make([]Payout, len(page.Payouts))
+	}
+	for i := range page.Payouts {
+		if err := page.Payouts[i].decode(&l.Payouts[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ListPayoutsParams filter and page ListPayouts. Zero fields are not sent:
 // the service then applies no filter, its default limit (100) and offset 0.
 type ListPayoutsParams struct {
@@ -258,26 +281,9 @@ func (c *Client) ListPayouts(ctx context.Context, params ListPayoutsParams) (*Pa
 	if err != nil {
 		return nil, err
 	}
-	// The page is decoded in one pass into wire payouts: decoding a
-	// PayoutList would run Payout.UnmarshalJSON, and so a nested
-	// json.Unmarshal that scans the payout again, once for every item.
-	var page struct {
-		Payouts []payoutWire `json:"payouts"`
-		Total   int          `json:"total"`
-		Limit   int          `json:"limit"`
-		Offset  int          `json:"offset"`
-	}
-	if err := c.do(ctx, request{op: opListPayouts, path: "/v1/payouts", query: q, out: &page}); err != nil {
+	l := new(PayoutList)
+	if err := c.do(ctx, request{op: opListPayouts, path: "/v1/payouts", query: q, out: l}); err != nil {
 		return nil, err
-	}
-	l := &PayoutList{Total: page.Total, Limit: page.Limit, Offset: page.Offset}
-	if page.Payouts != nil {
-		l.Payouts = make([]Payout, len(page.Payouts))
-	}
-	for i := range page.Payouts {
-		if err := page.Payouts[i].decode(&l.Payouts[i]); err != nil {
-			return nil, fmt.Errorf("paykit: %s: decoding response (HTTP 200): %s", opListPayouts.name, err)
-		}
 	}
 	return l, nil
 }

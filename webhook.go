@@ -277,25 +277,9 @@ func (h *WebhookHandler) servePayment(ctx context.Context, log *slog.Logger, pro
 		log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: payment notification refused: missing or wrong "+WebhookTokenHeader)
 		return http.StatusUnauthorized
 	}
-	id := probe.ID.s
-	var p *Payment
-	if h.Client != nil {
-		if checkUUID("id", id) != nil {
-			log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: payment id is not a UUID, cannot read it back")
-			return http.StatusBadRequest
-		}
-		var err error
-		if p, err = h.Client.GetPayment(ctx, id); err != nil {
-			log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: reading the payment back failed",
-				slog.String("id", id), slog.String("error", err.Error()))
-			return http.StatusInternalServerError
-		}
-	} else {
-		p = new(Payment)
-		if err := json.Unmarshal(body, p); err != nil {
-			log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: payment body does not decode", slog.String("id", truncate(id, 64)))
-			return http.StatusBadRequest
-		}
+	p, code := resolve(ctx, log, h.Client, "payment", probe.ID.s, body, (*Client).GetPayment)
+	if p == nil {
+		return code
 	}
 	return h.call(ctx, log, "payment", p.ID, string(p.Status), func(ctx context.Context) error { return h.OnPayment(ctx, p) })
 }
@@ -305,32 +289,42 @@ func (h *WebhookHandler) servePayout(ctx context.Context, log *slog.Logger, prob
 		log.LogAttrs(ctx, slog.LevelDebug, "paykit: webhook: no OnPayout, payout notification dropped")
 		return http.StatusOK
 	}
-	var p *Payout
-	switch {
-	case h.Client != nil:
-		id := probe.ID.s
-		if checkUUID("id", id) != nil {
-			log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: payout id is not a UUID, cannot read it back")
-			return http.StatusBadRequest
-		}
-		var err error
-		if p, err = h.Client.GetPayout(ctx, id); err != nil {
-			log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: reading the payout back failed",
-				slog.String("id", id), slog.String("error", err.Error()))
-			return http.StatusInternalServerError
-		}
-	case h.AllowUnverifiedPayouts:
-		p = new(Payout)
-		if err := json.Unmarshal(body, p); err != nil {
-			log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: payout body does not decode")
-			return http.StatusBadRequest
-		}
-	default:
+	if h.Client == nil && !h.AllowUnverifiedPayouts {
 		log.LogAttrs(ctx, slog.LevelWarn,
 			"paykit: webhook: payout notification refused: it cannot be verified without Client (or AllowUnverifiedPayouts)")
 		return http.StatusUnauthorized
 	}
+	p, code := resolve(ctx, log, h.Client, "payout", probe.ID.s, body, (*Client).GetPayout)
+	if p == nil {
+		return code
+	}
 	return h.call(ctx, log, "payout", p.ID, string(p.Status), func(ctx context.Context) error { return h.OnPayout(ctx, p) })
+}
+
+// resolve returns the resource a verified notification is about: with a
+// Client, the API's copy read back by id; without one, the body decoded.
+// When there is none it returns nil and the status to answer.
+func resolve[T any](ctx context.Context, log *slog.Logger, c *Client, kind, id string, body []byte,
+	fetch func(*Client, context.Context, string) (*T, error)) (*T, int) {
+	if c == nil {
+		v := new(T)
+		if err := json.Unmarshal(body, v); err != nil {
+			log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: "+kind+" body does not decode", slog.String("id", truncate(id, 64)))
+			return nil, http.StatusBadRequest
+		}
+		return v, http.StatusOK
+	}
+	if checkUUID("id", id) != nil {
+		log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: "+kind+" id is not a UUID, cannot read it back")
+		return nil, http.StatusBadRequest
+	}
+	v, err := fetch(c, ctx, id)
+	if err != nil {
+		log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: reading the "+kind+" back failed",
+			slog.String("id", id), slog.String("error", err.Error()))
+		return nil, http.StatusInternalServerError
+	}
+	return v, http.StatusOK
 }
 
 // call runs a callback, turning an error or a panic into 500. A panic is

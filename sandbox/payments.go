@@ -582,12 +582,9 @@ func (s *Server) verifyPayment(id, outcome string) (*paymentView, error) {
 	if outcome != OutcomeCompleted && outcome != OutcomeCancelled {
 		return nil, fmt.Errorf("%w: outcome must be %q or %q", ErrInvalidArgument, OutcomeCompleted, OutcomeCancelled)
 	}
-	p := s.payments[id]
-	if p == nil {
-		return nil, notFound("payment", id)
-	}
-	if p.status != statusProcessing {
-		return nil, fmt.Errorf("%w: payment %s is %s, not PROCESSING", ErrWrongState, id, p.status)
+	p, err := s.paymentInLocked(id, statusProcessing)
+	if err != nil {
+		return nil, err
 	}
 	if outcome == OutcomeCompleted {
 		s.completeLocked(p, p.amount)
@@ -596,6 +593,19 @@ func (s *Server) verifyPayment(id, outcome string) (*paymentView, error) {
 	}
 	v := p.getView()
 	return &v, nil
+}
+
+// paymentInLocked finds the payment a control acts on and checks that it is
+// in the status the control applies to.
+func (s *Server) paymentInLocked(id, want string) (*payment, error) {
+	p := s.payments[id]
+	if p == nil {
+		return nil, notFound("payment", id)
+	}
+	if p.status != want {
+		return nil, fmt.Errorf("%w: payment %s is %s, not %s", ErrWrongState, id, p.status, want)
+	}
+	return p, nil
 }
 
 // ReviewDispute plays the review of an open dispute: "approved" completes
@@ -613,12 +623,9 @@ func (s *Server) reviewDispute(id, outcome string) (*paymentView, error) {
 	if outcome != OutcomeApproved && outcome != OutcomeRejected {
 		return nil, fmt.Errorf("%w: outcome must be %q or %q", ErrInvalidArgument, OutcomeApproved, OutcomeRejected)
 	}
-	p := s.payments[id]
-	if p == nil {
-		return nil, notFound("payment", id)
-	}
-	if p.status != statusDispute {
-		return nil, fmt.Errorf("%w: payment %s is %s, not DISPUTE", ErrWrongState, id, p.status)
+	p, err := s.paymentInLocked(id, statusDispute)
+	if err != nil {
+		return nil, err
 	}
 	if outcome == OutcomeApproved {
 		rub := p.amount
