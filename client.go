@@ -57,6 +57,8 @@ type Client struct {
 	logger    *slog.Logger
 	http      *retryablehttp.Client
 	now       func() time.Time
+	// obs is nil without WithObserver: every hook is behind one nil check.
+	obs Observer
 }
 
 // Option configures a Client in NewClient.
@@ -70,6 +72,7 @@ type clientConfig struct {
 	logger     *slog.Logger
 	userAgent  string
 	insecure   bool
+	observers  []Observer
 }
 
 // WithHTTPClient sends requests through hc's transport, timeout and cookie
@@ -191,6 +194,7 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 		signer: signer,
 		logger: cfg.logger,
 		now:    time.Now,
+		obs:    combineObservers(cfg.observers),
 	}
 	c.basePath = strings.TrimRight(base.Path, "/")
 	c.baseRaw = strings.TrimRight(base.EscapedPath(), "/")

@@ -1,0 +1,242 @@
+package paykit
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Observer sees every call a Client makes: its start, each HTTP attempt,
+// each wait before a retry, and its end. It is the SDK's neutral telemetry
+// hook, in the manner of AWS SDK for Go v2's middleware: the core knows no
+// tracing or metrics library, and an adapter such as the otelpaykit module
+// turns these events into spans and metric points.
+//
+// An Observer must be safe for concurrent use; its methods run on the
+// calling goroutine, inside the call, so they should return quickly. The
+// infos are passed by pointer to spare copies and must not be kept or
+// changed after the method returns.
+//
+// A Client with no Observer pays nothing for the hook: no allocation, no
+// time reading beyond what the SDK already does.
+type Observer interface {
+	// CallStart runs once per call before anything is sent. The context it
+	// returns (for example one carrying a span) is the call's from then on:
+	// attempts, retry waits, reconciliation read-backs (which are calls of
+	// their own, so they nest under this one) and CallEnd see it.
+	CallStart(ctx context.Context, call *CallInfo) context.Context
+	// AttemptStart runs before each HTTP attempt; the context it returns
+	// is the attempt's (the request is sent with it) and AttemptEnd's.
+	AttemptStart(ctx context.Context, a *AttemptInfo) context.Context
+	// AttemptEnd runs after each HTTP attempt, once its response body has
+	// been read or the attempt has failed.
+	AttemptEnd(ctx context.Context, a *AttemptInfo)
+	// RetryWait runs when the SDK has decided to try again, before it
+	// waits.
+	RetryWait(ctx context.Context, w *RetryInfo)
+	// CallEnd runs once per call that CallStart saw, with its outcome.
+	CallEnd(ctx context.Context, end *CallEndInfo)
+}
+
+// CallInfo names one call of an operation.
+type CallInfo struct {
+	// Operation is the Client method's name, such as "CreatePayment".
+	Operation string
+	// Method is the HTTP method, such as "POST".
+	Method string
+	// Route is the path template below the base URL, such as
+	// "/v1/payments/{id}" or "/v1/payouts/by-ext-id/{extId}": never a
+	// concrete id or ext_id, so it is safe as a metric label.
+	Route string
+	// Scheme, Host and Port are those of the Client's base URL (Port is
+	// the scheme's default when the URL names none).
+	Scheme string
+	Host   string
+	Port   int
+	// BasePath is the base URL's path prefix without a trailing slash ("" for
+	// most services); a redacted full URL is Scheme://Host:Port+BasePath+Route.
+	BasePath string
+	// Start is when the call started.
+	Start time.Time
+}
+
+// AttemptInfo describes one HTTP attempt of a call.
+type AttemptInfo struct {
+	// Call is the call the attempt belongs to.
+	Call *CallInfo
+	// Attempt counts from 1; a value above 1 is a retry
+	// (http.request.resend_count is Attempt-1).
+	Attempt int
+	// Start is when the attempt started; Duration is set at AttemptEnd.
+	Start    time.Time
+	Duration time.Duration
+	// StatusCode is the HTTP status, 0 when no response arrived.
+	StatusCode int
+	// Code is the API error code of the answer ("PAY_004"), "" for a success
+	// or a body without one.
+	Code string
+	// Err is the transport error of an attempt that got no response (its
+	// text never carries a secret, but may name the host).
+	Err error
+}
+
+// RetryInfo describes a wait before the next attempt.
+type RetryInfo struct {
+	// Call is the call being retried.
+	Call *CallInfo
+	// Attempt is the number of the attempt that failed.
+	Attempt int
+	// Wait is how long the SDK waits before the next attempt.
+	Wait time.Duration
+}
+
+// Outcome classifies how a call ended.
+type Outcome string
+
+// Outcomes of a call.
+const (
+	// OutcomeSuccess: the API answered with the resource.
+	OutcomeSuccess Outcome = "success"
+	// OutcomeReconciled: an attempt's answer was lost or unusable, and the
+	// SDK established by reading the resource back that the operation had
+	// taken effect; the call returned it without error.
+	OutcomeReconciled Outcome = "reconciled"
+	// OutcomeBusinessError: the API refused the call with an error answer
+	// (an *Error: PAY_004, 4xx codes, or a 5xx on a read).
+	OutcomeBusinessError Outcome = "business_error"
+	// OutcomeTransportError: no usable answer arrived (a connection failure,
+	// a timeout, a cancelled context) on a call that provably changed
+	// nothing or only reads.
+	OutcomeTransportError Outcome = "transport_error"
+	// OutcomeUnknownOutcome: the call's error matches ErrUnknownOutcome:
+	// the operation may or may not have taken effect.
+	OutcomeUnknownOutcome Outcome = "unknown_outcome"
+)
+
+// CallEndInfo describes how a call ended.
+type CallEndInfo struct {
+	// Call is the call that ended.
+	Call *CallInfo
+	// Attempts is how many HTTP attempts were made.
+	Attempts int
+	// Duration is the call's whole time, retries and read-backs included.
+	Duration time.Duration
+	// Outcome classifies the end.
+	Outcome Outcome
+	// StatusCode is the last attempt's HTTP status, 0 when none arrived.
+	StatusCode int
+	// Code is the API error code the call ended with, "" if none.
+	Code string
+	// Err is the error the call returns, nil on success.
+	Err error
+}
+
+// WithObserver adds an Observer to the Client. Given several times, the
+// observers compose in the order given: each start event (CallStart,
+// AttemptStart) runs them first to last, each feeding its context to the
+// next, and each end event (AttemptEnd, CallEnd) runs them last to first,
+// so that the first observer's span encloses the others', as nested
+// middleware would. RetryWait runs them first to last.
+func WithObserver(o Observer) Option {
+	return func(c *clientConfig) error {
+		if o == nil {
+			return errNilObserver
+		}
+		c.observers = append(c.observers, o)
+		return nil
+	}
+}
+
+// observers composes several Observers, as WithObserver documents.
+type observers []Observer
+
+func (os observers) CallStart(ctx context.Context, call *CallInfo) context.Context {
+	for _, o := range os {
+		ctx = o.CallStart(ctx, call)
+	}
+	return ctx
+}
+
+func (os observers) AttemptStart(ctx context.Context, a *AttemptInfo) context.Context {
+	for _, o := range os {
+		ctx = o.AttemptStart(ctx, a)
+	}
+	return ctx
+}
+
+func (os observers) AttemptEnd(ctx context.Context, a *AttemptInfo) {
+	for i := len(os) - 1; i >= 0; i-- {
+		os[i].AttemptEnd(ctx, a)
+	}
+}
+
+func (os observers) RetryWait(ctx context.Context, w *RetryInfo) {
+	for _, o := range os {
+		o.RetryWait(ctx, w)
+	}
+}
+
+func (os observers) CallEnd(ctx context.Context, end *CallEndInfo) {
+	for i := len(os) - 1; i >= 0; i-- {
+		os[i].CallEnd(ctx, end)
+	}
+}
+
+// combineObservers returns nil for none, the observer itself for one, and
+// their composition for more.
+func combineObservers(os []Observer) Observer {
+	switch len(os) {
+	case 0:
+		return nil
+	case 1:
+		return os[0]
+	}
+	return observers(os)
+}
+
+// WebhookOutcome classifies how a WebhookHandler answered one delivery.
+type WebhookOutcome string
+
+// Webhook delivery outcomes.
+const (
+	// WebhookAccepted: verified and handed to the callback, which succeeded.
+	WebhookAccepted WebhookOutcome = "accepted"
+	// WebhookIgnored: acknowledged with 200 without a callback (none is set
+	// for the notification's kind).
+	WebhookIgnored WebhookOutcome = "ignored"
+	// WebhookRefusedMethod: not a POST (405).
+	WebhookRefusedMethod WebhookOutcome = "refused_method"
+	// WebhookRefusedSize: the body is over MaxBodyBytes (413).
+	WebhookRefusedSize WebhookOutcome = "refused_size"
+	// WebhookRefusedBody: the body cannot be read, decoded or classified
+	// (400).
+	WebhookRefusedBody WebhookOutcome = "refused_body"
+	// WebhookRefusedToken: a payment notification whose token does not
+	// match, or no token is configured (401).
+	WebhookRefusedToken WebhookOutcome = "refused_token"
+	// WebhookRefusedUnverified: a payout notification that cannot be
+	// verified, without Client or AllowUnverifiedPayouts (401).
+	WebhookRefusedUnverified WebhookOutcome = "refused_unverified"
+	// WebhookTokenLookupFailed: TokenFor returned an error (500).
+	WebhookTokenLookupFailed WebhookOutcome = "token_lookup_failed"
+	// WebhookFetchFailed: reading the resource back through Client failed,
+	// or the API's copy is not the resource notified (500).
+	WebhookFetchFailed WebhookOutcome = "fetch_failed"
+	// WebhookCallbackError: the callback returned an error or panicked (500).
+	WebhookCallbackError WebhookOutcome = "callback_error"
+)
+
+// WebhookDelivery describes how a WebhookHandler answered one request.
+// It carries no id, token or body: it is meant for logs and metrics.
+type WebhookDelivery struct {
+	// Kind is "payment", "payout", or "" when it could not be told.
+	Kind string
+	// Outcome classifies the answer.
+	Outcome WebhookOutcome
+	// StatusCode is the HTTP status answered.
+	StatusCode int
+	// Duration is the time from the request's arrival to the answer.
+	Duration time.Duration
+}
+
+var errNilObserver = errors.New("paykit: WithObserver(nil)")
