@@ -1,11 +1,19 @@
 package paykit
 
-// Benchmarks of the SDK's cost per call, each beside a hand-written
-// net/http + encoding/json version of the same call ("RawHTTP"): the least a
-// Go program can do to send the same request and decode the same answer.
-// Both sides talk to one loopback httptest server that answers canned,
-// spec-shaped bodies, so what differs between a pair is the client side
-// alone. See BENCHMARKS.md for how to run them and for the figures.
+// Benchmarks of the SDK's cost per call, each beside the leanest correct
+// hand-written net/http + encoding/json version of the same call ("raw"):
+// the least a Go program can do to send the same request bytes and decode
+// the same answer. Both sides talk to one loopback httptest server that
+// answers canned, spec-shaped bodies, so what differs between a pair is the
+// client side alone.
+//
+// BenchmarkVsRaw runs both sides of each pair inside ONE benchmark, in
+// alternating blocks, and reports the median ratio of adjacent blocks: on a
+// shared 2-core machine two separate benchmark runs differ by more than the
+// gap being measured, while adjacent blocks see the same machine. The
+// scaling benchmarks (AllPayouts, Concurrent, WebhookHandlerConcurrent)
+// show how the cost grows with work. See BENCHMARKS.md for the commands and
+// the figures.
 
 import (
 	"bytes"
@@ -19,6 +27,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,29 +49,48 @@ const benchPaymentJSON = `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","ext_id":
 	`"payment_url":"https://pay.example/p/6f1c2a5e","valid_until":"2026-11-22T10:20:00Z",` +
 	`"created_at":"2026-11-22T10:00:00.25Z","usdt_rate":92.45}`
 
-// benchPayoutListJSON is a 100-item GET /v1/payouts page: half pending,
-// half completed (with provider_order_id and completed_at).
-var benchPayoutListJSON = func() []byte {
+// writeBenchPayout appends payout number i of a list page: even ones
+// pending, odd ones completed (with provider_order_id and completed_at).
+func writeBenchPayout(b *bytes.Buffer, i int) {
+	if i%2 == 0 {
+		fmt.Fprintf(b, `{"id":"0b7d3c2a-1e4f-4a5b-8c6d-%012d","ext_id":"po-%d","amount":2500.00,"currency":"RUB",`+
+			`"method":"card","requisites":"4111111111111111","holder_name":"IVAN IVANOV","bank":"",`+
+			`"status":"pending","created_at":"2024-05-01T10:00:00Z"}`, i, i)
+		return
+	}
+	fmt.Fprintf(b, `{"id":"0b7d3c2a-1e4f-4a5b-8c6d-%012d","ext_id":"po-%d","amount":1500.50,"currency":"RUB",`+
+		`"method":"sbp","requisites":"+79001234567","holder_name":"PETR PETROV","bank":"sber",`+
+		`"status":"completed","provider_order_id":"prv-778899","created_at":"2024-05-01T10:00:00.25Z",`+
+		`"completed_at":"2024-05-01T10:07:45Z"}`, i, i)
+}
+
+// benchPayoutPage renders the GET /v1/payouts page of payouts
+// offset..offset+limit-1 out of total.
+func benchPayoutPage(offset, limit, total int) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"payouts":[`)
-	for i := range 100 {
-		if i > 0 {
+	for i := offset; i < min(offset+limit, total); i++ {
+		if i > offset {
 			b.WriteByte(',')
 		}
-		if i%2 == 0 {
-			fmt.Fprintf(&b, `{"id":"0b7d3c2a-1e4f-4a5b-8c6d-%012d","ext_id":"po-%d","amount":2500.00,"currency":"RUB",`+
-				`"method":"card","requisites":"4111111111111111","holder_name":"IVAN IVANOV","bank":"",`+
-				`"status":"pending","created_at":"2024-05-01T10:00:00Z"}`, i, i)
-		} else {
-			fmt.Fprintf(&b, `{"id":"0b7d3c2a-1e4f-4a5b-8c6d-%012d","ext_id":"po-%d","amount":1500.50,"currency":"RUB",`+
-				`"method":"sbp","requisites":"+79001234567","holder_name":"PETR PETROV","bank":"sber",`+
-				`"status":"completed","provider_order_id":"prv-778899","created_at":"2024-05-01T10:00:00.25Z",`+
-				`"completed_at":"2024-05-01T10:07:45Z"}`, i, i)
-		}
+		writeBenchPayout(&b, i)
 	}
-	b.WriteString(`],"total":100,"limit":100,"offset":0}`)
+	fmt.Fprintf(&b, `],"total":%d,"limit":%d,"offset":%d}`, total, limit, offset)
 	return b.Bytes()
-}()
+}
+
+// benchPayoutListJSON is a 100-item GET /v1/payouts page, half pending,
+// half completed.
+var benchPayoutListJSON = benchPayoutPage(0, 100, 100)
+
+// writeCanned answers status and body with the headers a JSON API sends.
+func writeCanned(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = []string{"application/json"}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(status)
+	w.Write(body)
+}
 
 // benchHandler answers the three benchmarked endpoints with canned bodies.
 // It reads every request body whole, as a real server would.
@@ -69,32 +98,27 @@ func benchHandler() http.Handler {
 	payment := []byte(benchPaymentJSON)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
-		var status int
-		var body []byte
 		switch {
 		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/payments/"):
-			status, body = http.StatusOK, payment
+			writeCanned(w, http.StatusOK, payment)
 		case r.Method == http.MethodPost && r.URL.Path == "/v1/payments":
-			status, body = http.StatusCreated, payment
+			writeCanned(w, http.StatusCreated, payment)
 		case r.Method == http.MethodGet && r.URL.Path == "/v1/payouts":
-			status, body = http.StatusOK, benchPayoutListJSON
+			writeCanned(w, http.StatusOK, benchPayoutListJSON)
 		default:
 			http.NotFound(w, r)
-			return
 		}
-		h := w.Header()
-		h["Content-Type"] = []string{"application/json"}
-		h["Content-Length"] = []string{strconv.Itoa(len(body))}
-		w.WriteHeader(status)
-		w.Write(body)
 	})
 }
 
-// newBenchServer starts the loopback server; conns, when not nil, counts
-// the TCP connections it accepts.
-func newBenchServer(tb testing.TB, conns *atomic.Int64) *httptest.Server {
+// newBenchServer starts a loopback server of h (benchHandler when nil);
+// conns, when not nil, counts the TCP connections it accepts.
+func newBenchServer(tb testing.TB, h http.Handler, conns *atomic.Int64) *httptest.Server {
 	tb.Helper()
-	srv := httptest.NewUnstartedServer(benchHandler())
+	if h == nil {
+		h = benchHandler()
+	}
+	srv := httptest.NewUnstartedServer(h)
 	if conns != nil {
 		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 			if s == http.StateNew {
@@ -118,23 +142,29 @@ func newBenchClient(tb testing.TB, srv *httptest.Server) *Client {
 }
 
 // ---------------------------------------------------------------------------
-// The hand-written side of each pair.
+// The hand-written side of each pair: the leanest correct code.
 
-// rawClient is what a careful merchant would write without the SDK: the
-// same attempt timeout and idle-connection pool as the SDK's default
-// client, the same four headers, the documented HMAC signature.
+// rawUserAgent is the SDK's User-Agent, so both sides put the same bytes on
+// the wire.
+var rawUserAgent = "paykit-go/" + Version + " " + runtime.Version()
+
+// rawClient is what a careful merchant would write without the SDK: a plain
+// http.Client with no per-call timeout (the transport's idle pool raised to
+// the SDK's, which costs nothing per call), the same headers, the
+// documented HMAC signature computed for every call, the body decoded as
+// it streams in, then drained and closed so the connection is reused.
 type rawClient struct {
-	base string
-	hc   *http.Client
+	base   string
+	secret []byte
+	hc     *http.Client
 }
 
 func newRawClient(tb testing.TB, srv *httptest.Server) *rawClient {
 	tb.Helper()
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 2 * DefaultMaxIdleConnsPerHost
 	t.MaxIdleConnsPerHost = DefaultMaxIdleConnsPerHost
 	tb.Cleanup(t.CloseIdleConnections)
-	return &rawClient{base: srv.URL, hc: &http.Client{Timeout: DefaultAttemptTimeout, Transport: t}}
+	return &rawClient{base: srv.URL, secret: []byte(testSecret), hc: &http.Client{Transport: t}}
 }
 
 // call sends one signed request and decodes a 2xx JSON answer into out.
@@ -147,29 +177,28 @@ func (c *rawClient) call(ctx context.Context, method, uri string, body []byte, o
 	if err != nil {
 		return err
 	}
-	mac := hmac.New(sha256.New, []byte(testSecret))
+	mac := hmac.New(sha256.New, c.secret)
 	mac.Write([]byte(method + "\n" + uri + "\n"))
 	mac.Write(body)
 	req.Header.Set("X-Identity", testKey)
-	req.Header.Set("X-Signature", hex.EncodeToString(mac.Sum(nil)))
+	req.Header.Set("User-Agent", rawUserAgent)
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "raw/1.0")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	req.Header.Set("X-Signature", hex.EncodeToString(mac.Sum(nil)))
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, data)
+		err = fmt.Errorf("HTTP %d", resp.StatusCode)
+	} else {
+		err = json.NewDecoder(resp.Body).Decode(out)
 	}
-	return json.Unmarshal(data, out)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return err
 }
 
 // rawPayment is the raw side's equivalent of Payment, decoded by plain
@@ -245,140 +274,399 @@ func (c *rawClient) listPayouts(ctx context.Context, limit int) (*rawPayoutList,
 }
 
 // ---------------------------------------------------------------------------
-// The pairs.
+// The pairs, one call each; i makes ext_ids distinct.
 
 var benchAmount = dec("1500.50")
 
-func BenchmarkGetPayment(b *testing.B) {
-	c := newBenchClient(b, newBenchServer(b, nil))
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := c.GetPayment(ctx, paymentID); err != nil {
-			b.Fatal(err)
-		}
+type benchCall func(ctx context.Context, i int) error
+
+// benchPairs returns the SDK and raw sides of every pair against srv.
+func benchPairs(tb testing.TB, srv *httptest.Server) []struct {
+	name     string
+	sdk, raw benchCall
+} {
+	sdk, raw := newBenchClient(tb, srv), newRawClient(tb, srv)
+	return []struct {
+		name     string
+		sdk, raw benchCall
+	}{
+		{"GetPayment",
+			func(ctx context.Context, _ int) error { _, err := sdk.GetPayment(ctx, paymentID); return err },
+			func(ctx context.Context, _ int) error { _, err := raw.getPayment(ctx, paymentID); return err }},
+		{"CreatePayment",
+			func(ctx context.Context, i int) error {
+				_, err := sdk.CreatePayment(ctx, CreatePaymentParams{ExtID: "order-" + strconv.Itoa(i), Amount: benchAmount, Method: MethodCard})
+				return err
+			},
+			func(ctx context.Context, i int) error {
+				_, err := raw.createPayment(ctx, "order-"+strconv.Itoa(i), benchAmount)
+				return err
+			}},
+		{"ListPayouts",
+			func(ctx context.Context, _ int) error {
+				l, err := sdk.ListPayouts(ctx, ListPayoutsParams{Limit: 100})
+				if err == nil && len(l.Payouts) != 100 {
+					err = fmt.Errorf("%d payouts", len(l.Payouts))
+				}
+				return err
+			},
+			func(ctx context.Context, _ int) error {
+				l, err := raw.listPayouts(ctx, 100)
+				if err == nil && len(l.Payouts) != 100 {
+					err = fmt.Errorf("%d payouts", len(l.Payouts))
+				}
+				return err
+			}},
 	}
 }
 
-func BenchmarkGetPaymentRawHTTP(b *testing.B) {
-	c := newRawClient(b, newBenchServer(b, nil))
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := c.getPayment(ctx, paymentID); err != nil {
-			b.Fatal(err)
-		}
+// Each side runs on its own, one call per op, for benchstat and profiles.
+func BenchmarkSDK(b *testing.B) {
+	for _, p := range benchPairs(b, newBenchServer(b, nil, nil)) {
+		b.Run(p.name, func(b *testing.B) { runEach(b, p.sdk) })
 	}
 }
 
-func BenchmarkCreatePayment(b *testing.B) {
-	c := newBenchClient(b, newBenchServer(b, nil))
+func BenchmarkRaw(b *testing.B) {
+	for _, p := range benchPairs(b, newBenchServer(b, nil, nil)) {
+		b.Run(p.name, func(b *testing.B) { runEach(b, p.raw) })
+	}
+}
+
+func runEach(b *testing.B, f benchCall) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		i++
-		_, err := c.CreatePayment(ctx, CreatePaymentParams{ExtID: "order-" + strconv.Itoa(i), Amount: benchAmount, Method: MethodCard})
-		if err != nil {
+		if err := f(ctx, i); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-func BenchmarkCreatePaymentRawHTTP(b *testing.B) {
-	c := newRawClient(b, newBenchServer(b, nil))
+// pairBlock is the number of calls in one block of blocked alternation.
+const pairBlock = 50
+
+// BenchmarkVsRaw measures each pair by blocked alternation: one op is a
+// block of 50 SDK calls and a block of 50 raw calls, in alternating order,
+// on one server and one connection each. It reports the median and
+// quartiles of the per-op ratio SDK time / raw time ("ratio", "ratio-q1",
+// "ratio-q3"), the time and the allocations per call of each side, and
+// their difference ("extra-allocs/call"). -benchtime=60x gives 60 blocks of
+// each side. Allocations are counted with runtime.ReadMemStats between
+// blocks and include the in-process server's, which are the same for both
+// sides, so the difference is the client's alone.
+func BenchmarkVsRaw(b *testing.B) {
+	for _, p := range benchPairs(b, newBenchServer(b, nil, nil)) {
+		b.Run(p.name, func(b *testing.B) { runBlocked(b, p.sdk, p.raw) })
+	}
+}
+
+// blockStats accumulates the blocks of one side.
+type blockStats struct {
+	time   time.Duration
+	allocs uint64
+	calls  int
+}
+
+func runBlocked(b *testing.B, sdk, raw benchCall) {
 	ctx := context.Background()
-	b.ReportAllocs()
+	var ms runtime.MemStats
 	i := 0
-	for b.Loop() {
-		i++
-		if _, err := c.createPayment(ctx, "order-"+strconv.Itoa(i), benchAmount); err != nil {
-			b.Fatal(err)
+	block := func(f benchCall, s *blockStats) time.Duration {
+		runtime.ReadMemStats(&ms)
+		m0 := ms.Mallocs
+		t0 := time.Now()
+		for range pairBlock {
+			i++
+			if err := f(ctx, i); err != nil {
+				b.Fatal(err)
+			}
 		}
+		d := time.Since(t0)
+		runtime.ReadMemStats(&ms)
+		s.time += d
+		s.allocs += ms.Mallocs - m0
+		s.calls += pairBlock
+		return d
+	}
+	// Warm both sides up: connections dialled, pools and caches filled.
+	var warm blockStats
+	block(sdk, &warm)
+	block(raw, &warm)
+
+	var s, r blockStats
+	var ratios []float64
+	for b.Loop() {
+		var ts, tr time.Duration
+		if len(ratios)%2 == 0 {
+			ts = block(sdk, &s)
+			tr = block(raw, &r)
+		} else {
+			tr = block(raw, &r)
+			ts = block(sdk, &s)
+		}
+		ratios = append(ratios, float64(ts)/float64(tr))
+	}
+	slices.Sort(ratios)
+	b.ReportMetric(quantile(ratios, 0.5), "ratio")
+	b.ReportMetric(quantile(ratios, 0.25), "ratio-q1")
+	b.ReportMetric(quantile(ratios, 0.75), "ratio-q3")
+	b.ReportMetric(float64(s.time.Nanoseconds())/float64(s.calls), "sdk-ns/call")
+	b.ReportMetric(float64(r.time.Nanoseconds())/float64(r.calls), "raw-ns/call")
+	sa, ra := float64(s.allocs)/float64(s.calls), float64(r.allocs)/float64(r.calls)
+	b.ReportMetric(sa, "sdk-allocs/call")
+	b.ReportMetric(ra, "raw-allocs/call")
+	b.ReportMetric(sa-ra, "extra-allocs/call")
+}
+
+// quantile of sorted xs, interpolated linearly.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	pos := q * float64(len(xs)-1)
+	lo := int(pos)
+	if lo+1 >= len(xs) {
+		return xs[lo]
+	}
+	return xs[lo] + (pos-float64(lo))*(xs[lo+1]-xs[lo])
+}
+
+// ---------------------------------------------------------------------------
+// How cost grows: AllPayouts over many pages.
+
+// pagedPayoutsHandler serves total payouts in pages of limit, all rendered
+// before it is returned, so what the server holds is fixed before any
+// measurement and it allocates nothing per page beyond net/http's own.
+func pagedPayoutsHandler(total, limit int) http.Handler {
+	pages := make(map[int][]byte, total/limit+1)
+	for off := 0; off < total; off += limit {
+		pages[off] = benchPayoutPage(off, limit, total)
+	}
+	empty := benchPayoutPage(total, limit, total)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/payouts" || r.URL.Query().Get("limit") != strconv.Itoa(limit) {
+			http.NotFound(w, r)
+			return
+		}
+		off, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+		page, ok := pages[off]
+		if !ok {
+			page = empty
+		}
+		writeCanned(w, http.StatusOK, page)
+	})
+}
+
+// allPayoutsPage is the page size AllPayouts asks for.
+const allPayoutsPage = 100
+
+// BenchmarkAllPayouts iterates over 1,000 and 10,000 payouts. One op is a
+// whole iteration; "ns/payout", "B/payout" and "allocs/payout" show how
+// time and allocation grow with the count (flat means linear).
+// "peak-heap-B" is the most heap the iteration kept live at any point,
+// beyond what was live before it started (the server's pre-rendered pages
+// included): it is sampled after a forced GC every 25 payouts, in a pass
+// of its own after the timed ones so the forced GCs cost no time there.
+// The consumer keeps nothing, so the figure is what the SDK holds.
+func BenchmarkAllPayouts(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			c := newBenchClient(b, newBenchServer(b, pagedPayoutsHandler(n, allPayoutsPage), nil))
+			ctx := context.Background()
+			params := ListPayoutsParams{Limit: allPayoutsPage}
+			iterate := func(sample func()) {
+				seen := 0
+				for p, err := range c.AllPayouts(ctx, params) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					if p.ExtID != "po-"+strconv.Itoa(seen) {
+						b.Fatalf("payout %d is %s", seen, p.ExtID)
+					}
+					seen++
+					if sample != nil && seen%25 == 0 {
+						sample()
+					}
+				}
+				if seen != n {
+					b.Fatalf("yielded %d payouts, want %d", seen, n)
+				}
+			}
+			iterate(nil) // warm: connection dialled
+			b.ReportAllocs()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			m0, by0 := ms.Mallocs, ms.TotalAlloc
+			ops := 0
+			for b.Loop() {
+				iterate(nil)
+				ops++
+			}
+			elapsed := b.Elapsed()
+			runtime.ReadMemStats(&ms)
+			payouts := float64(ops * n)
+			b.ReportMetric(float64(elapsed.Nanoseconds())/payouts, "ns/payout")
+			b.ReportMetric(float64(ms.TotalAlloc-by0)/payouts, "B/payout")
+			b.ReportMetric(float64(ms.Mallocs-m0)/payouts, "allocs/payout")
+			b.ReportMetric(float64(peakHeap(func(sample func()) { iterate(sample) })), "peak-heap-B")
+		})
 	}
 }
 
-func BenchmarkListPayouts(b *testing.B) {
-	c := newBenchClient(b, newBenchServer(b, nil))
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		l, err := c.ListPayouts(ctx, ListPayoutsParams{Limit: 100})
-		if err != nil || len(l.Payouts) != 100 {
-			b.Fatal(err)
+// peakHeap runs f and returns the highest live heap, above the live heap
+// before f, seen at the points where f calls sample. Each sample forces a
+// GC first, so only what is still referenced counts.
+func peakHeap(f func(sample func())) uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	var peak uint64
+	f(func() {
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		if ms.HeapAlloc > base && ms.HeapAlloc-base > peak {
+			peak = ms.HeapAlloc - base
 		}
-	}
+	})
+	return peak
 }
 
-func BenchmarkListPayoutsRawHTTP(b *testing.B) {
-	c := newRawClient(b, newBenchServer(b, nil))
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		l, err := c.listPayouts(ctx, 100)
-		if err != nil || len(l.Payouts) != 100 {
-			b.Fatal(err)
-		}
+// ---------------------------------------------------------------------------
+// How cost grows: many goroutines sharing one Client.
+
+// concurrentCalls is the size of one batch of the concurrent benchmark.
+const concurrentCalls = 10_000
+
+// BenchmarkConcurrent runs batches of 10,000 GetPayment calls from 64 and
+// from 256 goroutines sharing one Client, so one op is one batch. It
+// reports the time per call, the TCP connections the server accepted over
+// the whole run ("conns") beside the default transport's connection cap
+// per host ("pool"), and the calls that failed ("errors"). It fails if any
+// call failed or if the server saw more connections than the pool allows.
+func BenchmarkConcurrent(b *testing.B) {
+	for _, callers := range []int{64, 256} {
+		b.Run("goroutines="+strconv.Itoa(callers), func(b *testing.B) {
+			var conns atomic.Int64
+			c := newBenchClient(b, newBenchServer(b, nil, &conns))
+			ctx := context.Background()
+			var failed atomic.Int64
+			var firstErr atomic.Value
+			b.ReportAllocs()
+			for b.Loop() {
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				for range callers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for next.Add(1) <= concurrentCalls {
+							if _, err := c.GetPayment(ctx, paymentID); err != nil {
+								failed.Add(1)
+								firstErr.CompareAndSwap(nil, err)
+							}
+						}
+					}()
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*concurrentCalls), "ns/call")
+			b.ReportMetric(float64(conns.Load()), "conns")
+			b.ReportMetric(DefaultMaxIdleConnsPerHost, "pool")
+			b.ReportMetric(float64(failed.Load()), "errors")
+			if n := failed.Load(); n > 0 {
+				b.Errorf("%d calls failed; the first: %v", n, firstErr.Load())
+			}
+			if n := conns.Load(); n > DefaultMaxIdleConnsPerHost {
+				b.Errorf("server accepted %d connections, more than the pool's %d per host", n, DefaultMaxIdleConnsPerHost)
+			}
+		})
 	}
 }
 
 // ---------------------------------------------------------------------------
-// Concurrency: one shared Client, 64 goroutines.
+// How cost grows: WebhookHandler under concurrent deliveries.
 
-const (
-	concurrentCallers = 64
-	concurrentCalls   = 10_000
-)
+// webhookDeliveries is how many deliveries run at once.
+const webhookDeliveries = 64
 
-// BenchmarkGetPaymentConcurrent runs batches of 10,000 GetPayment calls
-// from 64 goroutines sharing one Client, so one op is one batch. It reports
-// the TCP connections the server accepted over the whole run ("conns")
-// beside the client's idle pool per host ("maxidle"), and the time per call.
-func BenchmarkGetPaymentConcurrent(b *testing.B) {
-	var conns atomic.Int64
-	c := newBenchClient(b, newBenchServer(b, &conns))
-	ctx := context.Background()
+// nopBody is a request body over a bytes.Reader that the benchmark
+// rewinds for every delivery.
+type nopBody struct{ *bytes.Reader }
+
+func (nopBody) Close() error { return nil }
+
+// statusWriter keeps only the status, so the benchmark measures the
+// handler rather than httptest.ResponseRecorder.
+type statusWriter struct {
+	header http.Header
+	code   int
+}
+
+func (w *statusWriter) Header() http.Header         { return w.header }
+func (w *statusWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *statusWriter) WriteHeader(code int)        { w.code = code }
+
+// BenchmarkWebhookHandlerConcurrent delivers payment notifications to one
+// WebhookHandler from 64 goroutines at once (token checked, body decoded,
+// callback run, no read-back). One op is one delivery: allocs/op is
+// allocations per delivery, "deliveries/s" the throughput.
+func BenchmarkWebhookHandlerConcurrent(b *testing.B) {
+	const token = "nt_bench_token_5d4c"
+	var handled atomic.Int64
+	h := &WebhookHandler{Token: token, OnPayment: func(_ context.Context, p *Payment) error {
+		if p.ID != paymentID {
+			return fmt.Errorf("payment %s", p.ID)
+		}
+		handled.Add(1)
+		return nil
+	}}
+	body := []byte(benchPaymentJSON)
+	procs := runtime.GOMAXPROCS(0)
+	b.SetParallelism((webhookDeliveries + procs - 1) / procs)
+	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
-	for b.Loop() {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		errs := make(chan error, concurrentCallers)
-		for range concurrentCallers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for next.Add(1) <= concurrentCalls {
-					if _, err := c.GetPayment(ctx, paymentID); err != nil {
-						errs <- err
-						return
-					}
-				}
-			}()
+	b.RunParallel(func(pb *testing.PB) {
+		rd := bytes.NewReader(body)
+		req := httptest.NewRequest(http.MethodPost, "/paykit/webhook", nil)
+		req.Header.Set(WebhookTokenHeader, token)
+		w := &statusWriter{header: http.Header{}}
+		for pb.Next() {
+			rd.Reset(body)
+			req.Body = nopBody{rd}
+			w.code = 0
+			h.ServeHTTP(w, req)
+			if w.code != http.StatusOK {
+				b.Errorf("status %d", w.code)
+				return
+			}
 		}
-		wg.Wait()
-		close(errs)
-		if err := <-errs; err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*concurrentCalls), "ns/call")
-	b.ReportMetric(float64(conns.Load()), "conns")
-	b.ReportMetric(DefaultMaxIdleConnsPerHost, "maxidle")
-	if n := conns.Load(); n > DefaultMaxIdleConnsPerHost {
-		b.Errorf("server accepted %d connections, more than the client's %d idle connections per host", n, DefaultMaxIdleConnsPerHost)
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
+	b.ReportMetric(float64(((webhookDeliveries+procs-1)/procs)*procs), "goroutines")
+	if got := handled.Load(); got != int64(b.N) {
+		b.Errorf("callback ran %d times for %d deliveries", got, b.N)
 	}
 }
 
 // ---------------------------------------------------------------------------
 // The pairs compare like with like: both sides put the same request on the
-// wire (method, request URI, body, identity and signature) and decode the
-// same values.
+// wire (method, request URI, body, headers, signature) and decode the same
+// values.
 
 func TestBenchPairsSendTheSameRequests(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
+	var accepts []string
+	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec.record(r)
+		mu.Lock()
+		accepts = append(accepts, r.Header.Get("Accept"))
+		mu.Unlock()
 		r.Body = io.NopCloser(bytes.NewReader(nil))
 		benchHandler().ServeHTTP(w, r)
 	}))
@@ -420,12 +708,9 @@ func TestBenchPairsSendTheSameRequests(t *testing.T) {
 	assertWire(t, reqs[4], "GET", "/v1/payouts?limit=100", "", "")
 	for i := 0; i < len(reqs); i += 2 {
 		sdkReq, rawReq := reqs[i], reqs[i+1]
-		assert.Equal(t, sdkReq.Method, rawReq.Method)
-		assert.Equal(t, sdkReq.URI, rawReq.URI)
-		assert.Equal(t, sdkReq.ContentType, rawReq.ContentType)
-		assert.Equal(t, sdkReq.Identity, rawReq.Identity)
-		assert.Equal(t, sdkReq.Signature, rawReq.Signature)
-		assert.Equal(t, string(sdkReq.Body), string(rawReq.Body))
+		assert.Equal(t, sdkReq, rawReq, "request %d", i/2)
+		assert.Equal(t, "application/json", accepts[i])
+		assert.Equal(t, accepts[i], accepts[i+1])
 	}
 }
 
@@ -439,6 +724,32 @@ func assertSamePayment(t *testing.T, p *Payment, rp *rawPayment) {
 	assert.True(t, rp.USDTRate.Equal(p.USDTRate))
 	assert.True(t, rp.ValidUntil.Equal(p.ValidUntil))
 	assert.True(t, rp.CreatedAt.Equal(p.CreatedAt))
+}
+
+// The paged server the AllPayouts benchmark runs against serves every
+// payout once, in order, and AllPayouts walks it to the end.
+func TestPagedPayoutsServer(t *testing.T) {
+	t.Parallel()
+	srv := newBenchServer(t, pagedPayoutsHandler(250, allPayoutsPage), nil)
+	c := newBenchClient(t, srv)
+	var ids []string
+	for p, err := range c.AllPayouts(ctx, ListPayoutsParams{Limit: allPayoutsPage}) {
+		require.NoError(t, err)
+		ids = append(ids, p.ExtID)
+	}
+	require.Len(t, ids, 250)
+	for i, id := range ids {
+		assert.Equal(t, "po-"+strconv.Itoa(i), id)
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, 0.0, quantile(nil, 0.5))
+	assert.Equal(t, 3.0, quantile([]float64{3}, 0.25))
+	assert.Equal(t, 2.0, quantile([]float64{1, 2, 3}, 0.5))
+	assert.Equal(t, 2.5, quantile([]float64{1, 2, 3, 4}, 0.5))
+	assert.Equal(t, 1.75, quantile([]float64{1, 2, 3, 4}, 0.25))
 }
 
 // unquote's fast path must decode exactly what json.Unmarshal decodes, and
