@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -361,8 +362,8 @@ type rawIssue struct {
 // ---------------------------------------------------------------------------
 // Blocked alternation.
 
-// block is the number of calls in one block.
-const block = 50
+// blockSize is the number of calls in one block: 50 unless -block says.
+var blockSize = flag.Int("block", 50, "calls per block of blocked alternation")
 
 // BenchmarkPeers measures each peer against its raw call by blocked
 // alternation on one loopback server: one op is a block of 50 SDK calls
@@ -389,6 +390,7 @@ type sideStats struct {
 func runBlocked(b *testing.B, p pair) {
 	ctx := context.Background()
 	var ms runtime.MemStats
+	block := *blockSize
 	run := func(f call, s *sideStats) time.Duration {
 		runtime.ReadMemStats(&ms)
 		m0 := ms.Mallocs
