@@ -64,7 +64,7 @@ func FuzzDecodeResources(f *testing.F) {
 		if json.Unmarshal(body, &p) == nil {
 			use(t, p.Amount.String(), p.USDTRate.String(), p.Requisites.AmountLocal.String())
 			if p.Dispute != nil {
-				use(t, p.Dispute.Amount.String())
+				use(t, p.Dispute.Amount.Decimal.String())
 			}
 		}
 		var list PayoutList

@@ -456,7 +456,8 @@ func TestIntegrationPaymentTransitions(t *testing.T) {
 		assert.Equal(t, paykit.MethodCard, d.Method)
 		assert.True(t, d.CreatedAt.Equal(t0))
 		require.NotNil(t, d.Dispute)
-		assertDec(t, "950.50", d.Dispute.Amount, "dispute.amount")
+		require.True(t, d.Dispute.Amount.Valid, "dispute.amount is set")
+		assertDec(t, "950.50", d.Dispute.Amount.Decimal, "dispute.amount")
 		assert.Equal(t, "https://shop.example/receipts/1.png", d.Dispute.ReceiptURL)
 		assert.Equal(t, "paid less", d.Dispute.Comment)
 		assert.True(t, d.Dispute.CreatedAt.Equal(t0.Add(time.Hour)), "dispute.created_at %v", d.Dispute.CreatedAt)
@@ -476,7 +477,7 @@ func TestIntegrationPaymentTransitions(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, paykit.PaymentStatusDispute, d.Status)
 		require.NotNil(t, d.Dispute)
-		assert.True(t, d.Dispute.Amount.IsZero(), "dispute.amount %s", d.Dispute.Amount)
+		assert.False(t, d.Dispute.Amount.Valid, "dispute.amount is null when not given")
 		assert.Empty(t, d.Dispute.ReceiptURL)
 		assert.Empty(t, d.Dispute.Comment)
 		assert.True(t, d.Dispute.CreatedAt.Equal(t0))
@@ -1647,7 +1648,8 @@ func TestIntegrationLostAnswers(t *testing.T) {
 		// OpenDispute documents that its result carries Dispute, also when
 		// a retry was reconciled by reading the payment back.
 		require.NotNil(t, got.Dispute)
-		assertDec(t, "900", got.Dispute.Amount, "dispute.amount")
+		require.True(t, got.Dispute.Amount.Valid)
+		assertDec(t, "900", got.Dispute.Amount.Decimal, "dispute.amount")
 		assert.Equal(t, "c", got.Dispute.Comment)
 	})
 

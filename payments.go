@@ -162,7 +162,7 @@ func (w *paymentWire) decode(p *Payment) error {
 		return err
 	}
 	if p.Dispute != nil {
-		return checkAmounts(p.Dispute.Amount)
+		return checkAmounts(p.Dispute.Amount.Decimal)
 	}
 	return nil
 }
@@ -253,11 +253,17 @@ func (r Requisites) LogValue() slog.Value {
 
 // Dispute is an appeal the merchant opened on a cancelled payment.
 type Dispute struct {
-	// Amount is the amount the payer actually paid; zero when not given.
-	Amount     decimal.Decimal `json:"amount"`
-	ReceiptURL string          `json:"receipt_url"`
-	Comment    string          `json:"comment"`
-	CreatedAt  time.Time       `json:"created_at"`
+	// Amount is the amount the payer actually paid. The spec makes it
+	// "number or null": Valid is false when the dispute gave no amount
+	// (null or absent), so a stated 0 stays distinguishable from none.
+	Amount decimal.NullDecimal `json:"amount"`
+	// ReceiptURL links to the receipt or screenshot the dispute cites.
+	ReceiptURL string `json:"receipt_url"`
+	// Comment is the merchant's text of the dispute.
+	Comment string `json:"comment"`
+	// CreatedAt is when the dispute was opened; zero when the response did
+	// not carry it.
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // UnmarshalJSON decodes a dispute leniently.
@@ -267,7 +273,7 @@ func (d *Dispute) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*d = *w.dispute()
-	return checkAmounts(d.Amount)
+	return checkAmounts(d.Amount.Decimal)
 }
 
 type plainDispute Dispute
@@ -566,7 +572,10 @@ func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeP
 			if ok && p.Dispute == nil {
 				// GET carries no dispute object: report what this call
 				// asked for; the opening time is unknown (zero).
-				p.Dispute = &Dispute{Amount: params.Amount, ReceiptURL: params.ReceiptURL, Comment: params.Comment}
+				p.Dispute = &Dispute{ReceiptURL: params.ReceiptURL, Comment: params.Comment}
+				if !params.Amount.IsZero() {
+					p.Dispute.Amount = decimal.NewNullDecimal(params.Amount)
+				}
 			}
 			return ok, err
 		}}, body)

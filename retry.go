@@ -70,6 +70,8 @@ var (
 		check: "check the terminal's frozen balance (ListTerminals) and your wallet"}
 	opGetWithdrawal    = &operation{name: "GetWithdrawal", method: http.MethodGet, class: classRead}
 	opGetWithdrawalFee = &operation{name: "GetWithdrawalFee", method: http.MethodGet, class: classRead}
+	// opCheckCredentials is CheckCredentials's signed read (GET /v1/balance).
+	opCheckCredentials = &operation{name: "CheckCredentials", method: http.MethodGet, class: classRead}
 )
 
 // maxRetryAfter is the longest Retry-After the SDK sleeps through. A server
