@@ -816,3 +816,179 @@ func TestListPayoutsDecodesLikePayoutList(t *testing.T) {
 		assert.Equal(t, &want, got)
 	}
 }
+
+// ---------------------------------------------------------------------------
+// What the pipeline's allocation cuts must not change.
+
+// Response buffers are pooled: a decoded resource must own its bytes, so a
+// later call reusing the buffer leaves an earlier result intact, even with
+// calls running at once.
+func TestPooledResponseBuffersAreNotShared(t *testing.T) {
+	t.Parallel()
+	const ids = 8
+	body := func(i int) []byte {
+		id := fmt.Sprintf("6f1c2a5e-8d0b-4d7e-9b1a-%012d", i)
+		return []byte(strings.Replace(strings.Replace(benchPaymentJSON, paymentID, id, 1),
+			`"order-1001"`, fmt.Sprintf(`"order-%d-%s"`, i, strings.Repeat("x", 40*i)), 1))
+	}
+	srv := newBenchServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var i int
+		fmt.Sscanf(r.URL.Path, "/v1/payments/6f1c2a5e-8d0b-4d7e-9b1a-%012d", &i)
+		writeCanned(w, http.StatusOK, body(i))
+	}), nil)
+	c := newBenchClient(t, srv)
+	first, err := c.GetPayment(ctx, fmt.Sprintf("6f1c2a5e-8d0b-4d7e-9b1a-%012d", 0))
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range 25 {
+				i := (g + n) % ids
+				id := fmt.Sprintf("6f1c2a5e-8d0b-4d7e-9b1a-%012d", i)
+				p, err := c.GetPayment(ctx, id)
+				if !assert.NoError(t, err) {
+					return
+				}
+				assert.Equal(t, id, p.ID)
+				assert.Equal(t, fmt.Sprintf("order-%d-%s", i, strings.Repeat("x", 40*i)), p.ExtID)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, "order-0-", first.ExtID, "a later call changed an earlier result")
+	assert.Equal(t, "2200123456789012", first.Requisites.Value)
+}
+
+// A body of unknown length (chunked), larger than any pooled buffer has
+// grown to, is read whole.
+func TestChunkedResponseReadWhole(t *testing.T) {
+	t.Parallel()
+	page := benchPayoutPage(0, 1000, 1000)
+	srv := newBenchServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		for rest := page; len(rest) > 0; {
+			n := min(len(rest), 7000)
+			w.Write(rest[:n])
+			w.(http.Flusher).Flush() // no Content-Length: chunked
+			rest = rest[n:]
+		}
+	}), nil)
+	c := newBenchClient(t, srv)
+	l, err := c.ListPayouts(ctx, ListPayoutsParams{Limit: 1000})
+	require.NoError(t, err)
+	require.Len(t, l.Payouts, 1000)
+	assert.Equal(t, "po-999", l.Payouts[999].ExtID)
+	assert.Equal(t, 1000, l.Total)
+}
+
+// Every attempt of a retried POST carries the whole body, with its length
+// and its signature: the first attempt's reader is reused from the call
+// state, later ones are fresh.
+func TestRetriedPostSendsTheWholeBody(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	var lengths []int64
+	var mu sync.Mutex
+	srv := newBenchServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec.record(r)
+		mu.Lock()
+		lengths = append(lengths, r.ContentLength)
+		n := len(lengths)
+		mu.Unlock()
+		if n < 3 {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		writeCanned(w, http.StatusCreated, []byte(benchPaymentJSON))
+	}), nil)
+	c, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithRetryWait(time.Millisecond, time.Millisecond))
+	require.NoError(t, err)
+	p, err := c.CreatePayment(ctx, CreatePaymentParams{ExtID: "order-1001", Amount: benchAmount, Method: MethodCard})
+	require.NoError(t, err)
+	assert.Equal(t, paymentID, p.ID)
+	want := `{"ext_id":"order-1001","amount":1500.50,"method":"CARD"}`
+	reqs := rec.all()
+	require.Len(t, reqs, 3)
+	for i, r := range reqs {
+		assertWire(t, r, "POST", "/v1/payments", "application/json", want)
+		assert.Equal(t, int64(len(want)), lengths[i], "attempt %d Content-Length", i+1)
+	}
+}
+
+// The header values shared by every request (identity, user agent,
+// Accept, Content-Type) stay as they were when a transport adds to a
+// request's headers.
+func TestSharedHeaderValuesStayPerRequest(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	var accepts [][]string
+	var mu sync.Mutex
+	srv := newBenchServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec.record(r)
+		mu.Lock()
+		accepts = append(accepts, r.Header.Values("Accept"))
+		mu.Unlock()
+		writeCanned(w, http.StatusOK, []byte(benchPaymentJSON))
+	}), nil)
+	adding := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r.Header.Add("Accept", "text/plain")
+		r.Header.Add("User-Agent", "extra/1.0")
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	meddler, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithHTTPClient(&http.Client{Transport: adding}))
+	require.NoError(t, err)
+	plain := newBenchClient(t, srv)
+	for range 2 {
+		_, err = meddler.GetPayment(ctx, paymentID)
+		require.NoError(t, err)
+		_, err = plain.GetPayment(ctx, paymentID)
+		require.NoError(t, err)
+	}
+	reqs := rec.all()
+	require.Len(t, reqs, 4)
+	for i, r := range reqs {
+		if i%2 == 0 {
+			assert.Equal(t, []string{"application/json", "text/plain"}, accepts[i])
+			continue
+		}
+		assert.Equal(t, []string{"application/json"}, accepts[i], "request %d", i)
+		assert.Equal(t, rawUserAgent, r.UserAgent, "request %d", i)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// The attempt timeout still bounds an attempt when the caller's deadline
+// is later: only an earlier caller deadline makes the attempt's own
+// context unnecessary.
+func TestAttemptTimeoutUnderALaterCallerDeadline(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	defer close(release)
+	srv := newBenchServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}), nil)
+	c, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithMaxRetries(0),
+		WithHTTPClient(&http.Client{Timeout: 50 * time.Millisecond}))
+	require.NoError(t, err)
+	later, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	_, err = c.GetPayment(later, paymentID)
+	require.ErrorContains(t, err, "attempt timed out after 50ms")
+	assert.NoError(t, later.Err())
+
+	sooner, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel2()
+	c, err = NewClient(srv.URL, testKey, HMACSigner(testSecret), WithMaxRetries(0))
+	require.NoError(t, err)
+	_, err = c.GetPayment(sooner, paymentID)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.NotContains(t, err.Error(), "attempt timed out", "the caller's deadline ended the call, not the attempt's")
+}

@@ -56,9 +56,13 @@ type Client struct {
 	apiKey    string
 	signer    Signer
 	userAgent string
-	logger    *slog.Logger
-	http      *retryablehttp.Client
-	now       func() time.Time
+	// hdrIdentity and hdrUserAgent are the values of the X-Identity and
+	// User-Agent headers, built once and shared by every request (see
+	// headerValue).
+	hdrIdentity, hdrUserAgent []string
+	logger                    *slog.Logger
+	http                      *retryablehttp.Client
+	now                       func() time.Time
 	// obs is nil without WithObserver: every hook is behind one nil check.
 	obs Observer
 	// shared: the transport is sharedTransport, not the merchant's.
@@ -214,6 +218,7 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 	if cfg.userAgent != "" {
 		c.userAgent = cfg.userAgent + " " + c.userAgent
 	}
+	c.hdrIdentity, c.hdrUserAgent = headerValue(c.apiKey), headerValue(c.userAgent)
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
@@ -329,6 +334,11 @@ type request struct {
 	// or unusable and reports whether it is the one the call meant to
 	// produce, storing it in out. nil for reads and money moves.
 	reconcile func(ctx context.Context) (bool, error)
+	// readBack, with fetch and matches, is the reconcile step of a create
+	// (see createByExtID): a zero-size value rather than a closure, so a
+	// create allocates nothing for a step it almost never runs.
+	readBack       reconciler
+	fetch, matches any
 	// settle names the read that settles an unknown outcome, as advice
 	// ("read it back with GetPayoutByExtID(\"po-1\") before creating it
 	// again"); "" means the operation's check.
@@ -336,13 +346,29 @@ type request struct {
 }
 
 // callState follows one call across its attempts. It travels in the
-// request's context because retryablehttp's hooks see nothing else. Its
-// fields are written by one attempt at a time, on the calling goroutine,
-// except the trace flags.
+// request's context because retryablehttp's hooks see nothing else: it is
+// that context, the caller's with the state as its stateKey value, which
+// saves a context.WithValue per call. Its fields are written by one attempt
+// at a time, on the calling goroutine, except the trace flags and the body
+// count.
 type callState struct {
+	// Context is the caller's context (after the Observer's CallStart).
+	context.Context
 	op       *operation
 	body     []byte
 	attempts int
+	// rd is the request body of the first attempt; bodies counts the
+	// readers handed out (see nextBody).
+	rd     requestBody
+	bodies atomic.Int32
+	// buf is the pooled buffer the latest response was read into, given
+	// back once the resource is decoded (see releaseBody).
+	buf *[]byte
+	// trace reports the connection events of a non-read call's attempts.
+	trace httptrace.ClientTrace
+	// sig holds the X-Signature header's value, so signing an attempt
+	// allocates no slice for it.
+	sig [1]string
 	// last is the body of the latest attempt's response, read whole by
 	// attemptTransport. It is kept here rather than recovered from
 	// resp.Body, which net/http wraps (for a client Timeout, say).
@@ -378,6 +404,65 @@ func stateFrom(ctx context.Context) *callState {
 	st, _ := ctx.Value(stateKey{}).(*callState)
 	return st
 }
+
+// Value answers the call state for stateKey and asks the caller's context
+// for anything else.
+func (st *callState) Value(key any) any {
+	if key == (stateKey{}) {
+		return st
+	}
+	return st.Context.Value(key)
+}
+
+// requestBody is a request body net/http reads once per attempt; it closes
+// itself, so retryablehttp needs no io.NopCloser around it.
+type requestBody struct{ bytes.Reader }
+
+// Close implements io.Closer.
+func (*requestBody) Close() error { return nil }
+
+// nextBody is the call's retryablehttp.ReaderFunc: a reader of the body
+// from its start, once for retryablehttp to learn the length and once per
+// attempt (and whenever net/http rewinds). The first two share the reader
+// inside the call state; later ones are fresh, because net/http may still
+// be reading the previous attempt's body after that attempt returned.
+func (st *callState) nextBody() (io.Reader, error) {
+	if st.bodies.Add(1) <= 2 {
+		st.rd.Reset(st.body)
+		return &st.rd, nil
+	}
+	rd := new(requestBody)
+	rd.Reset(st.body)
+	return rd, nil
+}
+
+// bodyPool holds the buffers responses are read into. A buffer goes back
+// only after the resource it held has been decoded (every decoder copies
+// what it keeps) and only if it is small, so one huge answer does not stay
+// pinned in memory.
+var bodyPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody is the largest buffer bodyPool keeps.
+const maxPooledBody = 256 << 10
+
+// releaseBody gives the latest response's buffer back to bodyPool. It is
+// called only on success, after decoding: on any other path the body may
+// still be needed for an error, and is left to the garbage collector.
+func (st *callState) releaseBody() {
+	if p := st.buf; p != nil && cap(*p) <= maxPooledBody {
+		st.buf, st.last = nil, nil
+		*p = (*p)[:0]
+		bodyPool.Put(p)
+	}
+}
+
+// headerValue makes a header value slice that requests can share: its
+// capacity is its length, so a Header.Add on one request reallocates
+// rather than writing into the shared array.
+func headerValue(v string) []string { return []string{v}[:1:1] }
+
+// hdrJSON is the value of Accept, and of Content-Type for a JSON body.
+var hdrJSON = headerValue("application/json")
 
 func (st *callState) onGetConn(string)                { st.getConn.Store(true) }
 func (st *callState) onGotConn(httptrace.GotConnInfo) { st.gotConn.Store(true) }
@@ -495,31 +580,45 @@ func outcomeOf(st *callState, err error) Outcome {
 
 // run sends the call and concludes it.
 func (c *Client) run(ctx context.Context, st *callState, r *request) error {
-	ctx = context.WithValue(ctx, stateKey{}, st)
+	st.Context = ctx
+	ctx = st
 	if r.op.class != classRead {
 		// What may have reached the server matters only for calls that
 		// change something.
-		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: st.onGetConn, GotConn: st.onGotConn})
+		st.trace = httptrace.ClientTrace{GetConn: st.onGetConn, GotConn: st.onGotConn}
+		ctx = httptrace.WithClientTrace(ctx, &st.trace)
 	}
-	u := c.base
+	// The URL is assembled from the base parsed once in NewClient, not
+	// formatted and parsed again: the request starts with an empty URL
+	// that is then overwritten.
+	hreq, err := http.NewRequestWithContext(ctx, r.op.method, "", nil)
+	if err != nil {
+		return fmt.Errorf("paykit: %s: building request: %w", r.op.name, err)
+	}
+	u := hreq.URL
+	*u = c.base
 	u.Path = c.basePath + unescapePath(r.path)
 	u.RawPath = c.baseRaw + r.path
 	if len(r.query) > 0 {
 		u.RawQuery = r.query.Encode()
 	}
-	var body any
-	if r.body != nil {
-		body = r.body
+	hreq.Host = strings.TrimSuffix(u.Host, ":") // as http.NewRequest sets it
+	req, err := retryablehttp.FromRequest(hreq)
+	if err == nil && r.body != nil {
+		err = req.SetBody(retryablehttp.ReaderFunc(st.nextBody))
 	}
-	req, err := retryablehttp.NewRequestWithContext(ctx, r.op.method, u.String(), body)
 	if err != nil {
 		return fmt.Errorf("paykit: %s: building request: %w", r.op.name, err)
 	}
 	h := req.Header
-	h["X-Identity"] = []string{c.apiKey}
-	h["User-Agent"] = []string{c.userAgent}
-	h["Accept"] = []string{"application/json"}
-	if r.contentType != "" {
+	h["X-Identity"] = c.hdrIdentity
+	h["User-Agent"] = c.hdrUserAgent
+	h["Accept"] = hdrJSON
+	switch r.contentType {
+	case "":
+	case "application/json":
+		h["Content-Type"] = hdrJSON
+	default:
 		h["Content-Type"] = []string{r.contentType}
 	}
 	if err := c.sign(req.Request); err != nil {
@@ -546,6 +645,7 @@ func (c *Client) run(ctx context.Context, st *callState, r *request) error {
 // which cannot be read back, the outcome is unknown.
 func (c *Client) answered(ctx context.Context, st *callState, r *request) error {
 	if r.out == nil {
+		st.releaseBody()
 		return nil
 	}
 	err := decodeBody(st.last, r.out)
@@ -555,10 +655,11 @@ func (c *Client) answered(ctx context.Context, st *callState, r *request) error 
 		err = vet(r)
 	}
 	if err == nil {
+		st.releaseBody()
 		return nil
 	}
-	if r.reconcile != nil {
-		ok, rerr := r.reconcile(ctx)
+	if r.canReconcile() {
+		ok, rerr := r.reconcileNow(ctx)
 		switch {
 		case ok:
 			st.reconciled = true
@@ -577,8 +678,8 @@ func (c *Client) answered(ctx context.Context, st *callState, r *request) error 
 // earlier attempt may have been applied, is reconciled by reading the
 // resource back.
 func (c *Client) refused(ctx context.Context, st *callState, r *request, apiErr *Error) error {
-	if r.reconcile != nil && st.reachedBefore && apiErr.Code != "" && apiErr.Code == r.op.doneCode {
-		ok, rerr := r.reconcile(ctx)
+	if r.canReconcile() && st.reachedBefore && apiErr.Code != "" && apiErr.Code == r.op.doneCode {
+		ok, rerr := r.reconcileNow(ctx)
 		switch {
 		case ok:
 			st.reconciled = true
@@ -671,10 +772,37 @@ func (c *Client) redact(e *Error) *Error {
 func createByExtID[T any](ctx context.Context, c *Client, op *operation, path string, body any, settle string,
 	fetch func(context.Context) (*T, error), matches func(context.Context, *T) (bool, error)) (*T, error) {
 	out := new(T)
-	if err := c.doJSON(ctx, request{op: op, path: path, out: out, settle: settle, reconcile: readBack(out, fetch, matches)}, body); err != nil {
+	if err := c.doJSON(ctx, request{op: op, path: path, out: out, settle: settle,
+		readBack: readBackAs[T]{}, fetch: fetch, matches: matches}, body); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// reconciler is a reconcile step that takes what it needs from the
+// request.
+type reconciler interface {
+	reconcile(ctx context.Context, r request) (bool, error)
+}
+
+// readBackAs is a create's reconcile step: readBack with the request's
+// out, fetch and matches, which createByExtID stored with type T.
+type readBackAs[T any] struct{}
+
+func (readBackAs[T]) reconcile(ctx context.Context, r request) (bool, error) {
+	return readBack(r.out.(*T), r.fetch.(func(context.Context) (*T, error)),
+		r.matches.(func(context.Context, *T) (bool, error)))(ctx)
+}
+
+// canReconcile reports whether the request has a reconcile step.
+func (r *request) canReconcile() bool { return r.reconcile != nil || r.readBack != nil }
+
+// reconcileNow runs the request's reconcile step.
+func (r *request) reconcileNow(ctx context.Context) (bool, error) {
+	if r.readBack != nil {
+		return r.readBack.reconcile(ctx, *r)
+	}
+	return r.reconcile(ctx)
 }
 
 // readBack makes a request's reconcile step: fetch the resource, and if it
@@ -731,7 +859,8 @@ func (c *Client) sign(req *http.Request) error {
 	if strings.ContainsAny(sig, "\r\n") {
 		return &signError{errors.New("signature contains a line break")}
 	}
-	req.Header["X-Signature"] = []string{sig}
+	st.sig[0] = sig
+	req.Header["X-Signature"] = st.sig[:1:1]
 	return nil
 }
 
@@ -787,9 +916,14 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 	}
 	if t.timeout > 0 {
-		ctx, cancel := context.WithTimeout(call, t.timeout)
-		defer cancel() // the body is read before RoundTrip returns
-		req = req.WithContext(ctx)
+		// A caller's deadline that comes first bounds the attempt already;
+		// only a later one (or none) needs a context of the attempt's own,
+		// which costs a timer and a few allocations.
+		if deadline, ok := call.Deadline(); !ok || deadline.Sub(start) > t.timeout {
+			ctx, cancel := context.WithTimeout(call, t.timeout)
+			defer cancel() // the body is read before RoundTrip returns
+			req = req.WithContext(ctx)
+		}
 	}
 	resp, err := t.base.RoundTrip(req)
 	var data []byte
@@ -798,9 +932,11 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	case resp == nil:
 		err = errNoResponse
 	default:
-		if data, err = bufferBody(resp); err != nil {
+		p := bodyPool.Get().(*[]byte)
+		if data, err = bufferBody(resp, p); err != nil {
 			resp = nil
 		}
+		st.buf = p
 	}
 	if err != nil && req.Context().Err() == context.DeadlineExceeded && call.Err() == nil {
 		// The attempt's own timeout fired, not the caller's context.
@@ -839,27 +975,44 @@ func (t *attemptTransport) logAttempt(req *http.Request, st *callState, status i
 	t.logger.LogAttrs(req.Context(), slog.LevelDebug, "paykit: attempt", attrs...)
 }
 
-// bufferBody reads a response body whole, up to MaxResponseBytes, closes
-// it, and puts an in-memory reader in its place. A nil body (which a
-// custom RoundTripper may return) is an empty one.
-func bufferBody(resp *http.Response) ([]byte, error) {
+// bufferBody reads a response body whole, up to MaxResponseBytes, into the
+// buffer *p (kept there, grown if need be, for the pool), closes it, and
+// puts an empty body in its place: the SDK reads the bytes from the call
+// state, never from resp.Body again. A nil body (which a custom
+// RoundTripper may return) is an empty one.
+func bufferBody(resp *http.Response, p *[]byte) ([]byte, error) {
 	if resp.Body == nil {
 		resp.Body = http.NoBody
 		return nil, nil
 	}
 	defer resp.Body.Close()
-	var buf bytes.Buffer
-	if resp.ContentLength > 0 && resp.ContentLength <= MaxResponseBytes {
-		buf.Grow(int(resp.ContentLength))
+	buf := (*p)[:0]
+	// One byte past a known length, so the read that finds EOF needs no
+	// room of its own.
+	if cl := resp.ContentLength; cl > 0 && cl <= MaxResponseBytes && int(cl) >= cap(buf) {
+		buf = make([]byte, 0, cl+1)
 	}
-	n, err := buf.ReadFrom(io.LimitReader(resp.Body, MaxResponseBytes+1))
-	if err != nil {
-		return nil, err
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // let append pick the growth
+		}
+		dst := buf[len(buf):cap(buf)]
+		if room := MaxResponseBytes + 1 - len(buf); len(dst) > room {
+			dst = dst[:room]
+		}
+		n, err := resp.Body.Read(dst)
+		buf = buf[:len(buf)+n]
+		if len(buf) > MaxResponseBytes {
+			return nil, errResponseTooLarge
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	if n > MaxResponseBytes {
-		return nil, errResponseTooLarge
-	}
-	data := buf.Bytes()
-	resp.Body = io.NopCloser(bytes.NewReader(data))
-	return data, nil
+	*p = buf
+	resp.Body = http.NoBody
+	return buf, nil
 }
