@@ -170,8 +170,11 @@
 // the developer visits can therefore neither reach them through DNS
 // rebinding (its Host is its own name) nor with a cross-origin text/plain
 // or form POST (JSON needs a CORS preflight, which the sandbox never
-// grants). Config.AllowRemote (the binary's -allow-remote) lifts the Host
-// check, for a sandbox reached by name inside a trusted network:
+// grants). The guard stops browsers, not programs: any client on the
+// network can send a loopback Host, which is why the binary binds to
+// loopback and warns when told otherwise. Config.AllowRemote (the binary's
+// -allow-remote) lifts the Host check, for a sandbox reached by name inside
+// a trusted network. The controls:
 //
 //	POST /sandbox/payments/{id}/verify          {"outcome":"completed"} or {"outcome":"cancelled"}
 //	POST /sandbox/payments/{id}/dispute/review  {"outcome":"approved"} or {"outcome":"rejected"}
