@@ -557,4 +557,3 @@ type closeCounter struct {
 }
 
 func (c *closeCounter) CloseIdleConnections() { c.n.Add(1) }
-
