@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -823,4 +824,43 @@ func TestUnsaidSectionNamesRealTests(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDefaultTransportHonoursProxyEnvironment holds the README's statement
+// that the default transport, a clone of http.DefaultTransport, goes through
+// HTTP_PROXY and HTTPS_PROXY. net/http reads them once per process, so the
+// client runs in a child process of this test binary.
+func TestDefaultTransportHonoursProxyEnvironment(t *testing.T) {
+	if os.Getenv("PAYKIT_PROXY_CHILD") == "1" {
+		ctx := context.Background()
+		for _, base := range []string{"http://api.paykit.invalid", "https://api.paykit.invalid"} {
+			c, err := paykit.NewClient(base, credKey, paykit.HMACSigner(credSecret), paykit.WithInsecureHTTP(), paykit.WithMaxRetries(0))
+			require.NoError(t, err)
+			_ = c.CheckCredentials(ctx) // the proxy answers the plain one and refuses the CONNECT
+		}
+		return
+	}
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.RequestURI)
+		mu.Unlock()
+		if r.Method == http.MethodConnect {
+			http.Error(w, "no tunnels here", http.StatusForbidden)
+			return
+		}
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(proxy.Close)
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDefaultTransportHonoursProxyEnvironment$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "PAYKIT_PROXY_CHILD=1", "HTTP_PROXY="+proxy.URL, "HTTPS_PROXY="+proxy.URL,
+		"NO_PROXY=", "http_proxy=", "https_proxy=", "no_proxy=")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"GET http://api.paykit.invalid/v1/balance", "CONNECT api.paykit.invalid:443"}, seen)
 }
