@@ -56,11 +56,15 @@ var (
 	// ErrUnauthorized: HTTP 401 or 403, whatever the body says: the API key
 	// or the signature was refused.
 	ErrUnauthorized = errors.New("paykit: unauthorized")
-	// ErrUnknownOutcome: the request may or may not have taken effect. It is
-	// returned for transfers and withdrawals, which have no idempotency key
-	// and are therefore never re-sent once they may have reached the server.
-	// Check the terminal balances (ListTerminals) or the withdrawal before
-	// trying again.
+	// ErrUnknownOutcome: the request may or may not have taken effect. A call
+	// that changes something returns it, beside its cause (ErrInternal for a
+	// 5xx, a transport error, …), whenever it failed after an attempt may
+	// have reached the server: transfers and withdrawals, which have no
+	// idempotency key and are never re-sent once they may have arrived, and
+	// creates and state changes whose retries ran out or whose answer could
+	// not be read. Its text names the read that settles it: GetPaymentByExtID
+	// or GetPayoutByExtID before creating again, GetPayment after a state
+	// change, the terminals' balances (ListTerminals) after a money move.
 	ErrUnknownOutcome = errors.New("paykit: outcome unknown")
 )
 
@@ -291,16 +295,17 @@ func (e *ValidationError) Is(target error) bool { return target == ErrInvalidPar
 
 func invalid(field, reason string) error { return &ValidationError{Field: field, Reason: reason} }
 
-// unknownOutcomeError wraps the failure of a money-moving call that may have
-// reached the server.
+// unknownOutcomeError wraps the failure of a call that changes something
+// after an attempt of it may have reached the server and been applied.
 type unknownOutcomeError struct {
-	op    string
+	op string
+	// check is the advice that names the read settling the outcome.
 	check string
 	cause error
 }
 
 func (e *unknownOutcomeError) Error() string {
-	return fmt.Sprintf("paykit: %s: outcome unknown, the request may have been applied (%v); it was not re-sent, to avoid moving money twice: %s before trying again",
+	return fmt.Sprintf("paykit: %s: outcome unknown, the request may have been applied (%v); %s",
 		e.op, e.cause, e.check)
 }
 

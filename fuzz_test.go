@@ -103,7 +103,7 @@ func FuzzDecodeResources(f *testing.F) {
 // use bounds the printed size of decoded amounts.
 func use(t *testing.T, amounts ...string) {
 	for _, a := range amounts {
-		if len(a) > 2*maxDecimalDigits+maxDecimalExponent+4 {
+		if len(a) > maxAmountDigits+maxAmountExponent+4 {
 			t.Fatalf("amount printed as %d characters", len(a))
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -163,7 +164,15 @@ func TestGetPaymentAndByExtID(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := mockClient(t, http.StatusOK, tc.body)
+			body := tc.body
+			if ext, ok := strings.CutPrefix(tc.uri, "/v1/payments/by-ext-id/"); ok {
+				// The answer must be the payment asked for.
+				ext, err := url.PathUnescape(ext)
+				require.NoError(t, err)
+				quoted, _ := json.Marshal(ext)
+				body = strings.Replace(body, `"ext_id":"a/b?c#d"`, `"ext_id":`+string(quoted), 1)
+			}
+			c, rec := mockClient(t, http.StatusOK, body)
 			p, err := tc.call(c)
 			require.NoError(t, err)
 			assertWire(t, rec.only(t), "GET", tc.uri, "", "")
