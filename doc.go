@@ -56,8 +56,8 @@
 // the SDK can decode (empty, null, 204, a proxy's HTML page, truncated JSON)
 // is never taken for one: a read returns an error; a create or state change
 // reads the resource back ([Client.GetPaymentByExtID],
-// [Client.GetPayoutByExtID], [Client.GetPayment]) and returns it when it
-// shows the operation applied; [Client.CreateTransfer] and
+// [Client.GetPayoutByExtID], [Client.GetPayment]) and returns it, marked
+// Reconciled, when it shows the operation applied; [Client.CreateTransfer] and
 // [Client.CreateWithdrawal] return an error matching ErrUnknownOutcome.
 // Test: TestUnsaidSuccessStatusCodes.
 //

@@ -132,6 +132,7 @@ func TestUnsaidSuccessStatusCodes(t *testing.T) {
 				Method: paykit.PayoutMethodCard, Requisites: "2200123456789010", HolderName: "IVAN IVANOV"})
 			require.NoError(t, err, "HTTP %d", status)
 			assert.Equal(t, unsaidPayoutID, po.ID)
+			assert.False(t, po.Reconciled, "its own answer, not a read-back")
 			assert.Len(t, log.all(), 2, "HTTP %d: no retry, no read-back", status)
 		}
 	})
@@ -164,57 +165,57 @@ func TestUnsaidSuccessStatusCodes(t *testing.T) {
 			post     string
 			readBack string
 			body     string
-			call     func(*paykit.Client) (id string, status string, err error)
+			call     func(*paykit.Client) (id string, status string, reconciled bool, err error)
 			want     string
 		}{
 			{"CreatePayment", "/v1/payments", byExtID, unsaidPaymentJSON("PENDING"),
-				func(c *paykit.Client) (string, string, error) {
+				func(c *paykit.Client) (string, string, bool, error) {
 					p, err := c.CreatePayment(ctx, paykit.CreatePaymentParams{ExtID: "order-1", Amount: dec("1500.50"), Method: paykit.MethodCard})
 					if err != nil {
-						return "", "", err
+						return "", "", false, err
 					}
-					return p.ID, string(p.Status), nil
+					return p.ID, string(p.Status), p.Reconciled, nil
 				}, "PENDING"},
 			{"CreatePayout", "/v1/payouts", "GET /v1/payouts/by-ext-id/payout-1", unsaidPayoutJSON("pending"),
-				func(c *paykit.Client) (string, string, error) {
+				func(c *paykit.Client) (string, string, bool, error) {
 					p, err := c.CreatePayout(ctx, paykit.CreatePayoutParams{ExtID: "payout-1", Amount: dec("2500.00"),
 						Method: paykit.PayoutMethodCard, Requisites: "2200123456789010", HolderName: "IVAN IVANOV"})
 					if err != nil {
-						return "", "", err
+						return "", "", false, err
 					}
-					return p.ID, string(p.Status), nil
+					return p.ID, string(p.Status), p.Reconciled, nil
 				}, "pending"},
 			{"ConfirmPayment", "/v1/payments/" + unsaidPaymentID + "/confirm", byID, unsaidPaymentJSON("PROCESSING"),
-				func(c *paykit.Client) (string, string, error) {
+				func(c *paykit.Client) (string, string, bool, error) {
 					p, err := c.ConfirmPayment(ctx, unsaidPaymentID, nil)
 					if err != nil {
-						return "", "", err
+						return "", "", false, err
 					}
-					return p.ID, string(p.Status), nil
+					return p.ID, string(p.Status), p.Reconciled, nil
 				}, "PROCESSING"},
 			{"CancelPayment", "/v1/payments/" + unsaidPaymentID + "/cancel", byID, unsaidPaymentJSON("CANCELLED"),
-				func(c *paykit.Client) (string, string, error) {
+				func(c *paykit.Client) (string, string, bool, error) {
 					p, err := c.CancelPayment(ctx, unsaidPaymentID)
 					if err != nil {
-						return "", "", err
+						return "", "", false, err
 					}
-					return p.ID, string(p.Status), nil
+					return p.ID, string(p.Status), p.Reconciled, nil
 				}, "CANCELLED"},
 			{"OpenDispute", "/v1/payments/" + unsaidPaymentID + "/dispute", byID, unsaidPaymentJSON("DISPUTE"),
-				func(c *paykit.Client) (string, string, error) {
+				func(c *paykit.Client) (string, string, bool, error) {
 					p, err := c.OpenDispute(ctx, unsaidPaymentID, paykit.OpenDisputeParams{})
 					if err != nil {
-						return "", "", err
+						return "", "", false, err
 					}
-					return p.ID, string(p.Status), nil
+					return p.ID, string(p.Status), p.Reconciled, nil
 				}, "DISPUTE"},
 			{"CancelDispute", "/v1/payments/" + unsaidPaymentID + "/dispute/cancel", byID, unsaidPaymentJSON("CANCELLED_APPEAL"),
-				func(c *paykit.Client) (string, string, error) {
+				func(c *paykit.Client) (string, string, bool, error) {
 					p, err := c.CancelDispute(ctx, unsaidPaymentID)
 					if err != nil {
-						return "", "", err
+						return "", "", false, err
 					}
-					return p.ID, string(p.Status), nil
+					return p.ID, string(p.Status), p.Reconciled, nil
 				}, "CANCELLED_APPEAL"},
 		} {
 			for _, a := range noResource {
@@ -222,12 +223,13 @@ func TestUnsaidSuccessStatusCodes(t *testing.T) {
 					"POST " + tc.post: a,
 					tc.readBack:       {http.StatusOK, tc.body},
 				})
-				id, status, err := tc.call(c)
+				id, status, reconciled, err := tc.call(c)
 				if !assert.NoError(t, err, "%s answered HTTP %d %q", tc.name, a.status, a.body) {
 					continue
 				}
 				assert.NotEmpty(t, id, tc.name)
 				assert.Equal(t, tc.want, status, "%s: the read-back's status", tc.name)
+				assert.True(t, reconciled, "%s: the result says it was read back", tc.name)
 				assert.Equal(t, 1, log.count("POST", tc.post), "%s sent once", tc.name)
 				rb := strings.SplitN(tc.readBack, " ", 2)
 				assert.GreaterOrEqual(t, log.count(rb[0], rb[1]), 1, "%s read back", tc.name)
