@@ -15,9 +15,9 @@
 //
 // # What the spec does not say
 //
-// The service's specification marks 19 points "not shown". A merchant
-// cannot ask the SDK to know them either, so for each one the SDK makes a
-// choice that fails safe, stated here with the test that holds it.
+// The service's specification marks 19 points "not shown". For each, the
+// SDK makes the choice that fails safe; here is that choice, and the test
+// that holds it.
 //
 // Dispute-open response: the spec leaves requisites, payment_url,
 // valid_until and usdt_rate out of it. [Client.OpenDispute] decodes what
