@@ -95,6 +95,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /pay/{id}", s.postPage)
 
 	s.controlRoutes(mux)
+	s.openapiRoutes(mux)
 	return mux
 }
 
