@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -90,6 +91,11 @@ func TestDocumentIsValid(t *testing.T) {
 	sort.Strings(v1)
 	if !slices.Equal(v1, want) {
 		t.Errorf("/v1 operations:\n got %v\nwant %v", v1, want)
+	}
+	for _, name := range []string{"payment", "payout"} {
+		if w := doc.Webhooks[name]; w == nil || w.Post == nil || w.Post.RequestBody == nil {
+			t.Errorf("webhook %s: no POST with a body", name)
+		}
 	}
 	req := doc.Security
 	if len(req) != 1 || len(req[0]) != 2 || req[0]["identity"] == nil || req[0]["signature"] == nil {
@@ -376,7 +382,11 @@ func TestContract(t *testing.T) {
 	}
 
 	reqs, resps := c.counts()
-	t.Logf("validated %d requests (client side) and %d responses (server side) against %s", reqs, resps, docPath)
+	t.Logf("validated %d requests (client side), %d responses (server side) and %d webhook deliveries against %s",
+		reqs, resps, c.webhookCount(), docPath)
+	if c.webhookCount() < 4 {
+		t.Errorf("%d webhook deliveries validated, want 4 (payment PROCESSING and COMPLETED, payout processing and completed)", c.webhookCount())
+	}
 	if reqs != resps {
 		t.Errorf("%d requests sent but %d responses validated: an exchange escaped one side", reqs, resps)
 	}
@@ -497,49 +507,69 @@ func (e *contractEnv) strict(ctx context.Context, paymentID, main, reserve strin
 	e.signed(ctx, "POST", "/v1/payments/"+paymentID+"/dispute", "application/json", pad(128<<10, ""), 400)
 }
 
-// inspection delivers a webhook to a local receiver and reads the three
-// inspection endpoints.
+// inspection has the sandbox deliver a payment and a payout webhook to a
+// local receiver, which validates each against the document's webhooks,
+// then reads the three inspection endpoints.
 func (e *contractEnv) inspection(ctx context.Context) {
 	t := e.t
-	got := make(chan string, 8)
+	tokens := make(chan string, 16)
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case got <- r.Header.Get("X-Notification-Token"):
-		default:
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Errorf("webhook receiver: %v", err)
+			return
+		}
+		name := strings.TrimPrefix(r.URL.Path, "/hook/")
+		if err := e.contract.validateWebhook(name, r, body); err != nil {
+			t.Errorf("%s webhook does not match %s: %s", name, docPath, mask(err.Error()))
+		}
+		if name == "payment" {
+			select {
+			case tokens <- r.Header.Get("X-Notification-Token"):
+			default:
+			}
 		}
 	}))
 	defer recv.Close()
 	p, err := e.client.CreatePayment(ctx, paykit.CreatePaymentParams{ExtID: "c-hook", Amount: decimal.NewFromInt(640),
-		NotifyURL: recv.URL + "/hook", NotificationToken: "tok-1"})
+		NotifyURL: recv.URL + "/hook/payment", NotificationToken: "tok-1"})
 	must(t, err)
 	_, err = e.client.ConfirmPayment(ctx, p.ID, nil)
 	must(t, err)
+	e.control(ctx, "/sandbox/payments/"+p.ID+"/verify", `{"outcome":"completed"}`, 200)
+	po, err := e.client.CreatePayout(ctx, paykit.CreatePayoutParams{ExtID: "po-hook", Amount: decimal.NewFromInt(300),
+		Method: paykit.PayoutMethodSBP, Requisites: "+79990000001", HolderName: "Anna S", NotifyURL: recv.URL + "/hook/payout"})
+	must(t, err)
+	e.control(ctx, "/sandbox/payouts/"+po.ID+"/status", `{"status":"processing"}`, 200)
+	e.control(ctx, "/sandbox/payouts/"+po.ID+"/status", `{"status":"completed"}`, 200)
 	flush, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	must(t, e.sb.FlushWebhooks(flush))
-	select { // the receiver ran before the delivery FlushWebhooks waited for ended
-	case tok := <-got:
-		if tok != "tok-1" {
-			t.Errorf("webhook arrived without the notification token")
+	// The receiver ran before each delivery that FlushWebhooks waited for
+	// ended, so the tokens are in the channel by now.
+	if len(tokens) != 2 {
+		t.Errorf("%d payment webhooks arrived, want 2 (PROCESSING, COMPLETED)", len(tokens))
+	}
+	for len(tokens) > 0 {
+		if <-tokens != "tok-1" {
+			t.Errorf("a payment webhook arrived without its notification token")
 		}
-	default:
-		t.Errorf("no webhook arrived")
 	}
 
-	var hooks struct {
-		Deliveries []struct {
-			ResourceID string `json:"resource_id"`
-			State      string `json:"state"`
-		} `json:"deliveries"`
-	}
-	e.getJSON(ctx, "/sandbox/webhooks", &hooks)
-	if !slices.ContainsFunc(hooks.Deliveries, func(d struct {
+	type delivery struct {
 		ResourceID string `json:"resource_id"`
 		State      string `json:"state"`
-	}) bool {
-		return d.ResourceID == p.ID && d.State == sandbox.DeliveryDelivered
-	}) {
-		t.Errorf("/sandbox/webhooks does not show the delivered webhook of %s", p.ID)
+	}
+	var hooks struct {
+		Deliveries []delivery `json:"deliveries"`
+	}
+	e.getJSON(ctx, "/sandbox/webhooks", &hooks)
+	for _, id := range []string{p.ID, po.ID} {
+		if !slices.ContainsFunc(hooks.Deliveries, func(d delivery) bool {
+			return d.ResourceID == id && d.State == sandbox.DeliveryDelivered
+		}) {
+			t.Errorf("/sandbox/webhooks does not show a delivered webhook of %s", id)
+		}
 	}
 	var reqs struct {
 		Requests []sandbox.RequestRecord `json:"requests"`
@@ -554,8 +584,8 @@ func (e *contractEnv) inspection(ctx context.Context) {
 		} `json:"merchants"`
 	}
 	e.getJSON(ctx, "/sandbox/state", &st)
-	if len(st.Merchants) != 1 || st.Merchants[0].Payments["PROCESSING"] == 0 {
-		t.Errorf("/sandbox/state does not count the PROCESSING payment")
+	if len(st.Merchants) != 1 || st.Merchants[0].Payments["COMPLETED"] == 0 {
+		t.Errorf("/sandbox/state does not count the COMPLETED payments")
 	}
 }
 
