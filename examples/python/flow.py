@@ -226,7 +226,22 @@ def main():
     expect_error(400, "PAY_002", "POST", "/v1/payments", {"ext_id": ext_id + "-small", "amount": Decimal("50")})
     expect_error(404, "PAY_006", "GET", "/v1/payments/00000000-0000-4000-8000-000000000000")
     expect_error(401, None, "GET", "/v1/balance", secret="not-the-secret")
-    print("8. errors: PAY_003 (data.ext_id), PAY_002, PAY_006, 401 on a wrong signature")
+    # A control without the JSON content type is refused: a web page could
+    # send text/plain cross-origin, so the sandbox never acts on it.
+    expect_error(415, "SANDBOX_UNSUPPORTED_MEDIA_TYPE", "POST", "/sandbox/clock/advance",
+                 b'{"seconds":1}', "text/plain", signed=False)
+    print("8. errors: PAY_003 (data.ext_id), PAY_002, PAY_006, 401 on a wrong signature, 415 on a text/plain control")
+
+    # What the sandbox saw and holds.
+    status, reqs = call("GET", "/sandbox/requests", signed=False)
+    check(status == 200 and any(r["route"] == "/v1/payments" for r in reqs["requests"]), "/sandbox/requests")
+    status, state = call("GET", "/sandbox/state", signed=False)
+    check(status == 200, "/sandbox/state: HTTP %d" % status)
+    snap = terminal(state["merchants"][0]["terminals"], main_id)
+    check(snap["balance"] == terminal(ok("GET", "/v1/terminals")["terminals"], main_id)["balance"],
+          "/sandbox/state and /v1/terminals disagree")
+    print("9. /sandbox/requests lists %d requests; /sandbox/state agrees with /v1/terminals (%s USDT)" % (
+        len(reqs["requests"]), snap["balance"]))
     print("flow OK")
 
 

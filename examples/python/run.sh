@@ -26,7 +26,7 @@ pid=$!
 base=""
 deadline=$((SECONDS + 30))
 while [ -z "$base" ]; do
-  base=$(grep -oE 'http://127\.0\.0\.1:[0-9]+' "$work/stdout" | head -n1 || true)
+  base=$(cat "$work/stdout" "$work/stderr" | grep -oE 'http://127\.0\.0\.1:[0-9]+' | head -n1 || true)
   if [ -z "$base" ]; then
     if ! kill -0 "$pid" 2>/dev/null || [ "$SECONDS" -ge "$deadline" ]; then
       echo "paykit-sandbox did not start:" >&2
