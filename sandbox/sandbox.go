@@ -75,13 +75,19 @@ type Config struct {
 // carries, the secret or Signer that X-Signature is checked with, and the
 // terminals that hold its USDT.
 type Merchant struct {
+	// APIKey is what X-Identity carries; it must be unique across
+	// merchants and non-empty.
 	APIKey string
+	// Secret is the signing secret of the default HMACSigner. It is unused
+	// when Signer is set.
 	Secret string
 	// Signer verifies X-Signature: the sandbox signs the incoming request
 	// with it and compares the result in constant time. nil means
 	// paykit.HMACSigner(Secret), the SDK's default, so a client built with
 	// the same signer always agrees with the sandbox.
-	Signer    paykit.Signer
+	Signer paykit.Signer
+	// Terminals are the merchant's terminals at start and after Reset. The
+	// first active one serves payments and is credited when they complete.
 	Terminals []Terminal
 }
 
@@ -89,12 +95,19 @@ type Merchant struct {
 // Server.Terminals returns. Terminal ids are scoped to their merchant: two
 // merchants may use the same ids without seeing each other's terminals.
 type Terminal struct {
-	ID            string
-	Name          string
-	Balance       decimal.Decimal // available USDT
-	BalanceFrozen decimal.Decimal // USDT held by pending or processing withdrawals
-	WithdrawalFee decimal.Decimal // USDT charged per withdrawal
-	IsActive      bool
+	// ID is the terminal id of the API (terminal_id, from_terminal_id).
+	ID string
+	// Name is the display name GET /v1/terminals returns.
+	Name string
+	// Balance is the available USDT.
+	Balance decimal.Decimal
+	// BalanceFrozen is the USDT held by pending or processing withdrawals.
+	BalanceFrozen decimal.Decimal
+	// WithdrawalFee is the USDT charged per withdrawal from this terminal.
+	WithdrawalFee decimal.Decimal
+	// IsActive tells whether the terminal serves payments and
+	// withdrawals; an inactive one still holds money and takes transfers.
+	IsActive bool
 }
 
 // Credentials and terminal ids of the default merchant. They are stable so
@@ -359,10 +372,14 @@ func (s *Server) Terminals(apiKey string) []Terminal {
 // tests use it to prove that a retried create or money move took effect
 // exactly once.
 type Stats struct {
-	Payments    int
-	Payouts     int
+	// Payments is how many payments the merchant created.
+	Payments int
+	// Payouts is how many payouts the merchant created.
+	Payouts int
+	// Withdrawals is how many withdrawals the merchant created.
 	Withdrawals int
-	Transfers   int
+	// Transfers is how many transfers succeeded.
+	Transfers int
 }
 
 // Stats returns the counters of the merchant with the given API key (zero
