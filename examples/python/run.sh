@@ -19,7 +19,8 @@ go build -o "$work/paykit-sandbox" ./cmd/paykit-sandbox
 
 # Port 0: the kernel picks a free port and the binary prints the URL it got,
 # so there is no race between choosing a port and binding it.
-"$work/paykit-sandbox" -addr 127.0.0.1:0 >"$work/stdout" 2>"$work/stderr" &
+: >"$work/stdout"; : >"$work/stderr"   # exist before the background shell opens them
+"$work/paykit-sandbox" -addr 127.0.0.1:0 >>"$work/stdout" 2>>"$work/stderr" &
 pid=$!
 
 # Wait for the banner, then for an answer, polling up to a deadline.
