@@ -118,10 +118,12 @@ var png = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x0
 const minExchanges = 140
 
 // TestContract drives all 18 operations through the SDK, every error code
-// the sandbox can produce, the 401 answer, the controls and the document
-// endpoint against an in-process sandbox over loopback HTTP, and validates
-// each request (client side) and each response (server side) against
-// openapi.yaml.
+// the sandbox can produce, the 401 answer, the controls with their guards,
+// the inspection endpoints and the document endpoint against an in-process
+// sandbox over loopback HTTP, and validates each request (client side),
+// each response (server side) and each webhook delivery (at a receiver)
+// against openapi.yaml. It ends by proving that every outcome the document
+// promises was seen.
 func TestContract(t *testing.T) {
 	env := newContractEnv(t)
 	ctx := t.Context()
