@@ -115,6 +115,7 @@ func (s *Server) routes() *http.ServeMux {
 
 	s.controlRoutes(mux)
 	s.inspectionRoutes(mux)
+	s.openapiRoutes(mux)
 	return mux
 }
 
