@@ -95,6 +95,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /pay/{id}", s.postPage)
 
 	s.controlRoutes(mux)
+	s.uiRoutes(mux) // the dashboard at /sandbox/ui and the payment page's assets (ui.go)
 	return mux
 }
 
