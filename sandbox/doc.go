@@ -145,7 +145,17 @@
 // ErrInvalidArgument. The same controls are unsigned JSON POSTs (the binary
 // binds to loopback), answering the changed resource or {}; unknown id:
 // 404 SANDBOX_NOT_FOUND, wrong transition: 409 SANDBOX_CONFLICT, bad body
-// or value: 400 SANDBOX_INVALID:
+// or value: 400 SANDBOX_INVALID.
+//
+// Because they are unauthenticated, every /sandbox/ endpoint answers only a
+// request whose Host is loopback (localhost, 127.0.0.0/8, [::1], any port),
+// else 403 SANDBOX_FORBIDDEN, and every control POST needs Content-Type:
+// application/json, else 415 SANDBOX_UNSUPPORTED_MEDIA_TYPE. A web page
+// the developer visits can therefore neither reach them through DNS
+// rebinding (its Host is its own name) nor with a cross-origin text/plain
+// or form POST (JSON needs a CORS preflight, which the sandbox never
+// grants). Config.AllowRemote (the binary's -allow-remote) lifts the Host
+// check, for a sandbox reached by name inside a trusted network:
 //
 //	POST /sandbox/payments/{id}/verify          {"outcome":"completed"} or {"outcome":"cancelled"}
 //	POST /sandbox/payments/{id}/dispute/review  {"outcome":"approved"} or {"outcome":"rejected"}
@@ -165,8 +175,12 @@
 //
 // Terminals(apiKey) snapshots a merchant's balances, Stats(apiKey) counts
 // what it created, RequestCount(method, pattern) counts requests that
-// reached the sandbox (retries and faulted attempts included), and Now
-// reads the sandbox clock. They need no signed request.
+// reached the sandbox (retries and faulted attempts included), Deliveries
+// lists the latest webhook deliveries (newest first, at most
+// DefaultDeliveryLogSize) with every attempt's answer, and Now reads the
+// sandbox clock. They need no signed request. The delivery log never holds
+// a notification token, masks a password in a notify_url, and survives
+// Reset (deliveries queued before a Reset are still made).
 //
 // # Faults
 //

@@ -204,7 +204,8 @@ func (s *Server) setPaymentStatusLocked(p *payment, status string) {
 	}
 	p.status = status
 	if p.notifyURL != "" {
-		s.hooks.enqueue("payment:"+p.id, p.notifyURL, p.token, p.getView())
+		s.hooks.enqueue(hook{key: "payment:" + p.id, resource: "payment", id: p.id, status: status, at: s.nowLocked()},
+			p.notifyURL, p.token, p.getView())
 	}
 }
 

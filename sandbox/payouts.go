@@ -264,7 +264,8 @@ func (s *Server) setPayoutStatus(id, status string) (*payoutView, error) {
 	}
 	v := p.view()
 	if p.notifyURL != "" {
-		s.hooks.enqueue("payout:"+p.id, p.notifyURL, "", v)
+		s.hooks.enqueue(hook{key: "payout:" + p.id, resource: "payout", id: p.id, status: status, at: now},
+			p.notifyURL, "", v)
 	}
 	return &v, nil
 }

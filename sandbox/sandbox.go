@@ -52,6 +52,13 @@ type Config struct {
 	// after each further failure; default 1 second. Tests set it to a
 	// millisecond or so.
 	WebhookRetryWait time.Duration
+	// AllowRemote lets the /sandbox/ controls and inspection endpoints
+	// answer requests whose Host is not a loopback name or address. It is
+	// off by default because those endpoints are unauthenticated: with it
+	// off, a web page the developer visits cannot drive them through DNS
+	// rebinding. Turn it on only when the sandbox runs behind a trusted
+	// network boundary (a CI container reached by its service name).
+	AllowRemote bool
 }
 
 // Merchant is one account of the sandbox: the API key that X-Identity
@@ -217,11 +224,9 @@ func New(cfg Config) *Server {
 			rates[k] = v
 		}
 	}
-	s := &Server{
-		cfg:   cfg,
-		rates: rates,
-		hooks: newDispatcher(cfg.WebhookClient, cfg.WebhookMaxAttempts, cfg.WebhookRetryWait),
-	}
+	s := &Server{cfg: cfg, rates: rates}
+	s.hooks = newDispatcher(cfg.WebhookClient, cfg.WebhookMaxAttempts, cfg.WebhookRetryWait,
+		DefaultDeliveryLogSize, s.Now)
 	s.mux = s.routes()
 	s.resetLocked()
 	return s
@@ -347,6 +352,11 @@ func (s *Server) Stats(apiKey string) Stats {
 	}
 	return st
 }
+
+// Deliveries returns the webhook delivery log, newest first: the last
+// DefaultDeliveryLogSize deliveries with their attempts and the receivers'
+// answers. The result is a deep copy.
+func (s *Server) Deliveries() []Delivery { return s.hooks.deliveries() }
 
 // RequestCount returns how many requests with this method reached the
 // sandbox on a path matching pattern (same syntax as Fault.Path: exact, or

@@ -331,10 +331,8 @@ type uiDelivery struct {
 }
 
 type uiAttempt struct {
-	N               int
-	At, Answer      string
-	OK              bool
-	AnswerIsFailure bool
+	At, Answer string
+	OK         bool
 }
 
 type uiFault struct {
@@ -492,6 +490,31 @@ func (s *Server) uiFaultsLocked() []uiFault {
 			v.Detail = fmt.Sprintf("waits %d ms, then processes", f.DelayMS)
 		case FaultDropAfter:
 			v.Detail = "processes, then drops the connection"
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// uiDeliveries reads the webhook log (newest first, tokens never recorded)
+// and says in words what each attempt got back.
+func (s *Server) uiDeliveries() []uiDelivery {
+	ds := s.Deliveries()
+	out := make([]uiDelivery, 0, len(ds))
+	for _, d := range ds {
+		v := uiDelivery{Resource: d.Resource + " " + d.ResourceID, Status: d.ResourceStatus, Target: d.URL, State: d.State}
+		for _, a := range d.Attempts {
+			ua := uiAttempt{At: uiTime(a.At), OK: a.StatusCode >= 200 && a.StatusCode < 300}
+			switch {
+			case a.StatusCode != 0:
+				ua.Answer = fmt.Sprintf("%d %s", a.StatusCode, http.StatusText(a.StatusCode))
+			case a.Error != "":
+				ua.Answer = "no answer: " + a.Error
+			default:
+				ua.Answer = "no answer"
+			}
+			ua.Answer += fmt.Sprintf(" (%s)", a.Duration.Round(time.Millisecond))
+			v.Attempts = append(v.Attempts, ua)
 		}
 		out = append(out, v)
 	}
