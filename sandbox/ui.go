@@ -292,27 +292,29 @@ type uiData struct {
 }
 
 type uiPayment struct {
-	ID, ExtID, Amount, Method, Status string
-	ReqLabel, ReqMasked, Bank         string
-	Created, ValidUntil, TimeLeft     string
-	Expired                           bool
-	Dispute                           *uiDispute
-	CanVerify, CanReview              bool
+	ID, ShortID, ExtID, Amount, Method, Status string
+	ReqLabel, ReqMasked, Bank                  string
+	Created, CreatedTime                       string
+	ValidUntil, ValidUntilTime, TimeLeft       string
+	Expired                                    bool
+	Dispute                                    *uiDispute
+	CanVerify, CanReview                       bool
 }
 
 type uiDispute struct {
-	Amount, Comment, ReceiptURL, Created string
+	Amount, Comment, ReceiptURL, Created, CreatedTime string
 }
 
 type uiPayout struct {
-	ID, ExtID, Amount, Method, ReqMasked, Holder, Bank, Status string
-	ProviderOrderID, Created, Completed                        string
-	Moves                                                      []string
+	ID, ShortID, ExtID, Amount, Method, ReqMasked, Holder, Bank, Status string
+	ProviderOrderID, Created, CreatedTime, Completed                    string
+	Moves                                                               []string
 }
 
 type uiWithdrawal struct {
-	ID, Terminal, Amount, Fee, Address, TxHash, Status, Created, Updated string
-	Moves                                                                []string
+	ID, ShortID, Terminal, Amount, Fee, Address, TxHash, Status string
+	Created, CreatedTime, Updated                               string
+	Moves                                                       []string
 }
 
 type uiMerchant struct {
@@ -400,15 +402,17 @@ func (s *Server) uiPaymentsLocked(now time.Time) []uiPayment {
 	})
 	out := make([]uiPayment, 0, len(ps))
 	for _, p := range ps {
-		v := uiPayment{ID: p.id, ExtID: p.extID, Amount: string(scaled(p.amount, 0)) + " RUB", Method: p.method,
+		v := uiPayment{ID: p.id, ShortID: shortID(p.id), ExtID: p.extID, Amount: string(scaled(p.amount, 0)) + " RUB", Method: p.method,
 			Status: p.status, ReqLabel: reqLabel(p.reqType), ReqMasked: maskNumber(p.reqValue), Bank: p.bank.Name,
-			Created: uiTime(p.createdAt), ValidUntil: uiTime(p.validUntil),
+			Created: uiTime(p.createdAt), CreatedTime: clockTime(p.createdAt),
+			ValidUntil: uiTime(p.validUntil), ValidUntilTime: clockTime(p.validUntil),
 			CanVerify: p.status == statusProcessing, CanReview: p.status == statusDispute}
 		if p.status == statusPending {
 			v.TimeLeft = timeLeft(p.validUntil.Sub(now))
 		}
 		if d := p.dispute; d != nil {
-			v.Dispute = &uiDispute{Comment: d.comment, ReceiptURL: d.receiptURL, Created: uiTime(d.createdAt)}
+			v.Dispute = &uiDispute{Comment: d.comment, ReceiptURL: d.receiptURL, Created: uiTime(d.createdAt),
+				CreatedTime: clockTime(d.createdAt)}
 			if d.amount != nil {
 				v.Dispute.Amount = string(scaled(*d.amount, 0)) + " RUB"
 			}
@@ -423,9 +427,9 @@ func (s *Server) uiPayoutsLocked() []uiPayout {
 	for _, mc := range s.cfg.Merchants {
 		m := s.merchants[mc.APIKey]
 		for _, p := range m.payoutList {
-			v := uiPayout{ID: p.id, ExtID: p.extID, Amount: string(scaled(p.amount, 0)) + " RUB", Method: p.method,
+			v := uiPayout{ID: p.id, ShortID: shortID(p.id), ExtID: p.extID, Amount: string(scaled(p.amount, 0)) + " RUB", Method: p.method,
 				ReqMasked: maskNumber(p.requisites), Holder: p.holderName, Bank: p.bank, Status: p.status,
-				ProviderOrderID: p.providerOrderID, Created: uiTime(p.createdAt), Moves: payoutMoves[p.status]}
+				ProviderOrderID: p.providerOrderID, Created: uiTime(p.createdAt), CreatedTime: clockTime(p.createdAt), Moves: payoutMoves[p.status]}
 			if !p.completedAt.IsZero() {
 				v.Completed = uiTime(p.completedAt)
 			}
@@ -452,9 +456,9 @@ func (s *Server) uiWithdrawalsLocked() []uiWithdrawal {
 	})
 	out := make([]uiWithdrawal, 0, len(ws))
 	for _, w := range ws {
-		out = append(out, uiWithdrawal{ID: w.id, Terminal: w.terminal.id, Amount: string(scaled(w.amount, 2)) + " USDT",
+		out = append(out, uiWithdrawal{ID: w.id, ShortID: shortID(w.id), Terminal: w.terminal.id, Amount: string(scaled(w.amount, 2)) + " USDT",
 			Fee: string(scaled(w.fee, 2)) + " USDT", Address: w.address, TxHash: w.txHash, Status: w.status,
-			Created: uiTime(w.createdAt), Updated: uiTime(w.updatedAt), Moves: withdrawalMoves[w.status]})
+			Created: uiTime(w.createdAt), CreatedTime: clockTime(w.createdAt), Updated: uiTime(w.updatedAt), Moves: withdrawalMoves[w.status]})
 	}
 	return out
 }
@@ -513,12 +517,24 @@ func (s *Server) uiDeliveries() []uiDelivery {
 			default:
 				ua.Answer = "no answer"
 			}
-			ua.Answer += fmt.Sprintf(" (%s)", a.Duration.Round(time.Millisecond))
+			ua.Answer += " in " + elapsed(a.Duration)
 			v.Attempts = append(v.Attempts, ua)
 		}
 		out = append(out, v)
 	}
 	return out
+}
+
+// elapsed is an attempt's duration as a person reads it: "2 ms", "<1 ms",
+// "1.5 s".
+func elapsed(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return "<1 ms"
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + " ms"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
 }
 
 func reqLabel(reqType string) string {
@@ -557,7 +573,20 @@ func maskKey(k string) string {
 	return string(r[:4]) + "…"
 }
 
-func uiTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }
+func uiTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") + " UTC" }
+
+// clockTime is the short form a table cell shows; the full uiTime goes in
+// its title.
+func clockTime(t time.Time) string { return t.UTC().Format("15:04:05") }
+
+// shortID is the start of a UUID: enough to tell rows apart at a glance;
+// the whole id is in the cell's title and the row's id attribute.
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
 
 // timeLeft formats the time until valid_until the way a tester reads it
 // from across the room: "19m 58s", "1h 05m", or "expired".

@@ -367,4 +367,9 @@ func TestMaskNumberAndTimeLeft(t *testing.T) {
 	}
 	eq(t, maskKey("pk_sandbox"), "pk_s…")
 	eq(t, maskKey("abcd"), "…")
+	for d, want := range map[time.Duration]string{
+		0: "<1 ms", 999 * time.Microsecond: "<1 ms", 12 * time.Millisecond: "12 ms", 1540 * time.Millisecond: "1.5 s",
+	} {
+		eq(t, elapsed(d), want)
+	}
 }
