@@ -455,6 +455,29 @@ func TestBrowserCrossSitePostRefused(t *testing.T) {
 	}
 }
 
+// The payer can do everything from the keyboard: Tab reaches the copy
+// buttons and "I have paid" in reading order, and Enter presses them.
+func TestBrowserPaymentPageKeyboard(t *testing.T) {
+	ctx := newBrowser(t)
+	w := newWorld(t, sandbox.Config{})
+	p := w.pay(t, paykit.CreatePaymentParams{ExtID: "kbd-1", Amount: decimal.RequireFromString("1200"), Method: paykit.MethodSBP})
+	run(t, ctx, chromedp.Navigate(p.PaymentURL), chromedp.WaitVisible(`button[data-what="Amount"]`, chromedp.ByQuery))
+	var order []string
+	for range 3 {
+		var label string
+		run(t, ctx, chromedp.KeyEvent("\t"),
+			chromedp.Evaluate(`document.activeElement.getAttribute("aria-label") || document.activeElement.textContent`, &label))
+		order = append(order, label)
+	}
+	if got := strings.Join(order, " | "); got != "Copy the amount | Copy the phone number | I have paid" {
+		t.Fatalf("tab order: %s", got)
+	}
+	run(t, ctx, chromedp.KeyEvent("\r"), chromedp.WaitVisible(".note-processing", chromedp.ByQuery))
+	if got := textOf(t, ctx, "#status"); got != "PROCESSING" {
+		t.Fatalf("after Enter: status %q", got)
+	}
+}
+
 // With auto-refresh on, a payment created after the page loaded appears
 // by itself: the tester watches instead of pressing reload.
 func TestBrowserAutoRefresh(t *testing.T) {
