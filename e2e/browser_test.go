@@ -18,7 +18,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"image/png"
+	imgpng "image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -529,7 +529,7 @@ func TestBrowserDashboardScreenshot(t *testing.T) {
 		chromedp.Navigate(w.ts.URL+"/sandbox/ui?refresh=0"),
 		chromedp.WaitVisible("#pay-"+waiting.ID+` button[value="completed"]`, chromedp.ByQuery),
 		chromedp.CaptureScreenshot(&shot))
-	img, err := png.Decode(bytes.NewReader(shot))
+	img, err := imgpng.Decode(bytes.NewReader(shot))
 	if err != nil {
 		t.Fatalf("screenshot is not a PNG: %v", err)
 	}
