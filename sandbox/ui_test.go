@@ -123,7 +123,12 @@ func TestUIVerifyAndIllegalAction(t *testing.T) {
 	e := newEnv(t, Config{})
 	p := e.createPayment(`{"ext_id":"o-1","amount":1500,"notify_url":"` + hooks.srv.URL + `"}`)
 	id := p.str("id")
-	wantStatus(t, e.do("POST", "/v1/payments/"+id+"/confirm", ""), 200, "")
+	// The payer's "I have paid" on the hosted page moves it to PROCESSING.
+	res, err := e.ts.Client().Post(e.ts.URL+"/pay/"+id, "application/x-www-form-urlencoded", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
 	_, _, body := e.uiGet("/sandbox/ui?refresh=0")
 	wantIn(t, body, `<form method="post" action="/sandbox/ui/payments/`+id+`/verify"`, `value="completed"`, `value="cancelled"`)
 
