@@ -111,7 +111,13 @@ func (s *Server) controlRoutes(mux *http.ServeMux) {
 			if req.Seconds < 0 {
 				return nil, errors.New("seconds must not be negative")
 			}
-			s.Advance(time.Duration(req.Seconds) * time.Second)
+			// Multiplying a huge count would wrap around to a negative or
+			// small duration; Advance clamps the total anyway.
+			d := maxClockOffset
+			if req.Seconds < int64(maxClockOffset/time.Second) {
+				d = time.Duration(req.Seconds) * time.Second
+			}
+			s.Advance(d)
 			return map[string]string{"now": ts(s.Now())}, nil
 		})
 	})

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"sync"
@@ -84,6 +86,8 @@ type dispatcher struct {
 	// now is the sandbox clock, for the timestamps of the log. It takes
 	// the Server's lock, so it is never called with d.mu or d.logMu held.
 	now func() time.Time
+	// logger gets one line per attempt; nil is silent.
+	logger *slog.Logger
 
 	mu      sync.Mutex
 	closed  bool
@@ -104,10 +108,11 @@ type delivery struct {
 	rec   *Delivery // its entry in the log, updated under logMu
 }
 
-func newDispatcher(client *http.Client, maxAttempts int, wait time.Duration, logCap int, now func() time.Time) *dispatcher {
+func newDispatcher(client *http.Client, maxAttempts int, wait time.Duration, logCap int, now func() time.Time,
+	logger *slog.Logger) *dispatcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &dispatcher{client: client, maxAttempts: maxAttempts, wait: wait, ctx: ctx, cancel: cancel,
-		queues: map[string][]delivery{}, logCap: logCap, now: now}
+		queues: map[string][]delivery{}, logCap: logCap, now: now, logger: logger}
 }
 
 // hook names what a notification announces, for the delivery log.
@@ -184,7 +189,7 @@ func (d *dispatcher) deliver(dl delivery) {
 		if d.ctx.Err() != nil {
 			return
 		}
-		ok, retry := d.attempt(dl)
+		ok, retry := d.attempt(dl, attempt)
 		if ok {
 			state = DeliveryDelivered
 			return
@@ -205,13 +210,19 @@ func (d *dispatcher) deliver(dl delivery) {
 
 // attempt makes one POST and records it. ok is a 2xx answer; retry is
 // false when trying again cannot help.
-func (d *dispatcher) attempt(dl delivery) (ok, retry bool) {
+func (d *dispatcher) attempt(dl delivery, n int) (ok, retry bool) {
 	at := d.now()
 	start := time.Now()
+	a := DeliveryAttempt{At: at}
+	defer func() {
+		a.Duration = time.Since(start)
+		d.addAttempt(dl.rec, a)
+		d.logAttempt(dl, n, a)
+	}()
 	req, err := http.NewRequestWithContext(d.ctx, http.MethodPost, dl.url, bytes.NewReader(dl.body))
 	if err != nil {
 		// A URL that cannot become a request never will: give up.
-		d.addAttempt(dl.rec, DeliveryAttempt{At: at, Error: "invalid notify_url", Duration: time.Since(start)})
+		a.Error = "invalid notify_url"
 		return false, false
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -221,14 +232,46 @@ func (d *dispatcher) attempt(dl delivery) (ok, retry bool) {
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {
-		d.addAttempt(dl.rec, DeliveryAttempt{At: at, Error: err.Error(), Duration: time.Since(start)})
+		a.Error = transportError(err)
 		return false, true
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
-	d.addAttempt(dl.rec, DeliveryAttempt{At: at, StatusCode: resp.StatusCode, Duration: time.Since(start)})
+	a.StatusCode = resp.StatusCode
 	ok = resp.StatusCode >= 200 && resp.StatusCode < 300
 	return ok, !ok
+}
+
+// transportError is the cause of a failed POST without the URL that
+// *url.Error prefixes: a notify_url's query may carry the merchant's own
+// secret.
+func transportError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Op + ": " + ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// logAttempt writes one line per attempt: resource, status announced,
+// target host (not the full URL), attempt number, and the answer.
+func (d *dispatcher) logAttempt(dl delivery, n int, a DeliveryAttempt) {
+	if d.logger == nil {
+		return
+	}
+	host := "(invalid URL)"
+	if u, err := url.Parse(dl.url); err == nil {
+		host = u.Host
+	}
+	attrs := []slog.Attr{slog.String("resource", dl.rec.Resource), slog.String("resource_id", dl.rec.ResourceID),
+		slog.String("status", dl.rec.ResourceStatus), slog.String("target_host", host), slog.Int("attempt", n),
+		slog.Duration("duration", a.Duration)}
+	if a.Error != "" {
+		attrs = append(attrs, slog.String("error", a.Error))
+	} else {
+		attrs = append(attrs, slog.Int("response_status", a.StatusCode))
+	}
+	d.logger.LogAttrs(context.Background(), slog.LevelInfo, "webhook attempt", attrs...)
 }
 
 // redactURL masks a password in a notify_url: the log is shown to anyone
