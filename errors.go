@@ -84,6 +84,7 @@ type Error struct {
 	// a short, sanitised excerpt of the body.
 	Message string
 	// Data is the raw "data" object of the error body, nil when absent.
+	// One over MaxErrorDataBytes keeps only its ext_id.
 	Data json.RawMessage
 }
 
@@ -173,6 +174,27 @@ const maxExcerpt = 200
 // maxMessage bounds the server's message kept in an *Error.
 const maxMessage = 1024
 
+// MaxErrorDataBytes bounds Error.Data: an error kept in a log queue or a
+// retry record must not pin a server's whole body.
+const MaxErrorDataBytes = 64 << 10
+
+// boundData copies an error body's data object, or, when it is over
+// MaxErrorDataBytes, keeps only its ext_id (what ExtID reads), so a huge
+// body does not stay reachable from the error.
+func boundData(d []byte) json.RawMessage {
+	if len(d) <= MaxErrorDataBytes {
+		return append(json.RawMessage(nil), d...)
+	}
+	var small struct {
+		ExtID *flexString `json:"ext_id,omitempty"`
+	}
+	if json.Unmarshal(d, &small) != nil || small.ExtID == nil {
+		return nil
+	}
+	out, _ := json.Marshal(map[string]string{"ext_id": truncate(string(*small.ExtID), 1024)})
+	return out
+}
+
 // decodeError turns a non-2xx response into an *Error. It never fails: a
 // body that is not the API's error shape still gives the status and a short
 // excerpt, so a proxy's HTML 502 is as inspectable as a PAY_004.
@@ -191,7 +213,7 @@ func decodeError(status int, body []byte) *Error {
 		}
 		e.Message = truncate(msg, maxMessage)
 		if d := bytes.TrimSpace(wire.Data); len(d) > 0 && string(d) != "null" {
-			e.Data = append(json.RawMessage(nil), d...)
+			e.Data = boundData(d)
 		}
 		return e
 	}
