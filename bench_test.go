@@ -375,8 +375,10 @@ const pairBlock = 50
 // block of 50 SDK calls and a block of 50 raw calls, in alternating order,
 // on one server and one connection each. It reports the median and
 // quartiles of the per-op ratio SDK time / raw time ("ratio", "ratio-q1",
-// "ratio-q3"), the time and the allocations per call of each side, and
-// their difference ("extra-allocs/call"). -benchtime=60x gives 60 blocks of
+// "ratio-q3"), the same for the process's CPU time ("cpu-ratio"…; the
+// in-process server's share is the same on both sides), the wall and CPU
+// time and the allocations per call of each side, and their difference
+// ("extra-allocs/call"). -benchtime=60x gives 60 blocks of
 // each side. Allocations are counted with runtime.ReadMemStats between
 // blocks and include the in-process server's, which are the same for both
 // sides, so the difference is the client's alone.
@@ -388,18 +390,19 @@ func BenchmarkVsRaw(b *testing.B) {
 
 // blockStats accumulates the blocks of one side.
 type blockStats struct {
-	time   time.Duration
-	allocs uint64
-	calls  int
+	time, cpu time.Duration
+	allocs    uint64
+	calls     int
 }
 
 func runBlocked(b *testing.B, sdk, raw benchCall) {
 	ctx := context.Background()
 	var ms runtime.MemStats
 	i := 0
-	block := func(f benchCall, s *blockStats) time.Duration {
+	block := func(f benchCall, s *blockStats) (wall, cpu time.Duration) {
 		runtime.ReadMemStats(&ms)
 		m0 := ms.Mallocs
+		c0 := processCPU()
 		t0 := time.Now()
 		for range pairBlock {
 			i++
@@ -407,12 +410,14 @@ func runBlocked(b *testing.B, sdk, raw benchCall) {
 				b.Fatal(err)
 			}
 		}
-		d := time.Since(t0)
+		wall = time.Since(t0)
+		cpu = processCPU() - c0
 		runtime.ReadMemStats(&ms)
-		s.time += d
+		s.time += wall
+		s.cpu += cpu
 		s.allocs += ms.Mallocs - m0
 		s.calls += pairBlock
-		return d
+		return wall, cpu
 	}
 	// Warm both sides up: connections dialled, pools and caches filled.
 	var warm blockStats
@@ -420,24 +425,33 @@ func runBlocked(b *testing.B, sdk, raw benchCall) {
 	block(raw, &warm)
 
 	var s, r blockStats
-	var ratios []float64
+	var ratios, cpuRatios []float64
 	for b.Loop() {
-		var ts, tr time.Duration
+		var ts, tr, cs, cr time.Duration
 		if len(ratios)%2 == 0 {
-			ts = block(sdk, &s)
-			tr = block(raw, &r)
+			ts, cs = block(sdk, &s)
+			tr, cr = block(raw, &r)
 		} else {
-			tr = block(raw, &r)
-			ts = block(sdk, &s)
+			tr, cr = block(raw, &r)
+			ts, cs = block(sdk, &s)
 		}
 		ratios = append(ratios, float64(ts)/float64(tr))
+		if cr > 0 {
+			cpuRatios = append(cpuRatios, float64(cs)/float64(cr))
+		}
 	}
 	slices.Sort(ratios)
+	slices.Sort(cpuRatios)
 	b.ReportMetric(quantile(ratios, 0.5), "ratio")
 	b.ReportMetric(quantile(ratios, 0.25), "ratio-q1")
 	b.ReportMetric(quantile(ratios, 0.75), "ratio-q3")
+	b.ReportMetric(quantile(cpuRatios, 0.5), "cpu-ratio")
+	b.ReportMetric(quantile(cpuRatios, 0.25), "cpu-ratio-q1")
+	b.ReportMetric(quantile(cpuRatios, 0.75), "cpu-ratio-q3")
 	b.ReportMetric(float64(s.time.Nanoseconds())/float64(s.calls), "sdk-ns/call")
 	b.ReportMetric(float64(r.time.Nanoseconds())/float64(r.calls), "raw-ns/call")
+	b.ReportMetric(float64(s.cpu.Nanoseconds())/float64(s.calls), "sdk-cpu-ns/call")
+	b.ReportMetric(float64(r.cpu.Nanoseconds())/float64(r.calls), "raw-cpu-ns/call")
 	sa, ra := float64(s.allocs)/float64(s.calls), float64(r.allocs)/float64(r.calls)
 	b.ReportMetric(sa, "sdk-allocs/call")
 	b.ReportMetric(ra, "raw-allocs/call")
