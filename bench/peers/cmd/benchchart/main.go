@@ -9,12 +9,16 @@
 //	go run ./cmd/benchchart                 # testdata/*.txt -> chart.svg
 //	go run ./cmd/benchchart -check          # fail if chart.svg is stale
 //	go run ./cmd/benchchart -table          # the Markdown table, to stdout
+//
+// -prefix picks other blocked-alternation results, such as the root
+// module's BenchmarkVsRaw, for a table:
+//
+//	go run ./cmd/benchchart -table -prefix BenchmarkVsRaw/ -in ../results/vsraw-after.txt
 package main
 
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,7 +35,9 @@ func main() {
 	out := flag.String("out", "chart.svg", "SVG file to write (or compare with -check)")
 	check := flag.Bool("check", false, "compare with -out instead of writing it; exit 1 if they differ")
 	table := flag.Bool("table", false, "print the Markdown table of the figures instead")
+	prefix := flag.String("prefix", "BenchmarkPeers/", "benchmark name prefix of the rows to read")
 	flag.Parse()
+	benchPrefix = *prefix
 	if err := run(*in, *out, *check, *table, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "benchchart:", err)
 		os.Exit(1)
@@ -58,7 +64,7 @@ func run(glob, out string, check, table bool, stdout io.Writer) error {
 		}
 	}
 	if len(peers) == 0 {
-		return errors.New("no BenchmarkPeers results in the input")
+		return fmt.Errorf("no %s results in the input", benchPrefix)
 	}
 	if table {
 		_, err := io.WriteString(stdout, markdown(peers))
@@ -78,6 +84,10 @@ func run(glob, out string, check, table bool, stdout io.Writer) error {
 	return nil
 }
 
+// benchPrefix is the name prefix of the benchmark rows parse reads; what
+// follows it names the row.
+var benchPrefix = "BenchmarkPeers/"
+
 // peer is one SDK's runs: one value per run of each metric.
 type peer struct {
 	name    string
@@ -91,10 +101,10 @@ func parse(r io.Reader, peers []*peer) ([]*peer, error) {
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) < 4 || !strings.HasPrefix(f[0], "BenchmarkPeers/") {
+		if len(f) < 4 || !strings.HasPrefix(f[0], benchPrefix) {
 			continue
 		}
-		name := strings.TrimPrefix(f[0], "BenchmarkPeers/")
+		name := strings.TrimPrefix(f[0], benchPrefix)
 		if i := strings.LastIndexByte(name, '-'); i > 0 {
 			if _, err := strconv.Atoi(name[i+1:]); err == nil {
 				name = name[:i] // the GOMAXPROCS suffix
@@ -166,11 +176,11 @@ func maxOf(xs []float64) float64 {
 // markdown is the table BENCHMARKS.md shows beside the chart.
 func markdown(peers []*peer) string {
 	var b strings.Builder
-	b.WriteString("| SDK | time SDK / raw: median (range over runs) | runs | µs per call SDK vs raw | allocs per call SDK vs raw | extra allocs |\n")
+	b.WriteString("| call | time SDK / raw: median (range over runs) | runs | µs per call SDK vs raw | allocs per call SDK vs raw | extra allocs |\n")
 	b.WriteString("|---|---|---|---|---|---|\n")
 	for _, p := range peers {
 		s := p.summary()
-		fmt.Fprintf(&b, "| %s | %.2f× (%.2f–%.2f) | %d | %.1f vs %.1f | %.0f vs %.0f | %+.0f |\n",
+		fmt.Fprintf(&b, "| %s | %.2f× (%.2f–%.2f) | %d | %.1f vs %.1f | %.1f vs %.1f | %+.1f |\n",
 			s.name, s.ratio, s.ratioLo, s.ratioHi, s.runs, s.sdkNs/1000, s.rawNs/1000,
 			s.sdkAllocs, s.rawAllocs, s.sdkAllocs-s.rawAllocs)
 	}

@@ -30,7 +30,7 @@ func TestParseAndSummarise(t *testing.T) {
 		t.Errorf("summary: %+v", s)
 	}
 	table := markdown(peers)
-	for _, want := range []string{"| paykit-go | 1.10× (1.00–1.20) | 3 | 44.0 vs 42.0 | 128 vs 120 | +8 |", "| stripe-go | 1.30× (1.30–1.30) | 1 |"} {
+	for _, want := range []string{"| paykit-go | 1.10× (1.00–1.20) | 3 | 44.0 vs 42.0 | 128.0 vs 120.0 | +8.0 |", "| stripe-go | 1.30× (1.30–1.30) | 1 |"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
@@ -72,7 +72,7 @@ func TestCheckFailsOnAStaleChart(t *testing.T) {
 		t.Fatal("check passed on a stale chart")
 	}
 	var buf bytes.Buffer
-	if err := run(in, out, false, true, &buf); err != nil || !strings.Contains(buf.String(), "| SDK |") {
+	if err := run(in, out, false, true, &buf); err != nil || !strings.Contains(buf.String(), "| call |") {
 		t.Fatalf("table: %v %q", err, buf.String())
 	}
 }
@@ -81,5 +81,19 @@ func TestCheckFailsOnAStaleChart(t *testing.T) {
 func TestCommittedChartIsUpToDate(t *testing.T) {
 	if err := run("../../testdata/*.txt", "../../chart.svg", true, false, nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// -prefix reads the root module's blocked pairs the same way.
+func TestPrefixPicksOtherRows(t *testing.T) {
+	defer func(p string) { benchPrefix = p }(benchPrefix)
+	benchPrefix = "BenchmarkVsRaw/"
+	in := "BenchmarkVsRaw/GetPayment-2 60 1 ns/op 1.04 ratio 115.4 sdk-allocs/call 119.4 raw-allocs/call\n" + sample
+	peers, err := parse(strings.NewReader(in), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(peers) != 1 || peers[0].name != "GetPayment" || peers[0].summary().ratio != 1.04 {
+		t.Fatalf("peers: %+v", peers)
 	}
 }
