@@ -1006,3 +1006,50 @@ func TestAttemptTimeoutUnderALaterCallerDeadline(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.NotContains(t, err.Error(), "attempt timed out", "the caller's deadline ended the call, not the attempt's")
 }
+
+// writeCounter counts the writes on the connections it dials.
+type writeCounter struct {
+	net.Conn
+	writes *atomic.Int32
+}
+
+func (c writeCounter) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// A POST goes out in one write, headers and body together, with its
+// Content-Length: net/http flushes the headers on their own (or probes and
+// chunks the body) when it does not recognise the body as one in memory.
+func TestPostGoesOutInOneWrite(t *testing.T) {
+	t.Parallel()
+	var lengths []int64
+	var mu sync.Mutex
+	srv := newBenchServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		lengths = append(lengths, r.ContentLength)
+		mu.Unlock()
+		io.Copy(io.Discard, r.Body)
+		writeCanned(w, http.StatusCreated, []byte(benchPaymentJSON))
+	}), nil)
+	var writes atomic.Int32
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	d := &net.Dialer{}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return writeCounter{c, &writes}, nil
+	}
+	t.Cleanup(tr.CloseIdleConnections)
+	c, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithHTTPClient(&http.Client{Transport: tr}))
+	require.NoError(t, err)
+	for i := range 3 {
+		before := writes.Load()
+		_, err := c.CreatePayment(ctx, CreatePaymentParams{ExtID: "order-" + strconv.Itoa(i), Amount: benchAmount, Method: MethodCard})
+		require.NoError(t, err)
+		assert.Equal(t, int32(1), writes.Load()-before, "writes for POST %d", i)
+	}
+	assert.Equal(t, []int64{53, 53, 53}, lengths)
+}
