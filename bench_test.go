@@ -301,6 +301,11 @@ func (c *rawClient) listPayouts(ctx context.Context, limit int) (*rawPayoutList,
 
 var benchAmount = dec("1500.50")
 
+// callerDeadline bounds each call of the GetPaymentCallerDeadline pair, as
+// a caller that sets a deadline per call does: sooner than the SDK's
+// attempt timeout, so the SDK needs no attempt context of its own.
+const callerDeadline = 10 * time.Second
+
 type benchCall func(ctx context.Context, i int) error
 
 // benchPairs returns the SDK and raw sides of every pair against srv.
@@ -309,6 +314,9 @@ func benchPairs(tb testing.TB, srv *httptest.Server) []struct {
 	sdk, raw benchCall
 } {
 	sdk, raw := newBenchClient(tb, srv), newRawClient(tb, srv)
+	if callerDeadline >= DefaultAttemptTimeout {
+		tb.Fatal("callerDeadline must come before the attempt timeout")
+	}
 	return []struct {
 		name     string
 		sdk, raw benchCall
@@ -316,6 +324,19 @@ func benchPairs(tb testing.TB, srv *httptest.Server) []struct {
 		{"GetPayment",
 			func(ctx context.Context, _ int) error { _, err := sdk.GetPayment(ctx, paymentID); return err },
 			func(ctx context.Context, _ int) error { _, err := raw.getPayment(ctx, paymentID); return err }},
+		{"GetPaymentCallerDeadline",
+			func(ctx context.Context, _ int) error {
+				ctx, cancel := context.WithTimeout(ctx, callerDeadline)
+				defer cancel()
+				_, err := sdk.GetPayment(ctx, paymentID)
+				return err
+			},
+			func(ctx context.Context, _ int) error {
+				ctx, cancel := context.WithTimeout(ctx, callerDeadline)
+				defer cancel()
+				_, err := raw.getPayment(ctx, paymentID)
+				return err
+			}},
 		{"CreatePayment",
 			func(ctx context.Context, i int) error {
 				_, err := sdk.CreatePayment(ctx, CreatePaymentParams{ExtID: "order-" + strconv.Itoa(i), Amount: benchAmount, Method: MethodCard})
