@@ -409,6 +409,21 @@ func BenchmarkVsRaw(b *testing.B) {
 	}
 }
 
+// BenchmarkAttemptTimeout prices the per-attempt timeout: GetPayment
+// through a default Client (30 s per attempt, no caller deadline, so each
+// attempt gets a context of its own) against one whose HTTP client has no
+// timeout, by the same blocked alternation. Here "sdk" is the default
+// Client and "raw" the one without the timeout.
+func BenchmarkAttemptTimeout(b *testing.B) {
+	srv := newBenchServer(b, nil, nil)
+	timed := newBenchClient(b, srv)
+	untimed, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithHTTPClient(&http.Client{Transport: defaultTransport()}))
+	require.NoError(b, err)
+	runBlocked(b,
+		func(ctx context.Context, _ int) error { _, err := timed.GetPayment(ctx, paymentID); return err },
+		func(ctx context.Context, _ int) error { _, err := untimed.GetPayment(ctx, paymentID); return err })
+}
+
 // blockStats accumulates the blocks of one side.
 type blockStats struct {
 	time, cpu time.Duration
