@@ -1,5 +1,12 @@
 package paykit
 
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+)
+
 // The digit-run scanner behind maskDigits (errors.go).
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -185,4 +192,205 @@ func maskKeepLast4(s string, out []byte, a, b int) []byte {
 		out[k] = '*'
 	}
 	return out
+}
+
+// The fmt and slog methods below keep secrets out of every verb of fmt
+// (%v, %+v, %#v, %s, %q, %x, …, on values, pointers and values nested in
+// exported fields, slices or maps) and out of slog. Each formats a copy of
+// its value, of a method-less type of the same name, with the secrets
+// masked or replaced; nested values that have such methods (Requisites in
+// a Payment, Payouts in a PayoutList) go through their own. fmt cannot be
+// reached through an unexported struct field (it does not call methods
+// there), so a merchant's struct that holds these types in unexported
+// fields prints them raw: hold them in exported fields, or by pointer.
+
+// redacted stands in for a secret that is set; an unset one stays "".
+const redacted = "<redacted>"
+
+func redact(s string) string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// maskValue masks a card or phone number to its last four digits; "" stays
+// "" so that an absent value does not look like a present one.
+func maskValue(s string) string {
+	if s == "" {
+		return ""
+	}
+	return maskTail(s)
+}
+
+// Method-less aliases of the types, so that local types can take the
+// types' names (which %#v prints) without referring to themselves.
+type (
+	paymentFields             = Payment
+	requisitesFields          = Requisites
+	payoutFields              = Payout
+	payoutListFields          = PayoutList
+	createPaymentParamsFields = CreatePaymentParams
+	createPayoutParamsFields  = CreatePayoutParams
+)
+
+// Format implements fmt.Formatter: the payment as fmt would print it, with
+// the requisites' card or phone number masked (see Requisites.Format).
+func (p Payment) Format(f fmt.State, verb rune) {
+	type Payment paymentFields
+	fmt.Fprintf(f, fmt.FormatString(f, verb), Payment(p))
+}
+
+// Format implements fmt.Formatter: the requisites as fmt would print them,
+// with the card or phone number masked to its last four digits and the
+// holder's name hidden, as in LogValue.
+func (r Requisites) Format(f fmt.State, verb rune) {
+	type Requisites requisitesFields
+	r.Value, r.Holder = maskValue(r.Value), redact(r.Holder)
+	fmt.Fprintf(f, fmt.FormatString(f, verb), Requisites(r))
+}
+
+// Format implements fmt.Formatter: the payout as fmt would print it, with
+// the card or phone number masked to its last four digits and the
+// recipient's name hidden, as in LogValue.
+func (p Payout) Format(f fmt.State, verb rune) {
+	type Payout payoutFields
+	p.Requisites, p.HolderName = maskValue(p.Requisites), redact(p.HolderName)
+	fmt.Fprintf(f, fmt.FormatString(f, verb), Payout(p))
+}
+
+// Format implements fmt.Formatter: the page as fmt would print it, each
+// payout through Payout.Format. Without it, a *PayoutList nested in a
+// merchant's struct and printed with a verb fmt finds wrong for a pointer
+// (%s, %d) would be dumped raw, payouts and all.
+func (l PayoutList) Format(f fmt.State, verb rune) {
+	type PayoutList payoutListFields
+	fmt.Fprintf(f, fmt.FormatString(f, verb), PayoutList(l))
+}
+
+// LogValue implements slog.LogValuer: the page with each payout as
+// Payout.LogValue shows it (slog's JSON handler would otherwise marshal
+// the payouts whole).
+func (l PayoutList) LogValue() slog.Value {
+	payouts := make([]slog.Attr, len(l.Payouts))
+	for i := range l.Payouts {
+		payouts[i] = slog.Attr{Key: strconv.Itoa(i), Value: l.Payouts[i].LogValue()}
+	}
+	return slog.GroupValue(
+		slog.Attr{Key: "payouts", Value: slog.GroupValue(payouts...)},
+		slog.Any("total", l.Total),
+		slog.Any("limit", l.Limit),
+		slog.Any("offset", l.Offset),
+	)
+}
+
+// Format implements fmt.Formatter: the params as fmt would print them,
+// without the notification token, which authenticates the payment's
+// webhook notifications.
+func (p CreatePaymentParams) Format(f fmt.State, verb rune) {
+	type CreatePaymentParams createPaymentParamsFields
+	p.NotificationToken = redact(p.NotificationToken)
+	fmt.Fprintf(f, fmt.FormatString(f, verb), CreatePaymentParams(p))
+}
+
+// LogValue implements slog.LogValuer: the params without the notification
+// token (slog's JSON handler would otherwise marshal it).
+func (p CreatePaymentParams) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("ext_id", p.ExtID),
+		slog.String("amount", p.Amount.String()),
+		slog.String("method", string(p.Method)),
+		slog.String("bank", p.Bank),
+		slog.String("country", string(p.Country)),
+		slog.String("client_id", p.ClientID),
+		slog.String("notify_url", p.NotifyURL),
+		slog.String("notification_token", redact(p.NotificationToken)),
+	)
+}
+
+// Format implements fmt.Formatter: the params as fmt would print them,
+// with the card or phone number masked and the recipient's name hidden.
+func (p CreatePayoutParams) Format(f fmt.State, verb rune) {
+	type CreatePayoutParams createPayoutParamsFields
+	p.Requisites, p.HolderName = maskValue(p.Requisites), redact(p.HolderName)
+	fmt.Fprintf(f, fmt.FormatString(f, verb), CreatePayoutParams(p))
+}
+
+// LogValue implements slog.LogValuer: the params with the card or phone
+// number masked and without the recipient's name, as Payout logs.
+func (p CreatePayoutParams) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("ext_id", p.ExtID),
+		slog.String("amount", p.Amount.String()),
+		slog.String("method", string(p.Method)),
+		slog.String("requisites", maskValue(p.Requisites)),
+		slog.String("bank", p.Bank),
+		slog.String("notify_url", p.NotifyURL),
+	)
+}
+
+// webhookHandlerView is what fmt shows of a WebhookHandler: its exported
+// fields (the tokens redacted), without the sync.Once that must not be
+// copied.
+type webhookHandlerView struct {
+	Token                  string
+	Tokens                 []string
+	TokenFor               func(ctx context.Context, paymentID, extID string) (string, error)
+	OnPayment              func(ctx context.Context, p *Payment) error
+	OnPayout               func(ctx context.Context, p *Payout) error
+	Client                 *Client
+	AllowUnverifiedPayouts bool
+	MaxBodyBytes           int64
+	Logger                 *slog.Logger
+	Observe                func(ctx context.Context, d WebhookDelivery)
+}
+
+// Format implements fmt.Formatter: the handler as fmt would print it, with
+// Token and every entry of Tokens redacted.
+func (h *WebhookHandler) Format(f fmt.State, verb rune) {
+	type WebhookHandler webhookHandlerView
+	v := &WebhookHandler{Token: redact(h.Token), TokenFor: h.TokenFor, OnPayment: h.OnPayment,
+		OnPayout: h.OnPayout, Client: h.Client, AllowUnverifiedPayouts: h.AllowUnverifiedPayouts,
+		MaxBodyBytes: h.MaxBodyBytes, Logger: h.Logger, Observe: h.Observe}
+	if h.Tokens != nil {
+		v.Tokens = make([]string, len(h.Tokens))
+		for i, t := range h.Tokens {
+			v.Tokens[i] = redact(t)
+		}
+	}
+	fmt.Fprintf(f, fmt.FormatString(f, verb), v)
+}
+
+// LogValue implements slog.LogValuer: the handler's configuration, without
+// its tokens.
+func (h *WebhookHandler) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("token", redact(h.Token)),
+		slog.Int("tokens", len(h.Tokens)),
+		slog.Bool("token_for", h.TokenFor != nil),
+		slog.Bool("on_payment", h.OnPayment != nil),
+		slog.Bool("on_payout", h.OnPayout != nil),
+		slog.Bool("client", h.Client != nil),
+		slog.Bool("allow_unverified_payouts", h.AllowUnverifiedPayouts),
+		slog.Int64("max_body_bytes", h.MaxBodyBytes),
+	)
+}
+
+// Format implements fmt.Formatter. Every verb but %#v prints Error(), as
+// fmt does for any error; %#v prints the fields with the message and data
+// masked as Error() masks the message, since a server may echo a card or
+// phone number in either.
+func (e *Error) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		type Error struct {
+			Code       string
+			HTTPStatus int
+			Message    string
+			Data       string
+		}
+		fmt.Fprintf(f, "%#v", &Error{Code: e.Code, HTTPStatus: e.HTTPStatus, Message: maskDigits(e.Message),
+			Data: maskDigits(string(e.Data))})
+		return
+	}
+	fmt.Fprintf(f, fmt.FormatString(f, verb), e.Error())
 }
