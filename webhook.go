@@ -247,9 +247,10 @@ type WebhookHandler struct {
 	// answer is written, with the request's context and how the delivery
 	// was answered (for metrics; the otelpaykit module's InstrumentWebhook
 	// uses it). It runs on the request's goroutine and delays the answer
-	// by its own duration. A callback that aborts the response by panicking
-	// with http.ErrAbortHandler is reported as WebhookCallbackError with
-	// StatusCode 0, since nothing is answered. Nil costs nothing.
+	// by its own duration. A callback (or TokenFor) that aborts the response
+	// by panicking with http.ErrAbortHandler is reported as
+	// WebhookCallbackError with StatusCode 0, since nothing is answered.
+	// Nil costs nothing: no clock is read and nothing is allocated for it.
 	Observe func(ctx context.Context, d WebhookDelivery)
 
 	noToken sync.Once
@@ -433,7 +434,7 @@ func (h *WebhookHandler) servePayment(ctx context.Context, log *slog.Logger, pro
 		log.LogAttrs(ctx, slog.LevelDebug, "paykit: webhook: no OnPayment, payment notification dropped")
 		return ignored
 	}
-	if v := h.verifyToken(ctx, log, probe, tokens); v.code != 0 {
+	if v := h.verifyToken(ctx, log, probe.ID.s, body, tokens); v.code != 0 {
 		return v
 	}
 	p, v := resolve(ctx, log, h.Client, "payment", probe.ID.s, body, (*Client).GetPayment,
@@ -465,7 +466,7 @@ func (h *WebhookHandler) servePayout(ctx context.Context, log *slog.Logger, prob
 // verifyToken checks a payment notification's token as the Verification
 // section of WebhookHandler documents, returning the zero verdict when it
 // is accepted.
-func (h *WebhookHandler) verifyToken(ctx context.Context, log *slog.Logger, probe *webhookProbe, header []string) verdict {
+func (h *WebhookHandler) verifyToken(ctx context.Context, log *slog.Logger, id string, body []byte, header []string) verdict {
 	if h.Token == "" && h.TokenFor == nil && !slices.ContainsFunc(h.Tokens, func(t string) bool { return t != "" }) {
 		h.noToken.Do(func() {
 			h.alertLogger().LogAttrs(ctx, slog.LevelError,
@@ -488,7 +489,13 @@ func (h *WebhookHandler) verifyToken(ctx context.Context, log *slog.Logger, prob
 		match |= tokenEqual(&got, t)
 	}
 	if match == 0 && h.TokenFor != nil {
-		want, err := h.lookupToken(ctx, probe.ID.s, probe.ExtID.s)
+		// ext_id is read only here, so that handlers without TokenFor do
+		// not pay for it on every delivery.
+		var ext struct {
+			ExtID probeString `json:"ext_id"`
+		}
+		_ = json.Unmarshal(body, &ext) // the body was probed: it is a JSON object
+		want, err := h.lookupToken(ctx, id, ext.ExtID.s)
 		if err != nil {
 			log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: TokenFor failed",
 				slog.String("error", maskDigits(truncate(err.Error(), 200))))
@@ -559,7 +566,8 @@ func resolve[T any](ctx context.Context, log *slog.Logger, c *Client, kind, id s
 	}
 	// The callback must get the resource notified, not whatever a faulty or
 	// hostile server or cache answered (another order, already COMPLETED).
-	if got := idOf(v); got != id {
+	// A UUID's hex digits are the same in either case.
+	if got := idOf(v); !strings.EqualFold(got, id) {
 		log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: reading the "+kind+" back returned another "+kind,
 			slog.String("id", id), slog.String("got_id", truncate(got, 64)))
 		return nil, fetchFailed
@@ -679,7 +687,6 @@ func (p *probeString) UnmarshalJSON(b []byte) error {
 // it knows what the notification is.
 type webhookProbe struct {
 	ID         probeString `json:"id"`
-	ExtID      probeString `json:"ext_id"`
 	Status     probeString `json:"status"`
 	Requisites probeShape  `json:"requisites"`
 	HolderName probeShape  `json:"holder_name"`

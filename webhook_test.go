@@ -1417,9 +1417,9 @@ func TestWebhookObserveAbort(t *testing.T) {
 	assert.Equal(t, paykit.WebhookDelivery{Kind: "payment", Outcome: paykit.WebhookCallbackError, Duration: seen[0].Duration}, seen[0])
 }
 
-// TestWebhookObserveNilCostsNothing: without Observe the handler allocates
-// no more than it did before the hook existed (the count is what
-// BenchmarkWebhookHandler reported then).
+// TestWebhookObserveNilCostsNothing: the hook allocates nothing, set or
+// not, so a handler without Observe pays no allocation for it (nor a clock
+// read, which the code shows: time.Now runs only when Observe is set).
 func TestWebhookObserveNilCostsNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocation count")
@@ -1441,7 +1441,7 @@ func TestWebhookObserveNilCostsNothing(t *testing.T) {
 		h.ServeHTTP(w, req)
 	})
 	assert.Equal(t, http.StatusOK, w.code)
-	assert.LessOrEqual(t, withoutHook, withHook)
+	assert.Equal(t, withoutHook, withHook)
 	t.Logf("allocations per delivery: %v without Observe, %v with a no-op Observe", withoutHook, withHook)
 }
 
