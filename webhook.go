@@ -185,8 +185,9 @@ const DefaultWebhookMaxBodyBytes = 1 << 20
 //
 // # Logging
 //
-// Nothing the handler logs contains the token or the body; an id is logged
-// only once the notification is accepted. See Logger.
+// Nothing the handler logs contains a token or the body; an id is logged
+// only once the notification is verified. See Logger, and Observe for a
+// per-delivery hook.
 type WebhookHandler struct {
 	// Token is the NotificationToken the merchant's payments are created
 	// with, when one token serves them all.
@@ -230,8 +231,10 @@ type WebhookHandler struct {
 	// notification as a hint and look the payout up themselves.
 	AllowUnverifiedPayouts bool
 
-	// MaxBodyBytes caps the request body; a larger one is answered 413 and
-	// not read further. Zero or negative means DefaultWebhookMaxBodyBytes.
+	// MaxBodyBytes caps the request body, and a gzipped body's size both
+	// before and after decompression; a larger one is answered 413 and not
+	// read (or inflated) further. Zero or negative means
+	// DefaultWebhookMaxBodyBytes.
 	MaxBodyBytes int64
 
 	// Logger receives one debug line per handled or ignored notification,
@@ -245,9 +248,9 @@ type WebhookHandler struct {
 
 	// Observe, when set, is called once per request, just before the
 	// answer is written, with the request's context and how the delivery
-	// was answered (for metrics; the otelpaykit module's InstrumentWebhook
-	// uses it). It runs on the request's goroutine and delays the answer
-	// by its own duration. A callback (or TokenFor) that aborts the response
+	// was answered, for logs and metrics; one function, so an adapter that
+	// sets it should call the one it replaces. It runs on the request's
+	// goroutine and delays the answer by its own duration. A callback (or TokenFor) that aborts the response
 	// by panicking with http.ErrAbortHandler is reported as
 	// WebhookCallbackError with StatusCode 0, since nothing is answered.
 	// Nil costs nothing: no clock is read and nothing is allocated for it.
