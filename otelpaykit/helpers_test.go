@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -17,6 +18,7 @@ import (
 // rig is an in-memory tracer and meter provider pair.
 type rig struct {
 	spans  *tracetest.SpanRecorder
+	ends   chan string // names of ended spans, for waiting without sleeps
 	tp     *sdktrace.TracerProvider
 	reader *sdkmetric.ManualReader
 	mp     *sdkmetric.MeterProvider
@@ -24,14 +26,45 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	r := &rig{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
-	r.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(r.spans))
+	r := &rig{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader(), ends: make(chan string, 64)}
+	r.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(r.spans),
+		sdktrace.WithSpanProcessor(endSignal(r.ends)))
 	r.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(r.reader))
 	t.Cleanup(func() {
 		_ = r.tp.Shutdown(context.Background())
 		_ = r.mp.Shutdown(context.Background())
 	})
 	return r
+}
+
+// endSignal is a span processor that reports each ended span's name.
+type endSignal chan string
+
+func (endSignal) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (e endSignal) OnEnd(s sdktrace.ReadOnlySpan) {
+	select {
+	case e <- s.Name():
+	default: // nobody waits for that many
+	}
+}
+func (endSignal) Shutdown(context.Context) error   { return nil }
+func (endSignal) ForceFlush(context.Context) error { return nil }
+
+// waitEnded waits until a span called name has ended: a server span ends
+// after its answer has reached the client.
+func (r *rig) waitEnded(t *testing.T, name string) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case n := <-r.ends:
+			if n == name {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("span %s did not end", name)
+		}
+	}
 }
 
 // ended returns the ended spans in the order they ended.
