@@ -13,7 +13,9 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,6 +61,13 @@ type Client struct {
 	now       func() time.Time
 	// obs is nil without WithObserver: every hook is behind one nil check.
 	obs Observer
+	// shared: the transport is sharedTransport, not the merchant's.
+	shared bool
+	// banks caches ListBanks's code-to-name map for reconciliation.
+	banks struct {
+		mu    sync.Mutex
+		names map[string]string
+	}
 }
 
 // Option configures a Client in NewClient.
@@ -171,6 +180,9 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 	if signer == nil {
 		return nil, errors.New("paykit: NewClient: nil Signer")
 	}
+	if hs, ok := signer.(*hmacSigner); ok && hs.pool.New == nil {
+		return nil, errors.New("paykit: NewClient: HMACSigner has an empty secret")
+	}
 	cfg := clientConfig{
 		maxRetries: DefaultMaxRetries,
 		waitMin:    DefaultRetryWaitMin,
@@ -213,7 +225,8 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 	inner := *hc // never mutate the merchant's client
 	base2 := inner.Transport
 	if base2 == nil {
-		base2 = defaultTransport()
+		base2 = sharedTransport()
+		c.shared = true
 	}
 	// The attempt timeout moves from http.Client into attemptTransport:
 	// http.Client enforces its Timeout cheaply only when it sees a bare
@@ -230,9 +243,9 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 		RetryWaitMax: cfg.waitMax,
 		RetryMax:     cfg.maxRetries,
 		CheckRetry:   c.checkRetry,
-		Backoff:      c.backoff,
+		Backoff:      noBackoff,
 		ErrorHandler: retryablehttp.PassthroughErrorHandler,
-		PrepareRetry: c.sign,
+		PrepareRetry: c.prepareRetry,
 	}
 	return c, nil
 }
@@ -265,6 +278,24 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// sharedTransport is the transport of every Client made without
+// WithHTTPClient, as net/http shares DefaultTransport: a Client discarded
+// after key rotation, or one made per tenant, leaves no pool, sockets or
+// goroutines of its own behind, and the per-host connection cap holds for
+// the whole process.
+var sharedTransport = sync.OnceValue(defaultTransport)
+
+// CloseIdleConnections closes the idle connections of the SDK's shared
+// default transport, which every Client made without WithHTTPClient uses
+// (other such Clients simply dial again when they need to). A transport
+// passed in through WithHTTPClient is the merchant's and is never closed
+// here.
+func (c *Client) CloseIdleConnections() {
+	if c.shared {
+		sharedTransport().CloseIdleConnections()
+	}
+}
+
 func defaultTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 2 * DefaultMaxIdleConnsPerHost
@@ -291,14 +322,23 @@ type request struct {
 	body        []byte
 	contentType string
 	out         any // decoded from a 2xx body when non-nil
-	// reconcile runs when a retried attempt answers op.doneCode: an earlier
-	// attempt evidently did the work. It reads the resource back and
-	// reports whether it is the one the call meant to produce.
+	// wantID and wantExtID are the resource a read asks for: the answer
+	// must carry them (see vet).
+	wantID, wantExtID string
+	// reconcile reads the resource back when an attempt's answer was lost
+	// or unusable and reports whether it is the one the call meant to
+	// produce, storing it in out. nil for reads and money moves.
 	reconcile func(ctx context.Context) (bool, error)
+	// settle names the read that settles an unknown outcome, as advice
+	// ("read it back with GetPayoutByExtID(\"po-1\") before creating it
+	// again"); "" means the operation's check.
+	settle string
 }
 
 // callState follows one call across its attempts. It travels in the
-// request's context because retryablehttp's hooks see nothing else.
+// request's context because retryablehttp's hooks see nothing else. Its
+// fields are written by one attempt at a time, on the calling goroutine,
+// except the trace flags.
 type callState struct {
 	op       *operation
 	body     []byte
@@ -307,9 +347,29 @@ type callState struct {
 	// attemptTransport. It is kept here rather than recovered from
 	// resp.Body, which net/http wraps (for a client Timeout, say).
 	last []byte
-	// gotConn is set once an attempt obtained a connection: from then on
-	// the request may have reached the server.
-	gotConn atomic.Bool
+	// lastStatus and lastCode are the latest answer's HTTP status and API
+	// error code (0 and "" when it got none); lastErr is its transport
+	// error; lastPreSend says that error positively happened before the
+	// request was written.
+	lastStatus  int
+	lastCode    string
+	lastErr     error
+	lastPreSend bool
+	// reached is set once an attempt of a non-read call may have reached
+	// the server and been applied; reachedBefore is its value before the
+	// latest attempt.
+	reached, reachedBefore bool
+	// reconciled: the call's result was read back, not answered.
+	reconciled bool
+	// wait is the backoff checkRetry chose before the next attempt.
+	wait time.Duration
+	// getConn and gotConn are the latest attempt's trace: net/http's
+	// transport started looking for a connection, and obtained one.
+	getConn, gotConn atomic.Bool
+	// obs and call are the Client's Observer and this call's info, nil
+	// without one.
+	obs  Observer
+	call *CallInfo
 }
 
 type stateKey struct{}
@@ -317,6 +377,60 @@ type stateKey struct{}
 func stateFrom(ctx context.Context) *callState {
 	st, _ := ctx.Value(stateKey{}).(*callState)
 	return st
+}
+
+func (st *callState) onGetConn(string)                { st.getConn.Store(true) }
+func (st *callState) onGotConn(httptrace.GotConnInfo) { st.gotConn.Store(true) }
+
+// record notes the outcome of one attempt, and whether it may have been
+// applied: a 2xx was; a 5xx other than PAY_004 may have been; a business
+// refusal (4xx) was not; a transport error may have been unless it is
+// positively known to come before anything was sent.
+func (st *callState) record(ctx context.Context, status int, data []byte, err error) {
+	st.last, st.lastStatus, st.lastErr, st.lastCode, st.lastPreSend = data, status, err, "", false
+	if status >= 400 {
+		st.lastCode = apiCode(data)
+	}
+	if err != nil {
+		st.lastPreSend = st.preSend(ctx, err)
+	}
+	st.reachedBefore = st.reached
+	if st.op.class == classRead || st.reached {
+		return
+	}
+	switch {
+	case err != nil:
+		st.reached = !st.lastPreSend
+	case status >= 200 && status < 300:
+		st.reached = true
+	case status >= 500:
+		st.reached = st.lastCode != "PAY_004"
+	}
+}
+
+// preSend reports whether an attempt's error proves that nothing was sent.
+// A connection obtained (httptrace's GotConn) proves nothing was proven:
+// the request may have been written. Otherwise the error must be one that
+// only happens before sending, or the call's context must have ended while
+// net/http's transport (which announced GetConn) was still waiting for a
+// connection. A transport that emits no trace proves nothing by silence.
+func (st *callState) preSend(ctx context.Context, err error) bool {
+	if st.gotConn.Load() {
+		return false
+	}
+	if preSendError(err) {
+		return true
+	}
+	return st.getConn.Load() && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
+// answer is the latest attempt's outcome as an error: the decoded API
+// error, or the transport error.
+func (st *callState) answer() error {
+	if st.lastErr != nil {
+		return st.lastErr
+	}
+	return decodeError(st.lastStatus, st.last)
 }
 
 // doJSON marshals in as the request body and runs the call.
@@ -339,13 +453,54 @@ func (c *Client) do(ctx context.Context, r request) error {
 		return fmt.Errorf("paykit: %s: %w", r.op.name, err)
 	}
 	st := &callState{op: r.op, body: r.body}
-	ctx = context.WithValue(ctx, stateKey{}, st)
-	if r.op.class == classMoneyMove {
-		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-			GotConn: func(httptrace.GotConnInfo) { st.gotConn.Store(true) },
-		})
+	if c.obs == nil {
+		return c.run(ctx, st, &r)
 	}
+	st.obs, st.call = c.obs, c.callInfo(r.op)
+	ctx = c.obs.CallStart(ctx, st.call)
+	err := c.run(ctx, st, &r)
+	c.obs.CallEnd(ctx, &CallEndInfo{Call: st.call, Attempts: st.attempts, Duration: time.Since(st.call.Start),
+		Outcome: outcomeOf(st, err), StatusCode: st.lastStatus, Code: st.lastCode, Err: err})
+	return err
+}
 
+// callInfo describes a call of op for the Observer.
+func (c *Client) callInfo(op *operation) *CallInfo {
+	port, _ := strconv.Atoi(c.base.Port())
+	if port == 0 {
+		port = 443
+		if c.base.Scheme == "http" {
+			port = 80
+		}
+	}
+	return &CallInfo{Operation: op.name, Method: op.method, Route: op.route, Scheme: c.base.Scheme,
+		Host: c.base.Hostname(), Port: port, BasePath: c.basePath, Start: time.Now()}
+}
+
+// outcomeOf classifies a call's end for the Observer.
+func outcomeOf(st *callState, err error) Outcome {
+	var apiErr *Error
+	switch {
+	case err == nil && st.reconciled:
+		return OutcomeReconciled
+	case err == nil:
+		return OutcomeSuccess
+	case errors.Is(err, ErrUnknownOutcome):
+		return OutcomeUnknownOutcome
+	case errors.As(err, &apiErr):
+		return OutcomeBusinessError
+	}
+	return OutcomeTransportError
+}
+
+// run sends the call and concludes it.
+func (c *Client) run(ctx context.Context, st *callState, r *request) error {
+	ctx = context.WithValue(ctx, stateKey{}, st)
+	if r.op.class != classRead {
+		// What may have reached the server matters only for calls that
+		// change something.
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: st.onGetConn, GotConn: st.onGotConn})
+	}
 	u := c.base
 	u.Path = c.basePath + unescapePath(r.path)
 	u.RawPath = c.baseRaw + r.path
@@ -368,68 +523,173 @@ func (c *Client) do(ctx context.Context, r request) error {
 		h["Content-Type"] = []string{r.contentType}
 	}
 	if err := c.sign(req.Request); err != nil {
-		return err
+		return fmt.Errorf("paykit: %s: %w", r.op.name, err)
 	}
 
 	resp, err := c.http.Do(req)
-	if err != nil {
-		if resp != nil {
-			resp.Body.Close()
-		}
-		return c.transportFailure(ctx, st, err)
+	if resp != nil {
+		resp.Body.Close()
 	}
-	data := st.last
-	resp.Body.Close()
+	switch {
+	case err != nil:
+		return c.failed(ctx, st, r, err)
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		return c.answered(ctx, st, r)
+	}
+	return c.refused(ctx, st, r, c.redact(decodeError(resp.StatusCode, st.last)))
+}
 
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		if r.out == nil {
-			return nil
-		}
-		if err := decodeBody(data, r.out); err != nil {
-			return fmt.Errorf("paykit: %s: decoding response (HTTP %d): %s", r.op.name, resp.StatusCode, truncate(err.Error(), 200))
-		}
+// answered concludes a call whose last attempt got a 2xx. A 2xx whose body
+// is not the resource asked for is no success the merchant can act on: for
+// a read it is an error; for a create or state change it means the
+// operation was applied, so the resource is read back; for a money move,
+// which cannot be read back, the outcome is unknown.
+func (c *Client) answered(ctx context.Context, st *callState, r *request) error {
+	if r.out == nil {
 		return nil
 	}
-
-	apiErr := decodeError(resp.StatusCode, data)
-	if st.attempts > 1 && r.reconcile != nil && apiErr.Code != "" && apiErr.Code == r.op.doneCode {
+	err := decodeBody(st.last, r.out)
+	if err != nil {
+		err = fmt.Errorf("decoding response (HTTP %d): %s", st.lastStatus, truncate(err.Error(), 200))
+	} else {
+		err = vet(r)
+	}
+	if err == nil {
+		return nil
+	}
+	if r.reconcile != nil {
 		ok, rerr := r.reconcile(ctx)
-		if rerr != nil {
-			return fmt.Errorf("paykit: %s: a retried attempt answered %s, and reading the resource back failed (%w): %w",
-				r.op.name, apiErr.Code, rerr, apiErr)
+		switch {
+		case ok:
+			st.reconciled = true
+			return nil
+		case rerr != nil:
+			err = fmt.Errorf("%w; reading it back failed: %w", err, rerr)
+		default:
+			err = fmt.Errorf("%w; the resource read back is not in the state this call asked for", err)
 		}
-		if ok {
+	}
+	return c.conclude(st, r, err)
+}
+
+// refused concludes a call whose last attempt got an error answer. A
+// retried attempt answering the operation's "already done" code, after an
+// earlier attempt may have been applied, is reconciled by reading the
+// resource back.
+func (c *Client) refused(ctx context.Context, st *callState, r *request, apiErr *Error) error {
+	if r.reconcile != nil && st.reachedBefore && apiErr.Code != "" && apiErr.Code == r.op.doneCode {
+		ok, rerr := r.reconcile(ctx)
+		switch {
+		case ok:
+			st.reconciled = true
 			c.logger.LogAttrs(ctx, slog.LevelDebug, "paykit: earlier attempt had succeeded",
 				slog.String("op", r.op.name), slog.String("code", apiErr.Code))
 			return nil
+		case rerr != nil:
+			return c.conclude(st, r, fmt.Errorf("%w; a retried attempt answered it, and reading the resource back failed: %w", apiErr, rerr))
+		case r.op.class == classCreate:
+			// The ext_id belongs to a resource that is not this call's:
+			// no attempt of this call created anything.
+			return apiErr
 		}
 	}
-	if r.op.class == classMoneyMove && resp.StatusCode >= 500 {
-		return &unknownOutcomeError{op: r.op.name, check: r.op.check, cause: apiErr}
+	return c.conclude(st, r, apiErr)
+}
+
+// failed concludes a call that ended without an answer to decode: a
+// transport failure, a context that ended, or a signer that failed on a
+// retry. An answer an earlier attempt got is kept beside the error, so a
+// 5xx that may have created the payment is not replaced by what came after.
+func (c *Client) failed(ctx context.Context, st *callState, r *request, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		err = fmt.Errorf("%w (%v)", ctxErr, err)
 	}
-	return apiErr
+	if st.lastErr == nil && st.lastStatus != 0 {
+		// The last attempt was answered; what failed came after it.
+		err = fmt.Errorf("%w; attempt %d had answered: %w", err, st.attempts, c.redact(decodeError(st.lastStatus, st.last)))
+	}
+	return c.conclude(st, r, err)
+}
+
+// conclude returns a failed call's error. When the call changes something
+// and any attempt may have been applied, the outcome is unknown: the error
+// matches ErrUnknownOutcome, keeps its cause for errors.Is and errors.As,
+// and names the read that settles it.
+func (c *Client) conclude(st *callState, r *request, cause error) error {
+	if r.op.class != classRead && st.reached {
+		check := r.settle
+		if check == "" {
+			check = r.op.check
+		}
+		return &unknownOutcomeError{op: r.op.name, check: check, cause: cause}
+	}
+	if apiErr, ok := cause.(*Error); ok {
+		return apiErr
+	}
+	return fmt.Errorf("paykit: %s: %w", r.op.name, cause)
+}
+
+// vet checks a decoded resource against what the call asked for: a read
+// must answer the resource it named (a cache or proxy answering another
+// one is an error, not a different order to act on), and a resource with
+// its own success flag must say true.
+func vet(r *request) error {
+	if r.wantID != "" || r.wantExtID != "" {
+		if res, ok := r.out.(interface{ identity() (string, string) }); ok {
+			id, extID := res.identity()
+			if r.wantID != "" && !strings.EqualFold(id, r.wantID) {
+				return fmt.Errorf("the API answered the resource with id %q instead of %q", truncate(id, 64), r.wantID)
+			}
+			if r.wantExtID != "" && extID != r.wantExtID {
+				return fmt.Errorf("the API answered the resource with ext_id %q instead of %q", truncate(extID, 80), truncate(r.wantExtID, 80))
+			}
+		}
+	}
+	if v, ok := r.out.(interface{ vet() error }); ok {
+		return v.vet()
+	}
+	return nil
+}
+
+// redact removes the API key from an error answer, should a server echo it
+// ("unknown API key pk_live_…"), before it reaches an error string or log.
+func (c *Client) redact(e *Error) *Error {
+	if strings.Contains(e.Message, c.apiKey) {
+		e.Message = strings.ReplaceAll(e.Message, c.apiKey, "[api key]")
+	}
+	if bytes.Contains(e.Data, []byte(c.apiKey)) {
+		e.Data = bytes.ReplaceAll(e.Data, []byte(c.apiKey), []byte("[api key]"))
+	}
+	return e
 }
 
 // createByExtID runs a create keyed by the merchant's ext_id. When a
-// retried attempt is refused with PAY_003, an earlier attempt evidently got
-// through: the resource is read back with fetch, and the call succeeds with
-// it if matches says it is the one this call asked for.
-func createByExtID[T any](ctx context.Context, c *Client, op *operation, path string, body any,
-	fetch func(context.Context) (*T, error), matches func(*T) bool) (*T, error) {
+// retried attempt is refused with PAY_003, or the answer cannot be decoded,
+// an earlier or this attempt evidently got through: the resource is read
+// back with fetch, and the call succeeds with it if matches says it is the
+// one this call asked for.
+func createByExtID[T any](ctx context.Context, c *Client, op *operation, path string, body any, settle string,
+	fetch func(context.Context) (*T, error), matches func(context.Context, *T) (bool, error)) (*T, error) {
 	out := new(T)
-	if err := c.doJSON(ctx, request{op: op, path: path, out: out, reconcile: readBack(out, fetch, matches)}, body); err != nil {
+	if err := c.doJSON(ctx, request{op: op, path: path, out: out, settle: settle, reconcile: readBack(out, fetch, matches)}, body); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // readBack makes a request's reconcile step: fetch the resource, and if it
-// matches, store it in out and report success.
-func readBack[T any](out *T, fetch func(context.Context) (*T, error), matches func(*T) bool) func(context.Context) (bool, error) {
+// matches, store it in out, mark it reconciled and report success.
+func readBack[T any](out *T, fetch func(context.Context) (*T, error), matches func(context.Context, *T) (bool, error)) func(context.Context) (bool, error) {
 	return func(ctx context.Context) (bool, error) {
 		got, err := fetch(ctx)
-		if err != nil || !matches(got) {
+		if err != nil {
 			return false, err
+		}
+		if ok, err := matches(ctx, got); !ok || err != nil {
+			return false, err
+		}
+		if m, ok := any(got).(interface{ markReconciled() }); ok {
+			m.markReconciled()
 		}
 		*out = *got
 		return true, nil
@@ -445,35 +705,31 @@ func decodeBody(data []byte, out any) error {
 		// A success without a resource is not one the merchant can act on.
 		return errors.New("no resource in the response body")
 	}
+	if err := checkNumbers(data); err != nil {
+		return err
+	}
 	if u, ok := out.(json.Unmarshaler); ok {
 		return u.UnmarshalJSON(data)
 	}
 	return json.Unmarshal(data, out)
 }
 
-// transportFailure wraps an error that left no response to decode: a
-// transport failure, a context that ended, or a signer that failed on a retry.
-func (c *Client) transportFailure(ctx context.Context, st *callState, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-		err = fmt.Errorf("%w (%v)", ctxErr, err)
-	}
-	if st.op.class == classMoneyMove && st.gotConn.Load() {
-		return &unknownOutcomeError{op: st.op.name, check: st.op.check, cause: err}
-	}
-	return fmt.Errorf("paykit: %s: %w", st.op.name, err)
-}
+// signError is a Signer's failure.
+type signError struct{ err error }
 
-// sign sets the authentication headers. It runs before the first attempt
-// and, as retryablehttp's PrepareRetry, before every retry, so a signer that
-// covers a timestamp or nonce signs each attempt afresh.
+func (e *signError) Error() string { return "signing request: " + e.err.Error() }
+func (e *signError) Unwrap() error { return e.err }
+
+// sign sets the signature header. It runs before the first attempt and,
+// from prepareRetry, before every retry.
 func (c *Client) sign(req *http.Request) error {
 	st := stateFrom(req.Context())
 	sig, err := c.signer.Sign(req, st.body)
 	if err != nil {
-		return fmt.Errorf("paykit: %s: signing request: %w", st.op.name, err)
+		return &signError{err}
 	}
 	if strings.ContainsAny(sig, "\r\n") {
-		return fmt.Errorf("paykit: %s: signing request: signature contains a line break", st.op.name)
+		return &signError{errors.New("signature contains a line break")}
 	}
 	req.Header["X-Signature"] = []string{sig}
 	return nil
@@ -493,8 +749,9 @@ func unescapePath(p string) string {
 
 // attemptTransport wraps the merchant's or the default transport. Each
 // attempt passes through it once, so it is where the SDK counts attempts,
-// logs them, and reads the response body whole (capped), which lets the
-// retry policy look at an error code and frees the connection for reuse.
+// logs and observes them, and reads the response body whole (capped),
+// which lets the retry policy look at an error code and frees the
+// connection for reuse.
 //
 // It deliberately has no CloseIdleConnections method: retryablehttp calls
 // that on the whole pool after every failed call, which would tear down the
@@ -510,11 +767,25 @@ type attemptTransport struct {
 // errResponseTooLarge fails an attempt whose body exceeds MaxResponseBytes.
 var errResponseTooLarge = fmt.Errorf("paykit: response body larger than %d bytes", MaxResponseBytes)
 
+// errNoResponse fails an attempt whose RoundTripper returned neither a
+// response nor an error, which net/http tolerates from no transport.
+var errNoResponse = errors.New("paykit: the HTTP transport returned no response and no error")
+
 func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	call := req.Context() // every request comes from Client.do, with its callState
 	st := stateFrom(call)
 	st.attempts++
+	st.getConn.Store(false)
+	st.gotConn.Store(false)
 	start := time.Now()
+	var info *AttemptInfo
+	if st.obs != nil {
+		info = &AttemptInfo{Call: st.call, Attempt: st.attempts, Start: start}
+		if actx := st.obs.AttemptStart(call, info); actx != call {
+			call = actx
+			req = req.WithContext(actx)
+		}
+	}
 	if t.timeout > 0 {
 		ctx, cancel := context.WithTimeout(call, t.timeout)
 		defer cancel() // the body is read before RoundTrip returns
@@ -522,7 +793,11 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	resp, err := t.base.RoundTrip(req)
 	var data []byte
-	if err == nil {
+	switch {
+	case err != nil:
+	case resp == nil:
+		err = errNoResponse
+	default:
 		if data, err = bufferBody(resp); err != nil {
 			resp = nil
 		}
@@ -531,14 +806,23 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		// The attempt's own timeout fired, not the caller's context.
 		err = fmt.Errorf("attempt timed out after %s: %w", t.timeout, err)
 	}
-	st.last = data
+	status := 0
+	if resp != nil {
+		status = resp.StatusCode
+	}
+	st.record(req.Context(), status, data, err)
+	d := time.Since(start)
 	if t.logger.Enabled(call, slog.LevelDebug) {
-		t.logAttempt(req, st, resp, err, time.Since(start))
+		t.logAttempt(req, st, status, err, d)
+	}
+	if info != nil {
+		info.Duration, info.StatusCode, info.Code, info.Err = d, status, st.lastCode, err
+		st.obs.AttemptEnd(call, info)
 	}
 	return resp, err
 }
 
-func (t *attemptTransport) logAttempt(req *http.Request, st *callState, resp *http.Response, err error, d time.Duration) {
+func (t *attemptTransport) logAttempt(req *http.Request, st *callState, status int, err error, d time.Duration) {
 	attrs := make([]slog.Attr, 0, 7)
 	attrs = append(attrs,
 		slog.String("op", st.op.name),
@@ -546,8 +830,8 @@ func (t *attemptTransport) logAttempt(req *http.Request, st *callState, resp *ht
 		slog.String("path", req.URL.EscapedPath()),
 		slog.Int("attempt", st.attempts),
 		slog.Duration("duration", d))
-	if resp != nil {
-		attrs = append(attrs, slog.Int("status", resp.StatusCode))
+	if status != 0 {
+		attrs = append(attrs, slog.Int("status", status))
 	}
 	if err != nil {
 		attrs = append(attrs, slog.String("error", maskDigits(err.Error())))
@@ -556,8 +840,13 @@ func (t *attemptTransport) logAttempt(req *http.Request, st *callState, resp *ht
 }
 
 // bufferBody reads a response body whole, up to MaxResponseBytes, closes
-// it, and puts an in-memory reader in its place.
+// it, and puts an in-memory reader in its place. A nil body (which a
+// custom RoundTripper may return) is an empty one.
 func bufferBody(resp *http.Response) ([]byte, error) {
+	if resp.Body == nil {
+		resp.Body = http.NoBody
+		return nil, nil
+	}
 	defer resp.Body.Close()
 	var buf bytes.Buffer
 	if resp.ContentLength > 0 && resp.ContentLength <= MaxResponseBytes {

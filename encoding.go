@@ -31,29 +31,152 @@ func (a amount) MarshalJSON() ([]byte, error) {
 	return []byte(d.String()), nil
 }
 
-// maxDecimalExponent bounds the exponent of a decoded amount. decimal stores
-// 1e999999999 in a few bytes, but comparing, adding or printing it expands
-// the coefficient to a billion digits; a response carrying such a number is
-// refused at decode time rather than hanging the merchant's process later.
-const maxDecimalExponent = 64
-
-// maxDecimalDigits bounds the coefficient of a decoded amount, for the same
-// reason: no amount, rate or fee of this API needs more than 64 digits.
-const maxDecimalDigits = 64
+// Bounds of a number the SDK decodes as an amount, rate, fee or balance.
+// No real figure of this API comes near them (300000.00 RUB has 8 digits;
+// USDT has 6 decimals), while a hostile or broken server could send a
+// number of a million digits, or 1e999999999: decimal stores that in a few
+// bytes, but parsing, comparing or printing it expands the coefficient,
+// which takes seconds or hangs. Such a token is refused by reading its text,
+// before any big-number work.
+const (
+	maxAmountDigits   = 40
+	maxAmountExponent = 30
+)
 
 var errAmountRange = errors.New("number out of the range an amount can take")
 
-// checkAmounts refuses decoded decimals that would be dangerous to use.
-func checkAmounts(ds ...decimal.Decimal) error {
-	for _, d := range ds {
-		if e := d.Exponent(); e > maxDecimalExponent || e < -maxDecimalExponent {
-			return errAmountRange
+// checkNumber vets the text of a numeric token (a bare JSON number or the
+// inside of a numeric string) in one pass that stops at the first digit
+// past the bound: at most maxAmountDigits digits and an exponent within
+// ±maxAmountExponent. Malformed text is left to the parser, which refuses
+// it cheaply.
+func checkNumber(s []byte) error {
+	digits := 0
+	i := 0
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	for ; i < len(s) && (isDigit(s[i]) || s[i] == '.'); i++ {
+		if s[i] != '.' {
+			if digits++; digits > maxAmountDigits {
+				return errAmountRange
+			}
 		}
-		if d.Coefficient().BitLen() > maxDecimalDigits*4 {
-			return errAmountRange
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '-' || s[i] == '+') {
+			i++
+		}
+		exp := 0
+		for ; i < len(s) && isDigit(s[i]); i++ {
+			if exp = exp*10 + int(s[i]-'0'); exp > maxAmountExponent {
+				return errAmountRange
+			}
 		}
 	}
 	return nil
+}
+
+// parseDecimal is the one place where the SDK turns text into a decimal;
+// a variable so that a test can prove refused input never reaches it.
+var parseDecimal = decimal.NewFromString
+
+// wireDec decodes an amount: a JSON number or numeric string, vetted by
+// checkNumber before it is parsed. null decodes to zero, as decimal's own
+// decoder does.
+type wireDec decimal.Decimal
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *wireDec) UnmarshalJSON(b []byte) error {
+	v, ok, err := decodeNumber(b)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		v = decimal.Decimal{}
+	}
+	*d = wireDec(v)
+	return nil
+}
+
+// wireNullDec decodes an amount that the spec allows to be null.
+type wireNullDec decimal.NullDecimal
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *wireNullDec) UnmarshalJSON(b []byte) error {
+	v, ok, err := decodeNumber(b)
+	if err != nil {
+		return err
+	}
+	*d = wireNullDec{Decimal: v, Valid: ok}
+	return nil
+}
+
+// decodeNumber decodes a JSON number, a numeric string or null (ok false).
+func decodeNumber(b []byte) (v decimal.Decimal, ok bool, err error) {
+	if string(b) == "null" {
+		return decimal.Decimal{}, false, nil
+	}
+	s := b
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = s[1 : len(s)-1]
+	}
+	if err := checkNumber(s); err != nil {
+		return decimal.Decimal{}, false, err
+	}
+	v, err = parseDecimal(string(s))
+	if err != nil {
+		return decimal.Decimal{}, false, fmt.Errorf("%s is not a number", truncate(string(b), 40))
+	}
+	return v, true, nil
+}
+
+// checkNumbers refuses a body holding a bare JSON number token beyond the
+// bounds of checkNumber, without decoding anything. encoding/json would
+// otherwise scan a 16 MiB run of digits twice before the field's decoder
+// could refuse it; this stops at the 41st digit. Strings are skipped whole
+// (bytes.IndexByte), so a typical body costs a few hundred nanoseconds.
+func checkNumbers(b []byte) error {
+	for i := 0; i < len(b); {
+		switch c := b[i]; {
+		case c == '"':
+			i = skipString(b, i+1)
+		case isDigit(c) || c == '-':
+			j := i + 1
+			for j < len(b) && (isDigit(b[j]) || b[j] == '.' || b[j] == 'e' || b[j] == 'E' || b[j] == '+' || b[j] == '-') {
+				j++
+			}
+			if err := checkNumber(b[i:j]); err != nil {
+				return err
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return nil
+}
+
+// skipString returns the index just past the string whose contents start
+// at i (past the closing quote, or len(b) for an unterminated string).
+func skipString(b []byte, i int) int {
+	for {
+		k := bytes.IndexByte(b[i:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		q := i + k
+		// The quote is escaped when an odd number of backslashes precede it.
+		n := 0
+		for p := q - 1; p >= i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
+	}
 }
 
 // apiTime decodes the service's ISO 8601 timestamps leniently: RFC 3339 with
@@ -94,6 +217,7 @@ func (t *apiTime) UnmarshalJSON(b []byte) error {
 		*t = apiTime{}
 		return nil
 	}
+	s = normalizeOffset(s)
 	for _, layout := range timeLayouts {
 		if v, err := time.Parse(layout, s); err == nil {
 			*t = apiTime(v.UTC())
@@ -101,6 +225,37 @@ func (t *apiTime) UnmarshalJSON(b []byte) error {
 		}
 	}
 	return fmt.Errorf("timestamp %q is not ISO 8601", truncate(s, 40))
+}
+
+// normalizeOffset rewrites the ISO 8601 zone designators that RFC 3339
+// does not allow into its form, so that one set of layouts reads them all:
+// a lowercase "z" or "t", and offsets written +hhmm (PHP's DATE_ISO8601,
+// "+0000") or +hh become +hh:mm. Anything else is returned unchanged.
+func normalizeOffset(s string) string {
+	if len(s) > 10 && (s[10] == 't') {
+		s = s[:10] + "T" + s[11:]
+	}
+	if n := len(s); n > 0 && s[n-1] == 'z' {
+		return s[:n-1] + "Z"
+	}
+	// The offset starts at the last '+' or '-' after the time of day.
+	k := strings.LastIndexAny(s, "+-")
+	if k < 11 || strings.Contains(s[k:], ":") {
+		return s
+	}
+	off := s[k+1:]
+	for i := 0; i < len(off); i++ {
+		if !isDigit(off[i]) {
+			return s
+		}
+	}
+	switch len(off) {
+	case 2: // +hh
+		return s + ":00"
+	case 4: // +hhmm
+		return s[:k+3] + ":" + s[k+3:]
+	}
+	return s
 }
 
 // flexString accepts a JSON string, a number (kept as written) or null. Used
@@ -211,7 +366,8 @@ func equalFoldASCII(b []byte, k string) bool {
 	return true
 }
 
-// checkExtID validates a merchant ext_id: present, valid UTF-8 (JSON would
+// checkExtID validates a merchant ext_id: present, not only white space
+// (which a form or a trim somewhere would turn into another id), valid UTF-8 (JSON would
 // silently turn invalid bytes into U+FFFD, so the server would store another
 // ext_id than the merchant's), and at most maxRunes characters when a bound
 // is given.
@@ -219,6 +375,8 @@ func checkExtID(s string, maxRunes int) error {
 	switch {
 	case s == "":
 		return invalid("ext_id", "is required")
+	case strings.TrimSpace(s) == "":
+		return invalid("ext_id", "is blank")
 	case !utf8.ValidString(s):
 		return invalid("ext_id", "is not valid UTF-8")
 	case maxRunes > 0 && utf8.RuneCountInString(s) > maxRunes:

@@ -56,11 +56,15 @@ var (
 	// ErrUnauthorized: HTTP 401 or 403, whatever the body says: the API key
 	// or the signature was refused.
 	ErrUnauthorized = errors.New("paykit: unauthorized")
-	// ErrUnknownOutcome: the request may or may not have taken effect. It is
-	// returned for transfers and withdrawals, which have no idempotency key
-	// and are therefore never re-sent once they may have reached the server.
-	// Check the terminal balances (ListTerminals) or the withdrawal before
-	// trying again.
+	// ErrUnknownOutcome: the request may or may not have taken effect. A call
+	// that changes something returns it, beside its cause (ErrInternal for a
+	// 5xx, a transport error, …), whenever it failed after an attempt may
+	// have reached the server: transfers and withdrawals, which have no
+	// idempotency key and are never re-sent once they may have arrived, and
+	// creates and state changes whose retries ran out or whose answer could
+	// not be read. Its text names the read that settles it: GetPaymentByExtID
+	// or GetPayoutByExtID before creating again, GetPayment after a state
+	// change, the terminals' balances (ListTerminals) after a money move.
 	ErrUnknownOutcome = errors.New("paykit: outcome unknown")
 )
 
@@ -80,6 +84,7 @@ type Error struct {
 	// a short, sanitised excerpt of the body.
 	Message string
 	// Data is the raw "data" object of the error body, nil when absent.
+	// One over MaxErrorDataBytes keeps only its ext_id.
 	Data json.RawMessage
 }
 
@@ -169,6 +174,27 @@ const maxExcerpt = 200
 // maxMessage bounds the server's message kept in an *Error.
 const maxMessage = 1024
 
+// MaxErrorDataBytes bounds Error.Data: an error kept in a log queue or a
+// retry record must not pin a server's whole body.
+const MaxErrorDataBytes = 64 << 10
+
+// boundData copies an error body's data object, or, when it is over
+// MaxErrorDataBytes, keeps only its ext_id (what ExtID reads), so a huge
+// body does not stay reachable from the error.
+func boundData(d []byte) json.RawMessage {
+	if len(d) <= MaxErrorDataBytes {
+		return append(json.RawMessage(nil), d...)
+	}
+	var small struct {
+		ExtID *flexString `json:"ext_id,omitempty"`
+	}
+	if json.Unmarshal(d, &small) != nil || small.ExtID == nil {
+		return nil
+	}
+	out, _ := json.Marshal(map[string]string{"ext_id": truncate(string(*small.ExtID), 1024)})
+	return out
+}
+
 // decodeError turns a non-2xx response into an *Error. It never fails: a
 // body that is not the API's error shape still gives the status and a short
 // excerpt, so a proxy's HTML 502 is as inspectable as a PAY_004.
@@ -187,7 +213,7 @@ func decodeError(status int, body []byte) *Error {
 		}
 		e.Message = truncate(msg, maxMessage)
 		if d := bytes.TrimSpace(wire.Data); len(d) > 0 && string(d) != "null" {
-			e.Data = append(json.RawMessage(nil), d...)
+			e.Data = boundData(d)
 		}
 		return e
 	}
@@ -291,16 +317,17 @@ func (e *ValidationError) Is(target error) bool { return target == ErrInvalidPar
 
 func invalid(field, reason string) error { return &ValidationError{Field: field, Reason: reason} }
 
-// unknownOutcomeError wraps the failure of a money-moving call that may have
-// reached the server.
+// unknownOutcomeError wraps the failure of a call that changes something
+// after an attempt of it may have reached the server and been applied.
 type unknownOutcomeError struct {
-	op    string
+	op string
+	// check is the advice that names the read settling the outcome.
 	check string
 	cause error
 }
 
 func (e *unknownOutcomeError) Error() string {
-	return fmt.Sprintf("paykit: %s: outcome unknown, the request may have been applied (%v); it was not re-sent, to avoid moving money twice: %s before trying again",
+	return fmt.Sprintf("paykit: %s: outcome unknown, the request may have been applied (%v); %s",
 		e.op, e.cause, e.check)
 }
 

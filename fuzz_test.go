@@ -64,7 +64,7 @@ func FuzzDecodeResources(f *testing.F) {
 		if json.Unmarshal(body, &p) == nil {
 			use(t, p.Amount.String(), p.USDTRate.String(), p.Requisites.AmountLocal.String())
 			if p.Dispute != nil {
-				use(t, p.Dispute.Amount.String())
+				use(t, p.Dispute.Amount.Decimal.String())
 			}
 		}
 		var list PayoutList
@@ -103,7 +103,7 @@ func FuzzDecodeResources(f *testing.F) {
 // use bounds the printed size of decoded amounts.
 func use(t *testing.T, amounts ...string) {
 	for _, a := range amounts {
-		if len(a) > 2*maxDecimalDigits+maxDecimalExponent+4 {
+		if len(a) > maxAmountDigits+maxAmountExponent+4 {
 			t.Fatalf("amount printed as %d characters", len(a))
 		}
 	}

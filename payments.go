@@ -122,7 +122,21 @@ type Payment struct {
 	Message string `json:"message,omitempty"`
 	// Dispute is set by OpenDispute, nil otherwise.
 	Dispute *Dispute `json:"dispute,omitempty"`
+	// Reconciled is true when the call that returned this payment did not
+	// get its own answer (it was lost, or could not be decoded) and the
+	// SDK established, by reading the payment back (GetPaymentByExtID
+	// after CreatePayment, GetPayment after a state change), that the call
+	// had taken effect. The payment is then the read-back copy, which
+	// lacks what a GET does not carry: Message, and for CROSS_BORDER the
+	// requisites' BankName, Country, Currency and AmountLocal (Dispute is
+	// filled from OpenDispute's params). Never set by decoding JSON.
+	Reconciled bool `json:"-"`
 }
+
+func (p *Payment) markReconciled() { p.Reconciled = true }
+
+// identity is what a read of this payment asked for.
+func (p *Payment) identity() (id, extID string) { return p.ID, p.ExtID }
 
 // UnmarshalJSON decodes a payment leniently (numbers or numeric strings,
 // null or ISO 8601 times) and resolves the requisites' bank fields, whose
@@ -142,6 +156,8 @@ type plainPayment Payment
 // Payment's own, so nothing is parsed twice.
 type paymentWire struct {
 	plainPayment
+	Amount     wireDec         `json:"amount"`
+	USDTRate   wireDec         `json:"usdt_rate"`
 	ValidUntil apiTime         `json:"valid_until"`
 	CreatedAt  apiTime         `json:"created_at"`
 	Requisites *requisitesWire `json:"requisites"`
@@ -150,6 +166,7 @@ type paymentWire struct {
 
 func (w *paymentWire) decode(p *Payment) error {
 	*p = Payment(w.plainPayment)
+	p.Amount, p.USDTRate = decimal.Decimal(w.Amount), decimal.Decimal(w.USDTRate)
 	p.ValidUntil, p.CreatedAt = time.Time(w.ValidUntil), time.Time(w.CreatedAt)
 	p.Requisites, p.Dispute = Requisites{}, nil
 	if w.Requisites != nil {
@@ -157,12 +174,6 @@ func (w *paymentWire) decode(p *Payment) error {
 	}
 	if w.Dispute != nil {
 		p.Dispute = w.Dispute.dispute()
-	}
-	if err := checkAmounts(p.Amount, p.USDTRate, p.Requisites.AmountLocal); err != nil {
-		return err
-	}
-	if p.Dispute != nil {
-		return checkAmounts(p.Dispute.Amount)
 	}
 	return nil
 }
@@ -197,20 +208,20 @@ func (r *Requisites) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*r = w.requisites("")
-	return checkAmounts(r.AmountLocal)
+	return nil
 }
 
 // requisitesWire is a requisites object as sent.
 type requisitesWire struct {
-	Type        RequisitesType  `json:"type"`
-	Value       flexString      `json:"value"`
-	Bank        string          `json:"bank"`
-	BankCode    string          `json:"bank_code"`
-	BankName    string          `json:"bank_name"`
-	Holder      string          `json:"holder"`
-	Country     Country         `json:"country"`
-	Currency    string          `json:"currency"`
-	AmountLocal decimal.Decimal `json:"amount_local"`
+	Type        RequisitesType `json:"type"`
+	Value       flexString     `json:"value"`
+	Bank        string         `json:"bank"`
+	BankCode    string         `json:"bank_code"`
+	BankName    string         `json:"bank_name"`
+	Holder      string         `json:"holder"`
+	Country     Country        `json:"country"`
+	Currency    string         `json:"currency"`
+	AmountLocal wireDec        `json:"amount_local"`
 }
 
 // requisites resolves the bank fields: for CROSS_BORDER the API puts the
@@ -219,7 +230,7 @@ type requisitesWire struct {
 // method is the payment's, or "" when unknown.
 func (w *requisitesWire) requisites(method PaymentMethod) Requisites {
 	r := Requisites{Type: w.Type, Value: string(w.Value), Holder: w.Holder, Country: w.Country,
-		Currency: w.Currency, AmountLocal: w.AmountLocal, BankCode: w.BankCode, BankName: w.BankName}
+		Currency: w.Currency, AmountLocal: decimal.Decimal(w.AmountLocal), BankCode: w.BankCode, BankName: w.BankName}
 	switch {
 	case w.BankCode != "":
 		if r.BankName == "" {
@@ -253,11 +264,17 @@ func (r Requisites) LogValue() slog.Value {
 
 // Dispute is an appeal the merchant opened on a cancelled payment.
 type Dispute struct {
-	// Amount is the amount the payer actually paid; zero when not given.
-	Amount     decimal.Decimal `json:"amount"`
-	ReceiptURL string          `json:"receipt_url"`
-	Comment    string          `json:"comment"`
-	CreatedAt  time.Time       `json:"created_at"`
+	// Amount is the amount the payer actually paid. The spec makes it
+	// "number or null": Valid is false when the dispute gave no amount
+	// (null or absent), so a stated 0 stays distinguishable from none.
+	Amount decimal.NullDecimal `json:"amount"`
+	// ReceiptURL links to the receipt or screenshot the dispute cites.
+	ReceiptURL string `json:"receipt_url"`
+	// Comment is the merchant's text of the dispute.
+	Comment string `json:"comment"`
+	// CreatedAt is when the dispute was opened; zero when the response did
+	// not carry it.
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // UnmarshalJSON decodes a dispute leniently.
@@ -267,7 +284,7 @@ func (d *Dispute) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*d = *w.dispute()
-	return checkAmounts(d.Amount)
+	return nil
 }
 
 type plainDispute Dispute
@@ -275,11 +292,13 @@ type plainDispute Dispute
 // disputeWire is a dispute object as sent.
 type disputeWire struct {
 	plainDispute
-	CreatedAt apiTime `json:"created_at"`
+	Amount    wireNullDec `json:"amount"`
+	CreatedAt apiTime     `json:"created_at"`
 }
 
 func (w *disputeWire) dispute() *Dispute {
 	d := Dispute(w.plainDispute)
+	d.Amount = decimal.NullDecimal(w.Amount)
 	d.CreatedAt = time.Time(w.CreatedAt)
 	return &d
 }
@@ -363,22 +382,88 @@ type createPaymentBody struct {
 
 // CreatePayment creates a payment and returns the requisites for the payer.
 //
-// It is retried on transport errors and 5xx answers. If a retry is refused
-// with PAY_003 (an earlier attempt got through but its answer was lost), the
-// SDK reads the payment back by ext_id and returns it when its amount and
-// method match params; otherwise the PAY_003 error (ErrDuplicateExtID) is
-// returned. A PAY_003 on the first attempt is always returned as an error.
+// It is retried on transport errors and 5xx answers. When a retry is
+// refused with PAY_003 after an earlier attempt may have got through, or a
+// 2xx answer cannot be decoded, the SDK reads the payment back by ext_id and
+// returns it (with Reconciled set) when it is the one params describe:
+// same amount, method and, when params.Bank is set, bank (for CROSS_BORDER
+// the GET carries the bank's code; for the other methods its name, which
+// the SDK resolves from the code through ListBanks, once per Client). A
+// GET does not carry the country, client_id, notify_url or notification
+// token, so those cannot be compared. A payment that differs is someone
+// else's: the PAY_003 error (ErrDuplicateExtID) is returned. A PAY_003 on
+// the first attempt is always returned as ErrDuplicateExtID.
+//
+// When the call fails after an attempt may have reached the service (a
+// connection lost after sending, a 5xx other than PAY_004), the error
+// matches ErrUnknownOutcome as well as its cause (ErrInternal for SYS_001):
+// the payment may exist. Read it back with GetPaymentByExtID before
+// creating it again, under the same ext_id or a new one.
 func (c *Client) CreatePayment(ctx context.Context, params CreatePaymentParams) (*Payment, error) {
 	if err := params.validate(); err != nil {
 		return nil, err
 	}
-	method := cmp.Or(params.Method, MethodCard) // the service's default
 	return createByExtID(ctx, c, opCreatePayment, "/v1/payments",
 		createPaymentBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
 			Bank: params.Bank, Country: params.Country, ClientID: params.ClientID,
 			NotifyURL: params.NotifyURL, NotificationToken: params.NotificationToken},
+		settleByExtID("GetPaymentByExtID", params.ExtID),
 		func(ctx context.Context) (*Payment, error) { return c.GetPaymentByExtID(ctx, params.ExtID) },
-		func(got *Payment) bool { return got.Amount.Equal(params.Amount) && got.Method == method })
+		func(ctx context.Context, got *Payment) (bool, error) { return c.paymentMatches(ctx, params, got) })
+}
+
+// paymentMatches reports whether a payment read back by ext_id is the one
+// params would have created, comparing every field the caller set that a
+// GET carries.
+func (c *Client) paymentMatches(ctx context.Context, params CreatePaymentParams, got *Payment) (bool, error) {
+	method := cmp.Or(params.Method, MethodCard) // the service's default
+	if !got.Amount.Equal(params.Amount) || got.Method != method {
+		return false, nil
+	}
+	if params.Bank == "" {
+		return true, nil
+	}
+	if got.Requisites.BankCode != "" { // CROSS_BORDER: "bank" holds the code
+		return strings.EqualFold(got.Requisites.BankCode, params.Bank), nil
+	}
+	name, err := c.bankName(ctx, params.Bank)
+	if err != nil {
+		return false, err
+	}
+	return strings.EqualFold(got.Requisites.BankName, name), nil
+}
+
+// bankName resolves a bank code to its name through ListBanks, read once
+// per Client and kept: reconciliation is rare, and bank names do not change
+// under a running process.
+func (c *Client) bankName(ctx context.Context, code string) (string, error) {
+	c.banks.mu.Lock()
+	defer c.banks.mu.Unlock()
+	if c.banks.names == nil {
+		banks, err := c.ListBanks(ctx)
+		if err != nil {
+			return "", err
+		}
+		c.banks.names = make(map[string]string, len(banks))
+		for _, b := range banks {
+			c.banks.names[strings.ToLower(b.Code)] = b.Name
+		}
+	}
+	name, ok := c.banks.names[strings.ToLower(code)]
+	if !ok {
+		return "", fmt.Errorf("bank %q is not in ListBanks, so the payment read back cannot be compared", truncate(code, 40))
+	}
+	return name, nil
+}
+
+// settleByExtID is the advice an unknown outcome of a create gives.
+func settleByExtID(read, extID string) string {
+	return fmt.Sprintf("read it back with %s(%q) before creating it again", read, truncate(extID, 80))
+}
+
+// settleByID is the advice an unknown outcome of a state change gives.
+func settleByID(id string) string {
+	return fmt.Sprintf("read it with GetPayment(%q) to see whether it took effect before trying again", id)
 }
 
 // GetPayment returns the payment with the given id (a UUID).
@@ -386,7 +471,7 @@ func (c *Client) GetPayment(ctx context.Context, id string) (*Payment, error) {
 	if err := checkUUID("id", id); err != nil {
 		return nil, err
 	}
-	return c.getPayment(ctx, opGetPayment, "/v1/payments/"+id)
+	return c.getPayment(ctx, opGetPayment, "/v1/payments/"+id, id, "")
 }
 
 // GetPaymentByExtID returns the payment with the merchant's ext_id. The
@@ -395,12 +480,15 @@ func (c *Client) GetPaymentByExtID(ctx context.Context, extID string) (*Payment,
 	if err := checkExtID(extID, MaxExtIDLength); err != nil {
 		return nil, err
 	}
-	return c.getPayment(ctx, opGetPaymentByExtID, "/v1/payments/by-ext-id/"+pathSegment(extID))
+	return c.getPayment(ctx, opGetPaymentByExtID, "/v1/payments/by-ext-id/"+pathSegment(extID), "", extID)
 }
 
-func (c *Client) getPayment(ctx context.Context, op *operation, path string) (*Payment, error) {
+// getPayment reads a payment; the answer must be the payment asked for
+// (wantID or wantExtID), or the read fails: a cache or proxy that serves
+// another order's payment must not make the merchant act on it.
+func (c *Client) getPayment(ctx context.Context, op *operation, path, wantID, wantExtID string) (*Payment, error) {
 	p := new(Payment)
-	if err := c.do(ctx, request{op: op, path: path, out: p}); err != nil {
+	if err := c.do(ctx, request{op: op, path: path, out: p, wantID: wantID, wantExtID: wantExtID}); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -416,8 +504,9 @@ type Attachment struct {
 	Content io.Reader
 }
 
-// MaxAttachmentSize is the largest receipt ConfirmPayment sends: 10 MiB.
-const MaxAttachmentSize = 10 << 20
+// MaxAttachmentSize is the largest receipt ConfirmPayment sends: the spec's
+// 10 MB, in decimal bytes (10,000,000), as the sandbox counts them too.
+const MaxAttachmentSize = 10_000_000
 
 // ConfirmPayment tells the service that the payer has paid, optionally with
 // an image of the receipt (nil sends none). The payment moves to PROCESSING.
@@ -437,7 +526,7 @@ func (c *Client) ConfirmPayment(ctx context.Context, id string, receipt *Attachm
 	}
 	p := new(Payment)
 	err = c.do(ctx, request{op: opConfirmPayment, path: "/v1/payments/" + id + "/confirm",
-		body: body, contentType: contentType, out: p,
+		body: body, contentType: contentType, out: p, settle: settleByID(id),
 		reconcile: c.reconcilePayment(id, p, PaymentStatusProcessing, PaymentStatusCompleted)})
 	if err != nil {
 		return nil, err
@@ -560,13 +649,16 @@ func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeP
 	}
 	p := new(Payment)
 	reread := c.reconcilePayment(id, p, PaymentStatusDispute)
-	err := c.doJSON(ctx, request{op: opOpenDispute, path: "/v1/payments/" + id + "/dispute", out: p,
+	err := c.doJSON(ctx, request{op: opOpenDispute, path: "/v1/payments/" + id + "/dispute", out: p, settle: settleByID(id),
 		reconcile: func(ctx context.Context) (bool, error) {
 			ok, err := reread(ctx)
 			if ok && p.Dispute == nil {
 				// GET carries no dispute object: report what this call
 				// asked for; the opening time is unknown (zero).
-				p.Dispute = &Dispute{Amount: params.Amount, ReceiptURL: params.ReceiptURL, Comment: params.Comment}
+				p.Dispute = &Dispute{ReceiptURL: params.ReceiptURL, Comment: params.Comment}
+				if !params.Amount.IsZero() {
+					p.Dispute.Amount = decimal.NewNullDecimal(params.Amount)
+				}
 			}
 			return ok, err
 		}}, body)
@@ -588,7 +680,7 @@ func (c *Client) transition(ctx context.Context, op *operation, id, suffix strin
 		return nil, err
 	}
 	p := new(Payment)
-	err := c.do(ctx, request{op: op, path: "/v1/payments/" + id + suffix, out: p,
+	err := c.do(ctx, request{op: op, path: "/v1/payments/" + id + suffix, out: p, settle: settleByID(id),
 		reconcile: c.reconcilePayment(id, p, target)})
 	if err != nil {
 		return nil, err
@@ -601,5 +693,5 @@ func (c *Client) transition(ctx context.Context, op *operation, id, suffix strin
 // earlier attempt did the work, and the call succeeds with the payment.
 func (c *Client) reconcilePayment(id string, out *Payment, want ...PaymentStatus) func(context.Context) (bool, error) {
 	return readBack(out, func(ctx context.Context) (*Payment, error) { return c.GetPayment(ctx, id) },
-		func(got *Payment) bool { return slices.Contains(want, got.Status) })
+		func(_ context.Context, got *Payment) (bool, error) { return slices.Contains(want, got.Status), nil })
 }

@@ -3,6 +3,7 @@ package paykit
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"image"
 	"image/color"
@@ -11,11 +12,13 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"testing/iotest"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -161,7 +164,15 @@ func TestGetPaymentAndByExtID(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := mockClient(t, http.StatusOK, tc.body)
+			body := tc.body
+			if ext, ok := strings.CutPrefix(tc.uri, "/v1/payments/by-ext-id/"); ok {
+				// The answer must be the payment asked for.
+				ext, err := url.PathUnescape(ext)
+				require.NoError(t, err)
+				quoted, _ := json.Marshal(ext)
+				body = strings.Replace(body, `"ext_id":"a/b?c#d"`, `"ext_id":`+string(quoted), 1)
+			}
+			c, rec := mockClient(t, http.StatusOK, body)
 			p, err := tc.call(c)
 			require.NoError(t, err)
 			assertWire(t, rec.only(t), "GET", tc.uri, "", "")
@@ -293,7 +304,8 @@ func TestCancelAndDisputeOperations(t *testing.T) {
 		assert.Equal(t, PaymentStatusDispute, p.Status, "lower-case dispute normalised")
 		assertDec(t, "1500.50", p.Amount, "amount")
 		require.NotNil(t, p.Dispute)
-		assertDec(t, "1400", p.Dispute.Amount, "dispute.amount")
+		require.True(t, p.Dispute.Amount.Valid)
+		assertDec(t, "1400", p.Dispute.Amount.Decimal, "dispute.amount")
 		assert.Equal(t, "https://r.example/1.png", p.Dispute.ReceiptURL)
 		assert.Equal(t, "paid less", p.Dispute.Comment)
 		assert.Equal(t, time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC), p.Dispute.CreatedAt)
@@ -306,7 +318,22 @@ func TestCancelAndDisputeOperations(t *testing.T) {
 		require.NoError(t, err)
 		assertWire(t, rec.only(t), "POST", "/v1/payments/"+paymentID+"/dispute", "application/json", `{}`)
 		require.NotNil(t, p.Dispute)
-		assert.True(t, p.Dispute.Amount.IsZero(), "null amount")
+		assert.False(t, p.Dispute.Amount.Valid, "null amount is not a number")
+	})
+	t.Run("dispute amount: null, absent and 0 are told apart", func(t *testing.T) {
+		t.Parallel()
+		for body, want := range map[string]decimal.NullDecimal{
+			`{"amount":null}`: {},
+			`{}`:              {},
+			`{"amount":0}`:    decimal.NewNullDecimal(decimal.Zero),
+			`{"amount":"0"}`:  decimal.NewNullDecimal(decimal.Zero),
+			`{"amount":12.5}`: decimal.NewNullDecimal(decimal.RequireFromString("12.5")),
+		} {
+			var d Dispute
+			require.NoError(t, json.Unmarshal([]byte(body), &d), body)
+			assert.Equal(t, want.Valid, d.Amount.Valid, body)
+			assert.True(t, want.Decimal.Equal(d.Amount.Decimal), body)
+		}
 	})
 	t.Run("cancel dispute", func(t *testing.T) {
 		t.Parallel()

@@ -3,6 +3,8 @@ package paykit
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"iter"
 	"log/slog"
 	"net/url"
@@ -70,7 +72,17 @@ type Payout struct {
 	CreatedAt       time.Time `json:"created_at"`
 	// CompletedAt is the zero time until the payout is completed.
 	CompletedAt time.Time `json:"completed_at"`
+	// Reconciled is true when CreatePayout did not get its own answer (it
+	// was lost, or could not be decoded) and the SDK established, by
+	// reading the payout back with GetPayoutByExtID, that the call had
+	// taken effect. Never set by decoding JSON.
+	Reconciled bool `json:"-"`
 }
+
+func (p *Payout) markReconciled() { p.Reconciled = true }
+
+// identity is what a read of this payout asked for.
+func (p *Payout) identity() (id, extID string) { return p.ID, p.ExtID }
 
 // UnmarshalJSON decodes a payout leniently.
 func (p *Payout) UnmarshalJSON(b []byte) error {
@@ -88,6 +100,7 @@ type plainPayout Payout
 // types and shadow Payout's own; the others decode into plainPayout.
 type payoutWire struct {
 	plainPayout
+	Amount          wireDec    `json:"amount"`
 	Requisites      flexString `json:"requisites"`
 	ProviderOrderID flexString `json:"provider_order_id"`
 	CreatedAt       apiTime    `json:"created_at"`
@@ -97,9 +110,10 @@ type payoutWire struct {
 // decode sets *p from the wire payout and checks its amount.
 func (w *payoutWire) decode(p *Payout) error {
 	*p = Payout(w.plainPayout)
+	p.Amount = decimal.Decimal(w.Amount)
 	p.Requisites, p.ProviderOrderID = string(w.Requisites), string(w.ProviderOrderID)
 	p.CreatedAt, p.CompletedAt = time.Time(w.CreatedAt), time.Time(w.CompletedAt)
-	return checkAmounts(p.Amount)
+	return nil
 }
 
 // LogValue implements slog.LogValuer: the payout with the card or phone
@@ -159,10 +173,18 @@ type createPayoutBody struct {
 }
 
 // CreatePayout orders a RUB payout. Like CreatePayment it is retried on
-// transport errors and 5xx, and a PAY_003 on a retried attempt is reconciled
-// by reading the payout back by ext_id: it is returned when its amount,
-// method and requisites match params, so a lost answer never turns into a
-// second payout nor into a false failure.
+// transport errors and 5xx; a PAY_003 on a retried attempt (after an
+// earlier one may have got through), or a 2xx that cannot be decoded, is
+// reconciled by reading the payout back by ext_id: it is returned, with
+// Reconciled set, when its amount, method, requisites, holder name and
+// bank all match params, so a lost answer never turns into a second payout
+// nor into a false failure. A payout that differs is someone else's: the
+// PAY_003 error (ErrDuplicateExtID) is returned.
+//
+// When the call fails after an attempt may have reached the service (a
+// connection lost after sending, a 5xx such as SYS_001), the error matches
+// ErrUnknownOutcome as well as its cause: the payout may exist. Read it
+// back with GetPayoutByExtID before ordering it again, under any ext_id.
 func (c *Client) CreatePayout(ctx context.Context, params CreatePayoutParams) (*Payout, error) {
 	if err := params.validate(); err != nil {
 		return nil, err
@@ -170,9 +192,11 @@ func (c *Client) CreatePayout(ctx context.Context, params CreatePayoutParams) (*
 	return createByExtID(ctx, c, opCreatePayout, "/v1/payouts",
 		createPayoutBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
 			Requisites: params.Requisites, HolderName: params.HolderName, Bank: params.Bank, NotifyURL: params.NotifyURL},
+		settleByExtID("GetPayoutByExtID", params.ExtID),
 		func(ctx context.Context) (*Payout, error) { return c.GetPayoutByExtID(ctx, params.ExtID) },
-		func(got *Payout) bool {
-			return got.Amount.Equal(params.Amount) && got.Method == params.Method && got.Requisites == params.Requisites
+		func(_ context.Context, got *Payout) (bool, error) {
+			return got.Amount.Equal(params.Amount) && got.Method == params.Method && got.Requisites == params.Requisites &&
+				got.HolderName == params.HolderName && got.Bank == params.Bank, nil
 		})
 }
 
@@ -182,7 +206,7 @@ func (c *Client) GetPayout(ctx context.Context, id string) (*Payout, error) {
 	if err := checkUUID("id", id); err != nil {
 		return nil, err
 	}
-	return c.getPayout(ctx, opGetPayout, "/v1/payouts/"+id)
+	return c.getPayout(ctx, opGetPayout, "/v1/payouts/"+id, id, "")
 }
 
 // GetPayoutByExtID returns the payout with the merchant's ext_id, which is
@@ -191,12 +215,13 @@ func (c *Client) GetPayoutByExtID(ctx context.Context, extID string) (*Payout, e
 	if err := checkExtID(extID, 0); err != nil {
 		return nil, err
 	}
-	return c.getPayout(ctx, opGetPayoutByExtID, "/v1/payouts/by-ext-id/"+pathSegment(extID))
+	return c.getPayout(ctx, opGetPayoutByExtID, "/v1/payouts/by-ext-id/"+pathSegment(extID), "", extID)
 }
 
-func (c *Client) getPayout(ctx context.Context, op *operation, path string) (*Payout, error) {
+// getPayout reads a payout; the answer must be the payout asked for.
+func (c *Client) getPayout(ctx context.Context, op *operation, path, wantID, wantExtID string) (*Payout, error) {
 	p := new(Payout)
-	if err := c.do(ctx, request{op: op, path: path, out: p}); err != nil {
+	if err := c.do(ctx, request{op: op, path: path, out: p, wantID: wantID, wantExtID: wantExtID}); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -214,16 +239,30 @@ type PayoutList struct {
 // UnmarshalJSON decodes a page in one pass into wire payouts: letting
 // encoding/json run Payout.UnmarshalJSON would scan every item a second time.
 func (l *PayoutList) UnmarshalJSON(b []byte) error {
-	var page struct {
-		Payouts []payoutWire `json:"payouts"`
-		Total   int          `json:"total"`
-		Limit   int          `json:"limit"`
-		Offset  int          `json:"offset"`
-	}
+	var page payoutPage
 	if err := json.Unmarshal(b, &page); err != nil {
 		return err
 	}
-	*l = PayoutList{Total: page.Total, Limit: page.Limit, Offset: page.Offset}
+	return page.decode(l)
+}
+
+// payoutPage is a payout list envelope as sent. Total and Offset are
+// pointers so that AllPayouts can tell an absent field from 0.
+type payoutPage struct {
+	Payouts []payoutWire `json:"payouts"`
+	Total   *int         `json:"total"`
+	Limit   int          `json:"limit"`
+	Offset  *int         `json:"offset"`
+}
+
+func (page *payoutPage) decode(l *PayoutList) error {
+	*l = PayoutList{Limit: page.Limit}
+	if page.Total != nil {
+		l.Total = *page.Total
+	}
+	if page.Offset != nil {
+		l.Offset = *page.Offset
+	}
 	if page.Payouts != nil {
 		l.Payouts = make([]Payout, len(page.Payouts))
 	}
@@ -235,11 +274,21 @@ func (l *PayoutList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalJSON decodes the envelope and keeps whether total and offset
+// were present.
+func (page *payoutPage) UnmarshalJSON(b []byte) error {
+	type plain payoutPage
+	return json.Unmarshal(b, (*plain)(page))
+}
+
 // ListPayoutsParams filter and page ListPayouts. Zero fields are not sent:
 // the service then applies no filter, its default limit (100) and offset 0.
 type ListPayoutsParams struct {
 	Status PayoutStatus
-	// From and To bound the creation time; sent as RFC 3339 in UTC.
+	// From and To bound the creation time; sent as RFC 3339 in UTC with
+	// their sub-second digits (none when zero), so the window is exactly
+	// the one given. Whether the service treats them as inclusive is not
+	// in the spec.
 	From, To time.Time
 	Limit    int
 	Offset   int
@@ -261,10 +310,10 @@ func (p ListPayoutsParams) query() (url.Values, error) {
 		q.Set("status", string(p.Status))
 	}
 	if !p.From.IsZero() {
-		q.Set("from", p.From.UTC().Format(time.RFC3339))
+		q.Set("from", p.From.UTC().Format(time.RFC3339Nano))
 	}
 	if !p.To.IsZero() {
-		q.Set("to", p.To.UTC().Format(time.RFC3339))
+		q.Set("to", p.To.UTC().Format(time.RFC3339Nano))
 	}
 	if p.Limit > 0 {
 		q.Set("limit", strconv.Itoa(p.Limit))
@@ -275,18 +324,39 @@ func (p ListPayoutsParams) query() (url.Values, error) {
 	return q, nil
 }
 
-// ListPayouts returns one page of payouts.
+// ListPayouts returns one page of payouts. The SDK sends Limit as given (it
+// sets no maximum of its own, since the spec shows none); a service may
+// answer fewer payouts than asked, and the envelope says how many match.
 func (c *Client) ListPayouts(ctx context.Context, params ListPayoutsParams) (*PayoutList, error) {
-	q, err := params.query()
-	if err != nil {
-		return nil, err
-	}
 	l := new(PayoutList)
-	if err := c.do(ctx, request{op: opListPayouts, path: "/v1/payouts", query: q, out: l}); err != nil {
+	if _, err := c.listPayouts(ctx, params, l); err != nil {
 		return nil, err
 	}
 	return l, nil
 }
+
+// listPayouts reads one page into l and returns its envelope as sent.
+func (c *Client) listPayouts(ctx context.Context, params ListPayoutsParams, l *PayoutList) (*payoutPage, error) {
+	q, err := params.query()
+	if err != nil {
+		return nil, err
+	}
+	page := new(payoutPage)
+	if err := c.do(ctx, request{op: opListPayouts, path: "/v1/payouts", query: q, out: page}); err != nil {
+		return nil, err
+	}
+	if err := page.decode(l); err != nil {
+		return nil, fmt.Errorf("paykit: %s: decoding response: %w", opListPayouts.name, err)
+	}
+	return page, nil
+}
+
+// errPagingStuck and errNoTotal end an AllPayouts iteration that would
+// otherwise repeat itself or end silently after one page.
+var (
+	errPagingStuck = errors.New("paykit: AllPayouts: the service answered the same page again (does it ignore offset?)")
+	errNoTotal     = errors.New("paykit: AllPayouts: the payout list has no total, so paging cannot know when to stop")
+)
 
 // AllPayouts iterates over every payout matching params, fetching pages of
 // params.Limit (the service's default when zero) from params.Offset until
@@ -298,26 +368,71 @@ func (c *Client) ListPayouts(ctx context.Context, params ListPayoutsParams) (*Pa
 //	}
 //
 // An error is yielded once, with a zero Payout, and ends the iteration.
-// Offset paging can skip or repeat an item if payouts are created during
-// the iteration and the service orders newest first; filter by To to page
-// over a fixed window.
+// The sequence can be ranged over again, and from several goroutines at
+// once: each range starts from params afresh.
+//
+// A page may be shorter than Limit (a service that caps pages): the next
+// one starts after the payouts received. Offset paging over a set that
+// changes can shift items between pages: when the service lists newest
+// first, payouts created during the iteration push older ones onto the next
+// page again. AllPayouts remembers the ids it has yielded (a few dozen
+// bytes each, the only memory that grows with the iteration) and never
+// yields a payout twice, whatever the order. What it cannot see is a payout
+// that moves between pages the other way (an oldest-first list losing
+// items, or a status filter whose matches change while it pages): to
+// enumerate a fixed set, bound the window with To (and From) in the past.
+//
+// A service that ignores offset would make paging repeat forever; a page
+// identical to the previous one, or an envelope whose offset is not the one
+// asked for, is an error, and so is an envelope without total.
 func (c *Client) AllPayouts(ctx context.Context, params ListPayoutsParams) iter.Seq2[Payout, error] {
 	return func(yield func(Payout, error) bool) {
+		p := params // each range pages from the caller's params afresh
+		seen := make(map[string]struct{})
+		var prev []string
+		var page PayoutList
 		for {
-			page, err := c.ListPayouts(ctx, params)
+			env, err := c.listPayouts(ctx, p, &page)
+			switch {
+			case err != nil:
+			case env.Total == nil:
+				err = errNoTotal
+			case env.Offset != nil && *env.Offset != p.Offset,
+				len(page.Payouts) > 0 && samePage(prev, page.Payouts):
+				err = errPagingStuck
+			}
 			if err != nil {
 				yield(Payout{}, err)
 				return
 			}
-			for _, p := range page.Payouts {
-				if !yield(p, nil) {
+			prev = prev[:0]
+			for _, po := range page.Payouts {
+				prev = append(prev, po.ID)
+				if _, dup := seen[po.ID]; dup {
+					continue
+				}
+				seen[po.ID] = struct{}{}
+				if !yield(po, nil) {
 					return
 				}
 			}
-			params.Offset += len(page.Payouts)
-			if len(page.Payouts) == 0 || params.Offset >= page.Total {
+			p.Offset += len(page.Payouts)
+			if len(page.Payouts) == 0 || p.Offset >= page.Total {
 				return
 			}
 		}
 	}
+}
+
+// samePage reports whether a page lists exactly the ids of the previous one.
+func samePage(prev []string, page []Payout) bool {
+	if len(prev) != len(page) {
+		return false
+	}
+	for i := range page {
+		if page[i].ID != prev[i] {
+			return false
+		}
+	}
+	return true
 }

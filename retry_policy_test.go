@@ -5,8 +5,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,8 +50,9 @@ func response(status int, body string, header ...string) *http.Response {
 
 func TestCheckRetryByClass(t *testing.T) {
 	t.Parallel()
-	c, _ := mockClient(t, 200, `{}`)
+	c, _ := mockClient(t, 200, `{}`, WithMaxRetries(DefaultMaxRetries))
 	transportErr := errors.New("connection reset by peer")
+	dialErr := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 	cases := []struct {
 		name    string
 		op      *operation
@@ -77,8 +80,11 @@ func TestCheckRetryByClass(t *testing.T) {
 		{"state: transport error", opConfirmPayment, true, nil, transportErr, true},
 		{"state: 500", opCancelDispute, false, response(500, `{"error":"SYS_001"}`), nil, true},
 		{"state: 400", opCancelPayment, false, response(400, `{"error":"PAY_007"}`), nil, false},
-		{"money: dial failed", opCreateTransfer, false, nil, transportErr, true},
+		{"money: dial failed", opCreateTransfer, false, nil, dialErr, true},
+		{"money: DNS failed", opCreateTransfer, false, nil, &net.DNSError{Err: "no such host", Name: "api.example"}, true},
+		{"money: unexplained error, no trace (a custom transport)", opCreateTransfer, false, nil, transportErr, false},
 		{"money: lost after connecting", opCreateTransfer, true, nil, transportErr, false},
+		{"money: dial error after a connection was obtained", opCreateWithdrawal, true, nil, dialErr, false},
 		{"money: 500", opCreateWithdrawal, true, response(500, ``), nil, false},
 		{"money: 503", opCreateTransfer, true, response(503, ``, "Retry-After", "1"), nil, false},
 		{"money: 400", opCreateWithdrawal, true, response(400, `{"error":"WDR_002"}`), nil, false},
@@ -86,11 +92,14 @@ func TestCheckRetryByClass(t *testing.T) {
 		{"any: body over the cap", opGetPayment, true, nil, errResponseTooLarge, false},
 	}
 	for _, tc := range cases {
-		st := &callState{op: tc.op}
+		st := &callState{op: tc.op, attempts: 1}
 		st.gotConn.Store(tc.gotConn)
+		status, data := 0, []byte(nil)
 		if tc.resp != nil {
-			st.last, _ = io.ReadAll(tc.resp.Body)
+			status = tc.resp.StatusCode
+			data, _ = io.ReadAll(tc.resp.Body)
 		}
+		st.record(ctx, status, data, tc.err)
 		got, err := c.checkRetry(context.WithValue(ctx, stateKey{}, st), tc.resp, tc.err)
 		assert.NoError(t, err, tc.name)
 		assert.Equal(t, tc.want, got, tc.name)
@@ -105,10 +114,10 @@ func TestCheckRetryByClass(t *testing.T) {
 
 func TestCheckRetryRefusesLongRetryAfter(t *testing.T) {
 	t.Parallel()
-	c, _ := mockClient(t, 200, `{}`)
+	c, _ := mockClient(t, 200, `{}`, WithMaxRetries(DefaultMaxRetries))
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	c.now = func() time.Time { return now }
-	base := context.WithValue(ctx, stateKey{}, &callState{op: opGetPayment})
+	base := context.WithValue(ctx, stateKey{}, &callState{op: opGetPayment, attempts: 1})
 	retry := func(ctx context.Context, ra string) bool {
 		ok, err := c.checkRetry(ctx, response(503, ``, "Retry-After", ra), nil)
 		require.NoError(t, err)
@@ -130,23 +139,34 @@ func TestBackoffBoundsAndRetryAfter(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	c.now = func() time.Time { return now }
 	minW, maxW := 200*time.Millisecond, 5*time.Second
+	c.http.RetryWaitMin, c.http.RetryWaitMax = minW, maxW
+	backoff := func(attempt int, resp *http.Response) time.Duration {
+		w, ok := c.backoff(attempt, resp)
+		require.True(t, ok)
+		return w
+	}
 	for attempt := range 40 {
 		ceil := maxW
 		if attempt < 5 {
 			ceil = minW << attempt
 		}
 		for range 50 {
-			w := c.backoff(minW, maxW, attempt, nil)
+			w := backoff(attempt+1, nil)
 			require.GreaterOrEqual(t, w, minW, "attempt %d", attempt)
 			require.LessOrEqual(t, w, ceil, "attempt %d", attempt)
 		}
 	}
-	assert.Equal(t, 7*time.Second, c.backoff(minW, maxW, 0, response(503, ``, "Retry-After", "7")),
+	assert.Equal(t, 7*time.Second, backoff(1, response(503, ``, "Retry-After", "7")),
 		"Retry-After lengthens the wait even past the maximum")
-	assert.Equal(t, 3*time.Second, c.backoff(minW, maxW, 0, response(429, ``, "Retry-After", now.Add(3*time.Second).Format(http.TimeFormat))))
-	w := c.backoff(minW, maxW, 0, response(503, ``, "Retry-After", "garbage"))
+	assert.Equal(t, 3*time.Second, backoff(1, response(429, ``, "Retry-After", now.Add(3*time.Second).Format(http.TimeFormat))))
+	w := backoff(1, response(503, ``, "Retry-After", "garbage"))
 	assert.LessOrEqual(t, w, minW)
-	assert.Equal(t, time.Second, c.backoff(time.Second, time.Second, 3, nil))
+	for _, header := range []string{"61", "99999999999999999999", "3600"} {
+		_, ok := c.backoff(1, response(503, ``, "Retry-After", header))
+		assert.False(t, ok, "Retry-After %s is too long to wait: answered at once", header)
+	}
+	c.http.RetryWaitMin, c.http.RetryWaitMax = time.Second, time.Second
+	assert.Equal(t, time.Second, backoff(4, nil))
 }
 
 func TestRetryAfterParsing(t *testing.T) {
@@ -159,6 +179,8 @@ func TestRetryAfterParsing(t *testing.T) {
 	}{
 		{"", 0, false}, {"0", 0, true}, {"1", time.Second, true}, {"-5", 0, false}, {"soon", 0, false},
 		{"99999999999", 24 * time.Hour, true},
+		{"99999999999999999999", 24 * time.Hour, true}, // overflows int64: still a very long wait
+		{"-99999999999999999999", 0, false},
 		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
 		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},
 	} {

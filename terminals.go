@@ -28,13 +28,18 @@ func (t *Terminal) UnmarshalJSON(b []byte) error {
 	type plain Terminal
 	aux := struct {
 		*plain
-		ID flexString `json:"id"`
+		ID            flexString `json:"id"`
+		Balance       wireDec    `json:"balance"`
+		BalanceFrozen wireDec    `json:"balance_frozen"`
+		WithdrawalFee wireDec    `json:"withdrawal_fee"`
 	}{plain: (*plain)(t)}
 	if err := json.Unmarshal(b, &aux); err != nil {
 		return err
 	}
 	t.ID = string(aux.ID)
-	return checkAmounts(t.Balance, t.BalanceFrozen, t.WithdrawalFee)
+	t.Balance, t.BalanceFrozen = decimal.Decimal(aux.Balance), decimal.Decimal(aux.BalanceFrozen)
+	t.WithdrawalFee = decimal.Decimal(aux.WithdrawalFee)
+	return nil
 }
 
 // Balance is the total over all of the merchant's terminals.
@@ -47,10 +52,16 @@ type Balance struct {
 // UnmarshalJSON decodes a balance and checks its amounts.
 func (b *Balance) UnmarshalJSON(data []byte) error {
 	type plain Balance
-	if err := json.Unmarshal(data, (*plain)(b)); err != nil {
+	aux := struct {
+		*plain
+		Balance       wireDec `json:"balance"`
+		BalanceFrozen wireDec `json:"balance_frozen"`
+	}{plain: (*plain)(b)}
+	if err := json.Unmarshal(data, &aux); err != nil {
 		return err
 	}
-	return checkAmounts(b.Balance, b.BalanceFrozen)
+	b.Balance, b.BalanceFrozen = decimal.Decimal(aux.Balance), decimal.Decimal(aux.BalanceFrozen)
+	return nil
 }
 
 // ListTerminals returns the merchant's terminals.

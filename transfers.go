@@ -3,6 +3,7 @@ package paykit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/shopspring/decimal"
 )
@@ -22,14 +23,29 @@ func (t *Transfer) UnmarshalJSON(b []byte) error {
 	type plain Transfer
 	aux := struct {
 		*plain
-		From flexString `json:"from_terminal_id"`
-		To   flexString `json:"to_terminal_id"`
+		From   flexString `json:"from_terminal_id"`
+		To     flexString `json:"to_terminal_id"`
+		Amount wireDec    `json:"amount"`
 	}{plain: (*plain)(t)}
 	if err := json.Unmarshal(b, &aux); err != nil {
 		return err
 	}
 	t.FromTerminalID, t.ToTerminalID = string(aux.From), string(aux.To)
-	return checkAmounts(t.Amount)
+	t.Amount = decimal.Decimal(aux.Amount)
+	return nil
+}
+
+// errTransferNotSuccess: a 2xx transfer result whose success is false. The
+// spec shows only true, and does not say what false would mean (refused?
+// pending?), so the SDK cannot call it a success nor a refusal.
+var errTransferNotSuccess = errors.New(`the API answered "success": false, which the spec does not explain`)
+
+// vet refuses a transfer result that does not say success.
+func (t *Transfer) vet() error {
+	if !t.Success {
+		return errTransferNotSuccess
+	}
+	return nil
 }
 
 // CreateTransferParams are the inputs of CreateTransfer. Terminal ids are
@@ -49,10 +65,15 @@ type createTransferBody struct {
 // CreateTransfer moves USDT between two terminals of the merchant.
 //
 // The API has no idempotency key for transfers, so the SDK re-sends one only
-// when the failed attempt provably sent nothing (no connection was made).
-// If the request may have arrived and no answer came back (a dropped
-// connection, a timeout, a 5xx), the error matches ErrUnknownOutcome: read
-// both terminals' balances before deciding to transfer again.
+// after a failure positively known to come before sending: a refused or
+// unreachable dial, a DNS failure, a failed TLS handshake or proxy
+// connection. Every other failure after the call started (a dropped
+// connection, a timeout, a 5xx, a 2xx whose body cannot be read, a result
+// with "success": false, a custom transport's unexplained error) matches
+// ErrUnknownOutcome, wrapping the cause: read both terminals' balances
+// (ListTerminals) before deciding to transfer again. A business refusal
+// (TRF_001, TRF_002, TRF_003) is a definite answer: nothing moved. A context
+// that ended before any connection was obtained is a plain context error.
 func (c *Client) CreateTransfer(ctx context.Context, params CreateTransferParams) (*Transfer, error) {
 	if err := firstError(
 		checkRequired("from_terminal_id", params.FromTerminalID),

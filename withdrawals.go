@@ -46,15 +46,22 @@ func (w *Withdrawal) UnmarshalJSON(b []byte) error {
 	type plain Withdrawal
 	aux := struct {
 		*plain
+		Amount    wireDec `json:"amount"`
+		Fee       wireDec `json:"fee"`
 		CreatedAt apiTime `json:"created_at"`
 		UpdatedAt apiTime `json:"updated_at"`
 	}{plain: (*plain)(w)}
 	if err := json.Unmarshal(b, &aux); err != nil {
 		return err
 	}
+	w.Amount, w.Fee = decimal.Decimal(aux.Amount), decimal.Decimal(aux.Fee)
 	w.CreatedAt, w.UpdatedAt = time.Time(aux.CreatedAt), time.Time(aux.UpdatedAt)
-	return checkAmounts(w.Amount, w.Fee)
+	return nil
 }
+
+// identity is what a read of this withdrawal asked for; GetWithdrawal
+// refuses an answer about another withdrawal.
+func (w *Withdrawal) identity() (id, extID string) { return w.ID, "" }
 
 // WithdrawalFee is the current withdrawal fee.
 type WithdrawalFee struct {
@@ -65,10 +72,15 @@ type WithdrawalFee struct {
 // UnmarshalJSON decodes a fee and checks it.
 func (f *WithdrawalFee) UnmarshalJSON(b []byte) error {
 	type plain WithdrawalFee
-	if err := json.Unmarshal(b, (*plain)(f)); err != nil {
+	aux := struct {
+		*plain
+		Fee wireDec `json:"fee"`
+	}{plain: (*plain)(f)}
+	if err := json.Unmarshal(b, &aux); err != nil {
 		return err
 	}
-	return checkAmounts(f.Fee)
+	f.Fee = decimal.Decimal(aux.Fee)
+	return nil
 }
 
 // CreateWithdrawalParams are the inputs of CreateWithdrawal.
@@ -121,7 +133,7 @@ func (c *Client) GetWithdrawal(ctx context.Context, id string) (*Withdrawal, err
 		return nil, err
 	}
 	w := new(Withdrawal)
-	if err := c.do(ctx, request{op: opGetWithdrawal, path: "/v1/withdrawals/" + id, out: w}); err != nil {
+	if err := c.do(ctx, request{op: opGetWithdrawal, path: "/v1/withdrawals/" + id, out: w, wantID: id}); err != nil {
 		return nil, err
 	}
 	return w, nil

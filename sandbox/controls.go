@@ -3,7 +3,11 @@ package sandbox
 import (
 	"errors"
 	"io"
+	"mime"
+	"net"
 	"net/http"
+	"net/netip"
+	"strings"
 	"time"
 )
 
@@ -13,7 +17,61 @@ const (
 	CodeControlNotFound = "SANDBOX_NOT_FOUND" // 404: unknown payment, payout or withdrawal id
 	CodeControlConflict = "SANDBOX_CONFLICT"  // 409: the transition is not allowed from the current status
 	CodeControlInvalid  = "SANDBOX_INVALID"   // 400: malformed body, unknown outcome, status or fault mode
+	// CodeControlForbidden (403) refuses a control or inspection request
+	// whose Host is not loopback while Config.AllowRemote is off.
+	CodeControlForbidden = "SANDBOX_FORBIDDEN"
+	// CodeControlMediaType (415) refuses a control POST without
+	// Content-Type: application/json: a web page can send text/plain or a
+	// form cross-origin without a preflight, but not JSON.
+	CodeControlMediaType = "SANDBOX_UNSUPPORTED_MEDIA_TYPE"
 )
+
+// localRequest reports whether r names the sandbox by a loopback Host:
+// "localhost", an address in 127.0.0.0/8 or ::1, with or without a port.
+// A browser sends the page's host name, so a DNS-rebinding page
+// (evil.example resolving to 127.0.0.1) is refused even though it reaches
+// the loopback socket. Always true with Config.AllowRemote.
+func (s *Server) localRequest(r *http.Request) bool {
+	if s.cfg.AllowRemote {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback()
+}
+
+// guardControl admits a request to a control, an inspection endpoint or
+// the dashboard, or answers the refusal itself and returns false: 403
+// SANDBOX_FORBIDDEN for a Host that is not loopback (see localRequest),
+// 415 SANDBOX_UNSUPPORTED_MEDIA_TYPE for a POST whose Content-Type is not
+// application/json when requireJSON is set. Together they stop a web page
+// the developer visits from driving the sandbox: it can neither pass a
+// loopback Host through DNS rebinding nor send JSON cross-origin without a
+// CORS preflight, which the sandbox never answers.
+func (s *Server) guardControl(w http.ResponseWriter, r *http.Request, requireJSON bool) bool {
+	if !s.localRequest(r) {
+		writeError(w, newErr(http.StatusForbidden, CodeControlForbidden,
+			"the sandbox controls answer only a loopback Host (localhost, 127.0.0.1, [::1]); start it with remote control allowed to change this"))
+		return false
+	}
+	if requireJSON && r.Method == http.MethodPost {
+		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if err != nil || mt != "application/json" {
+			writeError(w, newErr(http.StatusUnsupportedMediaType, CodeControlMediaType,
+				"control requests need Content-Type: application/json"))
+			return false
+		}
+	}
+	return true
+}
 
 // controlRoutes registers the unsigned JSON controls. They exist for
 // non-Go users of the binary; Go code calls the methods directly.
@@ -22,26 +80,26 @@ func (s *Server) controlRoutes(mux *http.ServeMux) {
 		var req struct {
 			Outcome string `json:"outcome"`
 		}
-		control(w, r, &req, func() (any, error) { return s.verifyPayment(r.PathValue("id"), req.Outcome) })
+		s.control(w, r, &req, func() (any, error) { return s.verifyPayment(r.PathValue("id"), req.Outcome) })
 	})
 	mux.HandleFunc("POST /sandbox/payments/{id}/dispute/review", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Outcome string `json:"outcome"`
 		}
-		control(w, r, &req, func() (any, error) { return s.reviewDispute(r.PathValue("id"), req.Outcome) })
+		s.control(w, r, &req, func() (any, error) { return s.reviewDispute(r.PathValue("id"), req.Outcome) })
 	})
 	mux.HandleFunc("POST /sandbox/payouts/{id}/status", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Status string `json:"status"`
 		}
-		control(w, r, &req, func() (any, error) { return s.setPayoutStatus(r.PathValue("id"), req.Status) })
+		s.control(w, r, &req, func() (any, error) { return s.setPayoutStatus(r.PathValue("id"), req.Status) })
 	})
 	mux.HandleFunc("POST /sandbox/withdrawals/{id}/status", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Status string `json:"status"`
 			TxHash string `json:"tx_hash"`
 		}
-		control(w, r, &req, func() (any, error) {
+		s.control(w, r, &req, func() (any, error) {
 			return s.setWithdrawalStatus(r.PathValue("id"), req.Status, req.TxHash)
 		})
 	})
@@ -49,31 +107,43 @@ func (s *Server) controlRoutes(mux *http.ServeMux) {
 		var req struct {
 			Seconds int64 `json:"seconds"`
 		}
-		control(w, r, &req, func() (any, error) {
+		s.control(w, r, &req, func() (any, error) {
 			if req.Seconds < 0 {
 				return nil, errors.New("seconds must not be negative")
 			}
-			s.Advance(time.Duration(req.Seconds) * time.Second)
+			// Multiplying a huge count would wrap around to a negative or
+			// small duration; Advance clamps the total anyway.
+			d := maxClockOffset
+			if req.Seconds < int64(maxClockOffset/time.Second) {
+				d = time.Duration(req.Seconds) * time.Second
+			}
+			s.Advance(d)
 			return map[string]string{"now": ts(s.Now())}, nil
 		})
 	})
 	mux.HandleFunc("POST /sandbox/faults", func(w http.ResponseWriter, r *http.Request) {
 		var f Fault
-		control(w, r, &f, func() (any, error) { return struct{}{}, s.InjectFault(f) })
+		s.control(w, r, &f, func() (any, error) { return struct{}{}, s.InjectFault(f) })
 	})
 	mux.HandleFunc("POST /sandbox/reset", func(w http.ResponseWriter, r *http.Request) {
 		var req struct{}
-		control(w, r, &req, func() (any, error) { s.Reset(); return struct{}{}, nil })
+		s.control(w, r, &req, func() (any, error) { s.Reset(); return struct{}{}, nil })
 	})
 	mux.HandleFunc("/sandbox/", func(w http.ResponseWriter, r *http.Request) {
+		if !s.guardControl(w, r, false) {
+			return
+		}
 		writeError(w, newErr(http.StatusNotFound, CodeControlNotFound, "no such control: "+r.Method+" "+r.URL.Path))
 	})
 }
 
-// control decodes the body into req, runs do and answers its result, or
+// control guards the request (guardControl), decodes the body into req, runs do and answers its result, or
 // maps its error: ErrNotFound to 404, ErrWrongState to 409, anything else
 // to 400.
-func control(w http.ResponseWriter, r *http.Request, req any, do func() (any, error)) {
+func (s *Server) control(w http.ResponseWriter, r *http.Request, req any, do func() (any, error)) {
+	if !s.guardControl(w, r, true) {
+		return
+	}
 	buf, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
 	if err != nil {
 		writeError(w, newErr(http.StatusBadRequest, CodeControlInvalid, "body too large or unreadable"))

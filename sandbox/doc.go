@@ -19,7 +19,9 @@
 // "term_sandbox_reserve" with 0.00 USDT, both with a withdrawal fee of
 // 1.50 USDT. Terminal ids are scoped to their merchant.
 //
-// Every /v1/ request needs X-Identity (an API key) and X-Signature. The
+// Every /v1/ request needs X-Identity (an API key) and X-Signature. A
+// missing or unknown key is refused before a byte of the body is read;
+// otherwise the body is read (under the route's cap, see below) and the
 // sandbox computes the signature with the merchant's Signer over the
 // incoming request (r.URL.RequestURI(), the escaped path and query as sent)
 // and the exact body bytes, and compares in constant time; Merchant.Signer
@@ -37,16 +39,22 @@
 // offending field in data.field, PAY_003 puts data.ext_id. Amounts are
 // written as bare JSON numbers: RUB amounts exactly as the client sent them
 // (1500.50 stays 1500.50), USDT figures with at least two decimals
-// (1000.00). Requests may carry amounts as JSON numbers or numeric strings.
-// Timestamps are RFC 3339 in UTC, to the second. An unknown /v1/ path
-// answers 404 NOT_FOUND (after authentication); a body over 11 MB answers
-// 413 PAY_002.
+// (1000.00). Request amounts must be JSON numbers, as the spec types them:
+// a numeric string is refused like any invalid amount. Timestamps are RFC
+// 3339 in UTC, to the second. An unknown /v1/ path answers 404 NOT_FOUND
+// (after authentication). Each route caps its body: 64 KiB for the JSON
+// routes, 4 KiB for the bodiless ones (GETs, cancel, dispute cancel),
+// 10,000,000 bytes plus 64 KiB of multipart framing for confirm. A body
+// over its cap, or one that does not arrive within
+// Config.RequestBodyTimeout, answers 400 PAY_002 with data.field "body",
+// the spec's invalid-parameters answer (the spec never uses 413).
 //
 // # Payments
 //
 // Create validates amount (100 to 300000 RUB), ext_id (1 to 255
-// characters), method (CARD by default; SBP, SIM, CROSS_BORDER, any case)
-// and country (TJ, KZ, UZ or KG, and only with CROSS_BORDER), all PAY_002.
+// characters), method (CARD by default; otherwise exactly CARD, SBP, SIM or
+// CROSS_BORDER, upper case as the spec writes them) and country (exactly
+// TJ, KZ, UZ or KG, and only with CROSS_BORDER), all PAY_002.
 // A duplicate ext_id is PAY_003 (409). Once MaxSamePendingAmount (default
 // 5) PENDING payments of one merchant share an amount (1500.5 equals
 // 1500.50), the next create with that amount answers PAY_005 (429) until one
@@ -78,10 +86,13 @@
 // clock becomes CANCELLED (with a webhook): checked lazily whenever a
 // payment endpoint, the payment page or a control is used, and on Advance.
 //
-// Confirm takes multipart/form-data with an optional "attachment" part (an
-// image by its Content-Type or content, at most 10 MB; otherwise PAY_002);
-// any other or empty body counts as "no file". Confirm needs PENDING
-// (PAY_008), cancel needs PENDING (PAY_007). A dispute opens from CANCELLED
+// Confirm takes only multipart/form-data (with a boundary); any other
+// content type, or none, is PAY_002 and changes nothing. Its optional
+// "attachment" part must be an image (by its Content-Type or content) of at
+// most 10 MB, that is 10,000,000 bytes, the spec's limit and the SDK's
+// MaxAttachmentSize; otherwise PAY_002 (400). A form without that part is
+// "no file", which the spec allows. Confirm needs PENDING (PAY_008),
+// cancel needs PENDING (PAY_007). A dispute opens from CANCELLED
 // or CANCELLED_APPEAL (DIS_001 otherwise, DIS_002 while one is open); its
 // optional amount must be positive and receipt_url an http(s) URL (PAY_002).
 // Dispute cancel needs DISPUTE (DIS_003). PAY_001 (500) and SYS_001 are
@@ -96,18 +107,21 @@
 //
 // # Payouts, terminals, transfers, withdrawals
 //
-// Payouts need a positive amount, method card or sbp, non-empty ext_id,
-// requisites and holder_name (PAY_002); a duplicate ext_id is PAY_003. An
-// unknown payout is PAY_001 with 404. The list is in creation order, oldest
-// first (stable for offset paging); status filters exactly; from and to
+// Payouts need a positive amount, method exactly card or sbp (lower case),
+// non-empty ext_id, requisites and holder_name (PAY_002); a duplicate
+// ext_id is PAY_003. An unknown payout is PAY_001 with 404. The list is in
+// creation order, oldest first (stable for offset paging); status must be
+// exactly one of the spec's lower-case values (else PAY_002); from and to
 // filter created_at and are both inclusive (RFC 3339, or a bare date
 // meaning the whole day); limit defaults to 100 and is capped at 1000 (the
 // envelope reports the limit used). Payouts move only through
 // SetPayoutStatus.
 //
 // GET /v1/balance sums all terminals. Transfers are atomic and free:
-// TRF_001 for a missing terminal id, the same id twice or an amount that is
-// not positive; TRF_002 for a terminal the merchant does not have; TRF_003
+// TRF_001 for a missing terminal id, the same id twice, an amount that is
+// not positive or has more than 6 decimal places (TRC-20 USDT's precision:
+// a smaller unit cannot move on chain, so it must not become dust in a
+// balance); TRF_002 for a terminal the merchant does not have; TRF_003
 // when the source holds less than the amount.
 //
 // Withdrawals freeze amount + fee on the terminal (available balance down,
@@ -115,8 +129,8 @@
 // frozen and the wallet receives amount - fee (the amount must exceed the
 // fee). In both cases the response's amount is the requested amount and fee
 // the terminal's withdrawal_fee. WDR_001 covers a missing, unknown or
-// inactive terminal, a non-positive amount and an empty address (the
-// address format is not checked); WDR_002 a balance below the frozen sum;
+// inactive terminal, a non-positive amount, an amount with more than 6
+// decimal places and an empty address (the address format is not checked); WDR_002 a balance below the frozen sum;
 // WDR_003 an unknown withdrawal. GET /v1/withdrawals/fee answers the fee of
 // the merchant's first active terminal.
 //
@@ -129,7 +143,9 @@
 // A transport error or non-2xx answer is retried after WebhookRetryWait
 // (default 1s), doubling each time, up to WebhookMaxAttempts (default 5)
 // attempts. Deliveries of one resource are sequential and in order.
-// FlushWebhooks waits for all queued deliveries; Close stops them.
+// FlushWebhooks waits for all queued deliveries; Close stops them. Every
+// delivery and attempt is kept in a bounded log (Deliveries,
+// GET /sandbox/webhooks).
 //
 // # Hosted payment page
 //
@@ -145,7 +161,20 @@
 // ErrInvalidArgument. The same controls are unsigned JSON POSTs (the binary
 // binds to loopback), answering the changed resource or {}; unknown id:
 // 404 SANDBOX_NOT_FOUND, wrong transition: 409 SANDBOX_CONFLICT, bad body
-// or value: 400 SANDBOX_INVALID:
+// or value: 400 SANDBOX_INVALID.
+//
+// Because they are unauthenticated, every /sandbox/ endpoint answers only a
+// request whose Host is loopback (localhost, 127.0.0.0/8, [::1], any port),
+// else 403 SANDBOX_FORBIDDEN, and every control POST needs Content-Type:
+// application/json, else 415 SANDBOX_UNSUPPORTED_MEDIA_TYPE. A web page
+// the developer visits can therefore neither reach them through DNS
+// rebinding (its Host is its own name) nor with a cross-origin text/plain
+// or form POST (JSON needs a CORS preflight, which the sandbox never
+// grants). The guard stops browsers, not programs: any client on the
+// network can send a loopback Host, which is why the binary binds to
+// loopback and warns when told otherwise. Config.AllowRemote (the binary's
+// -allow-remote) lifts the Host check, for a sandbox reached by name inside
+// a trusted network. The controls:
 //
 //	POST /sandbox/payments/{id}/verify          {"outcome":"completed"} or {"outcome":"cancelled"}
 //	POST /sandbox/payments/{id}/dispute/review  {"outcome":"approved"} or {"outcome":"rejected"}
@@ -154,6 +183,13 @@
 //	POST /sandbox/clock/advance                 {"seconds":3600}, answers {"now":...}
 //	POST /sandbox/faults                        {"method":"POST","path":"/v1/transfers","mode":"drop_after","count":1}
 //	POST /sandbox/reset                         {}
+//
+// From a shell every control needs the JSON header:
+//
+//	curl -X POST http://127.0.0.1:8080/sandbox/payments/$ID/verify -H 'Content-Type: application/json' -d '{"outcome":"completed"}'
+//
+// POST /sandbox/clock/advance clamps the total offset at 100 years, so two
+// huge advances cannot overflow and make the clock run backwards.
 //
 // Payouts go pending -> processing (sets provider_order_id) -> completed
 // (sets completed_at), failed or cancelled; pending may also jump to any of
@@ -165,8 +201,92 @@
 //
 // Terminals(apiKey) snapshots a merchant's balances, Stats(apiKey) counts
 // what it created, RequestCount(method, pattern) counts requests that
-// reached the sandbox (retries and faulted attempts included), and Now
-// reads the sandbox clock. They need no signed request.
+// reached the sandbox (retries and faulted attempts included), Deliveries
+// lists the latest webhook deliveries (newest first, at most
+// DefaultDeliveryLogSize) with every attempt's answer, and Now reads the
+// sandbox clock. They need no signed request. The delivery log never holds
+// a notification token, masks a password in a notify_url, and survives
+// Reset (deliveries queued before a Reset are still made).
+//
+// # Observing a running sandbox
+//
+// With Config.Logger set (the binary logs to stderr, -log-format text or
+// json), the sandbox writes one line per request (method, route template,
+// status, duration, error code, fault) and one per webhook delivery
+// attempt (resource, its id and announced status, target host, attempt
+// number, response status or error, duration). No line carries an API
+// key, signature, notification token, body, query or card or phone
+// number. A nil Logger is silent, which keeps tests quiet.
+//
+// Three JSON views answer GETs under the same Host guard as the controls
+// (the curl examples carry the JSON header for uniformity; a GET does not
+// need it):
+//
+//	GET /sandbox/requests   {"requests":[...]}   the latest DefaultRequestLogSize requests, newest first (Requests)
+//	GET /sandbox/webhooks   {"deliveries":[...]} the latest deliveries with every attempt (Deliveries)
+//	GET /sandbox/state      terminals with balances, payments, payouts and withdrawals counted by status (State)
+//
+// A request record holds method, route, path (long digit runs masked,
+// UUIDs kept), status, error code, fault and duration: no header, body or
+// query. Request counters (RequestCount) are kept per route template, so
+// memory stays bounded however many distinct paths clients send.
+//
+// # Leniencies and choices where the spec is silent
+//
+// Where the spec is silent the sandbox makes a choice, and a few
+// leniencies remain; each is listed here with its reason, so that an
+// integration that passes here is not surprised by the service.
+//
+//   - Authentication failures answer 401 AUTH_001 (the spec shows no
+//     answer); the signature algorithm is the SDK's HMACSigner unless
+//     Merchant.Signer says otherwise (the spec does not publish it).
+//   - Every success answers 200 (the spec shows no success statuses).
+//   - Unknown JSON fields in a request are ignored and an empty create body
+//     decodes as {} (so it fails on the first required field): the spec
+//     does not say, and ignoring unknown fields is what most services do.
+//   - RUB amounts with more than 2 decimal places are accepted and echoed
+//     as sent: the spec does not give their precision. Amounts are bounded
+//     (at most 40 characters, exponent within ±18) before any arithmetic.
+//   - Payment ext_id is 1 to 255 characters (the spec's limit, counted in
+//     characters, not bytes). Payout ext_id has no limit in the spec; the
+//     sandbox refuses an empty or all-blank one and one over 1020 bytes, a
+//     bound for memory rather than a rule.
+//   - bank is matched exactly against the codes of GET /v1/banks; an
+//     unknown, inactive or foreign bank is PAY_004 (no requisites), not
+//     PAY_002, because the spec calls bank a filter.
+//   - The PAY_005 threshold (MaxSamePendingAmount, default 5 PENDING
+//     payments of one amount) and window (while they stay PENDING) are the
+//     sandbox's: the spec shows neither.
+//   - The validity span (PaymentTTL, default 20 minutes) is the sandbox's;
+//     valid_until is the authority.
+//   - Payout list: limit defaults to 100 (the spec) and is capped at 1000
+//     (the spec gives no maximum; the envelope reports the limit used);
+//     limit=0 means the default. The order is creation order, oldest
+//     first, and from and to are both inclusive (the spec does not say).
+//     Errors of the list (bad limit, offset, from, to, status) are PAY_002:
+//     the spec shows none.
+//   - Payout and withdrawal transitions (the spec shows none) are those of
+//     SetPayoutStatus and SetWithdrawalStatus above.
+//   - Fees: transfers are free (the spec); a withdrawal charges its
+//     terminal's withdrawal_fee, and GET /v1/withdrawals/fee answers the fee
+//     of the first active terminal (the spec has one fee per terminal and
+//     one "current fee", and does not say how they relate).
+//   - A withdrawal freezes amount + fee, or the amount alone with
+//     subtract_fee_from_amount (which then needs amount > fee); completion
+//     settles the frozen sum, failure releases it to the balance. The spec
+//     says only that "the amount is frozen".
+//   - Amount bounds of payouts, transfers and withdrawals: any positive
+//     amount (the spec gives none), USDT at most 6 decimal places.
+//   - The withdrawal address format is not checked (a TRC-20 check would
+//     refuse test addresses people type by hand).
+//   - Transfers accept an inactive terminal on either side: the money is
+//     still the merchant's and the spec does not forbid it.
+//   - GET /v1/banks adds a "country" field to each bank, which the spec's
+//     Bank record does not have; clients should ignore unknown fields.
+//   - No rate limits (the spec shows none).
+//   - Errors of terminals, balance, banks and fee reads: only AUTH_001 and
+//     injected faults (the spec shows none).
+//   - A body on a bodiless route is accepted and ignored up to 4 KiB.
 //
 // # Faults
 //
@@ -176,6 +296,7 @@
 // error_before answers Status (default 500) with error code Code (default
 // SYS_001) without processing; retry_after answers 503 with Retry-After
 // RetryAfterS seconds (default 1), code Code, without processing; delay
-// waits DelayMS then processes; drop_after processes the request fully and
-// then closes the connection without an answer.
+// reads the body, waits DelayMS, then processes, unless the client went
+// away meanwhile, in which case nothing is applied; drop_after processes
+// the request fully and then closes the connection without an answer.
 package sandbox

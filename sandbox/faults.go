@@ -17,8 +17,9 @@ const (
 	// FaultDropAfter processes the request fully, then closes the connection
 	// without answering: the client cannot know that it took effect.
 	FaultDropAfter = "drop_after"
-	// FaultDelay stalls Fault.DelayMS milliseconds (or until the client
-	// gives up), then processes the request normally.
+	// FaultDelay reads the request body, stalls Fault.DelayMS milliseconds,
+	// then processes the request normally. A client that gives up during
+	// the stall ends it, and its request is not applied.
 	FaultDelay = "delay"
 	// FaultRetryAfter answers 503 with a Retry-After header of
 	// Fault.RetryAfterS seconds (default 1) without processing the request.
@@ -36,14 +37,26 @@ const DefaultFaultCode = "SYS_001"
 // applies to (0 = 1). Faults are matched before authentication, in the
 // order they were injected; the first match is used.
 type Fault struct {
-	Method      string `json:"method"`
-	Path        string `json:"path"`
-	Mode        string `json:"mode"`
-	Count       int    `json:"count"`
-	Status      int    `json:"status"`
-	Code        string `json:"code"`
-	DelayMS     int    `json:"delay_ms"`
-	RetryAfterS int    `json:"retry_after_s"`
+	// Method is the HTTP method to match, "" for any.
+	Method string `json:"method"`
+	// Path is the escaped path to match; {name} segments match any one
+	// segment, so one fault can hit a route whatever the id.
+	Path string `json:"path"`
+	// Mode is FaultErrorBefore, FaultDropAfter, FaultDelay or
+	// FaultRetryAfter.
+	Mode string `json:"mode"`
+	// Count is how many matching requests the fault applies to; 0 means 1.
+	Count int `json:"count"`
+	// Status is the HTTP status of an error_before answer; 0 means 500.
+	Status int `json:"status"`
+	// Code is the error code of an error_before or retry_after answer;
+	// "" means DefaultFaultCode.
+	Code string `json:"code"`
+	// DelayMS is how long a delay fault stalls, in milliseconds.
+	DelayMS int `json:"delay_ms"`
+	// RetryAfterS is the Retry-After of a retry_after answer, in seconds;
+	// 0 means 1.
+	RetryAfterS int `json:"retry_after_s"`
 }
 
 // InjectFault arms f for the next Count matching requests. It returns an
@@ -80,13 +93,15 @@ func (s *Server) InjectFault(f Fault) error {
 	return nil
 }
 
-// takeFault counts the request and consumes one shot of the first fault
-// that matches it.
-func (s *Server) takeFault(r *http.Request) *Fault {
+// takeFault counts the request under its route pattern and consumes one
+// shot of the first fault that matches it. Counting by route, not by raw
+// path, keeps the counters bounded however many distinct ids or junk paths
+// clients send.
+func (s *Server) takeFault(r *http.Request, pattern string) *Fault {
 	path := r.URL.EscapedPath()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests[r.Method+" "+path]++
+	s.requests[routeKey{method: knownMethod(r.Method), route: routePath(pattern)}]++
 	for i, f := range s.faults {
 		if (f.Method == "" || f.Method == r.Method) && pathMatches(f.Path, path) {
 			shot := *f
@@ -97,6 +112,37 @@ func (s *Server) takeFault(r *http.Request) *Fault {
 		}
 	}
 	return nil
+}
+
+// routeKey names a counter: a method (or OTHER) and a route's path
+// template.
+type routeKey struct{ method, route string }
+
+// knownMethod maps the method token to itself when it is a standard one
+// and to "OTHER" otherwise: a client may send any token as a method, and
+// each must not become a new counter.
+func knownMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "OTHER"
+}
+
+// routePath turns a ServeMux pattern ("POST /v1/payments/{id}/confirm",
+// "GET /v1/payouts/by-ext-id/{extId...}") into the path template that
+// RequestCount matches: "/v1/payments/{id}/confirm",
+// "/v1/payouts/by-ext-id/{extId}". A request no route matched is
+// "(unmatched)".
+func routePath(pattern string) string {
+	if pattern == "" {
+		return "(unmatched)"
+	}
+	if _, p, ok := strings.Cut(pattern, " "); ok {
+		pattern = p
+	}
+	return strings.ReplaceAll(pattern, "...}", "}")
 }
 
 func pathMatches(pattern, path string) bool {
@@ -118,7 +164,7 @@ func pathMatches(pattern, path string) bool {
 	return true
 }
 
-func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, f *Fault) {
+func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, f *Fault, limit int64) {
 	switch f.Mode {
 	case FaultErrorBefore:
 		writeError(w, newErr(f.Status, f.Code, "sandbox: injected fault"))
@@ -126,6 +172,14 @@ func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, f *Fault) {
 		w.Header().Set("Retry-After", strconv.Itoa(f.RetryAfterS))
 		writeError(w, newErr(http.StatusServiceUnavailable, f.Code, "sandbox: injected fault, retry later"))
 	case FaultDelay:
+		// Read the body first: net/http watches the connection, and so
+		// cancels r.Context when the client goes away, only once the body
+		// has been read to its end. Without this a POST abandoned during
+		// the delay would still be applied afterwards.
+		if _, aerr := s.readBody(w, r, limit); aerr != nil {
+			writeError(w, aerr)
+			return
+		}
 		t := time.NewTimer(time.Duration(f.DelayMS) * time.Millisecond)
 		defer t.Stop()
 		select {
@@ -133,14 +187,16 @@ func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, f *Fault) {
 		case <-r.Context().Done():
 			return
 		}
+		// Both may have become ready together; the client's departure wins.
+		if r.Context().Err() != nil {
+			return
+		}
 		s.mux.ServeHTTP(w, r)
 	case FaultDropAfter:
 		s.mux.ServeHTTP(&discardWriter{h: http.Header{}}, r)
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				conn.Close()
-				return
-			}
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+			return
 		}
 		// No hijacking (HTTP/2, a recorder): abort the response instead,
 		// which net/http turns into a reset connection.

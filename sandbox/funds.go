@@ -52,6 +52,16 @@ func (s *Server) getBalance(_ *http.Request, m *merchant, _ []byte) (any, *apiEr
 	return balanceView{Balance: usdtNum(bal), BalanceFrozen: usdtNum(frozen), Currency: "USDT"}, nil
 }
 
+// usdtDecimals is the precision of TRC-20 USDT: a smaller amount cannot
+// move on chain, so it must not enter a balance as sub-unit dust.
+const usdtDecimals = 6
+
+// usdtPrecise reports whether d has at most usdtDecimals decimal places
+// (trailing zeros do not count: 1.5000000 is 1.5).
+func usdtPrecise(d decimal.Decimal) bool {
+	return d.Equal(d.Truncate(usdtDecimals))
+}
+
 func (m *merchant) terminal(id string) *terminal {
 	for _, t := range m.terminals {
 		if t.id == id {
@@ -89,6 +99,8 @@ func (s *Server) createTransfer(_ *http.Request, m *merchant, body []byte) (any,
 		return nil, invalid("TRF_001", "to_terminal_id", "source and destination terminals must differ")
 	case !req.Amount.set || !req.Amount.d.IsPositive():
 		return nil, invalid("TRF_001", "amount", "amount must be positive")
+	case !usdtPrecise(req.Amount.d):
+		return nil, invalid("TRF_001", "amount", "USDT amounts have at most 6 decimal places (TRC-20 precision)")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -172,6 +184,8 @@ func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (an
 		return nil, invalid("WDR_001", "terminal_id", "terminal_id is required")
 	case !req.Amount.set || !req.Amount.d.IsPositive():
 		return nil, invalid("WDR_001", "amount", "amount must be positive")
+	case !usdtPrecise(req.Amount.d):
+		return nil, invalid("WDR_001", "amount", "USDT amounts have at most 6 decimal places (TRC-20 precision)")
 	case strings.TrimSpace(req.Address) == "":
 		return nil, invalid("WDR_001", "address", "address is required")
 	}

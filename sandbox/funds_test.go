@@ -15,6 +15,8 @@ func TestPayouts(t *testing.T) {
 		`{"amount":10,"method":"card","requisites":"2200000000000004","holder_name":"I I"}`,
 		`{"ext_id":"p","amount":0,"method":"card","requisites":"2200000000000004","holder_name":"I I"}`,
 		`{"ext_id":"p","amount":10,"method":"wire","requisites":"2200000000000004","holder_name":"I I"}`,
+		`{"ext_id":"p","amount":10,"method":"CARD","requisites":"2200000000000004","holder_name":"I I"}`,
+		`{"ext_id":"p","amount":10,"method":"Sbp","requisites":"+79990000000","holder_name":"I I"}`,
 		`{"ext_id":"p","amount":10,"method":"card","requisites":" ","holder_name":"I I"}`,
 		`{"ext_id":"p","amount":10,"method":"card","requisites":"2200000000000004"}`,
 		`{"ext_id":"p","amount":10,"method":"card","requisites":"x","holder_name":"I I","notify_url":"ftp://x"}`,
@@ -72,7 +74,7 @@ func TestPayoutList(t *testing.T) {
 	e := newEnv(t, Config{})
 	var ids []string
 	for i := range 5 {
-		r := e.do("POST", "/v1/payouts", fmt.Sprintf(`{"ext_id":"l%d","amount":%d,"method":"SBP","requisites":"+7999","holder_name":"A","bank":"sber"}`, i, 100+i))
+		r := e.do("POST", "/v1/payouts", fmt.Sprintf(`{"ext_id":"l%d","amount":%d,"method":"sbp","requisites":"+7999","holder_name":"A","bank":"sber"}`, i, 100+i))
 		wantStatus(t, r, 200, "")
 		eq(t, r.str("method"), "sbp")
 		eq(t, r.str("bank"), "sber")
@@ -99,6 +101,12 @@ func TestPayoutList(t *testing.T) {
 	got, r = list("?limit=2&offset=1")
 	eq(t, got, "l1,l2")
 	eq(t, r.str("total"), "5")
+	// The status filter takes the spec's lower-case values only.
+	for _, bad := range []string{"PENDING", "Failed", "done"} {
+		r := e.do("GET", "/v1/payouts?status="+bad, "")
+		wantStatus(t, r, 400, "PAY_002")
+		eq(t, r.str("data", "field"), "status")
+	}
 	got, _ = list("?status=failed")
 	eq(t, got, "l1,l3")
 	// from and to are inclusive.
@@ -142,14 +150,14 @@ func TestTerminalsBalanceTransfers(t *testing.T) {
 	wantStatus(t, e.do("POST", "/v1/transfers", `{"from_terminal_id":"term_sandbox_main","to_terminal_id":"x","amount":1}`), 404, "TRF_002")
 	wantStatus(t, e.do("POST", "/v1/transfers", `{"from_terminal_id":"term_sandbox_main","to_terminal_id":"term_sandbox_reserve","amount":1000.01}`), 400, "TRF_003")
 
-	r = e.do("POST", "/v1/transfers", `{"from_terminal_id":"term_sandbox_main","to_terminal_id":"term_sandbox_reserve","amount":"250.125"}`)
+	r = e.do("POST", "/v1/transfers", `{"from_terminal_id":"term_sandbox_main","to_terminal_id":"term_sandbox_reserve","amount":250.125}`)
 	wantStatus(t, r, 200, "")
 	eq(t, strings.TrimSpace(r.raw), `{"success":true,"from_terminal_id":"term_sandbox_main","to_terminal_id":"term_sandbox_reserve","amount":250.125,"currency":"USDT"}`)
 	wantDec(t, e.balance(DefaultMainTerminalID), "749.875")
 	wantDec(t, e.balance(DefaultReserveTerminalID), "250.125")
 	eq(t, e.sb.Stats(e.key).Transfers, 1)
 
-	e.do("POST", "/v1/withdrawals", `{"terminal_id":"term_sandbox_reserve","amount":"100","address":"TXyz"}`)
+	e.do("POST", "/v1/withdrawals", `{"terminal_id":"term_sandbox_reserve","amount":100,"address":"TXyz"}`)
 	b := e.do("GET", "/v1/balance", "")
 	eq(t, strings.TrimSpace(b.raw), `{"balance":898.500,"balance_frozen":101.50,"currency":"USDT"}`)
 }

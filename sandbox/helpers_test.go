@@ -250,3 +250,10 @@ func (h *hookSink) statuses() []string {
 	}
 	return out
 }
+
+// confirm POSTs a confirm without a receipt, the way the SDK does: an
+// empty multipart/form-data body.
+func (e *env) confirm(paymentPath string) resp {
+	e.t.Helper()
+	return e.doCT("POST", paymentPath+"/confirm", "multipart/form-data; boundary=xyz", []byte("--xyz--\r\n"))
+}

@@ -44,7 +44,7 @@ var (
 
 const (
 	maxExtIDLen      = 255
-	maxReceiptBytes  = 10 << 20
+	maxReceiptBytes  = 10_000_000 // the spec's 10 MB, the SDK's MaxAttachmentSize
 	confirmedMessage = "Payment confirmation received, the transfer is awaiting verification"
 )
 
@@ -204,7 +204,8 @@ func (s *Server) setPaymentStatusLocked(p *payment, status string) {
 	}
 	p.status = status
 	if p.notifyURL != "" {
-		s.hooks.enqueue("payment:"+p.id, p.notifyURL, p.token, p.getView())
+		s.hooks.enqueue(hook{key: "payment:" + p.id, resource: "payment", id: p.id, status: status, at: s.nowLocked()},
+			p.notifyURL, p.token, p.getView())
 	}
 }
 
@@ -243,22 +244,22 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 	if amt.LessThan(minPaymentAmount) || amt.GreaterThan(maxPaymentAmount) {
 		return nil, invalid("PAY_002", "amount", "amount must be from 100 to 300000 RUB")
 	}
-	method := strings.ToUpper(req.Method)
+	method := req.Method
 	if method == "" {
 		method = methodCard
 	}
 	switch method {
 	case methodCard, methodSBP, methodSIM, methodCrossBorder:
 	default:
-		return nil, invalid("PAY_002", "method", "method must be SBP, CARD, SIM or CROSS_BORDER")
+		return nil, invalid("PAY_002", "method", "method must be exactly SBP, CARD, SIM or CROSS_BORDER (upper case)")
 	}
-	country := strings.ToUpper(req.Country)
+	country := req.Country
 	if country != "" {
 		if method != methodCrossBorder {
 			return nil, invalid("PAY_002", "country", "country is only for CROSS_BORDER payments")
 		}
 		if _, ok := countries[country]; !ok {
-			return nil, invalid("PAY_002", "country", "country must be TJ, KZ, UZ or KG")
+			return nil, invalid("PAY_002", "country", "country must be exactly TJ, KZ, UZ or KG (upper case)")
 		}
 	}
 	if req.NotifyURL != "" && !validNotifyURL(req.NotifyURL) {
@@ -272,7 +273,7 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 		return nil, &apiError{status: http.StatusConflict, code: "PAY_003",
 			msg: "a payment with this ext_id already exists", data: map[string]any{"ext_id": req.ExtID}}
 	}
-	b, country, aerr := pickBank(method, strings.ToLower(req.Bank), country)
+	b, country, aerr := pickBank(method, req.Bank, country)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -413,12 +414,15 @@ func (s *Server) getPaymentByExtID(r *http.Request, m *merchant, _ []byte) (any,
 	return p.getView(), nil
 }
 
-// receiptSize checks the optional attachment part of a confirm request and
-// returns its size. A body that is not multipart is accepted as "no file".
+// receiptSize checks a confirm body and returns the size of its optional
+// attachment part. The spec's content type is multipart/form-data, so
+// anything else (JSON, no Content-Type, an empty body without a
+// multipart type) is PAY_002; a form without an attachment part is "no
+// file", which the spec allows.
 func receiptSize(r *http.Request, body []byte) (int, *apiError) {
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || !strings.HasPrefix(mt, "multipart/") {
-		return 0, nil
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return 0, invalid("PAY_002", "content_type", "confirm takes multipart/form-data (with an optional attachment part)")
 	}
 	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
 	size := 0
@@ -438,7 +442,7 @@ func receiptSize(r *http.Request, body []byte) (int, *apiError) {
 			return 0, invalid("PAY_002", "attachment", "malformed multipart body")
 		}
 		if len(data) > maxReceiptBytes {
-			return 0, invalid("PAY_002", "attachment", "attachment is larger than 10 MB")
+			return 0, invalid("PAY_002", "attachment", "attachment is larger than 10 MB (10,000,000 bytes)")
 		}
 		if len(data) > 0 && !strings.HasPrefix(part.Header.Get("Content-Type"), "image/") &&
 			!strings.HasPrefix(http.DetectContentType(data), "image/") {

@@ -72,7 +72,7 @@ func luhn(s string) bool {
 
 func TestCreatePaymentMethods(t *testing.T) {
 	e := newEnv(t, Config{BaseURL: "https://pay.example/"})
-	r := e.createPayment(`{"ext_id":"s","amount":"200","method":"SBP","bank":"tinkoff"}`)
+	r := e.createPayment(`{"ext_id":"s","amount":200,"method":"SBP","bank":"tinkoff"}`)
 	eq(t, r.str("requisites", "type"), "sbp")
 	eq(t, r.str("requisites", "bank"), "T-Bank")
 	eq(t, r.str("requisites", "bank_code"), "tinkoff")
@@ -80,7 +80,7 @@ func TestCreatePaymentMethods(t *testing.T) {
 	if !regexp.MustCompile(`^\+79\d{9}$`).MatchString(r.str("requisites", "value")) {
 		t.Fatalf("phone %q", r.str("requisites", "value"))
 	}
-	r = e.createPayment(`{"ext_id":"m","amount":300000,"method":"sim"}`)
+	r = e.createPayment(`{"ext_id":"m","amount":300000,"method":"SIM"}`)
 	eq(t, r.str("method"), "SIM")
 	eq(t, r.str("requisites", "type"), "sim")
 
@@ -112,7 +112,7 @@ func TestCreatePaymentMethods(t *testing.T) {
 	r = e.createPayment(`{"ext_id":"z","amount":100,"method":"CROSS_BORDER"}`)
 	eq(t, r.str("requisites", "country"), "TJ")
 	eq(t, r.str("requisites", "bank"), "eskhata")
-	r = e.createPayment(`{"ext_id":"u","amount":100,"method":"CROSS_BORDER","country":"uz","bank":"hamkorbank"}`)
+	r = e.createPayment(`{"ext_id":"u","amount":100,"method":"CROSS_BORDER","country":"UZ","bank":"hamkorbank"}`)
 	eq(t, r.str("requisites", "currency"), "UZS")
 	if !strings.Contains(r.raw, `"amount_local":14050.00`) {
 		t.Fatalf("amount_local: %s", r.raw)
@@ -133,6 +133,12 @@ func TestCreatePaymentValidation(t *testing.T) {
 		`{"ext_id":"a","amount":true}`,
 		`{"ext_id":"a","amount":1e999999}`,
 		`{"ext_id":"a","amount":150,"method":"CRYPTO"}`,
+		`{"ext_id":"a","amount":150,"method":"card"}`,
+		`{"ext_id":"a","amount":150,"method":"Sbp"}`,
+		`{"ext_id":"a","amount":150,"method":"cross_border","country":"KZ"}`,
+		`{"ext_id":"a","amount":150,"method":"CROSS_BORDER","country":"kz"}`,
+		`{"ext_id":"a","amount":"150"}`,
+		`{"ext_id":"a","amount":" 150"}`,
 		`{"ext_id":"a","amount":150,"method":"CROSS_BORDER","country":"RU"}`,
 		`{"ext_id":"a","amount":150,"country":"KZ"}`,
 		`{"ext_id":"a","amount":150,"notify_url":"not a url"}`,
@@ -145,7 +151,8 @@ func TestCreatePaymentValidation(t *testing.T) {
 	}
 	// Boundaries are accepted.
 	e.createPayment(`{"ext_id":"` + strings.Repeat("й", 255) + `","amount":100}`)
-	e.createPayment(`{"ext_id":"b","amount":"300000.00"}`)
+	e.createPayment(`{"ext_id":"b","amount":300000.00}`)
+	e.createPayment(`{"ext_id":"c","amount":150,"method":"CARD"}`)
 }
 
 func TestCreatePaymentConflicts(t *testing.T) {
@@ -166,7 +173,7 @@ func TestCreatePaymentConflicts(t *testing.T) {
 	}
 
 	// 500 and 500.00 are the same amount; the third pending one is refused.
-	second := e.createPayment(`{"ext_id":"p2","amount":"500.00"}`)
+	second := e.createPayment(`{"ext_id":"p2","amount":500.00}`)
 	wantStatus(t, e.do("POST", "/v1/payments", `{"ext_id":"p3","amount":500.0}`), http.StatusTooManyRequests, "PAY_005")
 	// Leaving PENDING frees the slot.
 	wantStatus(t, e.do("POST", "/v1/payments/"+second.str("id")+"/cancel", ""), 200, "")
@@ -239,8 +246,10 @@ func TestPaymentLifecycleCompleted(t *testing.T) {
 
 func TestConfirmAttachments(t *testing.T) {
 	e := newEnv(t, Config{})
+	n := 0
 	id := func() string {
-		return e.createPayment(`{"ext_id":"` + t.Name() + fmt.Sprint(time.Now().UnixNano()) + `","amount":250}`).str("id")
+		n++ // distinct amounts: PAY_005 caps same-amount PENDING payments
+		return e.createPayment(fmt.Sprintf(`{"ext_id":"%s-%d","amount":%d}`, t.Name(), n, 250+n)).str("id")
 	}
 
 	ct, body := multipartBody(t, "attachment", []byte("plain text, not an image"), "text/plain")
@@ -249,14 +258,38 @@ func TestConfirmAttachments(t *testing.T) {
 	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), 400, "PAY_002")
 	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", "multipart/form-data; boundary=x", []byte("garbage")), 400, "PAY_002")
 
+	// Only multipart/form-data is a confirm: JSON, an empty body, a form
+	// or another multipart subtype are PAY_002 and leave the payment alone.
 	for _, tc := range []struct{ ct, body string }{
 		{"", ""},
 		{"application/json", "{}"},
+		{"application/x-www-form-urlencoded", "a=b"},
+		{"multipart/mixed; boundary=xyz", "--xyz--\r\n"},
+		{"multipart/form-data", "--xyz--\r\n"}, // no boundary
 	} {
-		r := e.doCT("POST", "/v1/payments/"+id()+"/confirm", tc.ct, []byte(tc.body))
-		wantStatus(t, r, 200, "")
-		eq(t, r.str("status"), "PROCESSING")
+		pid := id()
+		r := e.doCT("POST", "/v1/payments/"+pid+"/confirm", tc.ct, []byte(tc.body))
+		wantStatus(t, r, 400, "PAY_002")
+		eq(t, e.do("GET", "/v1/payments/"+pid, "").str("status"), "PENDING")
 	}
+	r := e.confirm("/v1/payments/" + id())
+	wantStatus(t, r, 200, "")
+	eq(t, r.str("status"), "PROCESSING")
+
+	// The limit is the spec's 10 MB, 10,000,000 bytes: exactly that is
+	// accepted, one byte more (and so 10 MiB) is refused.
+	jpeg := func(n int) []byte { return append([]byte("\xff\xd8\xff\xe0"), make([]byte, n-4)...) }
+	ct, body = multipartBody(t, "attachment", jpeg(10_000_000), "image/jpeg")
+	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), 200, "")
+	for _, n := range []int{10_000_001, 10 << 20} {
+		ct, body = multipartBody(t, "attachment", jpeg(n), "image/jpeg")
+		wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), 400, "PAY_002")
+	}
+	// A body past the route's cap (receipt plus framing) is 400 PAY_002 too.
+	ct, body = multipartBody(t, "attachment", jpeg(confirmBodyCap+1), "image/jpeg")
+	r = e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body)
+	wantStatus(t, r, 400, "PAY_002")
+	eq(t, r.str("data", "field"), "body")
 	ct, body = multipartBody(t, "", nil, "")
 	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), 200, "")
 	ct, body = multipartBody(t, "other", []byte("x"), "text/plain")
@@ -279,7 +312,7 @@ func TestPaymentLifecycleDisputes(t *testing.T) {
 		t.Fatalf("cancel shape: %s", c.raw)
 	}
 	wantStatus(t, e.do("POST", p+"/cancel", ""), 400, "PAY_007")
-	wantStatus(t, e.do("POST", p+"/confirm", ""), 400, "PAY_008")
+	wantStatus(t, e.confirm(p), 400, "PAY_008")
 
 	wantStatus(t, e.do("POST", p+"/dispute", `{"amount":0}`), 400, "PAY_002")
 	wantStatus(t, e.do("POST", p+"/dispute", `{"receipt_url":"nope"}`), 400, "PAY_002")
@@ -322,7 +355,7 @@ func TestPaymentLifecycleDisputes(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, e.do("GET", p, "").str("status"), "CANCELLED")
-	d = e.do("POST", p+"/dispute", `{"amount":"462.50"}`)
+	d = e.do("POST", p+"/dispute", `{"amount":462.50}`)
 	if !strings.Contains(d.raw, `"amount":462.50,`) {
 		t.Fatalf("dispute amount: %s", d.raw)
 	}
@@ -357,7 +390,7 @@ func TestVerifyCancelledAndControlErrors(t *testing.T) {
 	if err := e.sb.ReviewDispute(id, "approved"); !errors.Is(err, ErrWrongState) {
 		t.Fatal(err)
 	}
-	e.do("POST", "/v1/payments/"+id+"/confirm", "")
+	e.confirm("/v1/payments/" + id)
 	if err := e.sb.VerifyPayment(id, "cancelled"); err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +431,7 @@ func TestExpiry(t *testing.T) {
 	e.sb.Advance(-time.Hour) // ignored
 	e.sb.Advance(time.Second)
 	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "CANCELLED")
-	wantStatus(t, e.do("POST", "/v1/payments/"+id+"/confirm", ""), 400, "PAY_008")
+	wantStatus(t, e.confirm("/v1/payments/"+id), 400, "PAY_008")
 	e.flush()
 	eq(t, strings.Join(sink.statuses(), ","), "CANCELLED")
 	if !e.sb.Now().Equal(base.Add(10 * time.Minute)) {
@@ -411,7 +444,7 @@ func TestLazyExpiryOnAccess(t *testing.T) {
 	e := newEnv(t, Config{Now: clk.Now})
 	id := e.createPayment(`{"ext_id":"l","amount":150}`).str("id")
 	e.createPayment(`{"ext_id":"l2","amount":150}`)
-	e.do("POST", "/v1/payments/"+id+"/confirm", "") // PROCESSING never expires
+	e.confirm("/v1/payments/" + id) // PROCESSING never expires
 	clk.Set(base.Add(DefaultPaymentTTL))
 	r := e.do("GET", "/v1/payments/by-ext-id/l2", "")
 	eq(t, r.str("status"), "CANCELLED")

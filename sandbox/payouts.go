@@ -82,14 +82,14 @@ func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *
 	if err := decodeJSON(body, &req); err != nil {
 		return nil, invalid("PAY_002", "body", "request body is not valid JSON: "+err.Error())
 	}
-	method := strings.ToLower(req.Method)
+	method := req.Method
 	switch {
 	case strings.TrimSpace(req.ExtID) == "" || len(req.ExtID) > maxExtIDLen*4:
 		return nil, invalid("PAY_002", "ext_id", "ext_id is required")
 	case !req.Amount.set || !req.Amount.d.IsPositive():
 		return nil, invalid("PAY_002", "amount", "amount must be positive")
 	case method != "card" && method != "sbp":
-		return nil, invalid("PAY_002", "method", "method must be card or sbp")
+		return nil, invalid("PAY_002", "method", "method must be exactly card or sbp (lower case)")
 	case strings.TrimSpace(req.Requisites) == "":
 		return nil, invalid("PAY_002", "requisites", "requisites are required")
 	case strings.TrimSpace(req.HolderName) == "":
@@ -194,7 +194,12 @@ func (s *Server) listPayouts(r *http.Request, m *merchant, _ []byte) (any, *apiE
 		}
 		offset = n
 	}
-	status := strings.ToLower(q.Get("status"))
+	status := q.Get("status")
+	switch status {
+	case "", PayoutPending, PayoutProcessing, PayoutCompleted, PayoutFailed, PayoutCancelled:
+	default:
+		return nil, invalid("PAY_002", "status", "status must be exactly pending, processing, completed, failed or cancelled (lower case)")
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -264,7 +269,8 @@ func (s *Server) setPayoutStatus(id, status string) (*payoutView, error) {
 	}
 	v := p.view()
 	if p.notifyURL != "" {
-		s.hooks.enqueue("payout:"+p.id, p.notifyURL, "", v)
+		s.hooks.enqueue(hook{key: "payout:" + p.id, resource: "payout", id: p.id, status: status, at: now},
+			p.notifyURL, "", v)
 	}
 	return &v, nil
 }

@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -52,19 +52,42 @@ type Config struct {
 	// after each further failure; default 1 second. Tests set it to a
 	// millisecond or so.
 	WebhookRetryWait time.Duration
+	// AllowRemote lets the /sandbox/ controls and inspection endpoints
+	// answer requests whose Host is not a loopback name or address. It is
+	// off by default because those endpoints are unauthenticated: with it
+	// off, a web page the developer visits cannot drive them through DNS
+	// rebinding. Turn it on only when the sandbox runs behind a trusted
+	// network boundary (a CI container reached by its service name).
+	AllowRemote bool
+	// Logger receives one line per request (method, route, status,
+	// duration, error code) and one per webhook delivery attempt. nil
+	// keeps the Server silent, which is what tests want; the binary logs
+	// to stderr. No line carries an API key, signature, notification
+	// token, card or phone number.
+	Logger *slog.Logger
+	// RequestBodyTimeout bounds how long a request body may take to
+	// arrive once the handler starts reading it; a body that stalls longer
+	// is cut off with 400 PAY_002. Default DefaultRequestBodyTimeout.
+	RequestBodyTimeout time.Duration
 }
 
 // Merchant is one account of the sandbox: the API key that X-Identity
 // carries, the secret or Signer that X-Signature is checked with, and the
 // terminals that hold its USDT.
 type Merchant struct {
+	// APIKey is what X-Identity carries; it must be unique across
+	// merchants and non-empty.
 	APIKey string
+	// Secret is the signing secret of the default HMACSigner. It is unused
+	// when Signer is set.
 	Secret string
 	// Signer verifies X-Signature: the sandbox signs the incoming request
 	// with it and compares the result in constant time. nil means
 	// paykit.HMACSigner(Secret), the SDK's default, so a client built with
 	// the same signer always agrees with the sandbox.
-	Signer    paykit.Signer
+	Signer paykit.Signer
+	// Terminals are the merchant's terminals at start and after Reset. The
+	// first active one serves payments and is credited when they complete.
 	Terminals []Terminal
 }
 
@@ -72,12 +95,19 @@ type Merchant struct {
 // Server.Terminals returns. Terminal ids are scoped to their merchant: two
 // merchants may use the same ids without seeing each other's terminals.
 type Terminal struct {
-	ID            string
-	Name          string
-	Balance       decimal.Decimal // available USDT
-	BalanceFrozen decimal.Decimal // USDT held by pending or processing withdrawals
-	WithdrawalFee decimal.Decimal // USDT charged per withdrawal
-	IsActive      bool
+	// ID is the terminal id of the API (terminal_id, from_terminal_id).
+	ID string
+	// Name is the display name GET /v1/terminals returns.
+	Name string
+	// Balance is the available USDT.
+	Balance decimal.Decimal
+	// BalanceFrozen is the USDT held by pending or processing withdrawals.
+	BalanceFrozen decimal.Decimal
+	// WithdrawalFee is the USDT charged per withdrawal from this terminal.
+	WithdrawalFee decimal.Decimal
+	// IsActive tells whether the terminal serves payments and
+	// withdrawals; an inactive one still holds money and takes transfers.
+	IsActive bool
 }
 
 // Credentials and terminal ids of the default merchant. They are stable so
@@ -152,7 +182,13 @@ type Server struct {
 	withdrawals map[string]*withdrawal
 	expiry      expiryHeap
 	faults      []*Fault
-	requests    map[string]int // "METHOD escaped-path" -> count
+	requests    map[routeKey]int // per method and route, never per raw path
+
+	caps map[string]int64 // body cap per route pattern, fixed by routes
+
+	reqMu  sync.Mutex
+	reqLog []RequestRecord // ring of the latest requests
+	reqPos int             // next slot to overwrite once the ring is full
 }
 
 type merchant struct {
@@ -211,17 +247,18 @@ func New(cfg Config) *Server {
 	if cfg.WebhookRetryWait <= 0 {
 		cfg.WebhookRetryWait = DefaultWebhookRetryWait
 	}
+	if cfg.RequestBodyTimeout <= 0 {
+		cfg.RequestBodyTimeout = DefaultRequestBodyTimeout
+	}
 	rates := DefaultLocalRates()
 	for k, v := range cfg.LocalRates {
 		if v.IsPositive() {
 			rates[k] = v
 		}
 	}
-	s := &Server{
-		cfg:   cfg,
-		rates: rates,
-		hooks: newDispatcher(cfg.WebhookClient, cfg.WebhookMaxAttempts, cfg.WebhookRetryWait),
-	}
+	s := &Server{cfg: cfg, rates: rates}
+	s.hooks = newDispatcher(cfg.WebhookClient, cfg.WebhookMaxAttempts, cfg.WebhookRetryWait,
+		DefaultDeliveryLogSize, s.Now, cfg.Logger)
 	s.mux = s.routes()
 	s.resetLocked()
 	return s
@@ -256,7 +293,7 @@ func (s *Server) resetLocked() {
 	s.withdrawals = map[string]*withdrawal{}
 	s.expiry = nil
 	s.faults = nil
-	s.requests = map[string]int{}
+	s.requests = map[routeKey]int{}
 }
 
 // Reset puts the sandbox back to the state New built: configured merchants
@@ -290,14 +327,25 @@ func (s *Server) nowLocked() time.Time {
 	return s.cfg.Now().Add(s.offset).UTC()
 }
 
+// maxClockOffset bounds how far Advance can move the clock: a century is
+// beyond any test's need, and far enough from the limits of time.Duration
+// and time.Time that no sum of advances can overflow.
+const maxClockOffset = 100 * 365 * 24 * time.Hour
+
 // Advance moves the sandbox clock forward by d and expires every PENDING
 // payment whose valid_until has passed (status CANCELLED, webhook sent).
-// A negative d is ignored: time in the sandbox never runs backwards.
+// A negative d is ignored and the total offset is clamped at 100 years:
+// time in the sandbox never runs backwards, not even when huge advances
+// would overflow.
 func (s *Server) Advance(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d > 0 {
-		s.offset += d
+		if d > maxClockOffset-s.offset {
+			s.offset = maxClockOffset
+		} else {
+			s.offset += d
+		}
 	}
 	s.expireDueLocked(s.nowLocked())
 }
@@ -324,10 +372,14 @@ func (s *Server) Terminals(apiKey string) []Terminal {
 // tests use it to prove that a retried create or money move took effect
 // exactly once.
 type Stats struct {
-	Payments    int
-	Payouts     int
+	// Payments is how many payments the merchant created.
+	Payments int
+	// Payouts is how many payouts the merchant created.
+	Payouts int
+	// Withdrawals is how many withdrawals the merchant created.
 	Withdrawals int
-	Transfers   int
+	// Transfers is how many transfers succeeded.
+	Transfers int
 }
 
 // Stats returns the counters of the merchant with the given API key (zero
@@ -348,17 +400,25 @@ func (s *Server) Stats(apiKey string) Stats {
 	return st
 }
 
+// Deliveries returns the webhook delivery log, newest first: the last
+// DefaultDeliveryLogSize deliveries with their attempts and the receivers'
+// answers. The result is a deep copy.
+func (s *Server) Deliveries() []Delivery { return s.hooks.deliveries() }
+
 // RequestCount returns how many requests with this method reached the
-// sandbox on a path matching pattern (same syntax as Fault.Path: exact, or
-// with {name} segments matching any one segment), faulted ones included.
-// An empty method matches any. Retry tests count attempts with it.
+// sandbox on a route matching pattern, faulted ones included. An empty
+// method matches any. Requests are counted per route, not per raw path
+// (so that the counters stay bounded), and pattern is matched against the
+// route's template: "/v1/payments/{id}/confirm" (any {name} works) counts
+// every confirm, "/v1/transfers" every transfer, while a path with a
+// concrete id such as "/v1/payments/abc" matches no templated route and
+// counts 0. Retry tests count attempts with it.
 func (s *Server) RequestCount(method, pattern string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
 	for k, c := range s.requests {
-		m, p, _ := strings.Cut(k, " ")
-		if (method == "" || method == m) && pathMatches(pattern, p) {
+		if (method == "" || method == k.method) && pathMatches(pattern, k.route) {
 			n += c
 		}
 	}

@@ -52,8 +52,8 @@ func TestAuthentication(t *testing.T) {
 	// Unknown endpoints are 404 once authenticated.
 	wantStatus(t, e.do("GET", "/v1/nothing", ""), 404, "NOT_FOUND")
 	wantStatus(t, e.do("DELETE", "/v1/payments", ""), 404, "NOT_FOUND")
-	// Bodies over the cap are refused.
-	wantStatus(t, e.do("POST", "/v1/payments", strings.Repeat(" ", maxBodyBytes+1)), http.StatusRequestEntityTooLarge, "PAY_002")
+	// Bodies over the route's cap are refused with 400 PAY_002, not 413.
+	wantStatus(t, e.do("POST", "/v1/payments", strings.Repeat(" ", jsonBodyCap+1)), http.StatusBadRequest, "PAY_002")
 }
 
 func TestCustomSigner(t *testing.T) {
@@ -121,7 +121,7 @@ func TestWebhooksOrderRetriesAndToken(t *testing.T) {
 	sink := newHookSink(t, 1) // the first attempt fails
 	e := newEnv(t, Config{})
 	id := e.createPayment(`{"ext_id":"w","amount":150,"notify_url":"` + sink.srv.URL + `","notification_token":"tok-1"}`).str("id")
-	e.do("POST", "/v1/payments/"+id+"/confirm", "")
+	e.confirm("/v1/payments/" + id)
 	if err := e.sb.VerifyPayment(id, "cancelled"); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestFaults(t *testing.T) {
 	must(t, e.sb.InjectFault(Fault{Method: "POST", Path: "/v1/payments/{id}/confirm", Mode: FaultErrorBefore, Code: "PAY_001"}))
 	id := e.createPayment(`{"ext_id":"f","amount":150}`).str("id")
 	wantStatus(t, e.do("GET", "/v1/payments/"+id, ""), 200, "")
-	wantStatus(t, e.do("POST", "/v1/payments/"+id+"/confirm", ""), 500, "PAY_001")
+	wantStatus(t, e.confirm("/v1/payments/"+id), 500, "PAY_001")
 	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "PENDING")
 	eq(t, e.sb.RequestCount("", "/v1/payments/{id}"), 2)
 
@@ -366,7 +366,7 @@ func TestHTTPControls(t *testing.T) {
 	wantStatus(t, e.control("/sandbox/payments/nope/verify", `{"outcome":"completed"}`), 404, CodeControlNotFound)
 	wantStatus(t, e.control("/sandbox/payments/"+id+"/verify", `{"outcome":"x"}`), 400, CodeControlInvalid)
 	wantStatus(t, e.control("/sandbox/payments/"+id+"/verify", `{`), 400, CodeControlInvalid)
-	e.do("POST", "/v1/payments/"+id+"/confirm", "")
+	e.confirm("/v1/payments/" + id)
 	r := e.control("/sandbox/payments/"+id+"/verify", `{"outcome":"completed"}`)
 	wantStatus(t, r, 200, "")
 	eq(t, r.str("status"), "COMPLETED")
@@ -422,7 +422,7 @@ func TestConcurrency(t *testing.T) {
 			for i := range rounds {
 				id := e.createPayment(fmt.Sprintf(`{"ext_id":"w%d-%d","amount":%d.37}`, w, i, 100+i)).str("id")
 				if i%3 == 0 {
-					e.do("POST", "/v1/payments/"+id+"/confirm", "")
+					e.confirm("/v1/payments/" + id)
 					if err := e.sb.VerifyPayment(id, "completed"); err != nil {
 						errs <- err
 						continue
@@ -435,7 +435,7 @@ func TestConcurrency(t *testing.T) {
 				if (w+i)%2 == 1 {
 					from, to = to, from
 				}
-				r := e.do("POST", "/v1/transfers", fmt.Sprintf(`{"from_terminal_id":%q,"to_terminal_id":%q,"amount":"3.33"}`, from, to))
+				r := e.do("POST", "/v1/transfers", fmt.Sprintf(`{"from_terminal_id":%q,"to_terminal_id":%q,"amount":3.33}`, from, to))
 				if r.status != 200 && r.str("error") != "TRF_003" {
 					errs <- fmt.Errorf("transfer: %s", r.raw)
 				}

@@ -4,11 +4,71 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 )
+
+// Delivery states.
+const (
+	// DeliveryPending is a delivery queued or being retried.
+	DeliveryPending = "pending"
+	// DeliveryDelivered is a delivery that a receiver answered with a 2xx.
+	DeliveryDelivered = "delivered"
+	// DeliveryFailed is a delivery given up on: every attempt failed, its
+	// URL cannot become a request, or Close stopped it.
+	DeliveryFailed = "failed"
+)
+
+// DefaultDeliveryLogSize is how many deliveries the log keeps: enough to
+// see a test run or a debugging session, bounded so that a sandbox left
+// running for days does not grow.
+const DefaultDeliveryLogSize = 1000
+
+// Delivery is one webhook notification as the sandbox recorded it: what
+// it announced, where it went, and every attempt with the receiver's
+// answer. It answers "why did my webhook not arrive" without a packet
+// capture. The notification token is never recorded.
+type Delivery struct {
+	// ID identifies the delivery in the log; it is the sandbox's own and
+	// is not sent to the receiver.
+	ID string `json:"id"`
+	// Resource is "payment" or "payout": the kind of object announced.
+	Resource string `json:"resource"`
+	// ResourceID is the id of the payment or payout.
+	ResourceID string `json:"resource_id"`
+	// ResourceStatus is the status the notification announces, as the
+	// payload writes it (PROCESSING for a payment, processing for a payout).
+	ResourceStatus string `json:"resource_status"`
+	// URL is the receiver's notify_url, with any password in it masked.
+	URL string `json:"url"`
+	// State is DeliveryPending, DeliveryDelivered or DeliveryFailed.
+	State string `json:"state"`
+	// Attempts are the POSTs made so far, oldest first.
+	Attempts []DeliveryAttempt `json:"attempts"`
+	// CreatedAt is the sandbox clock when the status change queued the
+	// delivery, so it lines up with the resource's own timestamps.
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// DeliveryAttempt is one POST of a delivery and what came back.
+type DeliveryAttempt struct {
+	// At is the sandbox clock when the attempt started.
+	At time.Time `json:"at"`
+	// StatusCode is the receiver's HTTP status; 0 when no answer came.
+	StatusCode int `json:"status_code"`
+	// Error is the transport error when no answer came, else empty.
+	Error string `json:"error,omitempty"`
+	// Duration is the wall-clock time the attempt took (real time even
+	// when the sandbox clock is frozen or advanced).
+	Duration time.Duration `json:"duration_ns"`
+}
 
 // dispatcher delivers webhooks. Each resource has its own FIFO queue and at
 // most one worker goroutine, so notifications of one payment arrive in the
@@ -23,29 +83,51 @@ type dispatcher struct {
 	wg          sync.WaitGroup
 	closeOnce   sync.Once
 
+	// now is the sandbox clock, for the timestamps of the log. It takes
+	// the Server's lock, so it is never called with d.mu or d.logMu held.
+	now func() time.Time
+	// logger gets one line per attempt; nil is silent.
+	logger *slog.Logger
+
 	mu      sync.Mutex
 	closed  bool
 	queues  map[string][]delivery // present while a worker runs for the key
 	pending int                   // queued or in-flight deliveries
 	idle    chan struct{}         // closed when pending drops to zero
+
+	logMu  sync.Mutex
+	log    []*Delivery // ring of the latest deliveries
+	logPos int         // next slot to overwrite once the ring is full
+	logCap int
 }
 
 type delivery struct {
 	url   string
 	token string
 	body  []byte
+	rec   *Delivery // its entry in the log, updated under logMu
 }
 
-func newDispatcher(client *http.Client, maxAttempts int, wait time.Duration) *dispatcher {
+func newDispatcher(client *http.Client, maxAttempts int, wait time.Duration, logCap int, now func() time.Time,
+	logger *slog.Logger) *dispatcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &dispatcher{client: client, maxAttempts: maxAttempts, wait: wait, ctx: ctx, cancel: cancel,
-		queues: map[string][]delivery{}}
+		queues: map[string][]delivery{}, logCap: logCap, now: now, logger: logger}
+}
+
+// hook names what a notification announces, for the delivery log.
+type hook struct {
+	key      string // queue key: one FIFO per resource
+	resource string // "payment" or "payout"
+	id       string
+	status   string
+	at       time.Time // sandbox clock at the transition
 }
 
 // enqueue snapshots v now (the payload must show the state of this
 // transition, not a later one) and queues it behind earlier deliveries of
 // the same resource.
-func (d *dispatcher) enqueue(key, url, token string, v any) {
+func (d *dispatcher) enqueue(h hook, target, token string, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return
@@ -55,12 +137,16 @@ func (d *dispatcher) enqueue(key, url, token string, v any) {
 	if d.closed {
 		return
 	}
+	rec := &Delivery{ID: "dlv_" + uuid.NewString(), Resource: h.resource, ResourceID: h.id,
+		ResourceStatus: h.status, URL: redactURL(target), State: DeliveryPending, CreatedAt: h.at}
+	d.record(rec)
 	if d.pending == 0 {
 		d.idle = make(chan struct{})
 	}
 	d.pending++
+	key := h.key
 	q, running := d.queues[key]
-	d.queues[key] = append(q, delivery{url: url, token: token, body: body})
+	d.queues[key] = append(q, delivery{url: target, token: token, body: body, rec: rec})
 	if !running {
 		d.wg.Add(1)
 		go d.run(key)
@@ -96,15 +182,19 @@ func (d *dispatcher) run(key string) {
 // answers with exponential backoff (wait, 2*wait, 4*wait, ...) until
 // maxAttempts, then gives up. It stops at once when the dispatcher closes.
 func (d *dispatcher) deliver(dl delivery) {
+	state := DeliveryFailed
+	defer func() { d.finish(dl.rec, state) }()
 	wait := d.wait
 	for attempt := 1; attempt <= d.maxAttempts; attempt++ {
 		if d.ctx.Err() != nil {
 			return
 		}
-		if d.attempt(dl) {
+		ok, retry := d.attempt(dl, attempt)
+		if ok {
+			state = DeliveryDelivered
 			return
 		}
-		if attempt == d.maxAttempts {
+		if !retry || attempt == d.maxAttempts {
 			return
 		}
 		t := time.NewTimer(wait)
@@ -118,10 +208,22 @@ func (d *dispatcher) deliver(dl delivery) {
 	}
 }
 
-func (d *dispatcher) attempt(dl delivery) bool {
+// attempt makes one POST and records it. ok is a 2xx answer; retry is
+// false when trying again cannot help.
+func (d *dispatcher) attempt(dl delivery, n int) (ok, retry bool) {
+	at := d.now()
+	start := time.Now()
+	a := DeliveryAttempt{At: at}
+	defer func() {
+		a.Duration = time.Since(start)
+		d.addAttempt(dl.rec, a)
+		d.logAttempt(dl, n, a)
+	}()
 	req, err := http.NewRequestWithContext(d.ctx, http.MethodPost, dl.url, bytes.NewReader(dl.body))
 	if err != nil {
-		return true // a URL that cannot become a request never will: give up
+		// A URL that cannot become a request never will: give up.
+		a.Error = "invalid notify_url"
+		return false, false
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "paykit-sandbox-webhooks")
@@ -130,11 +232,101 @@ func (d *dispatcher) attempt(dl delivery) bool {
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return false
+		a.Error = transportError(err)
+		return false, true
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
-	return resp.StatusCode >= 200 && resp.StatusCode < 300
+	a.StatusCode = resp.StatusCode
+	ok = resp.StatusCode >= 200 && resp.StatusCode < 300
+	return ok, !ok
+}
+
+// transportError is the cause of a failed POST without the URL that
+// *url.Error prefixes: a notify_url's query may carry the merchant's own
+// secret.
+func transportError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Op + ": " + ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// logAttempt writes one line per attempt: resource, status announced,
+// target host (not the full URL), attempt number, and the answer.
+func (d *dispatcher) logAttempt(dl delivery, n int, a DeliveryAttempt) {
+	if d.logger == nil {
+		return
+	}
+	host := "(invalid URL)"
+	if u, err := url.Parse(dl.url); err == nil {
+		host = u.Host
+	}
+	attrs := []slog.Attr{slog.String("resource", dl.rec.Resource), slog.String("resource_id", dl.rec.ResourceID),
+		slog.String("status", dl.rec.ResourceStatus), slog.String("target_host", host), slog.Int("attempt", n),
+		slog.Duration("duration", a.Duration)}
+	if a.Error != "" {
+		attrs = append(attrs, slog.String("error", a.Error))
+	} else {
+		attrs = append(attrs, slog.Int("response_status", a.StatusCode))
+	}
+	d.logger.LogAttrs(context.Background(), slog.LevelInfo, "webhook attempt", attrs...)
+}
+
+// redactURL masks a password in a notify_url: the log is shown to anyone
+// who can reach the inspection endpoints.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// record appends rec to the ring, overwriting the oldest entry once full.
+func (d *dispatcher) record(rec *Delivery) {
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	if d.logCap <= 0 {
+		return
+	}
+	if len(d.log) < d.logCap {
+		d.log = append(d.log, rec)
+		return
+	}
+	d.log[d.logPos] = rec
+	d.logPos = (d.logPos + 1) % d.logCap
+}
+
+func (d *dispatcher) addAttempt(rec *Delivery, a DeliveryAttempt) {
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	rec.Attempts = append(rec.Attempts, a)
+}
+
+func (d *dispatcher) finish(rec *Delivery, state string) {
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	rec.State = state
+}
+
+// deliveries copies the log, newest first. The copies share nothing with
+// the log, so callers may keep or modify them.
+func (d *dispatcher) deliveries() []Delivery {
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	out := make([]Delivery, 0, len(d.log))
+	n := len(d.log)
+	for i := 0; i < n; i++ {
+		// The newest entry sits just before logPos (or at the end while
+		// the ring is filling).
+		rec := d.log[((d.logPos-1-i)%n+n)%n]
+		c := *rec
+		c.Attempts = append([]DeliveryAttempt(nil), rec.Attempts...)
+		out = append(out, c)
+	}
+	return out
 }
 
 func (d *dispatcher) flush(ctx context.Context) error {

@@ -3,11 +3,15 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/sandbox"
@@ -18,7 +22,7 @@ func TestRunServesAndStops(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := run(ctx, []string{"-addr", "127.0.0.1:0", "-api-key", "k1", "-secret", "s1"}, pw)
+		err := run(ctx, []string{"-addr", "127.0.0.1:0", "-api-key", "k1", "-secret", "s1"}, pw, io.Discard)
 		pw.Close()
 		done <- err
 	}()
@@ -76,16 +80,38 @@ func TestRunServesAndStops(t *testing.T) {
 
 func TestRunHelpAndBadFlags(t *testing.T) {
 	var out strings.Builder
-	if err := run(context.Background(), []string{"-help"}, &out); err != nil {
+	if err := run(context.Background(), []string{"-help"}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"-addr", "-api-key", "-secret", "/sandbox/payments/{id}/verify", "drop_after", "/sandbox/reset"} {
+	for _, want := range []string{"-addr", "-api-key", "-secret", "/sandbox/payments/{id}/verify", "drop_after", "/sandbox/reset",
+		"-payment-validity", "-max-same-amount", "-withdrawal-fee", "-start-balance", "-webhook-attempts", "-allow-remote",
+		"-log-format", "GET /sandbox/requests", "GET /sandbox/webhooks", "GET /sandbox/state", "openapi.yaml",
+		"POST /v1/payments/{id}/confirm", "GET  /v1/withdrawals/fee", "POST /v1/transfers"} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("%q not in help:\n%s", want, out.String())
 		}
 	}
-	for _, args := range [][]string{{"-nope"}, {"extra"}, {"-secret", ""}, {"-addr", "256.0.0.1:x"}} {
-		if err := run(context.Background(), args, io.Discard); err == nil {
+	// Every one of the 18 operations is listed, and every curl example
+	// carries the JSON Content-Type the controls require.
+	if n := strings.Count(out.String(), " /v1/"); n != 18 {
+		t.Fatalf("%d /v1 routes in help, want 18:\n%s", n, out.String())
+	}
+	curls := 0
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.Contains(line, "curl ") {
+			curls++
+			if !strings.Contains(line, "-H 'Content-Type: application/json'") {
+				t.Fatalf("curl line without the header: %s", line)
+			}
+		}
+	}
+	if curls < 3 {
+		t.Fatalf("%d curl examples", curls)
+	}
+	for _, args := range [][]string{{"-nope"}, {"extra"}, {"-secret", ""}, {"-addr", "256.0.0.1:x"},
+		{"-log-format", "xml"}, {"-withdrawal-fee", "-1"}, {"-start-balance", "0.0000001"}, {"-payment-validity", "0s"},
+		{"-webhook-attempts", "0"}, {"-max-same-amount", "-1"}} {
+		if err := run(context.Background(), args, io.Discard, io.Discard); err == nil {
 			t.Fatalf("%v: no error", args)
 		}
 	}
@@ -100,5 +126,195 @@ func TestBaseURL(t *testing.T) {
 		if got := baseURL(addr); got != want {
 			t.Fatalf("%v: %q, want %q", addr, got, want)
 		}
+	}
+}
+
+func TestExposureWarning(t *testing.T) {
+	if w := exposureWarning(&net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 8080}, false); w != "" {
+		t.Fatalf("loopback warned: %s", w)
+	}
+	if w := exposureWarning(&net.TCPAddr{IP: net.IPv6loopback, Port: 8080}, true); w != "" {
+		t.Fatalf("loopback warned: %s", w)
+	}
+	for _, ip := range []net.IP{net.IPv4zero, net.ParseIP("192.168.1.5"), net.IPv6unspecified} {
+		w := exposureWarning(&net.TCPAddr{IP: ip, Port: 8080}, false)
+		for _, want := range []string{"WARNING", "beyond loopback", "/sandbox/ controls", "credentials", "127.0.0.1"} {
+			if !strings.Contains(w, want) {
+				t.Fatalf("%v: %q not in %q", ip, want, w)
+			}
+		}
+	}
+	if w := exposureWarning(&net.TCPAddr{IP: net.IPv4zero, Port: 1}, true); !strings.Contains(w, "-allow-remote") {
+		t.Fatalf("allow-remote not named: %s", w)
+	}
+}
+
+// lockedBuffer collects stderr from the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The knobs reach the sandbox, and the logs are JSON lines on stderr.
+func TestRunFlags(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var stderr lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, []string{"-addr", "127.0.0.1:0", "-start-balance", "5.25", "-withdrawal-fee", "0.75",
+			"-payment-validity", "5m", "-max-same-amount", "1", "-webhook-attempts", "2", "-webhook-retry-wait", "1ms",
+			"-log-format", "json"}, pw, &stderr)
+		pw.Close()
+		done <- err
+	}()
+	lines := bufio.NewScanner(pr)
+	if !lines.Scan() {
+		t.Fatal("no output")
+	}
+	base := strings.TrimPrefix(lines.Text(), "paykit sandbox listening on ")
+	go io.Copy(io.Discard, pr)
+
+	call := func(method, path, body string) (int, map[string]any) {
+		t.Helper()
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req, _ := http.NewRequest(method, base+path, rd)
+		if strings.HasPrefix(path, "/v1/") {
+			sig, _ := paykit.HMACSigner(sandbox.DefaultSecret).Sign(req, []byte(body))
+			req.Header.Set("X-Identity", sandbox.DefaultAPIKey)
+			req.Header.Set("X-Signature", sig)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var m map[string]any
+		d := json.NewDecoder(res.Body)
+		d.UseNumber()
+		if err := d.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		return res.StatusCode, m
+	}
+	_, terms := call("GET", "/v1/terminals", "")
+	main := terms["terminals"].([]any)[0].(map[string]any)
+	if main["balance"].(json.Number) != "5.25" || main["withdrawal_fee"].(json.Number) != "0.75" {
+		t.Fatalf("terminal: %v", main)
+	}
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+	code, p := call("POST", "/v1/payments", `{"ext_id":"f1","amount":150,"notify_url":"`+deadURL+`"}`)
+	if code != 200 {
+		t.Fatalf("create: %d %v", code, p)
+	}
+	created, _ := time.Parse(time.RFC3339, p["created_at"].(string))
+	valid, _ := time.Parse(time.RFC3339, p["valid_until"].(string))
+	if valid.Sub(created) != 5*time.Minute {
+		t.Fatalf("validity %v", valid.Sub(created))
+	}
+	if code, e := call("POST", "/v1/payments", `{"ext_id":"f2","amount":150}`); code != 429 || e["error"] != "PAY_005" {
+		t.Fatalf("second same-amount payment: %d %v", code, e)
+	}
+	call("POST", "/v1/payments/"+p["id"].(string)+"/cancel", "")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, wh := call("GET", "/sandbox/webhooks", "")
+		ds := wh["deliveries"].([]any)
+		if len(ds) == 1 && ds[0].(map[string]any)["state"] == "failed" {
+			if n := len(ds[0].(map[string]any)["attempts"].([]any)); n != 2 {
+				t.Fatalf("%d attempts, want 2", n)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("delivery never failed: %v", wh)
+		}
+		time.Sleep(5 * time.Millisecond) // polling with a deadline
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var requests, attempts int
+	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("stderr line %q is not JSON: %v", l, err)
+		}
+		switch m["msg"] {
+		case "request":
+			requests++
+		case "webhook attempt":
+			attempts++
+		}
+	}
+	if requests < 5 || attempts != 2 {
+		t.Fatalf("%d request lines, %d attempt lines:\n%s", requests, attempts, stderr.String())
+	}
+	if strings.Contains(stderr.String(), sandbox.DefaultSecret) || strings.Contains(stderr.String(), sandbox.DefaultAPIKey) {
+		t.Fatalf("credentials in the log:\n%s", stderr.String())
+	}
+}
+
+func TestHTTPServerTimeouts(t *testing.T) {
+	srv := newHTTPServer(http.NotFoundHandler())
+	if srv.ReadHeaderTimeout <= 0 || srv.ReadTimeout <= 0 || srv.WriteTimeout <= 0 || srv.IdleTimeout <= 0 ||
+		srv.MaxHeaderBytes <= 0 || srv.MaxHeaderBytes > 1<<20 {
+		t.Fatalf("server limits: %+v", srv)
+	}
+	if srv.ReadTimeout < bodyTimeout {
+		t.Fatalf("ReadTimeout %v cuts bodies before the sandbox's own %v", srv.ReadTimeout, bodyTimeout)
+	}
+}
+
+// The http.Server is hardened: a header block over MaxHeaderBytes is
+// refused (431) rather than buffered.
+func TestServerLimits(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, []string{"-addr", "127.0.0.1:0"}, pw, io.Discard)
+		pw.Close()
+		done <- err
+	}()
+	lines := bufio.NewScanner(pr)
+	if !lines.Scan() {
+		t.Fatal("no output")
+	}
+	base := strings.TrimPrefix(lines.Text(), "paykit sandbox listening on ")
+	go io.Copy(io.Discard, pr)
+	req, _ := http.NewRequest("GET", base+"/v1/banks", nil)
+	req.Header.Set("X-Big", strings.Repeat("a", 2*maxHeaderBytes))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

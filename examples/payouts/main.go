@@ -115,7 +115,7 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 		fmt.Fprintf(out, "listed   %s\n", describe(&p))
 	}
 	fmt.Fprintf(out, "%d payout(s) in all\n", n)
-	fmt.Fprintf(out, "\nOn the sandbox, play the provider with:\n  curl -X POST %s/sandbox/payouts/%s/status -d '{\"status\":\"completed\"}'\n", *baseURL, po.ID)
+	fmt.Fprintf(out, "\nOn the sandbox, play the provider with:\n  curl -X POST %s/sandbox/payouts/%s/status -H 'Content-Type: application/json' -d '{\"status\":\"completed\"}'\n", *baseURL, po.ID)
 	return nil
 }
 

@@ -353,7 +353,7 @@ func (f *flow) cancelAndDispute() error {
 	if err != nil {
 		return err
 	}
-	f.say("   OpenDispute: %s, disputed amount %s RUB", p.Status, money(p.Dispute.Amount))
+	f.say("   OpenDispute: %s, disputed amount %s RUB", p.Status, money(p.Dispute.Amount.Decimal))
 	if err := f.flush(); err != nil {
 		return err
 	}

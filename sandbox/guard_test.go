@@ -1,0 +1,72 @@
+package sandbox
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestLocalRequest(t *testing.T) {
+	s := New(Config{})
+	defer s.Close()
+	remote := New(Config{AllowRemote: true})
+	defer remote.Close()
+	for host, want := range map[string]bool{
+		"localhost": true, "LOCALHOST:8080": true, "127.0.0.1": true, "127.0.0.1:8080": true,
+		"127.5.6.7:1": true, "[::1]": true, "[::1]:8080": true,
+		"evil.example": false, "evil.example:8080": false, "localhost.evil.example": false,
+		"10.0.0.1:8080": false, "[::2]:80": false, "0.0.0.0:8080": false, "": false,
+		"127.0.0.1.nip.io": false, "[fe80::1%25lo]:80": false,
+	} {
+		r := httptest.NewRequest("GET", "/sandbox/state", nil)
+		r.Host = host
+		if got := s.localRequest(r); got != want {
+			t.Errorf("localRequest(Host %q) = %v, want %v", host, got, want)
+		}
+		if !remote.localRequest(r) {
+			t.Errorf("AllowRemote refused Host %q", host)
+		}
+	}
+}
+
+// A DNS-rebinding page (foreign Host) and a cross-origin text/plain or
+// form POST are refused before the control runs; AllowRemote lifts only
+// the Host check.
+func TestControlGuard(t *testing.T) {
+	e := newEnv(t, Config{})
+	post := func(host, ct, body string) resp {
+		req, _ := http.NewRequest("POST", e.ts.URL+"/sandbox/clock/advance", strings.NewReader(body))
+		if host != "" {
+			req.Host = host
+		}
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		return e.send(req)
+	}
+	wantStatus(t, post("evil.example:8080", "application/json", `{"seconds":60}`), 403, CodeControlForbidden)
+	wantStatus(t, post("", "text/plain", `{"seconds":60}`), 415, CodeControlMediaType)
+	wantStatus(t, post("", "application/x-www-form-urlencoded", `{"seconds":60}`), 415, CodeControlMediaType)
+	wantStatus(t, post("", "", `{"seconds":60}`), 415, CodeControlMediaType)
+	eq(t, e.sb.Now(), base) // nothing ran
+
+	// The unknown-control fallback is guarded too: it reveals nothing to
+	// a foreign Host.
+	req, _ := http.NewRequest("GET", e.ts.URL+"/sandbox/nope", nil)
+	req.Host = "evil.example"
+	wantStatus(t, e.send(req), 403, CodeControlForbidden)
+
+	r := post("localhost:1", "application/json; charset=utf-8", `{"seconds":60}`)
+	wantStatus(t, r, 200, "")
+	eq(t, r.str("now"), "2025-03-01T12:01:00Z")
+
+	open := newEnv(t, Config{AllowRemote: true})
+	req, _ = http.NewRequest("POST", open.ts.URL+"/sandbox/clock/advance", strings.NewReader(`{"seconds":60}`))
+	req.Host = "sandbox.ci.internal:8080"
+	req.Header.Set("Content-Type", "application/json")
+	wantStatus(t, open.send(req), 200, "")
+	req, _ = http.NewRequest("POST", open.ts.URL+"/sandbox/clock/advance", strings.NewReader(`{"seconds":60}`))
+	req.Header.Set("Content-Type", "text/plain")
+	wantStatus(t, open.send(req), 415, CodeControlMediaType)
+}

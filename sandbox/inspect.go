@@ -1,0 +1,222 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+// DefaultRequestLogSize is how many requests GET /sandbox/requests and
+// Server.Requests keep: the latest ones, enough to debug a flow, bounded
+// so that a sandbox left running does not grow.
+const DefaultRequestLogSize = 500
+
+// maxLoggedPath bounds the path kept per request in the ring.
+const maxLoggedPath = 256
+
+// RequestRecord is one request as the sandbox saw it, for
+// GET /sandbox/requests. It holds no header, no body and no query values:
+// the API key, the signature, card and phone numbers never enter it.
+type RequestRecord struct {
+	// At is the sandbox clock when the request finished.
+	At time.Time `json:"at"`
+	// Method is the HTTP method, or OTHER for a non-standard token.
+	Method string `json:"method"`
+	// Route is the route template that served it, such as
+	// "/v1/payments/{id}/confirm", or "(unmatched)".
+	Route string `json:"route"`
+	// Path is the request path, truncated, with long digit runs masked
+	// (an ext_id may carry a phone number); ids stay readable.
+	Path string `json:"path"`
+	// Status is the HTTP status answered; 0 when a drop_after fault cut
+	// the connection or the client went away first.
+	Status int `json:"status"`
+	// Code is the error code of an error answer, else empty.
+	Code string `json:"code,omitempty"`
+	// Fault is the mode of the injected fault that hit the request.
+	Fault string `json:"fault,omitempty"`
+	// Duration is the wall-clock time spent serving it.
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// recordRequest appends the request to the ring and logs it.
+func (s *Server) recordRequest(r *http.Request, pattern string, sw *statusWriter, d time.Duration) {
+	rec := RequestRecord{At: s.Now(), Method: knownMethod(r.Method), Route: routePath(pattern),
+		Path: maskPath(r.URL.EscapedPath()), Status: sw.status, Code: sw.code, Fault: sw.fault, Duration: d}
+	s.reqMu.Lock()
+	if len(s.reqLog) < DefaultRequestLogSize {
+		s.reqLog = append(s.reqLog, rec)
+	} else {
+		s.reqLog[s.reqPos] = rec
+		s.reqPos = (s.reqPos + 1) % DefaultRequestLogSize
+	}
+	s.reqMu.Unlock()
+	if l := s.cfg.Logger; l != nil {
+		attrs := []slog.Attr{slog.String("method", rec.Method), slog.String("route", rec.Route),
+			slog.Int("status", rec.Status), slog.Duration("duration", d)}
+		if rec.Code != "" {
+			attrs = append(attrs, slog.String("code", rec.Code))
+		}
+		if rec.Fault != "" {
+			attrs = append(attrs, slog.String("fault", rec.Fault))
+		}
+		l.LogAttrs(context.Background(), slog.LevelInfo, "request", attrs...)
+	}
+}
+
+// Requests returns the latest requests (at most DefaultRequestLogSize),
+// newest first, including the /sandbox/ ones.
+func (s *Server) Requests() []RequestRecord {
+	s.reqMu.Lock()
+	defer s.reqMu.Unlock()
+	n := len(s.reqLog)
+	out := make([]RequestRecord, 0, n)
+	for i := 0; i < n; i++ {
+		out = append(out, s.reqLog[((s.reqPos-1-i)%n+n)%n])
+	}
+	return out
+}
+
+// maskPath truncates p and masks every run of ten or more digits but its
+// last four, except inside a UUID segment (payment ids stay readable).
+func maskPath(p string) string {
+	if len(p) > maxLoggedPath {
+		p = p[:maxLoggedPath] + "..."
+	}
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		if uuid.Validate(seg) == nil {
+			continue
+		}
+		segs[i] = maskDigitRuns(seg)
+	}
+	return strings.Join(segs, "/")
+}
+
+func maskDigitRuns(s string) string {
+	b := []byte(s)
+	for i := 0; i < len(b); {
+		if b[i] < '0' || b[i] > '9' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j-i >= 10 {
+			for k := i; k < j-4; k++ {
+				b[k] = '*'
+			}
+		}
+		i = j
+	}
+	return string(b)
+}
+
+// State is a snapshot of what the sandbox holds, for GET /sandbox/state
+// and the dashboard.
+type State struct {
+	// Now is the sandbox clock.
+	Now time.Time `json:"now"`
+	// Merchants are the configured merchants, in Config order. Their API
+	// keys are left out: the endpoint needs no credentials.
+	Merchants []MerchantState `json:"merchants"`
+}
+
+// MerchantState is one merchant's terminals and how many of its
+// resources are in each status.
+type MerchantState struct {
+	// Index is the merchant's position in Config.Merchants, which names
+	// it without its API key.
+	Index int `json:"index"`
+	// Terminals are its terminals with their balances, in configured order.
+	Terminals []TerminalState `json:"terminals"`
+	// Payments counts its payments by status (PENDING, PROCESSING, ...).
+	Payments map[string]int `json:"payments"`
+	// Payouts counts its payouts by status (pending, processing, ...).
+	Payouts map[string]int `json:"payouts"`
+	// Withdrawals counts its withdrawals by status.
+	Withdrawals map[string]int `json:"withdrawals"`
+	// Transfers counts its successful transfers.
+	Transfers int `json:"transfers"`
+}
+
+// TerminalState is a terminal's balances as GET /v1/terminals shows them.
+type TerminalState struct {
+	// ID is the terminal id.
+	ID string `json:"id"`
+	// Name is the terminal's display name.
+	Name string `json:"name"`
+	// Balance is the available USDT.
+	Balance decimal.Decimal `json:"balance"`
+	// BalanceFrozen is the USDT held by pending or processing withdrawals.
+	BalanceFrozen decimal.Decimal `json:"balance_frozen"`
+	// WithdrawalFee is the USDT charged per withdrawal.
+	WithdrawalFee decimal.Decimal `json:"withdrawal_fee"`
+	// IsActive tells whether the terminal serves payments and withdrawals.
+	IsActive bool `json:"is_active"`
+}
+
+// MarshalJSON writes the amounts as GET /v1/terminals does: bare JSON
+// numbers with at least two decimals, so a script reads them the same way.
+func (t TerminalState) MarshalJSON() ([]byte, error) {
+	return json.Marshal(terminalView{ID: t.ID, Name: t.Name, Balance: usdtNum(t.Balance),
+		BalanceFrozen: usdtNum(t.BalanceFrozen), WithdrawalFee: usdtNum(t.WithdrawalFee), Currency: "USDT",
+		IsActive: t.IsActive})
+}
+
+// State snapshots every merchant's terminals and resource counts.
+func (s *Server) State() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.tickLocked()
+	st := State{Now: now, Merchants: []MerchantState{}}
+	byMerchant := map[*merchant]*MerchantState{}
+	for i, mc := range s.cfg.Merchants {
+		m := s.merchants[mc.APIKey]
+		ms := MerchantState{Index: i, Terminals: []TerminalState{}, Payments: map[string]int{},
+			Payouts: map[string]int{}, Withdrawals: map[string]int{}, Transfers: m.transfers}
+		for _, t := range m.terminals {
+			ms.Terminals = append(ms.Terminals, TerminalState{ID: t.id, Name: t.name, Balance: t.balance,
+				BalanceFrozen: t.frozen, WithdrawalFee: t.fee, IsActive: t.active})
+		}
+		for _, p := range m.paymentsByExt {
+			ms.Payments[p.status]++
+		}
+		for _, p := range m.payoutList {
+			ms.Payouts[p.status]++
+		}
+		st.Merchants = append(st.Merchants, ms)
+		byMerchant[m] = &st.Merchants[len(st.Merchants)-1]
+	}
+	for _, w := range s.withdrawals {
+		if ms := byMerchant[w.m]; ms != nil {
+			ms.Withdrawals[w.status]++
+		}
+	}
+	return st
+}
+
+// inspectionRoutes registers the read-only JSON views: the same guard as
+// the controls (loopback Host unless Config.AllowRemote), no Content-Type
+// needed for a GET.
+func (s *Server) inspectionRoutes(mux *http.ServeMux) {
+	view := func(pattern string, v func() any) {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			if !s.guardControl(w, r, false) {
+				return
+			}
+			writeJSON(w, http.StatusOK, v())
+		})
+	}
+	view("GET /sandbox/requests", func() any { return map[string]any{"requests": s.Requests()} })
+	view("GET /sandbox/webhooks", func() any { return map[string]any{"deliveries": s.Deliveries()} })
+	view("GET /sandbox/state", func() any { return s.State() })
+}
