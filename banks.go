@@ -6,9 +6,13 @@ import "context"
 // CreatePaymentParams.Bank.
 type Bank struct {
 	// Code is lowercase, such as "sber".
-	Code     string `json:"code"`
-	Name     string `json:"name"`
-	IsActive bool   `json:"is_active"`
+	Code string `json:"code"`
+	// Name is for people (the payer sees it in the requisites); code is
+	// what the API takes.
+	Name string `json:"name"`
+	// IsActive is false for a bank that currently takes no payments; asking
+	// for it is refused (the sandbox answers PAY_004, ErrNoRequisites).
+	IsActive bool `json:"is_active"`
 }
 
 // ListBanks returns the banks available for accepting payments.

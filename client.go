@@ -424,15 +424,6 @@ func (st *callState) preSend(ctx context.Context, err error) bool {
 	return st.getConn.Load() && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
-// answer is the latest attempt's outcome as an error: the decoded API
-// error, or the transport error.
-func (st *callState) answer() error {
-	if st.lastErr != nil {
-		return st.lastErr
-	}
-	return decodeError(st.lastStatus, st.last)
-}
-
 // doJSON marshals in as the request body and runs the call.
 func (c *Client) doJSON(ctx context.Context, r request, in any) error {
 	body, err := json.Marshal(in)

@@ -88,7 +88,7 @@ func TestUnreadableAnswers(t *testing.T) {
 			require.ErrorIs(t, err, paykit.ErrUnknownOutcome)
 			assert.Contains(t, err.Error(), "ListTerminals")
 			assert.Equal(t, 1, sb.RequestCount(http.MethodPost, "/v1/transfers"), "sent once")
-			assertDec(t, "990.00", terminalBalance(t, sb, "term_sandbox_main"), "the transfer was applied once")
+			assertDec(t, "990.00", sbTerminalBalance(t, sb, "term_sandbox_main"), "the transfer was applied once")
 		})
 		t.Run("withdrawal "+mode, func(t *testing.T) {
 			t.Parallel()
@@ -141,7 +141,7 @@ func TestUnreadableAnswers(t *testing.T) {
 	})
 }
 
-func terminalBalance(t *testing.T, sb *sandbox.Server, id string) decimal.Decimal {
+func sbTerminalBalance(t *testing.T, sb *sandbox.Server, id string) decimal.Decimal {
 	t.Helper()
 	for _, term := range sb.Terminals(sandbox.DefaultAPIKey) {
 		if term.ID == id {

@@ -51,8 +51,11 @@ type CallInfo struct {
 	// Scheme, Host and Port are those of the Client's base URL (Port is
 	// the scheme's default when the URL names none).
 	Scheme string
-	Host   string
-	Port   int
+	// Host is the base URL's host name, without the port.
+	Host string
+	// Port is the base URL's port, or the scheme's default (443, 80), so
+	// that a server.port attribute is always set.
+	Port int
 	// BasePath is the base URL's path prefix without a trailing slash ("" for
 	// most services); a redacted full URL is Scheme://Host:Port+BasePath+Route.
 	BasePath string
@@ -67,8 +70,10 @@ type AttemptInfo struct {
 	// Attempt counts from 1; a value above 1 is a retry
 	// (http.request.resend_count is Attempt-1).
 	Attempt int
-	// Start is when the attempt started; Duration is set at AttemptEnd.
-	Start    time.Time
+	// Start is when the attempt started.
+	Start time.Time
+	// Duration is how long the attempt took, response body included; it is
+	// zero until AttemptEnd.
 	Duration time.Duration
 	// StatusCode is the HTTP status, 0 when no response arrived.
 	StatusCode int

@@ -103,18 +103,32 @@ func (t *RequisitesType) UnmarshalJSON(b []byte) (err error) {
 // Fields the response did not carry are zero: the dispute operations return
 // no requisites, the cancel-dispute operation only id, ext_id and status.
 type Payment struct {
-	ID       string          `json:"id"`
-	ExtID    string          `json:"ext_id"`
-	Amount   decimal.Decimal `json:"amount"`
-	Currency string          `json:"currency"`
-	Status   PaymentStatus   `json:"status"`
-	Method   PaymentMethod   `json:"method"`
+	// ID is the service's UUID of the payment, the key of GetPayment and of
+	// every state change.
+	ID string `json:"id"`
+	// ExtID is the merchant's order id given at creation; it is unique per
+	// merchant, which is what makes CreatePayment safe to retry.
+	ExtID string `json:"ext_id"`
+	// Amount is in RUB, exactly as the service wrote it.
+	Amount decimal.Decimal `json:"amount"`
+	// Currency is "RUB" for every payment of this API.
+	Currency string `json:"currency"`
+	// Status is normalised to the upper-case constants (the dispute
+	// responses send lower case); an unknown value is kept as sent.
+	Status PaymentStatus `json:"status"`
+	// Method decides how Requisites read (card or phone, domestic or
+	// cross-border).
+	Method PaymentMethod `json:"method"`
 	// Requisites is where the payer transfers the money.
 	Requisites Requisites `json:"requisites"`
 	// PaymentURL is the hosted payment page, "" when there is none.
-	PaymentURL string    `json:"payment_url"`
+	PaymentURL string `json:"payment_url"`
+	// ValidUntil is the deadline the service announced for the payer's
+	// transfer, the authority on expiry: the SDK assumes no span of its own
+	// and never expires a payment itself (see "What the spec does not say").
 	ValidUntil time.Time `json:"valid_until"`
-	CreatedAt  time.Time `json:"created_at"`
+	// CreatedAt is the service's creation time, in UTC.
+	CreatedAt time.Time `json:"created_at"`
 	// USDTRate is the USDT/RUB rate at creation (create and get responses).
 	USDTRate decimal.Decimal `json:"usdt_rate"`
 	// Message is only set by ConfirmPayment: the service's note that the
@@ -180,6 +194,8 @@ func (w *paymentWire) decode(p *Payment) error {
 
 // Requisites is the destination of a payer's transfer.
 type Requisites struct {
+	// Type says what Value is: a card number (card) or a phone number
+	// (sbp, sim, and phone for CROSS_BORDER).
 	Type RequisitesType `json:"type"`
 	// Value is the card or phone number to pay to.
 	Value string `json:"value"`
@@ -194,8 +210,13 @@ type Requisites struct {
 	Holder string `json:"holder"`
 	// Country, Currency and AmountLocal describe CROSS_BORDER requisites:
 	// the amount to pay in the local currency.
-	Country     Country         `json:"country,omitempty"`
-	Currency    string          `json:"currency,omitempty"`
+	Country Country `json:"country,omitempty"`
+	// Currency is the local currency code of CROSS_BORDER requisites (such
+	// as "TJS"); "" for domestic ones, which are paid in RUB.
+	Currency string `json:"currency,omitempty"`
+	// AmountLocal is what the payer sends in Currency, converted by the
+	// service at the central bank rate; only the create response of a
+	// CROSS_BORDER payment carries it.
 	AmountLocal decimal.Decimal `json:"amount_local"`
 }
 
@@ -617,7 +638,8 @@ type OpenDisputeParams struct {
 	Amount decimal.Decimal
 	// ReceiptURL links to the receipt or a screenshot.
 	ReceiptURL string
-	Comment    string
+	// Comment is free text for the service's reviewer; not sent when empty.
+	Comment string
 }
 
 type openDisputeBody struct {

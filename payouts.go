@@ -55,21 +55,33 @@ func (s *PayoutStatus) UnmarshalJSON(b []byte) (err error) {
 
 // Payout is a RUB payout from the merchant to a card or through SBP.
 type Payout struct {
-	ID       string          `json:"id"`
-	ExtID    string          `json:"ext_id"`
-	Amount   decimal.Decimal `json:"amount"`
-	Currency string          `json:"currency"`
-	Method   PayoutMethod    `json:"method"`
+	// ID is the service's UUID of the payout, the key of GetPayout.
+	ID string `json:"id"`
+	// ExtID is the merchant's payout id, unique per merchant: what makes
+	// CreatePayout safe to retry.
+	ExtID string `json:"ext_id"`
+	// Amount is in RUB, exactly as the service wrote it.
+	Amount decimal.Decimal `json:"amount"`
+	// Currency is "RUB" for every payout of this API.
+	Currency string `json:"currency"`
+	// Method is how the money travels: to a card or through SBP.
+	Method PayoutMethod `json:"method"`
 	// Requisites is the recipient's card or phone number. Treat it as
 	// sensitive: the SDK never logs it.
 	Requisites string `json:"requisites"`
+	// HolderName is the recipient's full name as given at creation.
+	// Personal data: the SDK's log output leaves it out.
 	HolderName string `json:"holder_name"`
 	// Bank is the bank code given at creation, "" when none was.
-	Bank   string       `json:"bank"`
+	Bank string `json:"bank"`
+	// Status is kept as sent, unknown values included; the SDK enforces no
+	// transitions. completed, failed and cancelled are final.
 	Status PayoutStatus `json:"status"`
 	// ProviderOrderID is set once the payout is processing.
-	ProviderOrderID string    `json:"provider_order_id"`
-	CreatedAt       time.Time `json:"created_at"`
+	ProviderOrderID string `json:"provider_order_id"`
+	// CreatedAt is the service's creation time, in UTC; the From and To of
+	// ListPayoutsParams filter on it.
+	CreatedAt time.Time `json:"created_at"`
 	// CompletedAt is the zero time until the payout is completed.
 	CompletedAt time.Time `json:"completed_at"`
 	// Reconciled is true when CreatePayout did not get its own answer (it
@@ -138,15 +150,24 @@ func (p Payout) LogValue() slog.Value {
 type CreatePayoutParams struct {
 	// ExtID is the merchant's unique payout id; it makes CreatePayout safe
 	// to retry.
-	ExtID  string
+	ExtID string
+	// Amount is in RUB and must be positive; the spec gives no upper
+	// bound, so the service's refusal is the only one.
 	Amount decimal.Decimal
+	// Method is PayoutMethodCard or PayoutMethodSBP, and decides what
+	// Requisites must hold.
 	Method PayoutMethod
 	// Requisites is the card number (PayoutMethodCard) or phone number
 	// (PayoutMethodSBP).
 	Requisites string
+	// HolderName is the recipient's full name; the SDK only requires it
+	// to be present, since the spec gives no format.
 	HolderName string
 	// Bank is a bank code, for SBP.
-	Bank      string
+	Bank string
+	// NotifyURL receives a webhook on each status change of the payout.
+	// Payout notifications carry no token: see WebhookHandler for how they
+	// are verified.
 	NotifyURL string
 }
 
@@ -229,10 +250,16 @@ func (c *Client) getPayout(ctx context.Context, op *operation, path, wantID, wan
 
 // PayoutList is one page of payouts.
 type PayoutList struct {
+	// Payouts is this page, in the service's order (which the spec does
+	// not state).
 	Payouts []Payout `json:"payouts"`
 	// Total counts all payouts matching the filter, on every page.
-	Total  int `json:"total"`
-	Limit  int `json:"limit"`
+	Total int `json:"total"`
+	// Limit is the page size the service used, which may be less than the
+	// one asked for when the service caps it.
+	Limit int `json:"limit"`
+	// Offset is the position of this page's first payout among all
+	// matching ones.
 	Offset int `json:"offset"`
 }
 
@@ -284,14 +311,20 @@ func (page *payoutPage) UnmarshalJSON(b []byte) error {
 // ListPayoutsParams filter and page ListPayouts. Zero fields are not sent:
 // the service then applies no filter, its default limit (100) and offset 0.
 type ListPayoutsParams struct {
+	// Status keeps only payouts in this status. A status filter over
+	// payouts that change while you page can miss some; see AllPayouts.
 	Status PayoutStatus
 	// From and To bound the creation time; sent as RFC 3339 in UTC with
 	// their sub-second digits (none when zero), so the window is exactly
 	// the one given. Whether the service treats them as inclusive is not
 	// in the spec.
 	From, To time.Time
-	Limit    int
-	Offset   int
+	// Limit is the page size, sent as given: the spec shows no maximum, so
+	// the SDK caps nothing and the service may answer fewer (PayoutList.Limit
+	// says how many it used).
+	Limit int
+	// Offset is how many matching payouts to skip; AllPayouts starts here.
+	Offset int
 }
 
 func (p ListPayoutsParams) query() (url.Values, error) {

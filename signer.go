@@ -21,6 +21,9 @@ import (
 // byte sequence that is sent (nil for requests without a body); req.Body
 // must not be read. A Signer must be safe for concurrent use.
 type Signer interface {
+	// Sign returns the X-Signature value for req, whose body is body. An
+	// error ends the call unsent (or, on a retry, with the previous
+	// attempt's answer).
 	Sign(req *http.Request, body []byte) (string, error)
 }
 

@@ -11,16 +11,22 @@ import (
 // Payments credit the terminal that served them.
 type Terminal struct {
 	// ID is opaque: the spec types it as a plain string, not a UUID.
-	ID   string `json:"id"`
+	ID string `json:"id"`
+	// Name is the merchant's label for the terminal, for people.
 	Name string `json:"name"`
 	// Balance is available USDT; BalanceFrozen is held by withdrawals in
 	// flight.
-	Balance       decimal.Decimal `json:"balance"`
+	Balance decimal.Decimal `json:"balance"`
+	// BalanceFrozen is USDT held by withdrawals not yet completed or
+	// failed: a withdrawal whose outcome is unknown shows up here.
 	BalanceFrozen decimal.Decimal `json:"balance_frozen"`
 	// WithdrawalFee is charged per withdrawal from this terminal, in USDT.
 	WithdrawalFee decimal.Decimal `json:"withdrawal_fee"`
-	Currency      string          `json:"currency"`
-	IsActive      bool            `json:"is_active"`
+	// Currency is "USDT" for every terminal of this API.
+	Currency string `json:"currency"`
+	// IsActive is false for a terminal that cannot be used (the sandbox
+	// refuses an inactive one as a withdrawal's source, WDR_001).
+	IsActive bool `json:"is_active"`
 }
 
 // UnmarshalJSON accepts a numeric id as well as a string one.
@@ -44,9 +50,13 @@ func (t *Terminal) UnmarshalJSON(b []byte) error {
 
 // Balance is the total over all of the merchant's terminals.
 type Balance struct {
-	Balance       decimal.Decimal `json:"balance"`
+	// Balance is the sum of the terminals' available USDT.
+	Balance decimal.Decimal `json:"balance"`
+	// BalanceFrozen is the sum held by withdrawals in flight, not
+	// available to spend.
 	BalanceFrozen decimal.Decimal `json:"balance_frozen"`
-	Currency      string          `json:"currency"`
+	// Currency is "USDT".
+	Currency string `json:"currency"`
 }
 
 // UnmarshalJSON decodes a balance and checks its amounts.

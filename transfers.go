@@ -11,11 +11,19 @@ import (
 // Transfer is the result of moving USDT between two of the merchant's
 // terminals. The move is atomic and free of fees.
 type Transfer struct {
-	Success        bool            `json:"success"`
-	FromTerminalID string          `json:"from_terminal_id"`
-	ToTerminalID   string          `json:"to_terminal_id"`
-	Amount         decimal.Decimal `json:"amount"`
-	Currency       string          `json:"currency"`
+	// Success is always true in a Transfer that CreateTransfer returns: an
+	// answer saying false is an error matching ErrUnknownOutcome, since the
+	// spec does not say what false means.
+	Success bool `json:"success"`
+	// FromTerminalID is the terminal that was debited.
+	FromTerminalID string `json:"from_terminal_id"`
+	// ToTerminalID is the terminal that was credited.
+	ToTerminalID string `json:"to_terminal_id"`
+	// Amount is the USDT moved; transfers carry no fee, so both sides
+	// changed by exactly this much.
+	Amount decimal.Decimal `json:"amount"`
+	// Currency is "USDT".
+	Currency string `json:"currency"`
 }
 
 // UnmarshalJSON accepts numeric terminal ids and checks the amount.
@@ -51,9 +59,13 @@ func (t *Transfer) vet() error {
 // CreateTransferParams are the inputs of CreateTransfer. Terminal ids are
 // opaque strings; the amount is USDT and must be positive.
 type CreateTransferParams struct {
+	// FromTerminalID is the terminal to debit; it must hold Amount.
 	FromTerminalID string
-	ToTerminalID   string
-	Amount         decimal.Decimal
+	// ToTerminalID is the terminal to credit, of the same merchant.
+	ToTerminalID string
+	// Amount is in USDT and must be positive; the spec gives no upper
+	// bound.
+	Amount decimal.Decimal
 }
 
 type createTransferBody struct {

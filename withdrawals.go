@@ -28,17 +28,26 @@ func (s *WithdrawalStatus) UnmarshalJSON(b []byte) (err error) {
 
 // Withdrawal is a USDT withdrawal from a terminal to a TRC-20 wallet.
 type Withdrawal struct {
-	ID       string          `json:"id"`
-	Amount   decimal.Decimal `json:"amount"`
-	Fee      decimal.Decimal `json:"fee"`
-	Currency string          `json:"currency"`
+	// ID is the service's UUID of the withdrawal, the key of GetWithdrawal.
+	ID string `json:"id"`
+	// Amount is the USDT requested. With SubtractFeeFromAmount the wallet
+	// receives Amount - Fee; otherwise Amount + Fee leaves the terminal.
+	Amount decimal.Decimal `json:"amount"`
+	// Fee is the USDT fee charged for this withdrawal.
+	Fee decimal.Decimal `json:"fee"`
+	// Currency is "USDT".
+	Currency string `json:"currency"`
 	// Address is the TRC-20 wallet.
 	Address string `json:"address"`
 	// TxHash is "" until the transaction is sent.
-	TxHash    string           `json:"tx_hash"`
-	Status    WithdrawalStatus `json:"status"`
-	CreatedAt time.Time        `json:"created_at"`
-	UpdatedAt time.Time        `json:"updated_at"`
+	TxHash string `json:"tx_hash"`
+	// Status is kept as sent, unknown values included; the SDK enforces no
+	// transitions. completed and failed are final.
+	Status WithdrawalStatus `json:"status"`
+	// CreatedAt is the service's creation time, in UTC.
+	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is the time of the last status change, in UTC.
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // UnmarshalJSON decodes a withdrawal leniently.
@@ -65,8 +74,11 @@ func (w *Withdrawal) identity() (id, extID string) { return w.ID, "" }
 
 // WithdrawalFee is the current withdrawal fee.
 type WithdrawalFee struct {
-	Fee      decimal.Decimal `json:"fee"`
-	Currency string          `json:"currency"`
+	// Fee is the current fee per withdrawal; it can change, so read it
+	// close to the withdrawal it prices.
+	Fee decimal.Decimal `json:"fee"`
+	// Currency is "USDT".
+	Currency string `json:"currency"`
 }
 
 // UnmarshalJSON decodes a fee and checks it.

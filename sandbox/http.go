@@ -114,7 +114,9 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /pay/{id}", s.postPage)
 
 	s.controlRoutes(mux)
+	s.uiRoutes(mux) // the dashboard at /sandbox/ui and the payment page's assets (ui.go)
 	s.inspectionRoutes(mux)
+	s.openapiRoutes(mux)
 	return mux
 }
 

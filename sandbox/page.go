@@ -3,44 +3,22 @@ package sandbox
 import (
 	"html/template"
 	"net/http"
+	"strings"
 	"time"
 )
 
-// pageTmpl is the hosted payment page: plain HTML, no JavaScript, every
-// value escaped by html/template.
-var pageTmpl = template.Must(template.New("pay").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head><meta charset="utf-8"><title>Payment {{.ExtID}}</title></head>
-<body>
-<h1>Pay {{.Amount}} RUB</h1>
-<p>Order: <span id="ext-id">{{.ExtID}}</span></p>
-<p>Status: <strong id="status">{{.Status}}</strong></p>
-<h2>Transfer to</h2>
-<dl>
-<dt>Method</dt><dd>{{.Method}}</dd>
-<dt>{{.ReqLabel}}</dt><dd id="requisites">{{.ReqValue}}</dd>
-<dt>Bank</dt><dd id="bank">{{.BankName}}</dd>
-<dt>Recipient</dt><dd id="holder">{{.Holder}}</dd>
-{{- if .AmountLocal}}
-<dt>Amount in {{.Currency}}</dt><dd id="amount-local">{{.AmountLocal}}</dd>
-{{- end}}
-</dl>
-{{- if .Pending}}
-<p>Time left: <span id="time-left">{{.TimeLeft}}</span> (valid until {{.ValidUntil}})</p>
-<form method="post" action="{{.Action}}"><button type="submit">I have paid</button></form>
-{{- else if eq .Status "PROCESSING"}}
-<p>Thank you: your transfer is being verified.</p>
-{{- end}}
-</body>
-</html>
-`))
+// pageTmpl is the hosted payment page: one column for a phone, the
+// sandbox's own stylesheet and copy-button script, every value escaped by
+// html/template. It works without JavaScript; only the copy buttons need it.
+var pageTmpl = template.Must(template.ParseFS(uiFiles, "ui/pay.html"))
 
 type pageData struct {
-	ExtID, Amount, Status, Method        string
-	ReqLabel, ReqValue, BankName, Holder string
-	AmountLocal, Currency                string
-	Pending                              bool
-	TimeLeft, ValidUntil, Action         string
+	ExtID, Amount, Status, StatusClass, Method string
+	ReqLabel, ReqLabelLower, ReqValue          string
+	BankName, Holder                           string
+	AmountLocal, Currency                      string
+	Pending                                    bool
+	TimeLeft, ValidUntil, Action               string
 }
 
 func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
@@ -52,18 +30,25 @@ func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "payment not found", http.StatusNotFound)
 		return
 	}
-	d := pageData{ExtID: p.extID, Amount: string(scaled(p.amount, 0)), Status: p.status, Method: p.method,
+	d := pageData{ExtID: p.extID, Amount: string(scaled(p.amount, 0)), Status: p.status,
+		StatusClass: "st st-" + strings.ToLower(p.status), Method: p.method,
 		ReqLabel: "Card number", ReqValue: p.reqValue, BankName: p.bank.Name, Holder: p.holder,
 		Pending: p.status == statusPending, ValidUntil: ts(p.validUntil), Action: "/pay/" + p.id,
 		TimeLeft: p.validUntil.Sub(now).Round(time.Second).String()}
 	if p.reqType != "card" {
 		d.ReqLabel = "Phone number"
 	}
+	d.ReqLabelLower = strings.ToLower(d.ReqLabel)
 	if p.method == methodCrossBorder {
 		d.AmountLocal, d.Currency = string(scaled(p.amountLoc, 2)), p.currency
 	}
 	s.mu.Unlock()
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", uiCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
 	pageTmpl.Execute(w, d)
 }
 

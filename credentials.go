@@ -1,0 +1,43 @@
+package paykit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// CheckCredentials makes one cheap signed read (GET /v1/balance, its body
+// discarded) and reports whether the service accepts the client's API key
+// and signatures. Run it at startup, before going live: the spec does not
+// publish the signature algorithm, so HMACSigner is the SDK's default
+// guess, and this is the one way to learn that the service agrees with it
+// before a payment depends on it.
+//
+// It returns nil on any 2xx answer. A 401 or 403 is an error that matches
+// ErrUnauthorized (and *Error, through errors.As) and whose text names what
+// to check: the API key, the signing secret, and the signing scheme (a
+// SignerFunc may be needed if the service signs differently). Any other
+// failure (a transport error, a 5xx after the read's retries) is returned
+// as the read would return it, and does not match ErrUnauthorized: the
+// credentials were not judged.
+func (c *Client) CheckCredentials(ctx context.Context) error {
+	err := c.do(ctx, request{op: opCheckCredentials, path: "/v1/balance"})
+	if err != nil && errors.Is(err, ErrUnauthorized) {
+		return &credentialsError{cause: err}
+	}
+	return err
+}
+
+// credentialsError is a refusal of the credentials, with what to check.
+type credentialsError struct {
+	cause error
+}
+
+func (e *credentialsError) Error() string {
+	return fmt.Sprintf("paykit: CheckCredentials: the service refused the credentials (%v); check the API key, "+
+		"the signing secret, and the signing scheme (the spec does not publish the signature algorithm: "+
+		"if HMACSigner is not what the service expects, a custom Signer such as a SignerFunc is needed)", e.cause)
+}
+
+// Unwrap exposes the *Error, and through it ErrUnauthorized.
+func (e *credentialsError) Unwrap() error { return e.cause }
