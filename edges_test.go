@@ -8,6 +8,7 @@ package paykit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -557,3 +558,24 @@ type closeCounter struct {
 }
 
 func (c *closeCounter) CloseIdleConnections() { c.n.Add(1) }
+
+// Point 8: a server echoing the API key does not put it in an error.
+func TestEchoedAPIKeyRedacted(t *testing.T) {
+	t.Parallel()
+	const key = "pk_live_9f8e7d6c5b4a"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":"AUTH_001","message":"unknown API key `+key+`","data":{"key":"`+key+`"}}`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := paykit.NewClient(srv.URL, key, paykit.HMACSigner("s"))
+	require.NoError(t, err)
+	_, err = c.GetBalance(bg)
+	require.ErrorIs(t, err, paykit.ErrUnauthorized)
+	var apiErr *paykit.Error
+	require.ErrorAs(t, err, &apiErr)
+	for _, text := range []string{err.Error(), fmt.Sprintf("%v %+v %#v %s", err, apiErr, apiErr, apiErr), string(apiErr.Data), apiErr.Message} {
+		assert.NotContains(t, text, key)
+	}
+	assert.Contains(t, apiErr.Message, "[api key]")
+}

@@ -254,47 +254,36 @@ func excerpt(body []byte) string {
 	return s
 }
 
-// maskDigits replaces the middle of every run of ten or more digits with
-// asterisks, keeping the last four: card and phone numbers must not reach the
-// merchant's logs through an error string, even if a server echoes them.
-// Runs inside a longer alphanumeric or hyphenated token (UUID segments,
-// hashes) are left alone.
+// maskDigits masks card and phone numbers in free text, keeping their last
+// four digits: they must not reach the merchant's logs through an error
+// string, even if a server echoes them. A number is a run of digit groups
+// joined by single spaces, dashes, dots or parentheses (a parenthesis may
+// stand beside one of the others: "8 (912) 345-67-89"), glued to letters or
+// not ("card2200123456789010"), with ten digits or more in all; a leading
+// '+' stays. What stays readable, because error texts must name it: UUIDs,
+// hashes ("0x" and hex digits, or 32 hex digits or more with a letter
+// among them), ext_ids with fewer than ten digits ("order-1001"), decimal
+// amounts (one dot), IPv4 addresses and a leading ISO date
+// ("2026-11-22 03:10").
 func maskDigits(s string) string {
-	out := []byte(nil)
-	i := 0
-	for i < len(s) {
+	var out []byte
+	for i := 0; i < len(s); {
+		if n := readableLen(s, i); n > 0 {
+			i += n
+			continue
+		}
 		if !isDigit(s[i]) {
 			i++
 			continue
 		}
-		j := i
-		for j < len(s) && isDigit(s[j]) {
-			j++
-		}
-		if j-i >= 10 && !tokenChar(s, i-1) && !tokenChar(s, j) {
-			if out == nil {
-				out = []byte(s)
-			}
-			for k := i; k < j-4; k++ {
-				out[k] = '*'
-			}
-		}
-		i = j
+		r := scanDigitRun(s, i)
+		out = r.mask(s, out)
+		i = r.end
 	}
 	if out == nil {
 		return s
 	}
 	return string(out)
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-func tokenChar(s string, i int) bool {
-	if i < 0 || i >= len(s) {
-		return false
-	}
-	c := s[i]
-	return c == '-' || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // ValidationError reports input that the SDK refused before sending anything.

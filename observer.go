@@ -214,7 +214,7 @@ const (
 	// WebhookRefusedSize: the body is over MaxBodyBytes (413).
 	WebhookRefusedSize WebhookOutcome = "refused_size"
 	// WebhookRefusedBody: the body cannot be read, decoded or classified
-	// (400).
+	// (400), or comes in a Content-Encoding other than gzip (415).
 	WebhookRefusedBody WebhookOutcome = "refused_body"
 	// WebhookRefusedToken: a payment notification whose token does not
 	// match, or no token is configured (401).

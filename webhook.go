@@ -2,17 +2,21 @@ package paykit
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 )
 
@@ -48,25 +52,60 @@ const DefaultWebhookMaxBodyBytes = 1 << 20
 // handled or deliberately ignores, and 5xx for what is worth sending again:
 //
 //   - 405 (with "Allow: POST") for any method but POST.
-//   - 413 for a body over MaxBodyBytes.
-//   - 400 for a body that is not a JSON object, has no string "id", whose kind
-//     (payment or payout) cannot be told, or that does not decode into a
-//     Payment or Payout; with Client set, also for an id that is not a UUID.
+//   - 413 for a body over MaxBodyBytes (for a gzipped body, either before
+//     or after decompression).
+//   - 415 for a Content-Encoding other than gzip or identity (and for more
+//     than one coding): the body cannot be read, and answering 415 rather
+//     than 400 tells a sender's operator what to change.
+//   - 400 for a body that cannot be read (a corrupt gzip stream included),
+//     is not a JSON object, has no string "id", whose kind (payment or
+//     payout) cannot be told, or that does not decode into a Payment or
+//     Payout; with Client set, also for an id that is not a UUID.
 //   - 401 for a notification that is not verified (see below).
-//   - 500 when the callback returns an error or panics, or when reading the
-//     resource back through Client fails, so that the sender retries.
+//   - 500 when the callback returns an error or panics, when TokenFor
+//     fails, or when reading the resource back through Client fails or
+//     returns another resource than the one notified, so that the sender
+//     retries.
 //   - 200 with an empty body otherwise, including for a notification whose
 //     kind has no callback: it is dropped without being verified or read
 //     back, since nothing acts on it.
+//
+// A body sent with "Content-Encoding: gzip" is decompressed first, and
+// MaxBodyBytes applies to both its compressed and decompressed sizes: a
+// small body that inflates to gigabytes is refused with 413 as soon as the
+// limit is passed, without being inflated any further.
 //
 // # Verification
 //
 // The service authenticates a payment notification only by the
 // NotificationToken given at CreatePayment, returned in the
-// X-Notification-Token header. The handler compares it with Token in
-// constant time (also constant in the tokens' lengths); a missing, repeated
-// or wrong header is refused with 401. An empty Token refuses every payment
-// notification: a handler deployed with a missing configuration value must
+// X-Notification-Token header. The handler accepts a payment notification
+// when that header is present exactly once and matches one of the expected
+// tokens: Token, any of Tokens (for rotation), or the answer of TokenFor
+// for the notified payment (for a token per payment or per order). TokenFor
+// is asked only when Token and Tokens do not match; its error answers 500,
+// so that the sender tries again once the merchant's store is back. An
+// empty expected token matches nothing, so a missing or empty header is
+// always refused, even for a payment created without a token. Every
+// comparison runs in constant time over hashes of the tokens, so neither
+// the tokens' contents nor their lengths show in the answer's timing, and
+// every configured token is compared, with no early exit. Anything else is
+// refused with 401, before the callback runs or the API is read.
+//
+// A merchant who stores a token per order sets TokenFor:
+//
+//	h.TokenFor = func(ctx context.Context, paymentID, extID string) (string, error) {
+//		var tok string
+//		err := db.QueryRowContext(ctx,
+//			`SELECT notification_token FROM orders WHERE order_id = $1`, extID).Scan(&tok)
+//		if errors.Is(err, sql.ErrNoRows) {
+//			return "", nil // not ours: refused with 401 unless Token matches
+//		}
+//		return tok, err // an error answers 500: the sender retries
+//	}
+//
+// With none of Token, Tokens and TokenFor set, every payment notification
+// is refused: a handler deployed with a missing configuration value must
 // fail closed, not accept forgeries, and it says so in one error log line.
 // Create payments with a NotificationToken, or their notifications cannot
 // be accepted.
@@ -107,7 +146,9 @@ const DefaultWebhookMaxBodyBytes = 1 << 20
 // With Client set, the callback receives the resource as GetPayment or
 // GetPayout returns it, read by the notified id: a forged or altered body
 // cannot change the amount or status the merchant acts on, and only "id"
-// (and the kind) is taken from the body. This is the recommended setup. The
+// (and the kind) is taken from the body; a copy with another id (a faulty
+// cache or proxy) is refused with 500, never passed on. This is the
+// recommended setup. The
 // copy is the resource's state when it was read, which may be newer than
 // the event that caused the notification. Without Client, the callback
 // receives the body decoded by the same lenient rules as API responses.
@@ -144,12 +185,30 @@ const DefaultWebhookMaxBodyBytes = 1 << 20
 //
 // # Logging
 //
-// Nothing the handler logs contains the token or the body; an id is logged
-// only once the notification is accepted. See Logger.
+// Nothing the handler logs contains a token or the body; an id is logged
+// only once the notification is verified. See Logger, and Observe for a
+// per-delivery hook.
 type WebhookHandler struct {
 	// Token is the NotificationToken the merchant's payments are created
-	// with. Empty refuses every payment notification.
+	// with, when one token serves them all.
 	Token string
+
+	// Tokens are further accepted tokens, besides Token: while rotating,
+	// list the old token here and set Token to the new one until the old
+	// one's payments are settled. Empty strings in it match nothing.
+	Tokens []string
+
+	// TokenFor, when set, returns the token that one payment was created
+	// with, for merchants who give each order its own NotificationToken.
+	// It is called with the payment's id and ext_id as the notification's
+	// body states them (ext_id is "" when the body has none), only when the
+	// header matches neither Token nor Tokens, and before anything else is
+	// done with the notification: treat both values as untrusted input, fit
+	// only to look a token up by. Return "" for a payment without a token of
+	// its own (its notification is then refused unless Token or Tokens
+	// matched). An error answers 500, so that the sender retries later; so
+	// does a panic, which is recovered and logged.
+	TokenFor func(ctx context.Context, paymentID, extID string) (string, error)
 
 	// OnPayment is called with each verified payment notification. A nil
 	// OnPayment acknowledges payment notifications and drops them. An error
@@ -172,19 +231,32 @@ type WebhookHandler struct {
 	// notification as a hint and look the payout up themselves.
 	AllowUnverifiedPayouts bool
 
-	// MaxBodyBytes caps the request body; a larger one is answered 413 and
-	// not read further. Zero or negative means DefaultWebhookMaxBodyBytes.
+	// MaxBodyBytes caps the request body, and a gzipped body's size both
+	// before and after decompression; a larger one is answered 413 and not
+	// read (or inflated) further. Zero or negative means
+	// DefaultWebhookMaxBodyBytes.
 	MaxBodyBytes int64
 
 	// Logger receives one debug line per handled or ignored notification,
 	// warnings for refused ones and errors for failed ones. Nil logs
-	// nothing, like a Client made without WithLogger, with two exceptions
-	// that go to slog.Default() then, because they must not pass unseen:
-	// the error that an empty Token refuses payment notifications (logged
-	// once) and a recovered panic of a callback.
+	// nothing, like a Client made without WithLogger, with exceptions that
+	// go to slog.Default() then, because they must not pass unseen: the
+	// error that, with no Token, Tokens or TokenFor, payment notifications
+	// are all refused (logged once), and a recovered panic of a callback or
+	// of TokenFor.
 	Logger *slog.Logger
 
-	emptyToken sync.Once
+	// Observe, when set, is called once per request, just before the
+	// answer is written, with the request's context and how the delivery
+	// was answered, for logs and metrics; one function, so an adapter that
+	// sets it should call the one it replaces. It runs on the request's
+	// goroutine and delays the answer by its own duration. A callback (or TokenFor) that aborts the response
+	// by panicking with http.ErrAbortHandler is reported as
+	// WebhookCallbackError with StatusCode 0, since nothing is answered.
+	// Nil costs nothing: no clock is read and nothing is allocated for it.
+	Observe func(ctx context.Context, d WebhookDelivery)
+
+	noToken sync.Once
 }
 
 // webhookKind is what a notification is about.
@@ -196,175 +268,342 @@ const (
 	kindPayout
 )
 
+// String names the kind as WebhookDelivery.Kind does.
+func (k webhookKind) String() string {
+	switch k {
+	case kindPayment:
+		return "payment"
+	case kindPayout:
+		return "payout"
+	}
+	return ""
+}
+
+// verdict is the answer to one delivery and how it is classified.
+type verdict struct {
+	code    int
+	outcome WebhookOutcome
+}
+
+var (
+	refusedBody  = verdict{http.StatusBadRequest, WebhookRefusedBody}
+	refusedToken = verdict{http.StatusUnauthorized, WebhookRefusedToken}
+	fetchFailed  = verdict{http.StatusInternalServerError, WebhookFetchFailed}
+	accepted     = verdict{http.StatusOK, WebhookAccepted}
+	ignored      = verdict{http.StatusOK, WebhookIgnored}
+)
+
 // ServeHTTP implements http.Handler.
 func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	code := h.serve(w, r)
-	if code == http.StatusOK {
+	var kind webhookKind
+	if h.Observe == nil {
+		writeVerdict(w, h.serve(w, r, &kind))
+		return
+	}
+	start := time.Now()
+	answered := false
+	defer func() {
+		if !answered { // a callback aborted the response with http.ErrAbortHandler
+			h.Observe(r.Context(), WebhookDelivery{Kind: kind.String(), Outcome: WebhookCallbackError,
+				Duration: time.Since(start)})
+		}
+	}()
+	v := h.serve(w, r, &kind)
+	answered = true
+	h.Observe(r.Context(), WebhookDelivery{Kind: kind.String(), Outcome: v.outcome, StatusCode: v.code,
+		Duration: time.Since(start)})
+	writeVerdict(w, v)
+}
+
+func writeVerdict(w http.ResponseWriter, v verdict) {
+	if v.code == http.StatusOK {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	http.Error(w, http.StatusText(code), code)
+	http.Error(w, http.StatusText(v.code), v.code)
 }
 
-// serve handles one delivery and returns the status code to answer.
-func (h *WebhookHandler) serve(w http.ResponseWriter, r *http.Request) int {
+// serve handles one delivery and returns the answer; it sets *kind as soon
+// as the kind is known.
+func (h *WebhookHandler) serve(w http.ResponseWriter, r *http.Request, kind *webhookKind) verdict {
 	ctx := r.Context()
 	log := h.logger()
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		log.LogAttrs(ctx, slog.LevelDebug, "paykit: webhook: method not allowed", slog.String("method", truncate(r.Method, 16)))
-		return http.StatusMethodNotAllowed
+		return verdict{http.StatusMethodNotAllowed, WebhookRefusedMethod}
 	}
 
 	buf := webhookBuffers.Get().(*bytes.Buffer)
 	defer putWebhookBuffer(buf)
-	if code := h.readBody(w, r, buf); code != 0 {
-		return code
+	if v := h.readBody(w, r, buf); v.code != 0 {
+		return v
 	}
 	body := buf.Bytes()
 
 	var probe webhookProbe
 	if err := json.Unmarshal(body, &probe); err != nil || probe.ID.shape != shapeString || probe.ID.s == "" {
 		log.LogAttrs(ctx, slog.LevelDebug, "paykit: webhook: body is not a JSON object with an id")
-		return http.StatusBadRequest
+		return refusedBody
 	}
 	tokens := r.Header.Values(WebhookTokenHeader)
-	kind := probe.kind(len(tokens) > 0)
-	switch kind {
+	*kind = probe.kind(len(tokens) > 0)
+	switch *kind {
 	case kindPayment:
 		return h.servePayment(ctx, log, &probe, tokens, body)
 	case kindPayout:
 		return h.servePayout(ctx, log, &probe, body)
 	}
 	log.LogAttrs(ctx, slog.LevelDebug, "paykit: webhook: cannot tell a payment from a payout")
-	return http.StatusBadRequest
+	return refusedBody
 }
 
-// readBody reads the body into buf, returning 0 or the status to answer.
-func (h *WebhookHandler) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) int {
+// readBody reads the body into buf, decompressing it if it is gzipped, and
+// returns the zero verdict or the answer that refuses it.
+func (h *WebhookHandler) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) verdict {
 	limit := h.MaxBodyBytes
 	if limit <= 0 {
 		limit = DefaultWebhookMaxBodyBytes
 	}
 	// MaxBytesReader, unlike a LimitReader, also tells the server to close
 	// the connection instead of draining the rest of a huge body.
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	raw := http.MaxBytesReader(w, r.Body, limit)
+	gzipped, ok := gzipEncoded(r.Header)
+	if !ok {
+		h.logger().LogAttrs(r.Context(), slog.LevelWarn, "paykit: webhook: unsupported Content-Encoding",
+			slog.String("content_encoding", truncate(strings.Join(r.Header.Values("Content-Encoding"), ","), 64)))
+		return verdict{http.StatusUnsupportedMediaType, WebhookRefusedBody}
+	}
+	if !gzipped {
+		_, err := buf.ReadFrom(raw)
+		return h.readFailed(r, err, limit)
+	}
+	zr, err := gzip.NewReader(raw)
+	if err != nil {
+		return h.readFailed(r, err, limit)
+	}
+	// Reading one byte past the limit tells a body at the limit from a
+	// larger one without inflating a bomb any further.
+	if _, err := buf.ReadFrom(io.LimitReader(zr, limit+1)); err != nil {
+		return h.readFailed(r, err, limit)
+	}
+	if int64(buf.Len()) > limit {
+		return h.readFailed(r, &http.MaxBytesError{Limit: limit}, limit)
+	}
+	return verdict{}
+}
+
+// readFailed classifies an error reading the body: 413 for one over the
+// limit, 400 for anything else (a reset connection, a corrupt gzip stream).
+func (h *WebhookHandler) readFailed(r *http.Request, err error, limit int64) verdict {
 	if err == nil {
-		return 0
+		return verdict{}
 	}
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		h.logger().LogAttrs(r.Context(), slog.LevelWarn, "paykit: webhook: body too large", slog.Int64("limit", limit))
-		return http.StatusRequestEntityTooLarge
+		return verdict{http.StatusRequestEntityTooLarge, WebhookRefusedSize}
 	}
 	h.logger().LogAttrs(r.Context(), slog.LevelDebug, "paykit: webhook: reading body failed", slog.String("error", err.Error()))
-	return http.StatusBadRequest
+	return refusedBody
 }
 
-func (h *WebhookHandler) servePayment(ctx context.Context, log *slog.Logger, probe *webhookProbe, tokens []string, body []byte) int {
+// gzipEncoded reads Content-Encoding: gzipped is true for gzip (or its
+// old alias x-gzip), ok is false for any other coding or for more than one.
+// "identity" is no coding at all.
+func gzipEncoded(hdr http.Header) (gzipped, ok bool) {
+	values := hdr.Values("Content-Encoding")
+	if len(values) == 0 {
+		return false, true
+	}
+	n := 0
+	for _, v := range values {
+		for c := range strings.SplitSeq(v, ",") {
+			switch c = strings.TrimSpace(c); {
+			case c == "", strings.EqualFold(c, "identity"):
+			case strings.EqualFold(c, "gzip"), strings.EqualFold(c, "x-gzip"):
+				gzipped = true
+				n++
+			default:
+				return false, false
+			}
+		}
+	}
+	return gzipped, n <= 1
+}
+
+func (h *WebhookHandler) servePayment(ctx context.Context, log *slog.Logger, probe *webhookProbe, tokens []string, body []byte) verdict {
 	if h.OnPayment == nil {
 		log.LogAttrs(ctx, slog.LevelDebug, "paykit: webhook: no OnPayment, payment notification dropped")
-		return http.StatusOK
+		return ignored
 	}
-	if h.Token == "" {
-		h.emptyToken.Do(func() {
-			h.alertLogger().LogAttrs(ctx, slog.LevelError,
-				"paykit: webhook: WebhookHandler.Token is empty, so every payment notification is refused with 401; set it to the NotificationToken your payments are created with")
-		})
-		return http.StatusUnauthorized
+	if v := h.verifyToken(ctx, log, probe.ID.s, body, tokens); v.code != 0 {
+		return v
 	}
-	if !tokenMatches(tokens, h.Token) {
-		log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: payment notification refused: missing or wrong "+WebhookTokenHeader)
-		return http.StatusUnauthorized
-	}
-	p, code := resolve(ctx, log, h.Client, "payment", probe.ID.s, body, (*Client).GetPayment)
+	p, v := resolve(ctx, log, h.Client, "payment", probe.ID.s, body, (*Client).GetPayment,
+		func(p *Payment) string { return p.ID })
 	if p == nil {
-		return code
+		return v
 	}
 	return h.call(ctx, log, "payment", p.ID, string(p.Status), func(ctx context.Context) error { return h.OnPayment(ctx, p) })
 }
 
-func (h *WebhookHandler) servePayout(ctx context.Context, log *slog.Logger, probe *webhookProbe, body []byte) int {
+func (h *WebhookHandler) servePayout(ctx context.Context, log *slog.Logger, probe *webhookProbe, body []byte) verdict {
 	if h.OnPayout == nil {
 		log.LogAttrs(ctx, slog.LevelDebug, "paykit: webhook: no OnPayout, payout notification dropped")
-		return http.StatusOK
+		return ignored
 	}
 	if h.Client == nil && !h.AllowUnverifiedPayouts {
 		log.LogAttrs(ctx, slog.LevelWarn,
 			"paykit: webhook: payout notification refused: it cannot be verified without Client (or AllowUnverifiedPayouts)")
-		return http.StatusUnauthorized
+		return verdict{http.StatusUnauthorized, WebhookRefusedUnverified}
 	}
-	p, code := resolve(ctx, log, h.Client, "payout", probe.ID.s, body, (*Client).GetPayout)
+	p, v := resolve(ctx, log, h.Client, "payout", probe.ID.s, body, (*Client).GetPayout,
+		func(p *Payout) string { return p.ID })
 	if p == nil {
-		return code
+		return v
 	}
 	return h.call(ctx, log, "payout", p.ID, string(p.Status), func(ctx context.Context) error { return h.OnPayout(ctx, p) })
 }
 
-// resolve returns the resource a verified notification is about: with a
-// Client, the API's copy read back by id; without one, the body decoded.
-// When there is none it returns nil and the status to answer.
-func resolve[T any](ctx context.Context, log *slog.Logger, c *Client, kind, id string, body []byte,
-	fetch func(*Client, context.Context, string) (*T, error)) (*T, int) {
-	if c == nil {
-		v := new(T)
-		if err := json.Unmarshal(body, v); err != nil {
-			log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: "+kind+" body does not decode", slog.String("id", truncate(id, 64)))
-			return nil, http.StatusBadRequest
+// verifyToken checks a payment notification's token as the Verification
+// section of WebhookHandler documents, returning the zero verdict when it
+// is accepted.
+func (h *WebhookHandler) verifyToken(ctx context.Context, log *slog.Logger, id string, body []byte, header []string) verdict {
+	if h.Token == "" && h.TokenFor == nil && !slices.ContainsFunc(h.Tokens, func(t string) bool { return t != "" }) {
+		h.noToken.Do(func() {
+			h.alertLogger().LogAttrs(ctx, slog.LevelError,
+				"paykit: webhook: WebhookHandler has no Token, Tokens or TokenFor, so every payment notification is refused with 401; "+
+					"set them to the NotificationToken(s) your payments are created with")
+		})
+		return refusedToken
+	}
+	// A missing, repeated (a proxy or a forger added one) or empty header
+	// never matches: no expected token is empty.
+	if len(header) != 1 || header[0] == "" {
+		log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: payment notification refused: missing or repeated "+WebhookTokenHeader)
+		return refusedToken
+	}
+	got := sha256.Sum256([]byte(header[0]))
+	// Every configured token is compared, with no early exit, so the time
+	// taken does not tell which one (or whether any) matched.
+	match := tokenEqual(&got, h.Token)
+	for _, t := range h.Tokens {
+		match |= tokenEqual(&got, t)
+	}
+	if match == 0 && h.TokenFor != nil {
+		// ext_id is read only here, so that handlers without TokenFor do
+		// not pay for it on every delivery.
+		var ext struct {
+			ExtID probeString `json:"ext_id"`
 		}
-		return v, http.StatusOK
+		_ = json.Unmarshal(body, &ext) // the body was probed: it is a JSON object
+		want, err := h.lookupToken(ctx, id, ext.ExtID.s)
+		if err != nil {
+			log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: TokenFor failed",
+				slog.String("error", maskDigits(truncate(err.Error(), 200))))
+			return verdict{http.StatusInternalServerError, WebhookTokenLookupFailed}
+		}
+		match |= tokenEqual(&got, want)
 	}
-	if checkUUID("id", id) != nil {
-		log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: "+kind+" id is not a UUID, cannot read it back")
-		return nil, http.StatusBadRequest
+	if match == 0 {
+		log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: payment notification refused: wrong "+WebhookTokenHeader)
+		return refusedToken
 	}
-	v, err := fetch(c, ctx, id)
-	if err != nil {
-		log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: reading the "+kind+" back failed",
-			slog.String("id", id), slog.String("error", err.Error()))
-		return nil, http.StatusInternalServerError
-	}
-	return v, http.StatusOK
+	return verdict{}
 }
 
-// call runs a callback, turning an error or a panic into 500. A panic is
-// recovered rather than left to net/http because net/http would only close
-// the connection, which a sender may not retry, and would log to the
-// server's logger, not the handler's.
-func (h *WebhookHandler) call(ctx context.Context, log *slog.Logger, kind, id, status string, fn func(context.Context) error) (code int) {
-	attrs := []slog.Attr{slog.String("kind", kind), slog.String("id", truncate(id, 64)), slog.String("status", truncate(status, 32))}
+// errTokenForPanicked stands for a TokenFor that panicked (the panic itself
+// is logged).
+var errTokenForPanicked = errors.New("TokenFor panicked")
+
+// lookupToken calls TokenFor, recovering a panic as call does a callback's.
+func (h *WebhookHandler) lookupToken(ctx context.Context, id, extID string) (tok string, err error) {
 	defer func() {
 		v := recover()
 		if v == nil {
 			return
 		}
 		if v == http.ErrAbortHandler {
-			panic(v) // the callback asks net/http to abort the response
+			panic(v)
+		}
+		h.alertLogger().LogAttrs(ctx, slog.LevelError, "paykit: webhook: TokenFor panicked",
+			slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))),
+			slog.String("stack", string(debug.Stack())))
+		tok, err = "", errTokenForPanicked
+	}()
+	return h.TokenFor(ctx, id, extID)
+}
+
+// tokenEqual returns 1 when want is not empty and hashes to *got, else 0.
+// Comparing hashes makes the time independent of both tokens' lengths,
+// which subtle.ConstantTimeCompare alone would reveal by returning at once
+// on a length mismatch.
+func tokenEqual(got *[sha256.Size]byte, want string) int {
+	w := sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(got[:], w[:]) & subtle.ConstantTimeLessOrEq(1, len(want))
+}
+
+// resolve returns the resource a verified notification is about: with a
+// Client, the API's copy read back by id; without one, the body decoded.
+// When there is none it returns nil and the answer.
+func resolve[T any](ctx context.Context, log *slog.Logger, c *Client, kind, id string, body []byte,
+	fetch func(*Client, context.Context, string) (*T, error), idOf func(*T) string) (*T, verdict) {
+	if c == nil {
+		v := new(T)
+		if err := json.Unmarshal(body, v); err != nil {
+			log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: "+kind+" body does not decode", slog.String("id", truncate(id, 64)))
+			return nil, refusedBody
+		}
+		return v, verdict{}
+	}
+	if checkUUID("id", id) != nil {
+		log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: "+kind+" id is not a UUID, cannot read it back")
+		return nil, refusedBody
+	}
+	v, err := fetch(c, ctx, id)
+	if err != nil {
+		log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: reading the "+kind+" back failed",
+			slog.String("id", id), slog.String("error", err.Error()))
+		return nil, fetchFailed
+	}
+	// The callback must get the resource notified, not whatever a faulty or
+	// hostile server or cache answered (another order, already COMPLETED).
+	// A UUID's hex digits are the same in either case.
+	if got := idOf(v); !strings.EqualFold(got, id) {
+		log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: reading the "+kind+" back returned another "+kind,
+			slog.String("id", id), slog.String("got_id", truncate(got, 64)))
+		return nil, fetchFailed
+	}
+	return v, verdict{}
+}
+
+// call runs a callback, turning an error or a panic into 500. A panic is
+// recovered rather than left to net/http because net/http would only close
+// the connection, which a sender may not retry, and would log to the
+// server's logger, not the handler's.
+func (h *WebhookHandler) call(ctx context.Context, log *slog.Logger, kind, id, status string, fn func(context.Context) error) (v verdict) {
+	attrs := []slog.Attr{slog.String("kind", kind), slog.String("id", truncate(id, 64)), slog.String("status", truncate(status, 32))}
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		if p == http.ErrAbortHandler {
+			panic(p) // the callback asks net/http to abort the response
 		}
 		h.alertLogger().LogAttrs(ctx, slog.LevelError, "paykit: webhook: callback panicked", append(attrs,
-			slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))),
+			slog.String("panic", maskDigits(truncate(fmt.Sprint(p), 200))),
 			slog.String("stack", string(debug.Stack())))...)
-		code = http.StatusInternalServerError
+		v = verdict{http.StatusInternalServerError, WebhookCallbackError}
 	}()
 	if err := fn(ctx); err != nil {
 		log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: callback failed", append(attrs,
 			slog.String("error", maskDigits(truncate(err.Error(), 200))))...)
-		return http.StatusInternalServerError
+		return verdict{http.StatusInternalServerError, WebhookCallbackError}
 	}
 	log.LogAttrs(ctx, slog.LevelDebug, "paykit: webhook: handled", attrs...)
-	return http.StatusOK
-}
-
-// tokenMatches compares the header's values with the expected token. It
-// hashes both sides first so that the comparison takes the same time
-// whatever their lengths: subtle.ConstantTimeCompare returns at once on a
-// length mismatch, which would tell an attacker the token's length.
-func tokenMatches(got []string, want string) bool {
-	if len(got) != 1 {
-		return false // absent, or repeated (a proxy or a forger added one)
-	}
-	g, w := sha256.Sum256([]byte(got[0])), sha256.Sum256([]byte(want))
-	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
+	return accepted
 }
 
 var discardLogger = slog.New(slog.DiscardHandler)

@@ -3,6 +3,7 @@ package paykit_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,23 +15,48 @@ import (
 	"github.com/paykit-dev/paykit-go"
 )
 
-// Bits of the fuzzer's mode byte: which handler configuration and which
-// header shape a delivery gets.
+// Bits of the fuzzer's mode: which handler configuration and which
+// header shape and encoding a delivery gets.
 const (
-	fuzzClient     = 1 << iota // Client set: fetch-back
-	fuzzAllow                  // AllowUnverifiedPayouts
-	fuzzEmptyToken             // the handler's Token is ""
-	fuzzNoHeader               // no X-Notification-Token header at all
-	fuzzTwoHeaders             // the token header twice
+	fuzzClient      = 1 << iota // Client set: fetch-back
+	fuzzAllow                   // AllowUnverifiedPayouts
+	fuzzEmptyToken              // the handler's Token is ""
+	fuzzNoHeader                // no X-Notification-Token header at all
+	fuzzTwoHeaders              // the token header twice
+	fuzzTokens                  // Tokens holds fuzzRotated (and "")
+	fuzzTokenFor                // TokenFor answers fuzzPerOrder for ext_id order-1001
+	fuzzTokenForErr             // TokenFor fails
+	fuzzGzip                    // the body is sent gzipped
+	fuzzClaimGzip               // Content-Encoding: gzip on the body as it is
 )
+
+const (
+	fuzzRotated  = "nt_rotated-0f9e"
+	fuzzPerOrder = "nt_order-1001-5d2c"
+)
+
+// fuzzCodes maps each delivery outcome to the statuses it may answer.
+var fuzzCodes = map[paykit.WebhookOutcome]int{
+	paykit.WebhookAccepted:          http.StatusOK,
+	paykit.WebhookIgnored:           http.StatusOK,
+	paykit.WebhookRefusedSize:       http.StatusRequestEntityTooLarge,
+	paykit.WebhookRefusedBody:       http.StatusBadRequest,
+	paykit.WebhookRefusedToken:      http.StatusUnauthorized,
+	paykit.WebhookRefusedUnverified: http.StatusUnauthorized,
+	paykit.WebhookTokenLookupFailed: http.StatusInternalServerError,
+	paykit.WebhookFetchFailed:       http.StatusInternalServerError,
+	paykit.WebhookCallbackError:     http.StatusInternalServerError,
+}
 
 // fuzzMaxBody is small so that the fuzzer reaches the 413 path too.
 const fuzzMaxBody = 4 << 10
 
-// FuzzWebhookHandler delivers arbitrary bodies with arbitrary token header
-// values to handlers of every configuration and checks the handler's
-// promises: no panic, a known status code, and never a callback that was
-// not verified: a payment needs the right token, a payout needs Client or
+// FuzzWebhookHandler delivers arbitrary bodies, plain or gzipped, with
+// arbitrary token header values to handlers of every configuration and
+// checks the handler's promises: no panic, a known status code, one
+// Observe call that agrees with it, and never a callback that was not
+// verified: a payment needs a header equal to Token, an entry of Tokens
+// or TokenFor's non-empty answer, a payout needs Client or
 // AllowUnverifiedPayouts, and with Client the callback gets the API's copy.
 func FuzzWebhookHandler(f *testing.F) {
 	api := newWhAPI(f, paykit.WithMaxRetries(0))
@@ -38,7 +64,7 @@ func FuzzWebhookHandler(f *testing.F) {
 	for _, seed := range []struct {
 		body  string
 		token string
-		mode  uint8
+		mode  uint16
 	}{
 		{whPaymentBody, whToken, 0},
 		{whPaymentBody, whToken, fuzzClient},
@@ -66,6 +92,19 @@ func FuzzWebhookHandler(f *testing.F) {
 		{`{"id":"x"`, whToken, 0},
 		{"", "", 0},
 		{`{"id":"x","pad":"` + strings.Repeat("a", fuzzMaxBody) + `"}`, whToken, 0},
+		{whPaymentBody, fuzzRotated, fuzzTokens | fuzzEmptyToken},
+		{whPaymentBody, "", fuzzTokens | fuzzEmptyToken},
+		{whPaymentBody, fuzzPerOrder, fuzzTokenFor | fuzzEmptyToken},
+		{whPaymentBody, fuzzPerOrder, fuzzTokenFor | fuzzClient},
+		{whPaymentBody, fuzzPerOrder, fuzzTokenForErr},
+		{`{"id":"x","ext_id":"order-1001","status":"PENDING"}`, fuzzPerOrder, fuzzTokenFor | fuzzEmptyToken},
+		{`{"id":"x","ext_id":"order-1002","status":"PENDING"}`, fuzzPerOrder, fuzzTokenFor},
+		{whPaymentBody, whToken, fuzzGzip},
+		{whPayoutBody, "", fuzzGzip | fuzzClient | fuzzNoHeader},
+		{`{"id":"x","pad":"` + strings.Repeat("0", 4*fuzzMaxBody) + `"}`, whToken, fuzzGzip},
+		{string(gzipped(f, []byte(whPaymentBody))), whToken, fuzzClaimGzip},
+		{string(gzipped(f, []byte(whPaymentBody))[:30]), whToken, fuzzClaimGzip},
+		{whPaymentBody, whToken, fuzzClaimGzip},
 	} {
 		f.Add([]byte(seed.body), seed.token, seed.mode)
 	}
@@ -74,12 +113,16 @@ func FuzzWebhookHandler(f *testing.F) {
 		"payment": decimal.RequireFromString("1499.99"),
 		"payout":  decimal.RequireFromString("2400.10"),
 	}
-	f.Fuzz(func(t *testing.T, body []byte, token string, mode uint8) {
-		var payments, payouts atomic.Int32
+	f.Fuzz(func(t *testing.T, body []byte, token string, mode uint16) {
+		var payments, payouts, lookups atomic.Int32
 		var got *paykit.Payment
 		var gotPayout *paykit.Payout
+		var perPayment string // TokenFor's last answer
+		var lookupErr bool
+		var seen []paykit.WebhookDelivery
 		logs := &paykit.TestLog{}
 		h := &paykit.WebhookHandler{
+			Observe:      func(_ context.Context, d paykit.WebhookDelivery) { seen = append(seen, d) },
 			Token:        whToken,
 			MaxBodyBytes: fuzzMaxBody,
 			Logger:       logs.Logger(),
@@ -101,7 +144,28 @@ func FuzzWebhookHandler(f *testing.F) {
 		if mode&fuzzEmptyToken != 0 {
 			h.Token = ""
 		}
-		req := httptest.NewRequest(http.MethodPost, whPath, bytes.NewReader(body))
+		if mode&fuzzTokens != 0 {
+			h.Tokens = []string{"", fuzzRotated}
+		}
+		if mode&(fuzzTokenFor|fuzzTokenForErr) != 0 {
+			h.TokenFor = func(_ context.Context, _, extID string) (string, error) {
+				lookups.Add(1)
+				if mode&fuzzTokenForErr != 0 {
+					lookupErr = true
+					return "", errors.New("store down")
+				}
+				perPayment = map[string]string{"order-1001": fuzzPerOrder}[extID]
+				return perPayment, nil
+			}
+		}
+		sent := body
+		if mode&fuzzGzip != 0 {
+			sent = gzipped(t, body)
+		}
+		req := httptest.NewRequest(http.MethodPost, whPath, bytes.NewReader(sent))
+		if mode&(fuzzGzip|fuzzClaimGzip) != 0 {
+			req.Header.Set("Content-Encoding", "gzip")
+		}
 		var headers []string
 		if mode&fuzzNoHeader == 0 {
 			headers = []string{token}
@@ -129,12 +193,30 @@ func FuzzWebhookHandler(f *testing.F) {
 		if rec.Code == http.StatusOK && rec.Body.Len() != 0 {
 			t.Fatalf("200 with a body: %q", rec.Body.String())
 		}
-		if len(body) > fuzzMaxBody && (rec.Code != http.StatusRequestEntityTooLarge || np+nq != 0) {
-			t.Fatalf("body of %d bytes answered %d", len(body), rec.Code)
+		if mode&fuzzClaimGzip == 0 && len(body) > fuzzMaxBody && (rec.Code != http.StatusRequestEntityTooLarge || np+nq != 0) {
+			t.Fatalf("body of %d bytes (gzip: %v) answered %d", len(body), mode&fuzzGzip != 0, rec.Code)
+		}
+		if len(seen) != 1 {
+			t.Fatalf("Observe ran %d times", len(seen))
+		}
+		if want, ok := fuzzCodes[seen[0].Outcome]; !ok || want != rec.Code || seen[0].StatusCode != rec.Code {
+			t.Fatalf("observed %+v, answered %d", seen[0], rec.Code)
+		}
+		if (seen[0].Outcome == paykit.WebhookAccepted) != (np+nq == 1) {
+			t.Fatalf("observed %s with %d callbacks", seen[0].Outcome, np+nq)
+		}
+		if lookups.Load() > 1 || lookups.Load() == 1 && (len(headers) != 1 || headers[0] == "") {
+			t.Fatalf("TokenFor asked %d times with header %q", lookups.Load(), headers)
+		}
+		if lookupErr && rec.Code != http.StatusInternalServerError {
+			t.Fatalf("TokenFor failed, but the answer is %d", rec.Code)
 		}
 		if np == 1 {
-			if h.Token == "" || len(headers) != 1 || headers[0] != whToken {
-				t.Fatalf("OnPayment ran without a valid token (handler %q, header %q)", h.Token, headers)
+			valid := len(headers) == 1 && headers[0] != "" &&
+				(h.Token != "" && headers[0] == h.Token || mode&fuzzTokens != 0 && headers[0] == fuzzRotated ||
+					perPayment != "" && headers[0] == perPayment)
+			if !valid {
+				t.Fatalf("OnPayment ran without a valid token (handler %q, TokenFor %q, header %q)", h.Token, perPayment, headers)
 			}
 			if h.Client != nil && (got.ID != whPaymentID || !got.Amount.Equal(apiAmount["payment"]) ||
 				got.Status != paykit.PaymentStatusCancelled) {
@@ -151,8 +233,10 @@ func FuzzWebhookHandler(f *testing.F) {
 			}
 		}
 		out := logs.String()
-		if strings.Contains(out, whToken) {
-			t.Fatalf("the token was logged: %s", out)
+		for _, tok := range []string{whToken, fuzzRotated, fuzzPerOrder} {
+			if strings.Contains(out, tok) {
+				t.Fatalf("a token was logged: %s", out)
+			}
 		}
 		if len(body) >= 8 && body[0] == '{' && strings.Contains(out, string(body)) {
 			t.Fatalf("the body was logged: %s", out)

@@ -1,6 +1,8 @@
 package paykit_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"io"
@@ -18,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox"
 )
 
 const (
@@ -324,7 +327,7 @@ func TestWebhookEmptyTokenFailsClosed(t *testing.T) {
 		assert.Equal(t, http.StatusUnauthorized, rec.Code)
 	}
 	calls.none(t)
-	assert.Equal(t, 1, strings.Count(logs.String(), "Token is empty"), "logged once: %s", logs)
+	assert.Equal(t, 1, strings.Count(logs.String(), "no Token, Tokens or TokenFor"), "logged once: %s", logs)
 	assert.Contains(t, logs.String(), `"level":"ERROR"`)
 
 	// Payouts do not depend on the token.
@@ -352,7 +355,7 @@ func TestWebhookEmptyTokenLoggedWithoutLogger(t *testing.T) {
 	}
 	wg.Wait()
 	calls.none(t)
-	assert.Equal(t, 1, strings.Count(logs.String(), "Token is empty"), "logged once: %s", logs)
+	assert.Equal(t, 1, strings.Count(logs.String(), "no Token, Tokens or TokenFor"), "logged once: %s", logs)
 }
 
 // TestWebhookSilentWithoutLogger: routine refusals are not logged anywhere
@@ -705,7 +708,7 @@ func TestWebhookKindWithoutCallbackDropped(t *testing.T) {
 	calls.none(t)
 	assert.Zero(t, api.requests.Load())
 	assert.Contains(t, logs.String(), `"level":"DEBUG","msg":"paykit: webhook: no OnPayment, payment notification dropped"`)
-	assert.NotContains(t, logs.String(), "Token is empty")
+	assert.NotContains(t, logs.String(), "no Token, Tokens or TokenFor")
 
 	onlyPayments := &paykit.WebhookHandler{Token: whToken, OnPayment: calls.onPayment, Client: api.client, Logger: logs.Logger()}
 	assertOK(t, whDeliver(onlyPayments, http.MethodPost, whPayoutBody))
@@ -814,5 +817,650 @@ func TestWebhookLogsCarryNoTokenOrBody(t *testing.T) {
 	for _, out := range []string{logs.String(), logs2.String()} {
 		require.NotEmpty(t, out)
 		assertNoSecrets(t, out)
+	}
+}
+
+// ---------------------------------------------------------- several tokens
+
+// whTokenFor is a TokenFor that answers from a map keyed by ext_id and
+// records what it was asked.
+type whTokenFor struct {
+	mu     sync.Mutex
+	tokens map[string]string // ext_id → token
+	err    error
+	asked  [][2]string // (paymentID, extID) per call
+	ctxs   []context.Context
+}
+
+func (f *whTokenFor) lookup(ctx context.Context, paymentID, extID string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, [2]string{paymentID, extID})
+	f.ctxs = append(f.ctxs, ctx)
+	if f.err != nil {
+		return "", f.err
+	}
+	return f.tokens[extID], nil
+}
+
+func (f *whTokenFor) calls() [][2]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][2]string(nil), f.asked...)
+}
+
+// TestWebhookTokenRules runs every rule of the Verification section: which
+// header values each configuration of Token, Tokens and TokenFor accepts,
+// and when TokenFor is asked.
+func TestWebhookTokenRules(t *testing.T) {
+	const (
+		tokA, tokB, tokC = "tok-A-31f9", "tok-B-77c2", "tok-C-0a5e"
+		perOrder         = "tok-order-1001"
+	)
+	// Every case delivers whPaymentBody, whose ext_id is order-1001.
+	askedFor := [][2]string{{whPaymentID, "order-1001"}}
+	for _, tc := range []struct {
+		name     string
+		token    string
+		tokens   []string
+		tokenFor map[string]string // nil: no TokenFor
+		header   []string
+		want     int
+		asked    [][2]string
+	}{
+		{"Token", tokA, nil, nil, []string{tokA}, http.StatusOK, nil},
+		{"Tokens only, first", "", []string{tokB, tokC}, nil, []string{tokB}, http.StatusOK, nil},
+		{"Tokens only, last", "", []string{tokB, tokC}, nil, []string{tokC}, http.StatusOK, nil},
+		{"Token beside Tokens", tokA, []string{tokB}, nil, []string{tokA}, http.StatusOK, nil},
+		{"Tokens beside Token", tokA, []string{tokB}, nil, []string{tokB}, http.StatusOK, nil},
+		{"none of Token and Tokens", tokA, []string{tokB}, nil, []string{tokC}, http.StatusUnauthorized, nil},
+		{"Tokens, prefix of one", "", []string{tokB}, nil, []string{tokB[:5]}, http.StatusUnauthorized, nil},
+		{"Tokens, repeated header", "", []string{tokB}, nil, []string{tokB, tokB}, http.StatusUnauthorized, nil},
+		{"empty string in Tokens, empty header", tokA, []string{""}, nil, []string{""}, http.StatusUnauthorized, nil},
+		{"empty string in Tokens, no header", tokA, []string{""}, nil, nil, http.StatusUnauthorized, nil},
+		{"TokenFor answer", "", nil, map[string]string{"order-1001": perOrder}, []string{perOrder}, http.StatusOK, askedFor},
+		{"TokenFor answer, wrong header", "", nil, map[string]string{"order-1001": perOrder}, []string{tokA}, http.StatusUnauthorized, askedFor},
+		{"TokenFor answer is another order's", "", nil, map[string]string{"order-1002": tokC}, []string{tokC}, http.StatusUnauthorized, askedFor},
+		{"TokenFor empty answer, empty header", "", nil, map[string]string{}, []string{""}, http.StatusUnauthorized, nil},
+		{"TokenFor empty answer, no header", "", nil, map[string]string{}, nil, http.StatusUnauthorized, nil},
+		{"TokenFor empty answer, a header", "", nil, map[string]string{}, []string{"x"}, http.StatusUnauthorized, askedFor},
+		{"TokenFor, repeated header", "", nil, map[string]string{"order-1001": perOrder}, []string{perOrder, perOrder}, http.StatusUnauthorized, nil},
+		{"Token matches, TokenFor not asked", tokA, nil, map[string]string{"order-1001": perOrder}, []string{tokA}, http.StatusOK, nil},
+		{"Tokens match, TokenFor not asked", tokA, []string{tokB}, map[string]string{"order-1001": perOrder}, []string{tokB}, http.StatusOK, nil},
+		{"all three, TokenFor's", tokA, []string{tokB}, map[string]string{"order-1001": perOrder}, []string{perOrder}, http.StatusOK, askedFor},
+		{"all three, none", tokA, []string{tokB}, map[string]string{"order-1001": perOrder}, []string{tokC}, http.StatusUnauthorized, askedFor},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, calls, logs := whHandler()
+			h.Token, h.Tokens = tc.token, tc.tokens
+			lookup := &whTokenFor{tokens: tc.tokenFor}
+			if tc.tokenFor != nil {
+				h.TokenFor = lookup.lookup
+			}
+			rec := whDeliver(h, http.MethodPost, whPaymentBody, tc.header...)
+			assert.Equal(t, tc.want, rec.Code)
+			assert.Equal(t, tc.asked, lookup.calls(), "TokenFor calls")
+			if tc.want == http.StatusOK {
+				assertBodyPayment(t, calls.onlyPayment(t))
+			} else {
+				calls.none(t)
+				assert.Contains(t, logs.String(), "payment notification refused")
+			}
+			assertNoSecrets(t, logs.String())
+			for _, tok := range []string{tokA, tokB, tokC, perOrder} {
+				assert.NotContains(t, logs.String(), tok)
+			}
+		})
+	}
+}
+
+func TestWebhookTokenForArguments(t *testing.T) {
+	type ctxKey struct{}
+	for _, tc := range []struct {
+		name, body, id, extID string
+		want                  int
+	}{
+		{"full body", whPaymentBody, whPaymentID, "order-1001", http.StatusOK},
+		{"no ext_id", `{"id":"` + whPaymentID + `","status":"PENDING"}`, whPaymentID, "", http.StatusOK},
+		{"null ext_id", `{"id":"` + whPaymentID + `","ext_id":null,"status":"PENDING"}`, whPaymentID, "", http.StatusOK},
+		// Not a string: TokenFor gets "", and the payment then does not decode.
+		{"numeric ext_id", `{"id":"` + whPaymentID + `","ext_id":17,"status":"PENDING"}`, whPaymentID, "", http.StatusBadRequest},
+		{"escaped ext_id", `{"id":"pay-\u0031","ext_id":"order\/7","status":"PENDING"}`, "pay-1", "order/7", http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, calls, _ := whHandler()
+			h.Token = ""
+			lookup := &whTokenFor{tokens: map[string]string{tc.extID: "tok-x"}}
+			h.TokenFor = lookup.lookup
+			req := httptest.NewRequest(http.MethodPost, whPath, strings.NewReader(tc.body))
+			req = req.WithContext(context.WithValue(req.Context(), ctxKey{}, "request"))
+			req.Header.Set(paykit.WebhookTokenHeader, "tok-x")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			assert.Equal(t, tc.want, rec.Code)
+			assert.Equal(t, [][2]string{{tc.id, tc.extID}}, lookup.calls())
+			assert.Equal(t, "request", lookup.ctxs[0].Value(ctxKey{}), "TokenFor gets the request's context")
+			if tc.want == http.StatusOK {
+				assert.Equal(t, tc.id, calls.onlyPayment(t).ID)
+			}
+		})
+	}
+}
+
+func TestWebhookTokenForFails(t *testing.T) {
+	t.Run("error answers 500", func(t *testing.T) {
+		api := newWhAPI(t)
+		h, calls, logs := whHandler()
+		h.Token, h.Client = "", api.client
+		lookup := &whTokenFor{err: errors.New("orders db down, card 2200700012345678")}
+		h.TokenFor = lookup.lookup
+		rec := whDeliver(h, http.MethodPost, whPaymentBody, "tok-x")
+		assert.Equal(t, http.StatusInternalServerError, rec.Code)
+		calls.none(t)
+		assert.Len(t, lookup.calls(), 1)
+		assert.Zero(t, api.requests.Load(), "not read back before it is verified")
+		assert.Contains(t, logs.String(), "TokenFor failed")
+		assert.Contains(t, logs.String(), "orders db down")
+		assertNoSecrets(t, logs.String())
+	})
+	t.Run("a static match needs no lookup", func(t *testing.T) {
+		h, calls, _ := whHandler()
+		lookup := &whTokenFor{err: errors.New("down")}
+		h.TokenFor = lookup.lookup
+		assertOK(t, whDeliver(h, http.MethodPost, whPaymentBody, whToken))
+		assertBodyPayment(t, calls.onlyPayment(t))
+		assert.Empty(t, lookup.calls())
+	})
+	t.Run("panic answers 500", func(t *testing.T) {
+		h, calls, logs := whHandler()
+		h.TokenFor = func(context.Context, string, string) (string, error) { panic("lookup exploded") }
+		assert.Equal(t, http.StatusInternalServerError, whDeliver(h, http.MethodPost, whPaymentBody, "tok-x").Code)
+		calls.none(t)
+		assert.Contains(t, logs.String(), "TokenFor panicked")
+		assert.Contains(t, logs.String(), "lookup exploded")
+	})
+	t.Run("payouts never ask TokenFor", func(t *testing.T) {
+		h, calls, _ := whHandler()
+		h.AllowUnverifiedPayouts = true
+		lookup := &whTokenFor{err: errors.New("down")}
+		h.TokenFor = lookup.lookup
+		assertOK(t, whDeliver(h, http.MethodPost, whPayoutBody, "tok-x"))
+		assertBodyPayout(t, calls.onlyPayout(t))
+		assert.Empty(t, lookup.calls())
+	})
+}
+
+// TestWebhookNothingConfiguredFailsClosed: Tokens holding only empty
+// strings configure nothing; TokenFor alone is a configuration.
+func TestWebhookNothingConfiguredFailsClosed(t *testing.T) {
+	h, calls, logs := whHandler()
+	h.Token, h.Tokens = "", []string{"", ""}
+	for _, tokens := range [][]string{nil, {""}, {whToken}} {
+		assert.Equal(t, http.StatusUnauthorized, whDeliver(h, http.MethodPost, whPaymentBody, tokens...).Code)
+	}
+	calls.none(t)
+	assert.Equal(t, 1, strings.Count(logs.String(), "no Token, Tokens or TokenFor"), "logged once: %s", logs)
+
+	h2, calls2, logs2 := whHandler()
+	h2.Token = ""
+	h2.TokenFor = (&whTokenFor{tokens: map[string]string{"order-1001": "t"}}).lookup
+	assertOK(t, whDeliver(h2, http.MethodPost, whPaymentBody, "t"))
+	assertBodyPayment(t, calls2.onlyPayment(t))
+	assert.NotContains(t, logs2.String(), "no Token, Tokens or TokenFor")
+}
+
+// TestWebhookSandboxTokens: four payments created in the sandbox, three
+// with their own notification tokens and one without; the sandbox sends
+// each payment's own token. A handler with Token (the current token),
+// Tokens (the previous one, during rotation) and TokenFor (a per-order
+// token from the merchant's store) accepts the three and refuses the one
+// without, and reads each accepted payment back through Client.
+func TestWebhookSandboxTokens(t *testing.T) {
+	ctx := context.Background()
+	sb := sandbox.New(sandbox.Config{WebhookRetryWait: time.Millisecond, WebhookMaxAttempts: 2})
+	api := httptest.NewServer(sb)
+	t.Cleanup(func() { api.Close(); sb.Close() })
+	c, err := paykit.NewClient(api.URL, sandbox.DefaultAPIKey, paykit.HMACSigner(sandbox.DefaultSecret),
+		paykit.WithRetryWait(time.Millisecond, 5*time.Millisecond))
+	require.NoError(t, err)
+
+	calls, logs := &whCalls{}, &paykit.TestLog{}
+	store := &whTokenFor{tokens: map[string]string{"tok-order-3": "nt-per-order-3"}}
+	var (
+		mu       sync.Mutex
+		outcomes = map[paykit.WebhookOutcome]int{}
+	)
+	h := &paykit.WebhookHandler{
+		Token:     "nt-current",
+		Tokens:    []string{"nt-previous"},
+		TokenFor:  store.lookup,
+		OnPayment: calls.onPayment,
+		Client:    c,
+		Logger:    logs.Logger(),
+		Observe: func(_ context.Context, d paykit.WebhookDelivery) {
+			mu.Lock()
+			defer mu.Unlock()
+			outcomes[d.Outcome]++
+		},
+	}
+	receiver := httptest.NewServer(h)
+	t.Cleanup(receiver.Close)
+
+	created := map[string]*paykit.Payment{}
+	for _, tc := range []struct{ extID, token string }{
+		{"tok-order-1", "nt-current"},
+		{"tok-order-2", "nt-previous"},
+		{"tok-order-3", "nt-per-order-3"},
+		{"tok-order-4", ""},
+	} {
+		p, err := c.CreatePayment(ctx, paykit.CreatePaymentParams{ExtID: tc.extID, Amount: decimal.RequireFromString("1500.50"),
+			NotifyURL: receiver.URL + whPath, NotificationToken: tc.token})
+		require.NoError(t, err)
+		created[tc.extID] = p
+		_, err = c.ConfirmPayment(ctx, p.ID, nil) // PENDING → PROCESSING sends a notification
+		require.NoError(t, err)
+	}
+	flushCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	require.NoError(t, sb.FlushWebhooks(flushCtx))
+
+	calls.mu.Lock()
+	got := map[string]*paykit.Payment{}
+	for _, p := range calls.payments {
+		got[p.ExtID] = p
+	}
+	n := len(calls.payments)
+	calls.mu.Unlock()
+	assert.Equal(t, 3, n, "one accepted notification per payment with a token")
+	for _, extID := range []string{"tok-order-1", "tok-order-2", "tok-order-3"} {
+		if assert.Contains(t, got, extID) {
+			assert.Equal(t, created[extID].ID, got[extID].ID)
+			assert.Equal(t, paykit.PaymentStatusProcessing, got[extID].Status)
+			assert.True(t, got[extID].Amount.Equal(decimal.RequireFromString("1500.50")))
+		}
+	}
+	assert.NotContains(t, got, "tok-order-4", "a payment without a token cannot be notified")
+	// TokenFor was asked only where neither Token nor Tokens matched and a
+	// header was sent: for order 3 alone (order 4's notifications carry no
+	// header at all).
+	assert.Equal(t, [][2]string{{created["tok-order-3"].ID, "tok-order-3"}}, store.calls())
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, map[paykit.WebhookOutcome]int{paykit.WebhookAccepted: 3, paykit.WebhookRefusedToken: 2}, outcomes,
+		"order 4's notification is refused on each of its 2 attempts")
+	assertNoSecrets(t, logs.String())
+	for _, tok := range []string{"nt-current", "nt-previous", "nt-per-order-3"} {
+		assert.NotContains(t, logs.String(), tok)
+	}
+}
+
+// ------------------------------------------------------ fetch-back identity
+
+// TestWebhookFetchBackAnotherID: an API (a faulty cache, a hostile proxy)
+// that answers another resource's copy for the notified id must not reach
+// the callback: 500, so the sender retries.
+func TestWebhookFetchBackAnotherID(t *testing.T) {
+	const otherID = "7a7a7a7a-8d0b-4d7e-9b1a-2f3c4d5e6f70"
+	anotherPayment := strings.NewReplacer(whPaymentID, otherID, `"order-1001"`, `"order-9999"`,
+		`"status":"cancelled"`, `"status":"COMPLETED"`, `"1499.99"`, `"300000"`).Replace(whAPIPayment)
+	anotherPayout := strings.Replace(whAPIPayout, whPayoutID, otherID, 1)
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasPrefix(r.URL.Path, "/v1/payouts/") {
+			io.WriteString(w, anotherPayout)
+			return
+		}
+		io.WriteString(w, anotherPayment)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := paykit.NewClient(srv.URL, "key", paykit.HMACSigner("secret"), paykit.WithMaxRetries(0))
+	require.NoError(t, err)
+
+	var seen []paykit.WebhookDelivery
+	h, calls, logs := whHandler()
+	h.Client = c
+	h.Observe = func(_ context.Context, d paykit.WebhookDelivery) { seen = append(seen, d) }
+	assert.Equal(t, http.StatusInternalServerError, whDeliver(h, http.MethodPost, whPaymentBody, whToken).Code)
+	assert.Equal(t, http.StatusInternalServerError, whDeliver(h, http.MethodPost, whPayoutBody).Code)
+	calls.none(t)
+	assert.Equal(t, int32(2), requests.Load())
+	assert.Contains(t, logs.String(), "reading the payment back")
+	assert.Contains(t, logs.String(), "reading the payout back")
+	require.Len(t, seen, 2)
+	for i, kind := range []string{"payment", "payout"} {
+		assert.Equal(t, paykit.WebhookDelivery{Kind: kind, Outcome: paykit.WebhookFetchFailed,
+			StatusCode: http.StatusInternalServerError, Duration: seen[i].Duration}, seen[i])
+	}
+}
+
+// ------------------------------------------------------------------- gzip
+
+func gzipped(t testing.TB, body []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, err := zw.Write(body)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	return buf.Bytes()
+}
+
+// countingReader counts the bytes the handler read from the request body.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func whDeliverEncoded(h http.Handler, body []byte, encodings []string, tokens ...string) (*httptest.ResponseRecorder, *countingReader) {
+	cr := &countingReader{r: bytes.NewReader(body)}
+	req := httptest.NewRequest(http.MethodPost, whPath, cr)
+	req.Header.Set("Content-Type", "application/json")
+	for _, e := range encodings {
+		req.Header.Add("Content-Encoding", e)
+	}
+	for _, tok := range tokens {
+		req.Header.Add(paykit.WebhookTokenHeader, tok)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec, cr
+}
+
+func TestWebhookGzip(t *testing.T) {
+	zipped := gzipped(t, []byte(whPaymentBody))
+	for _, tc := range []struct {
+		name      string
+		body      []byte
+		encodings []string
+	}{
+		{"gzip", zipped, []string{"gzip"}},
+		{"GZIP", zipped, []string{"GZIP"}},
+		{"x-gzip", zipped, []string{"x-gzip"}},
+		{"gzip with identity", zipped, []string{"identity, gzip"}},
+		{"identity", []byte(whPaymentBody), []string{"identity"}},
+		{"two gzip members", append(gzipped(t, []byte(whPaymentBody[:50])), gzipped(t, []byte(whPaymentBody[50:]))...), []string{"gzip"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, calls, _ := whHandler()
+			rec, _ := whDeliverEncoded(h, tc.body, tc.encodings, whToken)
+			assertOK(t, rec)
+			assertBodyPayment(t, calls.onlyPayment(t))
+		})
+	}
+	t.Run("payout with fetch-back", func(t *testing.T) {
+		api := newWhAPI(t)
+		h, calls, _ := whHandler()
+		h.Client = api.client
+		rec, _ := whDeliverEncoded(h, gzipped(t, []byte(whPayoutBody)), []string{"gzip"})
+		assertOK(t, rec)
+		assertAPIPayout(t, calls.onlyPayout(t))
+	})
+}
+
+func TestWebhookGzipRefused(t *testing.T) {
+	zipped := gzipped(t, []byte(whPaymentBody))
+	for _, tc := range []struct {
+		name      string
+		body      []byte
+		encodings []string
+		want      int
+	}{
+		{"deflate", zipped, []string{"deflate"}, http.StatusUnsupportedMediaType},
+		{"br", zipped, []string{"br"}, http.StatusUnsupportedMediaType},
+		{"gzip twice in one header", zipped, []string{"gzip, gzip"}, http.StatusUnsupportedMediaType},
+		{"gzip twice in two headers", zipped, []string{"gzip", "gzip"}, http.StatusUnsupportedMediaType},
+		{"gzip then br", zipped, []string{"gzip", "br"}, http.StatusUnsupportedMediaType},
+		{"plain body said to be gzip", []byte(whPaymentBody), []string{"gzip"}, http.StatusBadRequest},
+		{"truncated gzip", zipped[:len(zipped)-9], []string{"gzip"}, http.StatusBadRequest},
+		{"corrupt checksum", append(append([]byte(nil), zipped[:len(zipped)-8]...), 0, 0, 0, 0, 0, 0, 0, 0), []string{"gzip"}, http.StatusBadRequest},
+		{"garbage after the stream", append(append([]byte(nil), zipped...), "junk"...), []string{"gzip"}, http.StatusBadRequest},
+		{"empty gzip body", nil, []string{"gzip"}, http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, calls, _ := whHandler()
+			rec, _ := whDeliverEncoded(h, tc.body, tc.encodings, whToken)
+			assert.Equal(t, tc.want, rec.Code)
+			calls.none(t)
+		})
+	}
+}
+
+// TestWebhookGzipLimit: MaxBodyBytes applies to the decompressed body; a
+// gzip bomb is refused with 413 without being inflated past the limit,
+// which shows in how little of the compressed body is read.
+func TestWebhookGzipLimit(t *testing.T) {
+	padded := func(n int) []byte {
+		head := strings.TrimSuffix(whPaymentBody, "}") + `,"pad":"`
+		return []byte(head + strings.Repeat("x", n-len(head)-2) + `"}`)
+	}
+	const limit = 64 << 10
+	t.Run("decompressed size at the limit", func(t *testing.T) {
+		h, calls, _ := whHandler()
+		h.MaxBodyBytes = limit
+		rec, _ := whDeliverEncoded(h, gzipped(t, padded(limit)), []string{"gzip"}, whToken)
+		assertOK(t, rec)
+		assertBodyPayment(t, calls.onlyPayment(t))
+	})
+	t.Run("decompressed size one byte over", func(t *testing.T) {
+		h, calls, logs := whHandler()
+		h.MaxBodyBytes = limit
+		body := gzipped(t, padded(limit+1))
+		require.Less(t, len(body), limit/10, "compressed, it is far under the limit")
+		rec, _ := whDeliverEncoded(h, body, []string{"gzip"}, whToken)
+		assert.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
+		calls.none(t)
+		assert.Contains(t, logs.String(), "body too large")
+	})
+	t.Run("compressed size over", func(t *testing.T) {
+		h, calls, _ := whHandler()
+		h.MaxBodyBytes = 64
+		rec, _ := whDeliverEncoded(h, gzipped(t, []byte(whPaymentBody)), []string{"gzip"}, whToken)
+		assert.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
+		calls.none(t)
+	})
+	t.Run("bomb", func(t *testing.T) {
+		// 64 MiB of zeros after a valid payment prefix, as 64 gzip members
+		// of 1 MiB each (a gzip stream may hold several), ~64 KiB in all.
+		member := gzipped(t, make([]byte, 1<<20))
+		first := gzipped(t, append([]byte(strings.TrimSuffix(whPaymentBody, "}")+`,"pad":"`), make([]byte, 1<<20)...))
+		raw := bytes.NewBuffer(first)
+		for range 63 {
+			raw.Write(member)
+		}
+		bomb := raw.Bytes()
+		require.Less(t, len(bomb), paykit.DefaultWebhookMaxBodyBytes/4)
+
+		var seen []paykit.WebhookDelivery
+		h, calls, _ := whHandler()
+		h.Observe = func(_ context.Context, d paykit.WebhookDelivery) { seen = append(seen, d) }
+		rec, cr := whDeliverEncoded(h, bomb, []string{"gzip"}, whToken)
+		assert.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
+		calls.none(t)
+		// Inflating the whole bomb would read all of it; stopping at the
+		// 1 MiB limit reads about 1/1000 of that, plus read-ahead.
+		assert.Less(t, cr.n.Load(), int64(len(bomb)/8), "compressed bytes read of %d", len(bomb))
+		t.Logf("bomb: %d compressed bytes inflating to 64 MiB; %d read before the 413", len(bomb), cr.n.Load())
+		require.Len(t, seen, 1)
+		assert.Equal(t, paykit.WebhookRefusedSize, seen[0].Outcome)
+	})
+}
+
+// ----------------------------------------------------------------- Observe
+
+// observeWriter is a ResponseWriter that fails the test if Observe runs
+// after the answer was written.
+type observeWriter struct {
+	*httptest.ResponseRecorder
+	wrote atomic.Bool
+}
+
+func (w *observeWriter) WriteHeader(code int) {
+	w.wrote.Store(true)
+	w.ResponseRecorder.WriteHeader(code)
+}
+
+func (w *observeWriter) Write(b []byte) (int, error) {
+	w.wrote.Store(true)
+	return w.ResponseRecorder.Write(b)
+}
+
+// TestWebhookObserve delivers one request per outcome and checks that
+// Observe sees it exactly once, before the answer is written, with the
+// request's context, the kind, the outcome and the status answered.
+func TestWebhookObserve(t *testing.T) {
+	type ctxKey struct{}
+	api := newWhAPI(t, paykit.WithMaxRetries(0))
+	brokenPayment := strings.Replace(whPaymentBody, whPaymentID, whBrokenID, 1)
+	for _, tc := range []struct {
+		name      string
+		setup     func(h *paykit.WebhookHandler)
+		method    string
+		body      []byte
+		encodings []string
+		tokens    []string
+		kind      string
+		outcome   paykit.WebhookOutcome
+		code      int
+	}{
+		{"method", nil, http.MethodGet, []byte(whPaymentBody), nil, []string{whToken}, "", paykit.WebhookRefusedMethod, http.StatusMethodNotAllowed},
+		{"size", func(h *paykit.WebhookHandler) { h.MaxBodyBytes = 10 }, http.MethodPost, []byte(whPaymentBody), nil, []string{whToken}, "", paykit.WebhookRefusedSize, http.StatusRequestEntityTooLarge},
+		{"body not JSON", nil, http.MethodPost, []byte("nope"), nil, []string{whToken}, "", paykit.WebhookRefusedBody, http.StatusBadRequest},
+		{"body kind unknown", nil, http.MethodPost, []byte(`{"id":"x","status":"done"}`), nil, nil, "", paykit.WebhookRefusedBody, http.StatusBadRequest},
+		{"body does not decode", nil, http.MethodPost, []byte(`{"id":"x","payment_url":"u","amount":"lots"}`), nil, []string{whToken}, "payment", paykit.WebhookRefusedBody, http.StatusBadRequest},
+		{"body encoding", nil, http.MethodPost, []byte(whPaymentBody), []string{"br"}, []string{whToken}, "", paykit.WebhookRefusedBody, http.StatusUnsupportedMediaType},
+		{"token", nil, http.MethodPost, []byte(whPaymentBody), nil, []string{"wrong"}, "payment", paykit.WebhookRefusedToken, http.StatusUnauthorized},
+		{"no token configured", func(h *paykit.WebhookHandler) { h.Token = "" }, http.MethodPost, []byte(whPaymentBody), nil, []string{whToken}, "payment", paykit.WebhookRefusedToken, http.StatusUnauthorized},
+		{"unverified payout", nil, http.MethodPost, []byte(whPayoutBody), nil, nil, "payout", paykit.WebhookRefusedUnverified, http.StatusUnauthorized},
+		{"token lookup failed", func(h *paykit.WebhookHandler) {
+			h.TokenFor = func(context.Context, string, string) (string, error) { return "", errors.New("down") }
+		}, http.MethodPost, []byte(whPaymentBody), nil, []string{"per-order"}, "payment", paykit.WebhookTokenLookupFailed, http.StatusInternalServerError},
+		{"fetch failed", func(h *paykit.WebhookHandler) { h.Client = api.client }, http.MethodPost, []byte(brokenPayment), nil, []string{whToken}, "payment", paykit.WebhookFetchFailed, http.StatusInternalServerError},
+		{"callback error", func(h *paykit.WebhookHandler) {
+			h.OnPayment = func(context.Context, *paykit.Payment) error { return errors.New("db down") }
+		}, http.MethodPost, []byte(whPaymentBody), nil, []string{whToken}, "payment", paykit.WebhookCallbackError, http.StatusInternalServerError},
+		{"callback panic", func(h *paykit.WebhookHandler) {
+			h.OnPayout = func(context.Context, *paykit.Payout) error { panic("boom") }
+			h.AllowUnverifiedPayouts = true
+		}, http.MethodPost, []byte(whPayoutBody), nil, nil, "payout", paykit.WebhookCallbackError, http.StatusInternalServerError},
+		{"accepted payment", nil, http.MethodPost, []byte(whPaymentBody), nil, []string{whToken}, "payment", paykit.WebhookAccepted, http.StatusOK},
+		{"accepted gzipped payout", func(h *paykit.WebhookHandler) { h.Client = api.client }, http.MethodPost, gzipped(t, []byte(whPayoutBody)), []string{"gzip"}, nil, "payout", paykit.WebhookAccepted, http.StatusOK},
+		{"ignored payment", func(h *paykit.WebhookHandler) { h.OnPayment = nil }, http.MethodPost, []byte(whPaymentBody), nil, nil, "payment", paykit.WebhookIgnored, http.StatusOK},
+		{"ignored payout", func(h *paykit.WebhookHandler) { h.OnPayout = nil }, http.MethodPost, []byte(whPayoutBody), nil, nil, "payout", paykit.WebhookIgnored, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, _, _ := whHandler()
+			if tc.setup != nil {
+				tc.setup(h)
+			}
+			w := &observeWriter{ResponseRecorder: httptest.NewRecorder()}
+			var seen []paykit.WebhookDelivery
+			h.Observe = func(ctx context.Context, d paykit.WebhookDelivery) {
+				assert.False(t, w.wrote.Load(), "Observe runs before the answer is written")
+				assert.Equal(t, "request", ctx.Value(ctxKey{}), "Observe gets the request's context")
+				seen = append(seen, d)
+			}
+			req := httptest.NewRequest(tc.method, whPath, bytes.NewReader(tc.body))
+			req = req.WithContext(context.WithValue(req.Context(), ctxKey{}, "request"))
+			for _, e := range tc.encodings {
+				req.Header.Add("Content-Encoding", e)
+			}
+			for _, tok := range tc.tokens {
+				req.Header.Add(paykit.WebhookTokenHeader, tok)
+			}
+			h.ServeHTTP(w, req)
+			assert.Equal(t, tc.code, w.Code)
+			require.Len(t, seen, 1, "Observe runs once per request")
+			assert.Equal(t, paykit.WebhookDelivery{Kind: tc.kind, Outcome: tc.outcome, StatusCode: tc.code,
+				Duration: seen[0].Duration}, seen[0])
+			assert.GreaterOrEqual(t, seen[0].Duration, time.Duration(0))
+		})
+	}
+}
+
+// TestWebhookObserveDuration: Duration spans the handling, callback
+// included. The callback waits for the clock to move rather than sleeping.
+func TestWebhookObserveDuration(t *testing.T) {
+	h, _, _ := whHandler()
+	var inCallback time.Duration
+	h.OnPayment = func(context.Context, *paykit.Payment) error {
+		start := time.Now()
+		for time.Since(start) <= 0 {
+		}
+		inCallback = time.Since(start)
+		return nil
+	}
+	var seen []paykit.WebhookDelivery
+	h.Observe = func(_ context.Context, d paykit.WebhookDelivery) { seen = append(seen, d) }
+	assertOK(t, whDeliver(h, http.MethodPost, whPaymentBody, whToken))
+	require.Len(t, seen, 1)
+	assert.Greater(t, inCallback, time.Duration(0))
+	assert.GreaterOrEqual(t, seen[0].Duration, inCallback)
+}
+
+// TestWebhookObserveAbort: a callback that aborts the response with
+// http.ErrAbortHandler is still observed, once, with no status answered.
+func TestWebhookObserveAbort(t *testing.T) {
+	h, _, _ := whHandler()
+	h.OnPayment = func(context.Context, *paykit.Payment) error { panic(http.ErrAbortHandler) }
+	var seen []paykit.WebhookDelivery
+	h.Observe = func(_ context.Context, d paykit.WebhookDelivery) { seen = append(seen, d) }
+	assert.PanicsWithValue(t, http.ErrAbortHandler, func() { whDeliver(h, http.MethodPost, whPaymentBody, whToken) })
+	require.Len(t, seen, 1)
+	assert.Equal(t, paykit.WebhookDelivery{Kind: "payment", Outcome: paykit.WebhookCallbackError, Duration: seen[0].Duration}, seen[0])
+}
+
+// TestWebhookObserveNilCostsNothing: the hook allocates nothing, set or
+// not, so a handler without Observe pays no allocation for it (nor a clock
+// read, which the code shows: time.Now runs only when Observe is set).
+func TestWebhookObserveNilCostsNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation count")
+	}
+	h := &paykit.WebhookHandler{Token: whToken, OnPayment: func(context.Context, *paykit.Payment) error { return nil }}
+	body := []byte(whPaymentBody)
+	rd := bytes.NewReader(body)
+	req := httptest.NewRequest(http.MethodPost, whPath, nil)
+	req.Header.Set(paykit.WebhookTokenHeader, whToken)
+	req.Body = benchBody{rd}
+	w := &benchWriter{header: http.Header{}}
+	withoutHook := testing.AllocsPerRun(200, func() {
+		rd.Reset(body)
+		h.ServeHTTP(w, req)
+	})
+	h.Observe = func(context.Context, paykit.WebhookDelivery) {}
+	withHook := testing.AllocsPerRun(200, func() {
+		rd.Reset(body)
+		h.ServeHTTP(w, req)
+	})
+	assert.Equal(t, http.StatusOK, w.code)
+	assert.Equal(t, withoutHook, withHook)
+	t.Logf("allocations per delivery: %v without Observe, %v with a no-op Observe", withoutHook, withHook)
+}
+
+// TestWebhookHugeNumberRefused: a body carrying a number of 1.5 million
+// digits is refused with 400. Refusing it before any big-number parsing,
+// so that it costs milliseconds, is the decoders' part (encoding.go).
+func TestWebhookHugeNumberRefused(t *testing.T) {
+	digits := strings.Repeat("9", 1_500_000)
+	for _, tc := range []struct{ name, body string }{
+		{"payment amount", strings.Replace(whPaymentBody, "1500.50", digits, 1)},
+		{"payout amount", strings.Replace(whPayoutBody, "2500.00", digits, 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, calls, _ := whHandler()
+			h.AllowUnverifiedPayouts = true
+			h.MaxBodyBytes = 4 << 20
+			rec := whDeliver(h, http.MethodPost, tc.body, whToken)
+			assert.Equal(t, http.StatusBadRequest, rec.Code)
+			calls.none(t)
+		})
 	}
 }

@@ -226,6 +226,10 @@
 //	GET /sandbox/webhooks   {"deliveries":[...]} the latest deliveries with every attempt (Deliveries)
 //	GET /sandbox/state      terminals with balances, payments, payouts and withdrawals counted by status (State)
 //
+// In a browser, GET /sandbox/ui is a dashboard of the same state and
+// controls (server-rendered, no JavaScript needed), under the same Host
+// guard, with its forms protected against cross-site submission.
+//
 // A request record holds method, route, path (long digit runs masked,
 // UUIDs kept), status, error code, fault and duration: no header, body or
 // query. Request counters (RequestCount) are kept per route template, so

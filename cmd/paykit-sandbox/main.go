@@ -92,6 +92,7 @@ Inspection (JSON GETs, loopback Host only unless -allow-remote):
   curl http://127.0.0.1:8080/sandbox/webhooks -H 'Content-Type: application/json'
 
 The hosted payment page is GET /pay/{id}; its I-paid button confirms the payment.
+In a browser, /sandbox/ui is a dashboard of all of the above (loopback Host only).
 Logs: one line per request and per webhook attempt on stderr (-log-format text|json).
 `
 
