@@ -370,6 +370,8 @@ type callState struct {
 	// sig holds the X-Signature header's value, so signing an attempt
 	// allocates no slice for it.
 	sig [1]string
+	// attempt1 is the first attempt's context under a shared deadline.
+	attempt1 attemptCtx
 	// last is the body of the latest attempt's response, read whole by
 	// attemptTransport. It is kept here rather than recovered from
 	// resp.Body, which net/http wraps (for a client Timeout, say).
@@ -886,6 +888,62 @@ type attemptTransport struct {
 	// timeout bounds one attempt, response body included: the Timeout of
 	// the http.Client the Client was made with.
 	timeout time.Duration
+	// window is the deadline window that attempts of calls without any
+	// cancellation share (see sharedDeadline).
+	window atomic.Pointer[deadlineWindow]
+}
+
+// deadlineWindow is one deadline shared by every attempt that starts
+// before until and whose call can be neither cancelled nor timed out by its
+// caller (a context.Background() call, say). An attempt's own
+// context.WithTimeout costs a timer and, with the context net/http hangs
+// under it, eight allocations; sharing one per slice of time costs an
+// attempt none of that.
+type deadlineWindow struct {
+	ctx    context.Context // a deadline of until + the attempt timeout
+	cancel context.CancelFunc
+	until  time.Time
+}
+
+// windowSlices is how many windows one attempt timeout spans: an attempt
+// gets at most timeout/windowSlices (under 0.5 s of 30 s) more than its
+// timeout, never less.
+const windowSlices = 64
+
+// sharedDeadline returns the shared deadline context for an attempt that
+// starts at now: the current window's, or a new one. The window's context
+// is never cancelled early, as attempts of other calls may hang under it;
+// its timer releases it at its deadline, so a Client keeps at most
+// windowSlices+1 of them (each with a set of the attempts in flight under
+// it) alive at a time.
+func (t *attemptTransport) sharedDeadline(now time.Time) context.Context {
+	if w := t.window.Load(); w != nil && now.Before(w.until) {
+		return w.ctx
+	}
+	until := now.Add(t.timeout / windowSlices)
+	ctx, cancel := context.WithDeadline(context.Background(), until.Add(t.timeout))
+	t.window.Store(&deadlineWindow{ctx: ctx, cancel: cancel, until: until})
+	return ctx
+}
+
+// attemptCtx is the context of an attempt under a shared deadline: the
+// call's values (the call state, the trace, the Observer's), the shared
+// window's deadline and cancellation. Its Value falls through to the
+// window's context, so the context net/http derives from it registers with
+// the window's and needs no goroutine.
+type attemptCtx struct {
+	call, window context.Context
+}
+
+func (a *attemptCtx) Deadline() (time.Time, bool) { return a.window.Deadline() }
+func (a *attemptCtx) Done() <-chan struct{}       { return a.window.Done() }
+func (a *attemptCtx) Err() error                  { return a.window.Err() }
+
+func (a *attemptCtx) Value(key any) any {
+	if v := a.call.Value(key); v != nil {
+		return v
+	}
+	return a.window.Value(key)
 }
 
 // errResponseTooLarge fails an attempt whose body exceeds MaxResponseBytes.
@@ -911,10 +969,22 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 	}
 	if t.timeout > 0 {
-		// A caller's deadline that comes first bounds the attempt already;
-		// only a later one (or none) needs a context of the attempt's own,
-		// which costs a timer and a few allocations.
-		if deadline, ok := call.Deadline(); !ok || deadline.Sub(start) > t.timeout {
+		// A caller's deadline that comes first bounds the attempt already.
+		// A call nothing can cancel shares a deadline window. Only the rest
+		// need a context of the attempt's own.
+		deadline, ok := call.Deadline()
+		switch {
+		case ok && deadline.Sub(start) <= t.timeout:
+		case call.Done() == nil:
+			actx := &st.attempt1
+			if st.attempts > 1 {
+				// net/http may still consult the first attempt's context
+				// (a dial it let finish in the background, say).
+				actx = new(attemptCtx)
+			}
+			*actx = attemptCtx{call: call, window: t.sharedDeadline(start)}
+			req = req.WithContext(actx)
+		default:
 			ctx, cancel := context.WithTimeout(call, t.timeout)
 			defer cancel() // the body is read before RoundTrip returns
 			req = req.WithContext(ctx)
