@@ -36,6 +36,8 @@ const (
 	DefaultRetryWaitMax = 5 * time.Second
 	// DefaultAttemptTimeout bounds one attempt of the default HTTP client,
 	// headers and body included. A context deadline bounds the whole call.
+	// Attempts of calls whose context can never end share their deadlines
+	// in windows, which may give one up to a 64th longer, never less.
 	DefaultAttemptTimeout = 30 * time.Second
 	// DefaultMaxIdleConnsPerHost is the idle-connection pool of the default
 	// transport. net/http keeps only 2 idle connections per host, so a
@@ -93,8 +95,9 @@ type clientConfig struct {
 // forward X-Identity and X-Signature to the redirect's host), whatever hc's
 // CheckRedirect says, and it leaves hc itself untouched. hc.Timeout bounds
 // each attempt (the SDK applies it per attempt, response body included, so a
-// retry gets a fresh one); zero means attempts are bounded only by the
-// context.
+// retry gets a fresh one, up to a 64th longer when the call's context can
+// never end: see DefaultAttemptTimeout); zero means attempts are bounded
+// only by the context.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *clientConfig) error {
 		if hc == nil {
