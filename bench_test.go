@@ -424,6 +424,17 @@ func BenchmarkAttemptTimeout(b *testing.B) {
 		func(ctx context.Context, _ int) error { _, err := untimed.GetPayment(ctx, paymentID); return err })
 }
 
+// BenchmarkBlockedControl runs the blocked alternation on two identical
+// default Clients: how far from 1 the method puts a pair with no
+// difference at all is the resolution of every other ratio.
+func BenchmarkBlockedControl(b *testing.B) {
+	srv := newBenchServer(b, nil, nil)
+	x, y := newBenchClient(b, srv), newBenchClient(b, srv)
+	runBlocked(b,
+		func(ctx context.Context, _ int) error { _, err := x.GetPayment(ctx, paymentID); return err },
+		func(ctx context.Context, _ int) error { _, err := y.GetPayment(ctx, paymentID); return err })
+}
+
 // blockStats accumulates the blocks of one side.
 type blockStats struct {
 	time, cpu time.Duration
