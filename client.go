@@ -342,10 +342,9 @@ type request struct {
 	// create allocates nothing for a step it almost never runs.
 	readBack       reconciler
 	fetch, matches any
-	// settle names the read that settles an unknown outcome, as advice
-	// ("read it back with GetPayoutByExtID(\"po-1\") before creating it
-	// again"); "" means the operation's check.
-	settle string
+	// settle names the read that settles an unknown outcome; zero means
+	// the operation's check. It is formatted only when needed.
+	settle settleHint
 }
 
 // callState follows one call across its attempts. It travels in the
@@ -718,7 +717,7 @@ func (c *Client) failed(ctx context.Context, st *callState, r *request, err erro
 // and names the read that settles it.
 func (c *Client) conclude(st *callState, r *request, cause error) error {
 	if r.op.class != classRead && st.reached {
-		check := r.settle
+		check := r.settle.advice()
 		if check == "" {
 			check = r.op.check
 		}
@@ -769,7 +768,7 @@ func (c *Client) redact(e *Error) *Error {
 // an earlier or this attempt evidently got through: the resource is read
 // back with fetch, and the call succeeds with it if matches says it is the
 // one this call asked for.
-func createByExtID[T any](ctx context.Context, c *Client, op *operation, path string, body any, settle string,
+func createByExtID[T any](ctx context.Context, c *Client, op *operation, path string, body any, settle settleHint,
 	fetch func(context.Context) (*T, error), matches func(context.Context, *T) (bool, error)) (*T, error) {
 	out := new(T)
 	if err := c.doJSON(ctx, request{op: op, path: path, out: out, settle: settle,

@@ -477,14 +477,26 @@ func (c *Client) bankName(ctx context.Context, code string) (string, error) {
 	return name, nil
 }
 
-// settleByExtID is the advice an unknown outcome of a create gives.
-func settleByExtID(read, extID string) string {
-	return fmt.Sprintf("read it back with %s(%q) before creating it again", read, truncate(extID, 80))
-}
+// settleHint names the read that settles an unknown outcome: read(arg).
+// The advice is formatted only when an error needs it, so a call that
+// succeeds pays nothing for it.
+type settleHint struct{ read, arg string }
 
-// settleByID is the advice an unknown outcome of a state change gives.
-func settleByID(id string) string {
-	return fmt.Sprintf("read it with GetPayment(%q) to see whether it took effect before trying again", id)
+// settleByExtID is the hint of a create, read back by ext_id.
+func settleByExtID(read, extID string) settleHint { return settleHint{read, extID} }
+
+// settleByID is the hint of a payment state change.
+func settleByID(id string) settleHint { return settleHint{"GetPayment", id} }
+
+// advice is the sentence an unknown outcome's error ends with, "" for none.
+func (h settleHint) advice() string {
+	switch h.read {
+	case "":
+		return ""
+	case "GetPayment":
+		return fmt.Sprintf("read it with GetPayment(%q) to see whether it took effect before trying again", h.arg)
+	}
+	return fmt.Sprintf("read it back with %s(%q) before creating it again", h.read, truncate(h.arg, 80))
 }
 
 // GetPayment returns the payment with the given id (a UUID).
