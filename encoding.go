@@ -45,6 +45,11 @@ const (
 
 var errAmountRange = errors.New("number out of the range an amount can take")
 
+// maxNumberToken is the longest numeric token checkNumbers reads before
+// refusing it: a figure within the bounds takes at most about 46
+// characters, so a longer one is refused without reading to its end.
+const maxNumberToken = 64
+
 // checkNumber vets the text of a numeric token (a bare JSON number or the
 // inside of a numeric string) in one pass that stops at the first digit
 // past the bound: at most maxAmountDigits digits and an exponent within
@@ -145,7 +150,9 @@ func checkNumbers(b []byte) error {
 		case isDigit(c) || c == '-':
 			j := i + 1
 			for j < len(b) && (isDigit(b[j]) || b[j] == '.' || b[j] == 'e' || b[j] == 'E' || b[j] == '+' || b[j] == '-') {
-				j++
+				if j++; j-i > maxNumberToken {
+					return errAmountRange // no figure within the bounds is written so long
+				}
 			}
 			if err := checkNumber(b[i:j]); err != nil {
 				return err
