@@ -333,14 +333,13 @@ type request struct {
 	// wantID and wantExtID are the resource a read asks for: the answer
 	// must carry them (see vet).
 	wantID, wantExtID string
-	// reconcile reads the resource back when an attempt's answer was lost
-	// or unusable and reports whether it is the one the call meant to
-	// produce, storing it in out. nil for reads and money moves.
-	reconcile func(ctx context.Context) (bool, error)
-	// readBack, with fetch and matches, is the reconcile step of a create
-	// (see createByExtID): a zero-size value rather than a closure, so a
-	// create allocates nothing for a step it almost never runs.
-	readBack       reconciler
+	// reconcile, with fetch and matches, reads the resource back when an
+	// attempt's answer was lost or unusable and reports whether it is the
+	// one the call meant to produce (see readBack); nil for reads and
+	// money moves. It is a zero-size value, and fetch and matches are
+	// stored untyped, so that request needs no type parameter and a call
+	// builds no closure for a step it almost never runs.
+	reconcile      reconciler
 	fetch, matches any
 	// settle names the read that settles an unknown outcome; zero means
 	// the operation's check. It is formatted only when needed.
@@ -657,8 +656,8 @@ func (c *Client) answered(ctx context.Context, st *callState, r *request) error 
 		st.releaseBody()
 		return nil
 	}
-	if r.canReconcile() {
-		ok, rerr := r.reconcileNow(ctx)
+	if r.reconcile != nil {
+		ok, rerr := r.reconcile.reconcile(ctx, *r)
 		switch {
 		case ok:
 			st.reconciled = true
@@ -677,8 +676,8 @@ func (c *Client) answered(ctx context.Context, st *callState, r *request) error 
 // earlier attempt may have been applied, is reconciled by reading the
 // resource back.
 func (c *Client) refused(ctx context.Context, st *callState, r *request, apiErr *Error) error {
-	if r.canReconcile() && st.reachedBefore && apiErr.Code != "" && apiErr.Code == r.op.doneCode {
-		ok, rerr := r.reconcileNow(ctx)
+	if r.reconcile != nil && st.reachedBefore && apiErr.Code != "" && apiErr.Code == r.op.doneCode {
+		ok, rerr := r.reconcile.reconcile(ctx, *r)
 		switch {
 		case ok:
 			st.reconciled = true
@@ -772,7 +771,7 @@ func createByExtID[T any](ctx context.Context, c *Client, op *operation, path st
 	fetch func(context.Context) (*T, error), matches func(context.Context, *T) (bool, error)) (*T, error) {
 	out := new(T)
 	if err := c.doJSON(ctx, request{op: op, path: path, out: out, settle: settle,
-		readBack: readBackAs[T]{}, fetch: fetch, matches: matches}, body); err != nil {
+		reconcile: readBack[T]{}, fetch: fetch, matches: matches}, body); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -784,43 +783,26 @@ type reconciler interface {
 	reconcile(ctx context.Context, r request) (bool, error)
 }
 
-// readBackAs is a create's reconcile step: readBack with the request's
-// out, fetch and matches, which createByExtID stored with type T.
-type readBackAs[T any] struct{}
+// readBack is the reconcile step of every create and state change: fetch
+// the resource (r.fetch, a func(context.Context) (*T, error)), and if
+// r.matches (a func(context.Context, *T) (bool, error)) says it is the one
+// the call meant to produce, store it in r.out, mark it reconciled and
+// report success.
+type readBack[T any] struct{}
 
-func (readBackAs[T]) reconcile(ctx context.Context, r request) (bool, error) {
-	return readBack(r.out.(*T), r.fetch.(func(context.Context) (*T, error)),
-		r.matches.(func(context.Context, *T) (bool, error)))(ctx)
-}
-
-// canReconcile reports whether the request has a reconcile step.
-func (r *request) canReconcile() bool { return r.reconcile != nil || r.readBack != nil }
-
-// reconcileNow runs the request's reconcile step.
-func (r *request) reconcileNow(ctx context.Context) (bool, error) {
-	if r.readBack != nil {
-		return r.readBack.reconcile(ctx, *r)
+func (readBack[T]) reconcile(ctx context.Context, r request) (bool, error) {
+	got, err := r.fetch.(func(context.Context) (*T, error))(ctx)
+	if err != nil {
+		return false, err
 	}
-	return r.reconcile(ctx)
-}
-
-// readBack makes a request's reconcile step: fetch the resource, and if it
-// matches, store it in out, mark it reconciled and report success.
-func readBack[T any](out *T, fetch func(context.Context) (*T, error), matches func(context.Context, *T) (bool, error)) func(context.Context) (bool, error) {
-	return func(ctx context.Context) (bool, error) {
-		got, err := fetch(ctx)
-		if err != nil {
-			return false, err
-		}
-		if ok, err := matches(ctx, got); !ok || err != nil {
-			return false, err
-		}
-		if m, ok := any(got).(interface{ markReconciled() }); ok {
-			m.markReconciled()
-		}
-		*out = *got
-		return true, nil
+	if ok, err := r.matches.(func(context.Context, *T) (bool, error))(ctx, got); !ok || err != nil {
+		return false, err
 	}
+	if m, ok := any(got).(interface{ markReconciled() }); ok {
+		m.markReconciled()
+	}
+	*r.out.(*T) = *got
+	return true, nil
 }
 
 // decodeBody decodes a response body into out. A resource that decodes

@@ -239,8 +239,7 @@ type bareTransport struct {
 }
 
 func (b *bareTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	out := req.Clone(context.WithoutCancel(req.Context()))
-	out = out.WithContext(context.Background())
+	out := req.Clone(context.Background())
 	resp, err := b.inner.RoundTrip(out)
 	return b.after(resp, err)
 }

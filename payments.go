@@ -558,9 +558,8 @@ func (c *Client) ConfirmPayment(ctx context.Context, id string, receipt *Attachm
 		return nil, err
 	}
 	p := new(Payment)
-	err = c.do(ctx, request{op: opConfirmPayment, path: "/v1/payments/" + id + "/confirm",
-		body: body, contentType: contentType, out: p, settle: settleByID(id),
-		reconcile: c.reconcilePayment(id, p, PaymentStatusProcessing, PaymentStatusCompleted)})
+	err = c.do(ctx, c.readPaymentBack(request{op: opConfirmPayment, path: "/v1/payments/" + id + "/confirm",
+		body: body, contentType: contentType, out: p}, id, PaymentStatusProcessing, PaymentStatusCompleted))
 	if err != nil {
 		return nil, err
 	}
@@ -682,20 +681,22 @@ func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeP
 		body.Amount = &a
 	}
 	p := new(Payment)
-	reread := c.reconcilePayment(id, p, PaymentStatusDispute)
-	err := c.doJSON(ctx, request{op: opOpenDispute, path: "/v1/payments/" + id + "/dispute", out: p, settle: settleByID(id),
-		reconcile: func(ctx context.Context) (bool, error) {
-			ok, err := reread(ctx)
-			if ok && p.Dispute == nil {
-				// GET carries no dispute object: report what this call
-				// asked for; the opening time is unknown (zero).
-				p.Dispute = &Dispute{ReceiptURL: params.ReceiptURL, Comment: params.Comment}
-				if !params.Amount.IsZero() {
-					p.Dispute.Amount = decimal.NewNullDecimal(params.Amount)
-				}
+	r := c.readPaymentBack(request{op: opOpenDispute, path: "/v1/payments/" + id + "/dispute", out: p}, id)
+	r.matches = func(_ context.Context, got *Payment) (bool, error) {
+		if got.Status != PaymentStatusDispute {
+			return false, nil
+		}
+		if got.Dispute == nil {
+			// GET carries no dispute object: report what this call asked
+			// for; the opening time is unknown (zero).
+			got.Dispute = &Dispute{ReceiptURL: params.ReceiptURL, Comment: params.Comment}
+			if !params.Amount.IsZero() {
+				got.Dispute.Amount = decimal.NewNullDecimal(params.Amount)
 			}
-			return ok, err
-		}}, body)
+		}
+		return true, nil
+	}
+	err := c.doJSON(ctx, r, body)
 	if err != nil {
 		return nil, err
 	}
@@ -714,18 +715,22 @@ func (c *Client) transition(ctx context.Context, op *operation, id, suffix strin
 		return nil, err
 	}
 	p := new(Payment)
-	err := c.do(ctx, request{op: op, path: "/v1/payments/" + id + suffix, out: p, settle: settleByID(id),
-		reconcile: c.reconcilePayment(id, p, target)})
+	err := c.do(ctx, c.readPaymentBack(request{op: op, path: "/v1/payments/" + id + suffix, out: p}, id, target))
 	if err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// reconcilePayment reads a payment back after a retried state change was
-// refused as "wrong state": if it is in a state the call was driving to, an
-// earlier attempt did the work, and the call succeeds with the payment.
-func (c *Client) reconcilePayment(id string, out *Payment, want ...PaymentStatus) func(context.Context) (bool, error) {
-	return readBack(out, func(ctx context.Context) (*Payment, error) { return c.GetPayment(ctx, id) },
-		func(_ context.Context, got *Payment) (bool, error) { return slices.Contains(want, got.Status), nil })
+// readPaymentBack makes r a state change of payment id whose outcome,
+// when an answer is lost or unusable, is read back with GetPayment: if the
+// payment is in a state the call was driving to (one of want), an earlier
+// attempt did the work, and the call succeeds with the payment. It also
+// names GetPayment as the read that settles an unknown outcome.
+func (c *Client) readPaymentBack(r request, id string, want ...PaymentStatus) request {
+	r.settle = settleByID(id)
+	r.reconcile = readBack[Payment]{}
+	r.fetch = func(ctx context.Context) (*Payment, error) { return c.GetPayment(ctx, id) }
+	r.matches = func(_ context.Context, got *Payment) (bool, error) { return slices.Contains(want, got.Status), nil }
+	return r
 }

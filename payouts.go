@@ -301,13 +301,6 @@ func (page *payoutPage) decode(l *PayoutList) error {
 	return nil
 }
 
-// UnmarshalJSON decodes the envelope and keeps whether total and offset
-// were present.
-func (page *payoutPage) UnmarshalJSON(b []byte) error {
-	type plain payoutPage
-	return json.Unmarshal(b, (*plain)(page))
-}
-
 // ListPayoutsParams filter and page ListPayouts. Zero fields are not sent:
 // the service then applies no filter, its default limit (100) and offset 0.
 type ListPayoutsParams struct {

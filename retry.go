@@ -181,18 +181,18 @@ func apiCode(body []byte) string {
 // a certificate the client does not trust, a body over the cap, a
 // transport that answered nothing at all.
 func retryableTransportError(err error) bool {
+	return !certificateError(err) && !errors.Is(err, errResponseTooLarge) && !errors.Is(err, errNoResponse)
+}
+
+// certificateError reports a server certificate the client refused: no
+// repeat cures it, and it happens in the handshake, before anything is sent.
+func certificateError(err error) bool {
 	var unknownAuthority x509.UnknownAuthorityError
 	var hostname x509.HostnameError
 	var invalid x509.CertificateInvalidError
 	var verify *tls.CertificateVerificationError
-	switch {
-	case errors.As(err, &unknownAuthority), errors.As(err, &hostname),
-		errors.As(err, &invalid), errors.As(err, &verify):
-		return false
-	case errors.Is(err, errResponseTooLarge), errors.Is(err, errNoResponse):
-		return false
-	}
-	return true
+	return errors.As(err, &unknownAuthority) || errors.As(err, &hostname) ||
+		errors.As(err, &invalid) || errors.As(err, &verify)
 }
 
 // preSendError reports whether err is positively one that happens before a
@@ -205,17 +205,12 @@ func preSendError(err error) bool {
 	var opErr *net.OpError
 	var recordHeader tls.RecordHeaderError
 	var alert tls.AlertError
-	var unknownAuthority x509.UnknownAuthorityError
-	var hostname x509.HostnameError
-	var invalid x509.CertificateInvalidError
-	var verify *tls.CertificateVerificationError
 	switch {
 	case errors.As(err, &dnsErr):
 		return true
 	case errors.As(err, &opErr) && (opErr.Op == "dial" || opErr.Op == "proxyconnect"):
 		return true
-	case errors.As(err, &recordHeader), errors.As(err, &alert), errors.As(err, &verify),
-		errors.As(err, &unknownAuthority), errors.As(err, &hostname), errors.As(err, &invalid):
+	case errors.As(err, &recordHeader), errors.As(err, &alert), certificateError(err):
 		return true
 	}
 	// net/http's handshake timeout has no exported type.

@@ -43,12 +43,7 @@ func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
 		d.AmountLocal, d.Currency = string(scaled(p.amountLoc, 2)), p.currency
 	}
 	s.mu.Unlock()
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Security-Policy", uiCSP)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	setHTMLHeaders(w, "no-referrer") // the payer's page names no one it came from
 	pageTmpl.Execute(w, d)
 }
 

@@ -373,12 +373,7 @@ func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg
 	if page == "webhooks" {
 		d.Deliveries = s.uiDeliveries()
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Security-Policy", uiCSP)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "same-origin")
+	setHTMLHeaders(w, "same-origin") // the forms' Referer check needs it
 	w.WriteHeader(status)
 	uiTmpl[page].Execute(w, d)
 }
@@ -603,4 +598,16 @@ func timeLeft(d time.Duration) string {
 		return fmt.Sprintf("%dm %02ds", m, sec)
 	}
 	return fmt.Sprintf("%ds", sec)
+}
+
+// setHTMLHeaders sets the headers of every HTML page the sandbox serves:
+// never cached, scripts and styles only from the sandbox itself (uiCSP),
+// no type sniffing, and the given referrer policy.
+func setHTMLHeaders(w http.ResponseWriter, referrerPolicy string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", uiCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", referrerPolicy)
 }
