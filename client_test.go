@@ -124,7 +124,9 @@ func TestResponseBodyIsCapped(t *testing.T) {
 		}
 	}), WithMaxRetries(2))
 	_, err := c.ListBanks(ctx)
-	require.ErrorIs(t, err, errResponseTooLarge)
+	require.ErrorContains(t, err, "larger than 16777216 bytes")
+	var answer *answerError
+	assert.ErrorAs(t, err, &answer, "an answer that arrived, not a lost one")
 }
 
 func TestDecodingFailuresAreErrorsNotPanics(t *testing.T) {
@@ -234,7 +236,8 @@ func TestLoggingOneLinePerAttemptWithoutSecrets(t *testing.T) {
 			return
 		}
 		w.WriteHeader(201)
-		w.Write([]byte(`{"id":"` + payoutID + `","ext_id":"po-9","amount":10,"requisites":"4111111111111111","status":"pending"}`))
+		w.Write([]byte(`{"id":"` + payoutID + `","ext_id":"po-9","amount":10,"method":"card","requisites":"4111111111111111",` +
+			`"holder_name":"IVAN IVANOV","bank":"","status":"pending"}`))
 	}))
 	var buf TestLog
 	c2, err := NewClient(c.base.String(), testKey, HMACSigner(testSecret), WithLogger(buf.Logger()),
@@ -245,7 +248,10 @@ func TestLoggingOneLinePerAttemptWithoutSecrets(t *testing.T) {
 	require.NoError(t, err)
 	out := buf.String()
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 2, out)
+	require.Len(t, lines, 3, out)
+	assert.Contains(t, lines[1], `"msg":"paykit: retrying"`)
+	assert.Contains(t, lines[1], `"reason":"server error"`)
+	lines = []string{lines[0], lines[2]}
 	for i, want := range []string{`"status":502`, `"status":201`} {
 		assert.Contains(t, lines[i], `"msg":"paykit: attempt"`)
 		assert.Contains(t, lines[i], `"op":"CreatePayout"`)

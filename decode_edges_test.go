@@ -152,7 +152,7 @@ func TestReceiptLimitIsTenMillionBytes(t *testing.T) {
 	assert.Equal(t, 10_000_000, MaxAttachmentSize)
 	png := pngBytes(t)
 	exact := append(png, make([]byte, MaxAttachmentSize-len(png))...)
-	c, rec := mockClient(t, http.StatusOK, `{"id":"`+paymentID+`","status":"PROCESSING"}`)
+	c, rec := mockClient(t, http.StatusOK, `{"id":"`+paymentID+`","ext_id":"o-1","amount":100,"status":"PROCESSING"}`)
 	_, err := c.ConfirmPayment(context.Background(), paymentID, &Attachment{Content: strings.NewReader(string(exact))})
 	require.NoError(t, err, "10,000,000 bytes is within the limit")
 	assert.Equal(t, 1, rec.count())

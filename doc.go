@@ -118,13 +118,13 @@
 // ErrTooManySameAmount and is never retried, since the same amount at once
 // would be refused again: vary the amount, or wait until pending payments of
 // that amount end (the sandbox counts PENDING payments only, 5 by default).
-// Tests: TestCheckRetryByClass, TestIntegrationSameAmountLimitFollowsExpiry.
+// Tests: TestRetryableByClass, TestIntegrationSameAmountLimitFollowsExpiry.
 //
 // Rate limits: the SDK throttles nothing itself. A 429 without an API code
 // is taken for a rate limiter: reads are retried with backoff that honours
 // Retry-After (up to 60 s; longer is returned at once), and other calls are
-// not re-sent on it. Tests: TestCheckRetryByClass,
-// TestBackoffBoundsAndRetryAfter, TestCheckRetryRefusesLongRetryAfter.
+// not re-sent on it. Tests: TestRetryableByClass,
+// TestBackoffBoundsAndRetryAfter, TestCheckRetryStopsForContextAndRetryAfter.
 //
 // Maximum payout list limit: the SDK sends ListPayoutsParams.Limit as given
 // (zero: not sent, the service's default of 100 applies) and caps nothing;

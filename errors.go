@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -86,6 +87,8 @@ type Error struct {
 	// Data is the raw "data" object of the error body, nil when absent.
 	// One over MaxErrorDataBytes keeps only its ext_id.
 	Data json.RawMessage
+	// retryAfter is the answer's Retry-After, which the waiters honour.
+	retryAfter time.Duration
 }
 
 // Error formats the code, status and message. Long digit runs in the message
@@ -206,7 +209,7 @@ func decodeError(status int, body []byte) *Error {
 		Data    json.RawMessage `json:"data"`
 	}
 	if json.Unmarshal(body, &wire) == nil && wire.Error != "" {
-		e.Code = truncate(string(wire.Error), 64)
+		e.Code = sanitizeCode(string(wire.Error))
 		var msg string
 		if json.Unmarshal(wire.Message, &msg) != nil {
 			msg = string(wire.Message)
@@ -222,6 +225,26 @@ func decodeError(status int, body []byte) *Error {
 		e.Message = http.StatusText(status)
 	}
 	return e
+}
+
+// invalidCode stands in for an error code that is not shaped like one of
+// the API's: a server that put a card number or a key in the "error" field
+// must not get it into Error.Code, a log, a span or a metric label (whose
+// cardinality a free text would also make unbounded).
+const invalidCode = "INVALID_CODE"
+
+// sanitizeCode keeps a code shaped like the API's (letters, digits and
+// underscores, at most 32 of them) and replaces anything else.
+func sanitizeCode(s string) string {
+	if len(s) == 0 || len(s) > 32 {
+		return invalidCode
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(isAlnum(c) || c == '_') {
+			return invalidCode
+		}
+	}
+	return s
 }
 
 // excerpt makes a short, printable, single-line excerpt of an arbitrary body.

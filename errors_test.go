@@ -219,7 +219,7 @@ func TestValidationError(t *testing.T) {
 func TestUnknownOutcomeError(t *testing.T) {
 	t.Parallel()
 	cause := &Error{Code: "", HTTPStatus: 504, Message: "Gateway Timeout"}
-	err := error(&unknownOutcomeError{op: "CreateTransfer", check: opCreateTransfer.check, cause: cause})
+	err := error(&unknownOutcomeError{op: "CreateTransfer", check: opCreateTransfer.advice, cause: cause})
 	assert.ErrorIs(t, err, ErrUnknownOutcome)
 	assert.ErrorIs(t, err, ErrInternal)
 	var apiErr *Error

@@ -116,6 +116,10 @@ const (
 	// OutcomeUnknownOutcome: the call's error matches ErrUnknownOutcome:
 	// the operation may or may not have taken effect.
 	OutcomeUnknownOutcome Outcome = "unknown_outcome"
+	// OutcomeInvalidAnswer: a read was answered, but not with the resource
+	// asked for (a body that does not decode, lacks the id, or is about
+	// another resource), so the call failed without any transport fault.
+	OutcomeInvalidAnswer Outcome = "invalid_answer"
 )
 
 // CallEndInfo describes how a call ended.

@@ -116,7 +116,7 @@ func TestCreatePaymentCrossBorder(t *testing.T) {
 
 func TestCreatePaymentMinimalBodyOmitsOptionalFields(t *testing.T) {
 	t.Parallel()
-	c, rec := mockClient(t, http.StatusOK, cardPaymentJSON)
+	c, rec := echoClient(t, http.StatusOK, cardPaymentJSON)
 	_, err := c.CreatePayment(ctx, CreatePaymentParams{ExtID: "o", Amount: dec("100")})
 	require.NoError(t, err)
 	assertWire(t, rec.only(t), "POST", "/v1/payments", "application/json", `{"ext_id":"o","amount":100}`)
@@ -281,7 +281,7 @@ func TestCancelAndDisputeOperations(t *testing.T) {
 	dispute := `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","ext_id":"order-1001","amount":1500.50,"currency":"RUB","status":"dispute",
 		"method":"CARD","dispute":{"amount":1400.00,"receipt_url":"https://r.example/1.png","comment":"paid less","created_at":"2026-11-22T11:00:00Z"},
 		"created_at":"2026-11-22T10:00:00Z"}`
-	disputeNull := `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","status":"dispute","dispute":{"amount":null,"receipt_url":"","comment":"","created_at":"2026-11-22T11:00:00Z"}}`
+	disputeNull := `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","ext_id":"order-1001","amount":1500.50,"status":"dispute","dispute":{"amount":null,"receipt_url":"","comment":"","created_at":"2026-11-22T11:00:00Z"}}`
 	appeal := `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","ext_id":"order-1001","status":"cancelled_appeal"}`
 
 	t.Run("cancel", func(t *testing.T) {
@@ -428,7 +428,7 @@ func TestPaymentBoundsAccepted(t *testing.T) {
 		{ExtID: strings.Repeat("я", 255), Amount: dec("300000")},
 		{ExtID: "cb", Amount: dec("150"), Method: MethodCrossBorder},
 	} {
-		c, rec := mockClient(t, http.StatusOK, cardPaymentJSON)
+		c, rec := echoClient(t, http.StatusOK, cardPaymentJSON)
 		_, err := c.CreatePayment(ctx, p)
 		require.NoError(t, err)
 		assert.Equal(t, 1, rec.count())

@@ -91,10 +91,12 @@ type Payout struct {
 	Reconciled bool `json:"-"`
 }
 
-func (p *Payout) markReconciled() { p.Reconciled = true }
+func (p *Payout) markReconciled()     { p.Reconciled = true }
+func (p *Payout) wasReconciled() bool { return p.Reconciled }
 
-// identity is what a read of this payout asked for.
-func (p *Payout) identity() (id, extID string) { return p.ID, p.ExtID }
+func (p *Payout) facts() facts {
+	return facts{id: p.ID, extID: p.ExtID, status: string(p.Status), amount: p.Amount}
+}
 
 // UnmarshalJSON decodes a payout leniently.
 func (p *Payout) UnmarshalJSON(b []byte) error {
@@ -195,7 +197,9 @@ type createPayoutBody struct {
 
 // CreatePayout orders a RUB payout. Like CreatePayment it is retried on
 // transport errors and 5xx; a PAY_003 on a retried attempt (after an
-// earlier one may have got through), or a 2xx that cannot be decoded, is
+// earlier one may have got through), or a 2xx that is not the payout params
+// describe (undecodable, over MaxResponseBytes, incomplete, another ext_id,
+// or another amount, method, requisites, holder name or bank), is
 // reconciled by reading the payout back by ext_id: it is returned, with
 // Reconciled set, when its amount, method, requisites, holder name and
 // bank all match params, so a lost answer never turns into a second payout
@@ -210,24 +214,28 @@ func (c *Client) CreatePayout(ctx context.Context, params CreatePayoutParams) (*
 	if err := params.validate(); err != nil {
 		return nil, err
 	}
-	return createByExtID(ctx, c, opCreatePayout, "/v1/payouts",
-		createPayoutBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
-			Requisites: params.Requisites, HolderName: params.HolderName, Bank: params.Bank, NotifyURL: params.NotifyURL},
-		settleByExtID("GetPayoutByExtID", params.ExtID),
-		func(ctx context.Context) (*Payout, error) { return c.GetPayoutByExtID(ctx, params.ExtID) },
-		func(_ context.Context, got *Payout) (bool, error) {
-			return got.Amount.Equal(params.Amount) && got.Method == params.Method && got.Requisites == params.Requisites &&
-				got.HolderName == params.HolderName && got.Bank == params.Bank, nil
+	body, err := json.Marshal(createPayoutBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
+		Requisites: params.Requisites, HolderName: params.HolderName, Bank: params.Bank, NotifyURL: params.NotifyURL})
+	if err != nil {
+		return nil, err
+	}
+	return send(ctx, c, &call{op: opCreatePayout, path: "/v1/payouts", body: body, contentType: contentJSON, extID: params.ExtID},
+		func(_ context.Context, got *Payout) error {
+			if !got.Amount.Equal(params.Amount) || got.Method != params.Method || got.Requisites != params.Requisites ||
+				got.HolderName != params.HolderName || got.Bank != params.Bank {
+				return errors.New("the payout's amount, method, requisites, holder name or bank differ from the call's")
+			}
+			return nil
 		})
 }
 
 // GetPayout returns the payout with the given id (a UUID). A missing payout
-// is ErrPayoutNotFound.
+// is ErrPayoutNotFound; an answer about another payout is an error.
 func (c *Client) GetPayout(ctx context.Context, id string) (*Payout, error) {
 	if err := checkUUID("id", id); err != nil {
 		return nil, err
 	}
-	return c.getPayout(ctx, opGetPayout, "/v1/payouts/"+id, id, "")
+	return send[Payout](ctx, c, &call{op: opGetPayout, path: "/v1/payouts/" + id, id: id}, nil)
 }
 
 // GetPayoutByExtID returns the payout with the merchant's ext_id, which is
@@ -236,16 +244,7 @@ func (c *Client) GetPayoutByExtID(ctx context.Context, extID string) (*Payout, e
 	if err := checkExtID(extID, 0); err != nil {
 		return nil, err
 	}
-	return c.getPayout(ctx, opGetPayoutByExtID, "/v1/payouts/by-ext-id/"+pathSegment(extID), "", extID)
-}
-
-// getPayout reads a payout; the answer must be the payout asked for.
-func (c *Client) getPayout(ctx context.Context, op *operation, path, wantID, wantExtID string) (*Payout, error) {
-	p := new(Payout)
-	if err := c.do(ctx, request{op: op, path: path, out: p, wantID: wantID, wantExtID: wantExtID}); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return send[Payout](ctx, c, &call{op: opGetPayoutByExtID, path: "/v1/payouts/by-ext-id/" + pathSegment(extID), extID: extID}, nil)
 }
 
 // PayoutList is one page of payouts.
@@ -281,6 +280,8 @@ type payoutPage struct {
 	Limit   int          `json:"limit"`
 	Offset  *int         `json:"offset"`
 }
+
+func (*payoutPage) facts() facts { return facts{} }
 
 func (page *payoutPage) decode(l *PayoutList) error {
 	*l = PayoutList{Limit: page.Limit}
@@ -367,8 +368,8 @@ func (c *Client) listPayouts(ctx context.Context, params ListPayoutsParams, l *P
 	if err != nil {
 		return nil, err
 	}
-	page := new(payoutPage)
-	if err := c.do(ctx, request{op: opListPayouts, path: "/v1/payouts", query: q, out: page}); err != nil {
+	page, err := send[payoutPage](ctx, c, &call{op: opListPayouts, path: "/v1/payouts", query: q}, nil)
+	if err != nil {
 		return nil, err
 	}
 	if err := page.decode(l); err != nil {

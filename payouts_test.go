@@ -191,7 +191,7 @@ func TestCreatePayoutRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := mockClient(t, http.StatusOK, payoutPendingJSON)
+			c, rec := echoClient(t, http.StatusOK, payoutPendingJSON)
 			p := base
 			tt.params(&p)
 			_, err := c.CreatePayout(context.Background(), p)
