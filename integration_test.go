@@ -1774,3 +1774,38 @@ func TestIntegrationWebhooksOnTimeoutAndReview(t *testing.T) {
 		paykit.PaymentStatusCancelledAppeal, paykit.PaymentStatusDispute, paykit.PaymentStatusCompleted}, got)
 	e.assertTerminal(t, sandbox.DefaultMainTerminalID, "1005.41", "0.00") // 500/92.50 = 5.4054 -> 5.41
 }
+
+// The waiters against the sandbox: each returns once the sandbox settles
+// the resource, whoever moves it.
+func TestIntegrationWaiters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sandbox.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	fast := paykit.WaitOptions{MinInterval: time.Millisecond, MaxInterval: 5 * time.Millisecond}
+
+	p := e.processing(t, "wait-1", "1500.50")
+	done := make(chan *paykit.Payment, 1)
+	go func() {
+		got, err := e.c.WaitPayment(ctx, p.ID, fast)
+		assert.NoError(t, err)
+		done <- got
+	}()
+	require.NoError(t, e.sb.VerifyPayment(p.ID, "completed"))
+	got := <-done
+	assert.Equal(t, paykit.PaymentStatusCompleted, got.Status)
+	assert.Equal(t, p.ID, got.ID)
+
+	po, err := e.c.CreatePayout(ctx, paykit.CreatePayoutParams{ExtID: "wait-po", Amount: dec("10"),
+		Method: paykit.PayoutMethodSBP, Requisites: "+79001234567", HolderName: "A B"})
+	require.NoError(t, err)
+	pdone := make(chan *paykit.Payout, 1)
+	go func() {
+		got, err := e.c.WaitPayout(ctx, po.ID, fast)
+		assert.NoError(t, err)
+		pdone <- got
+	}()
+	require.NoError(t, e.sb.SetPayoutStatus(po.ID, "processing"))
+	require.NoError(t, e.sb.SetPayoutStatus(po.ID, "completed"))
+	assert.Equal(t, paykit.PayoutStatusCompleted, (<-pdone).Status)
+}
