@@ -327,7 +327,15 @@ func benchPairs(tb testing.TB, srv *httptest.Server) []struct {
 	name     string
 	sdk, raw benchCall
 } {
-	sdk, raw := newBenchClient(tb, srv), newRawClient(tb, srv)
+	return benchPairsOf(tb, newBenchClient(tb, srv), newRawClient(tb, srv))
+}
+
+// benchPairsOf returns the SDK and raw sides of every pair for two clients
+// of the same server or transport.
+func benchPairsOf(tb testing.TB, sdk *Client, raw *rawClient) []struct {
+	name     string
+	sdk, raw benchCall
+} {
 	if callerDeadline >= DefaultAttemptTimeout {
 		tb.Fatal("callerDeadline must come before the attempt timeout")
 	}
@@ -422,6 +430,52 @@ func BenchmarkVsRaw(b *testing.B) {
 		b.Run(p.name, func(b *testing.B) { runBlocked(b, p.sdk, p.raw) })
 	}
 }
+
+// BenchmarkVsRawInMemory is BenchmarkVsRaw with no sockets: both sides
+// send through memTransport, an http.RoundTripper that answers canned
+// bytes in memory, so what is timed is the client-side work alone
+// (building, signing, checking, decoding) and this machine's network
+// stack and scheduler noise mostly drop out. The SDK side is a default
+// Client (30 s attempt timeout) over that transport.
+func BenchmarkVsRawInMemory(b *testing.B) {
+	mt := memTransport{handler: benchHandler()}
+	sdk, err := NewClient(testBase, testKey, HMACSigner(testSecret),
+		WithHTTPClient(&http.Client{Transport: mt, Timeout: DefaultAttemptTimeout}))
+	require.NoError(b, err)
+	raw := &rawClient{base: testBase, secret: []byte(testSecret), hc: &http.Client{Transport: mt}}
+	for _, p := range benchPairsOf(b, sdk, raw) {
+		b.Run(p.name, func(b *testing.B) { runBlocked(b, p.sdk, p.raw) })
+	}
+}
+
+// memTransport answers each request in memory with what handler writes,
+// as a server would: the request body read whole, the status, headers and
+// body returned in a fresh response.
+type memTransport struct{ handler http.Handler }
+
+func (m memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	w := &memResponse{header: http.Header{}, status: http.StatusOK}
+	if req.Body == nil {
+		req.Body = http.NoBody // as a server sees a body-less request
+	}
+	m.handler.ServeHTTP(w, req)
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	return &http.Response{StatusCode: w.status, Header: w.header, Body: io.NopCloser(bytes.NewReader(w.body)),
+		ContentLength: int64(len(w.body)), Request: req, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}, nil
+}
+
+// memResponse is the http.ResponseWriter of memTransport.
+type memResponse struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (w *memResponse) Header() http.Header         { return w.header }
+func (w *memResponse) WriteHeader(status int)      { w.status = status }
+func (w *memResponse) Write(b []byte) (int, error) { w.body = append(w.body, b...); return len(b), nil }
 
 // BenchmarkAttemptTimeout prices the per-attempt timeout: GetPayment
 // through a default Client (30 s per attempt, no caller deadline, so each

@@ -49,6 +49,13 @@ type call struct {
 	obs  Observer
 	info *CallInfo
 	log  []attempt
+	// first, sig and trace are storage in the call's one allocation for
+	// what every call needs: its first attempt's record, the X-Signature
+	// header's value, and (for calls that change something) the
+	// connection trace.
+	first [1]attempt
+	sig   [1]string
+	trace connTrace
 }
 
 // attempt is what one HTTP attempt of a call came to.
@@ -334,22 +341,46 @@ func (c *Client) newRequest(ctx context.Context, k *call) (*retryablehttp.Reques
 	if k.body != nil {
 		body = k.body
 	}
-	req, err := retryablehttp.NewRequestWithContext(context.WithValue(ctx, callKey{}, k), k.op.method, u, body)
+	ctx = context.WithValue(ctx, callKey{}, k)
+	if k.op.class != classRead {
+		// What may have reached the server matters only for calls that
+		// change something.
+		ctx = httptrace.WithClientTrace(ctx, &k.trace.hooks)
+	}
+	k.log = k.first[:0]
+	k.trace.hooks = httptrace.ClientTrace{GetConn: k.trace.onGetConn, GotConn: k.trace.onGotConn}
+	req, err := retryablehttp.NewRequestWithContext(ctx, k.op.method, u, body)
 	if err != nil {
 		return nil, fmt.Errorf("paykit: %s: building request: %w", k.op.name, err)
 	}
 	h := req.Header
-	h["X-Identity"] = []string{c.apiKey}
-	h["User-Agent"] = []string{c.userAgent}
-	h["Accept"] = []string{"application/json"}
-	if k.contentType != "" {
+	h["X-Identity"] = c.hdrIdentity
+	h["User-Agent"] = c.hdrUserAgent
+	h["Accept"] = hdrJSON
+	switch k.contentType {
+	case "":
+	case contentJSON:
+		h["Content-Type"] = hdrJSON
+	default:
 		h["Content-Type"] = []string{k.contentType}
 	}
-	if err := c.sign(req.Request, k.body); err != nil {
+	sig, err := c.sign(req.Request, k.body)
+	if err != nil {
 		return nil, fmt.Errorf("paykit: %s: %w", k.op.name, err)
 	}
+	k.sig[0] = sig
+	h["X-Signature"] = k.sig[:1:1]
 	return req, nil
 }
+
+// headerValue makes a header value slice that requests can share: its
+// capacity is its length, so a Header.Add on one request reallocates
+// rather than writing into the shared array. Shared values save a call
+// four allocations, which keeps it under the raw call's count.
+func headerValue(v string) []string { return []string{v}[:1:1] }
+
+// hdrJSON is the value of Accept, and of Content-Type for a JSON body.
+var hdrJSON = headerValue(contentJSON)
 
 // signError is a Signer's failure.
 type signError struct{ err error }
@@ -357,19 +388,18 @@ type signError struct{ err error }
 func (e *signError) Error() string { return "signing request: " + e.err.Error() }
 func (e *signError) Unwrap() error { return e.err }
 
-// sign sets the signature header. It runs before the first attempt and,
-// from prepareRetry, before every retry, so a signer that covers a
+// sign computes an attempt's signature. It runs before the first attempt
+// and, from prepareRetry, before every retry, so a signer that covers a
 // timestamp or nonce works.
-func (c *Client) sign(req *http.Request, body []byte) error {
+func (c *Client) sign(req *http.Request, body []byte) (string, error) {
 	sig, err := c.signer.Sign(req, body)
 	if err != nil {
-		return &signError{err}
+		return "", &signError{err}
 	}
 	if strings.ContainsAny(sig, "\r\n") {
-		return &signError{errors.New("signature contains a line break")}
+		return "", &signError{errors.New("signature contains a line break")}
 	}
-	req.Header["X-Signature"] = []string{sig}
-	return nil
+	return sig, nil
 }
 
 // checkRetry is retryablehttp's CheckRetry: the table's verdict on the
@@ -415,8 +445,13 @@ func (c *Client) prepareRetry(req *http.Request) error {
 		a := k.last()
 		k.obs.RetryWait(req.Context(), &RetryInfo{Call: k.info, Attempt: a.n, Wait: time.Since(a.end)})
 	}
+	sig, err := c.sign(req, k.body)
+	if err != nil {
+		return err
+	}
 	req.Header = req.Header.Clone()
-	return c.sign(req, k.body)
+	req.Header["X-Signature"] = []string{sig}
+	return nil
 }
 
 // attemptTransport wraps the merchant's or the default transport. Each
@@ -433,15 +468,78 @@ type attemptTransport struct {
 	// timeout bounds one attempt, response body included: the Timeout of
 	// the http.Client the Client was made with.
 	timeout time.Duration
+	// window is the deadline window that attempts of calls without any
+	// cancellation share (see sharedDeadline).
+	window atomic.Pointer[deadlineWindow]
 }
+
+// deadlineWindow is one deadline shared by every attempt that starts
+// before until and whose call can be neither cancelled nor timed out by its
+// caller (a context.Background() call, say). An attempt's own
+// context.WithTimeout costs a timer and, with the context net/http hangs
+// under it, eight allocations; sharing one per slice of time costs an
+// attempt none of that.
+type deadlineWindow struct {
+	ctx    context.Context // a deadline of until + the attempt timeout
+	cancel context.CancelFunc
+	until  time.Time
+}
+
+// windowSlices is how many windows one attempt timeout spans: an attempt
+// gets at most timeout/windowSlices (under 0.5 s of 30 s) more than its
+// timeout, never less.
+const windowSlices = 64
+
+// sharedDeadline returns the shared deadline context for an attempt that
+// starts at now: the current window's, or a new one. The window's context
+// is never cancelled early, as attempts of other calls may hang under it;
+// its timer releases it at its deadline, so a Client keeps at most
+// windowSlices+1 of them (each with a set of the attempts in flight under
+// it) alive at a time.
+func (t *attemptTransport) sharedDeadline(now time.Time) context.Context {
+	if w := t.window.Load(); w != nil && now.Before(w.until) {
+		return w.ctx
+	}
+	until := now.Add(t.timeout / windowSlices)
+	ctx, cancel := context.WithDeadline(context.Background(), until.Add(t.timeout))
+	t.window.Store(&deadlineWindow{ctx: ctx, cancel: cancel, until: until})
+	return ctx
+}
+
+// attemptCtx is the context of an attempt under a shared deadline: the
+// call's values (the call state, the trace, the Observer's), the shared
+// window's deadline and cancellation. Its Value falls through to the
+// window's context, so the context net/http derives from it registers with
+// the window's and needs no goroutine.
+type attemptCtx struct {
+	call, window context.Context
+}
+
+func (a *attemptCtx) Deadline() (time.Time, bool) { return a.window.Deadline() }
+func (a *attemptCtx) Done() <-chan struct{}       { return a.window.Done() }
+func (a *attemptCtx) Err() error                  { return a.window.Err() }
+
+func (a *attemptCtx) Value(key any) any {
+	if v := a.call.Value(key); v != nil {
+		return v
+	}
+	return a.window.Value(key)
+}
+
 
 // errNoResponse fails an attempt whose RoundTripper returned neither a
 // response nor an error, which net/http tolerates from no transport.
 var errNoResponse = errors.New("paykit: the HTTP transport returned no response and no error")
 
 // connTrace learns whether an attempt obtained a connection: until it has,
-// nothing can have been sent.
-type connTrace struct{ getConn, gotConn atomic.Bool }
+// nothing can have been sent. Its flags are reset before each attempt.
+type connTrace struct {
+	hooks            httptrace.ClientTrace
+	getConn, gotConn atomic.Bool
+}
+
+func (t *connTrace) onGetConn(string)                { t.getConn.Store(true) }
+func (t *connTrace) onGotConn(httptrace.GotConnInfo) { t.gotConn.Store(true) }
 
 func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	k := callOf(req.Context())
@@ -454,19 +552,25 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		ctx = k.obs.AttemptStart(ctx, info)
 	}
 	outer := ctx // the call's, as the Observer left it
-	var trace *connTrace
-	if k.op.class != classRead {
-		// What may have reached the server matters only for calls that
-		// change something.
-		trace = new(connTrace)
-		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-			GetConn: func(string) { trace.getConn.Store(true) },
-			GotConn: func(httptrace.GotConnInfo) { trace.gotConn.Store(true) }})
-	}
-	if dl, ok := ctx.Deadline(); t.timeout > 0 && (!ok || dl.Sub(start) > t.timeout) {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, t.timeout)
-		defer cancel() // the body is read before RoundTrip returns
+	trace := &k.trace
+	trace.getConn.Store(false)
+	trace.gotConn.Store(false)
+	if t.timeout > 0 {
+		// A caller's deadline that comes first bounds the attempt already.
+		// A call nothing can cancel shares a deadline window: the one
+		// micro-mechanism kept, since a context.WithTimeout per attempt
+		// costs about seven allocations, which would put the SDK above the
+		// raw call's count (BENCHMARKS.md). The rest get their own context.
+		dl, ok := ctx.Deadline()
+		switch {
+		case ok && dl.Sub(start) <= t.timeout:
+		case ctx.Done() == nil:
+			ctx = &attemptCtx{call: ctx, window: t.sharedDeadline(start)}
+		default:
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, t.timeout)
+			defer cancel() // the body is read before RoundTrip returns
+		}
 	}
 	if ctx != req.Context() {
 		req = req.WithContext(ctx)
@@ -494,7 +598,7 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		// sent; a connection obtained proves the opposite may be true; a
 		// context that ended while net/http was still waiting for a
 		// connection sent nothing either.
-		a.preSend = trace != nil && !trace.gotConn.Load() && (preSendError(err) ||
+		a.preSend = k.op.class != classRead && !trace.gotConn.Load() && (preSendError(err) ||
 			trace.getConn.Load() && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)))
 	}
 	if a.status >= 400 {

@@ -396,3 +396,56 @@ func TestEveryWriteChecksItsAnswer(t *testing.T) {
 		assert.False(t, errors.Is(err, ErrInternal) && !bytes.Contains([]byte(err.Error()), []byte("carries no")), name)
 	}
 }
+
+// Attempts of calls nothing can cancel share deadline windows: every
+// attempt still gets at least its timeout, and at most a 64th more.
+func TestSharedDeadlineWindows(t *testing.T) {
+	t.Parallel()
+	const timeout = 30 * time.Second
+	tr := &attemptTransport{timeout: timeout}
+	t0 := time.Now()
+	first := tr.sharedDeadline(t0)
+	for _, after := range []time.Duration{0, time.Millisecond, timeout/windowSlices - time.Nanosecond, timeout / windowSlices, time.Second} {
+		start := t0.Add(after)
+		w := tr.sharedDeadline(start)
+		deadline, ok := w.Deadline()
+		require.True(t, ok)
+		assert.False(t, deadline.Before(start.Add(timeout)), "start +%s: deadline %s short of the timeout", after, deadline.Sub(start))
+		assert.False(t, deadline.After(start.Add(timeout+timeout/windowSlices)), "start +%s: deadline %s too far", after, deadline.Sub(start))
+		if after < timeout/windowSlices {
+			assert.Equal(t, first, w, "start +%s shares the first window", after)
+		} else {
+			assert.NotEqual(t, first, w, "start +%s opens a new window", after)
+		}
+	}
+}
+
+// An attempt under a shared window sees the call's values and the
+// window's deadline, and what net/http derives from it is cancelled with
+// the window, through the context package's own bookkeeping.
+func TestAttemptContextUnderAWindow(t *testing.T) {
+	t.Parallel()
+	k := &call{op: opGetPayment}
+	parent := context.WithValue(context.WithValue(context.Background(), callKey{}, "shadowed"), callKey{}, k)
+	window, cancel := context.WithDeadline(context.Background(), time.Now().Add(time.Hour))
+	a := &attemptCtx{call: parent, window: window}
+	assert.Same(t, k, callOf(a), "the call is found through the attempt")
+	d1, _ := a.Deadline()
+	d2, _ := window.Deadline()
+	assert.Equal(t, d2, d1)
+	child, stop := context.WithCancelCause(a) // as net/http's transport does
+	defer stop(nil)
+	select {
+	case <-child.Done():
+		t.Fatal("cancelled before the window")
+	default:
+	}
+	cancel()
+	select {
+	case <-child.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the window's end did not reach the derived context")
+	}
+	assert.ErrorIs(t, child.Err(), context.Canceled)
+	assert.ErrorIs(t, a.Err(), context.Canceled)
+}

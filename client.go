@@ -31,6 +31,8 @@ const (
 	DefaultRetryWaitMax = 5 * time.Second
 	// DefaultAttemptTimeout bounds one attempt of the default HTTP client,
 	// headers and body included. A context deadline bounds the whole call.
+	// Attempts of calls whose context can never end share their deadlines
+	// in windows, which may give one up to a 64th longer, never less.
 	DefaultAttemptTimeout = 30 * time.Second
 	// DefaultMaxIdleConnsPerHost is the idle-connection pool of the default
 	// transport. net/http keeps only 2 idle connections per host, so a
@@ -54,7 +56,10 @@ type Client struct {
 	apiKey    string
 	signer    Signer
 	userAgent string
-	logger    *slog.Logger
+	// hdrIdentity and hdrUserAgent are the X-Identity and User-Agent
+	// header values, built once and shared by every request.
+	hdrIdentity, hdrUserAgent []string
+	logger                    *slog.Logger
 	http      *retryablehttp.Client
 	// now is the clock of Retry-After dates and deadlines; tests set it.
 	now func() time.Time
@@ -214,6 +219,7 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 	if cfg.userAgent != "" {
 		c.userAgent = cfg.userAgent + " " + c.userAgent
 	}
+	c.hdrIdentity, c.hdrUserAgent = headerValue(c.apiKey), headerValue(c.userAgent)
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
