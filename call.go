@@ -526,7 +526,6 @@ func (a *attemptCtx) Value(key any) any {
 	return a.window.Value(key)
 }
 
-
 // errNoResponse fails an attempt whose RoundTripper returned neither a
 // response nor an error, which net/http tolerates from no transport.
 var errNoResponse = errors.New("paykit: the HTTP transport returned no response and no error")

@@ -60,7 +60,7 @@ type Client struct {
 	// header values, built once and shared by every request.
 	hdrIdentity, hdrUserAgent []string
 	logger                    *slog.Logger
-	http      *retryablehttp.Client
+	http                      *retryablehttp.Client
 	// now is the clock of Retry-After dates and deadlines; tests set it.
 	now func() time.Time
 	// obs is nil without WithObserver: every hook is behind one nil check.
