@@ -372,27 +372,6 @@ type CreatePaymentParams struct {
 	NotificationToken string
 }
 
-func (p CreatePaymentParams) validate() error {
-	if err := checkExtID(p.ExtID, MaxExtIDLength); err != nil {
-		return err
-	}
-	if p.Amount.LessThan(MinPaymentAmount) || p.Amount.GreaterThan(MaxPaymentAmount) {
-		return invalid("amount", "must be between 100 and 300000 RUB")
-	}
-	if p.Method != "" && !slices.Contains(paymentMethods, p.Method) {
-		return invalid("method", "must be CARD, SBP, SIM or CROSS_BORDER")
-	}
-	if p.Country != "" {
-		if !slices.Contains(countries, p.Country) {
-			return invalid("country", "must be TJ, KZ, UZ or KG")
-		}
-		if p.Method != MethodCrossBorder {
-			return invalid("country", "applies only to method CROSS_BORDER")
-		}
-	}
-	return checkURL("notify_url", p.NotifyURL)
-}
-
 type createPaymentBody struct {
 	ExtID             string        `json:"ext_id"`
 	Amount            amount        `json:"amount"`

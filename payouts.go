@@ -173,18 +173,6 @@ type CreatePayoutParams struct {
 	NotifyURL string
 }
 
-func (p CreatePayoutParams) validate() error {
-	if p.Method != PayoutMethodCard && p.Method != PayoutMethodSBP {
-		return invalid("method", "must be card or sbp")
-	}
-	return firstError(
-		checkExtID(p.ExtID, 0),
-		checkPositive("amount", p.Amount),
-		checkRequired("requisites", p.Requisites),
-		checkRequired("holder_name", p.HolderName),
-		checkURL("notify_url", p.NotifyURL))
-}
-
 type createPayoutBody struct {
 	ExtID      string       `json:"ext_id"`
 	Amount     amount       `json:"amount"`
