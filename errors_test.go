@@ -248,3 +248,15 @@ func TestSentinelMessages(t *testing.T) {
 		assert.True(t, strings.HasPrefix(s.Error(), "paykit: "), s.Error())
 	}
 }
+
+func TestErrorDataIsBounded(t *testing.T) {
+	t.Parallel()
+	big := `{"error":"PAY_003","message":"dup","data":{"ext_id":"o-1","junk":"` + strings.Repeat("x", 200_000) + `"}}`
+	e := decodeError(409, []byte(big))
+	assert.LessOrEqual(t, len(e.Data), MaxErrorDataBytes)
+	assert.Equal(t, "o-1", e.ExtID(), "what ExtID reads is kept")
+	e = decodeError(500, []byte(`{"error":"SYS_001","data":{"junk":"`+strings.Repeat("x", 200_000)+`"}}`))
+	assert.Nil(t, e.Data)
+	small := decodeError(409, []byte(`{"error":"PAY_003","data":{"ext_id":"o-2","n":1}}`))
+	assert.JSONEq(t, `{"ext_id":"o-2","n":1}`, string(small.Data), "small data is kept whole")
+}

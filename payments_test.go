@@ -451,3 +451,20 @@ func TestImageTypes(t *testing.T) {
 	assert.Equal(t, "", imageType([]byte("GIF87")), "truncated")
 	assert.Equal(t, "", imageType(append([]byte{0, 0, 0, 24}, []byte("ftypmp42xxxx")...)), "video")
 }
+
+func TestReceiptLimitIsTenMillionBytes(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, 10_000_000, MaxAttachmentSize)
+	png := pngBytes(t)
+	exact := append(png, make([]byte, MaxAttachmentSize-len(png))...)
+	c, rec := mockClient(t, http.StatusOK, `{"id":"`+paymentID+`","ext_id":"o-1","amount":100,"status":"PROCESSING"}`)
+	_, err := c.ConfirmPayment(context.Background(), paymentID, &Attachment{Content: strings.NewReader(string(exact))})
+	require.NoError(t, err, "10,000,000 bytes is within the limit")
+	assert.Equal(t, 1, rec.count())
+	over := append(exact, 0)
+	_, err = c.ConfirmPayment(context.Background(), paymentID, &Attachment{Content: strings.NewReader(string(over))})
+	var vErr *ValidationError
+	require.ErrorAs(t, err, &vErr)
+	assert.Equal(t, "attachment", vErr.Field)
+	assert.Equal(t, 1, rec.count(), "nothing sent")
+}

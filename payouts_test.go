@@ -872,3 +872,117 @@ func TestCreatePayoutReconcilesDuplicateOnRetry(t *testing.T) {
 		})
 	}
 }
+
+func TestListPayoutsSendsSubSecondBounds(t *testing.T) {
+	t.Parallel()
+	c, rec := mockClient(t, http.StatusOK, `{"payouts":[],"total":0,"limit":100,"offset":0}`)
+	_, err := c.ListPayouts(context.Background(), ListPayoutsParams{
+		From: time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC),
+		To:   time.Date(2026, 11, 22, 15, 0, 0, 700_000_000, time.FixedZone("MSK", 3*3600))})
+	require.NoError(t, err)
+	assert.Equal(t, "/v1/payouts?from=2026-11-22T11%3A00%3A00Z&to=2026-11-22T12%3A00%3A00.7Z", rec.only(t).URI)
+}
+
+// payoutServer lists n payouts with ids po-0…po-(n-1), honouring limit and
+// offset unless told to misbehave: ignore offset, echo a wrong offset, or
+// leave total out.
+type payoutServer struct {
+	mu         sync.Mutex
+	n          int
+	ignoreOff  bool
+	noTotal    bool
+	echoOffset func(int) int
+	pages      int
+}
+
+func (s *payoutServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	if limit == 0 {
+		limit = 100
+	}
+	off, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+	if s.ignoreOff {
+		off = 0
+	}
+	var items []string
+	for i := off; i < off+limit && i < s.n; i++ {
+		items = append(items, fmt.Sprintf(`{"id":"po-%d","ext_id":"e-%d","amount":100,"method":"card","requisites":"1","status":"pending"}`, i, i))
+	}
+	echo := off
+	if s.echoOffset != nil {
+		echo = s.echoOffset(off)
+	}
+	total := fmt.Sprintf(`,"total":%d`, s.n)
+	if s.noTotal {
+		total = ""
+	}
+	fmt.Fprintf(w, `{"payouts":[%s]%s,"limit":%d,"offset":%d}`, strings.Join(items, ","), total, limit, echo)
+	s.pages++
+}
+
+func collect(t *testing.T, seq func(func(Payout, error) bool)) ([]string, error) {
+	t.Helper()
+	var ids []string
+	for p, err := range seq {
+		if err != nil {
+			return ids, err
+		}
+		ids = append(ids, p.ID)
+	}
+	return ids, nil
+}
+
+func TestAllPayoutsReusableAndConcurrent(t *testing.T) {
+	t.Parallel()
+	c, _ := serverClient(t, &payoutServer{n: 10})
+	seq := c.AllPayouts(context.Background(), ListPayoutsParams{Limit: 3})
+	first, err := collect(t, seq)
+	require.NoError(t, err)
+	second, err := collect(t, seq)
+	require.NoError(t, err)
+	assert.Len(t, first, 10)
+	assert.Equal(t, first, second, "ranging again starts afresh")
+
+	var wg sync.WaitGroup
+	counts := make([]int, 4)
+	for g := range counts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids, err := collect(t, seq)
+			assert.NoError(t, err)
+			counts[g] = len(ids)
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, []int{10, 10, 10, 10}, counts)
+}
+
+func TestAllPayoutsNoticesStuckPaging(t *testing.T) {
+	t.Parallel()
+	t.Run("offset ignored", func(t *testing.T) {
+		t.Parallel()
+		srv := &payoutServer{n: 50, ignoreOff: true}
+		c, _ := serverClient(t, srv)
+		ids, err := collect(t, c.AllPayouts(context.Background(), ListPayoutsParams{Limit: 2}))
+		require.ErrorIs(t, err, errPagingStuck)
+		assert.Equal(t, []string{"po-0", "po-1"}, ids, "each payout once")
+		assert.LessOrEqual(t, srv.pages, 2)
+	})
+	t.Run("offset echo wrong", func(t *testing.T) {
+		t.Parallel()
+		srv := &payoutServer{n: 50, echoOffset: func(int) int { return 0 }}
+		c, _ := serverClient(t, srv)
+		_, err := collect(t, c.AllPayouts(context.Background(), ListPayoutsParams{Limit: 10}))
+		require.ErrorIs(t, err, errPagingStuck)
+		assert.Equal(t, 2, srv.pages)
+	})
+	t.Run("no total", func(t *testing.T) {
+		t.Parallel()
+		c, _ := serverClient(t, &payoutServer{n: 5, noTotal: true})
+		_, err := collect(t, c.AllPayouts(context.Background(), ListPayoutsParams{Limit: 2}))
+		require.ErrorIs(t, err, errNoTotal)
+	})
+}
