@@ -315,22 +315,6 @@ func (c *Client) apiError(a *attempt) *Error {
 	return c.redact(e)
 }
 
-// redact removes the API key from every field of an error answer, should
-// a server echo it ("unknown API key pk_live_…"), before it reaches an
-// error string, a log or a span.
-func (c *Client) redact(e *Error) *Error {
-	if strings.Contains(e.Code, c.apiKey) {
-		e.Code = invalidCode
-	}
-	if strings.Contains(e.Message, c.apiKey) {
-		e.Message = strings.ReplaceAll(e.Message, c.apiKey, "[api key]")
-	}
-	if bytes.Contains(e.Data, []byte(c.apiKey)) {
-		e.Data = bytes.ReplaceAll(e.Data, []byte(c.apiKey), []byte("[api key]"))
-	}
-	return e
-}
-
 // newRequest builds the call's first request and signs it.
 func (c *Client) newRequest(ctx context.Context, k *call) (*retryablehttp.Request, error) {
 	u := c.baseRaw + k.path

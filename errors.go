@@ -277,38 +277,6 @@ func excerpt(body []byte) string {
 	return s
 }
 
-// maskDigits masks card and phone numbers in free text, keeping their last
-// four digits: they must not reach the merchant's logs through an error
-// string, even if a server echoes them. A number is a run of digit groups
-// joined by single spaces, dashes, dots or parentheses (a parenthesis may
-// stand beside one of the others: "8 (912) 345-67-89"), glued to letters or
-// not ("card2200123456789010"), with ten digits or more in all; a leading
-// '+' stays. What stays readable, because error texts must name it: UUIDs,
-// hashes ("0x" and hex digits, or 32 hex digits or more with a letter
-// among them), ext_ids with fewer than ten digits ("order-1001"), decimal
-// amounts (one dot), IPv4 addresses and a leading ISO date
-// ("2026-11-22 03:10").
-func maskDigits(s string) string {
-	var out []byte
-	for i := 0; i < len(s); {
-		if n := readableLen(s, i); n > 0 {
-			i += n
-			continue
-		}
-		if !isDigit(s[i]) {
-			i++
-			continue
-		}
-		r := scanDigitRun(s, i)
-		out = r.mask(s, out)
-		i = r.end
-	}
-	if out == nil {
-		return s
-	}
-	return string(out)
-}
-
 // ValidationError reports input that the SDK refused before sending anything.
 // It matches ErrInvalidParameters with errors.Is.
 type ValidationError struct {

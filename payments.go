@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
@@ -269,23 +268,6 @@ func (w *requisitesWire) requisites(method PaymentMethod) Requisites {
 	return r
 }
 
-// LogValue implements slog.LogValuer. It keeps the payer's card or phone
-// number out of structured logs: slog.Info("paid", "payment", p) logs it
-// masked to its last four digits. Reading the fields is unaffected.
-func (r Requisites) LogValue() slog.Value {
-	attrs := []slog.Attr{
-		slog.String("type", string(r.Type)),
-		slog.String("value", maskTail(r.Value)),
-		slog.String("bank_code", r.BankCode),
-		slog.String("bank_name", r.BankName),
-	}
-	if r.Country != "" {
-		attrs = append(attrs, slog.String("country", string(r.Country)),
-			slog.String("currency", r.Currency), slog.String("amount_local", r.AmountLocal.String()))
-	}
-	return slog.GroupValue(attrs...)
-}
-
 // Dispute is an appeal the merchant opened on a cancelled payment.
 type Dispute struct {
 	// Amount is the amount the payer actually paid. The spec makes it
@@ -325,19 +307,6 @@ func (w *disputeWire) dispute() *Dispute {
 	d.Amount = decimal.NullDecimal(w.Amount)
 	d.CreatedAt = time.Time(w.CreatedAt)
 	return &d
-}
-
-// LogValue implements slog.LogValuer: the payment with its requisites masked.
-func (p Payment) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("id", p.ID),
-		slog.String("ext_id", p.ExtID),
-		slog.String("amount", p.Amount.String()),
-		slog.String("currency", p.Currency),
-		slog.String("status", string(p.Status)),
-		slog.String("method", string(p.Method)),
-		slog.Any("requisites", p.Requisites),
-	)
 }
 
 // Payment amount bounds of the API, in RUB.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"log/slog"
 	"net/url"
 	"slices"
 	"strconv"
@@ -128,21 +127,6 @@ func (w *payoutWire) decode(p *Payout) error {
 	p.Requisites, p.ProviderOrderID = string(w.Requisites), string(w.ProviderOrderID)
 	p.CreatedAt, p.CompletedAt = time.Time(w.CreatedAt), time.Time(w.CompletedAt)
 	return nil
-}
-
-// LogValue implements slog.LogValuer: the payout with the card or phone
-// number masked and without the recipient's name.
-func (p Payout) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("id", p.ID),
-		slog.String("ext_id", p.ExtID),
-		slog.String("amount", p.Amount.String()),
-		slog.String("currency", p.Currency),
-		slog.String("status", string(p.Status)),
-		slog.String("method", string(p.Method)),
-		slog.String("requisites", maskTail(p.Requisites)),
-		slog.String("bank", p.Bank),
-	)
 }
 
 // CreatePayoutParams are the inputs of CreatePayout. Bank and NotifyURL are

@@ -1,13 +1,20 @@
 package paykit
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 )
 
-// The digit-run scanner behind maskDigits (errors.go).
+// Every masking rule of the SDK: the digit-run scanner behind maskDigits,
+// masked tails, the API key scrubbed from error answers, and the
+// String, Format and LogValue methods that keep card and phone numbers,
+// tokens and keys out of fmt and slog output.
+//
+// The digit-run scanner behind maskDigits.
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
@@ -393,4 +400,111 @@ func (e *Error) Format(f fmt.State, verb rune) {
 		return
 	}
 	fmt.Fprintf(f, fmt.FormatString(f, verb), e.Error())
+}
+
+// LogValue implements slog.LogValuer. It keeps the payer's card or phone
+// number out of structured logs: slog.Info("paid", "payment", p) logs it
+// masked to its last four digits. Reading the fields is unaffected.
+func (r Requisites) LogValue() slog.Value {
+	attrs := []slog.Attr{
+		slog.String("type", string(r.Type)),
+		slog.String("value", maskTail(r.Value)),
+		slog.String("bank_code", r.BankCode),
+		slog.String("bank_name", r.BankName),
+	}
+	if r.Country != "" {
+		attrs = append(attrs, slog.String("country", string(r.Country)),
+			slog.String("currency", r.Currency), slog.String("amount_local", r.AmountLocal.String()))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// LogValue implements slog.LogValuer: the payment with its requisites masked.
+func (p Payment) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("id", p.ID),
+		slog.String("ext_id", p.ExtID),
+		slog.String("amount", p.Amount.String()),
+		slog.String("currency", p.Currency),
+		slog.String("status", string(p.Status)),
+		slog.String("method", string(p.Method)),
+		slog.Any("requisites", p.Requisites),
+	)
+}
+
+// LogValue implements slog.LogValuer: the payout with the card or phone
+// number masked and without the recipient's name.
+func (p Payout) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("id", p.ID),
+		slog.String("ext_id", p.ExtID),
+		slog.String("amount", p.Amount.String()),
+		slog.String("currency", p.Currency),
+		slog.String("status", string(p.Status)),
+		slog.String("method", string(p.Method)),
+		slog.String("requisites", maskTail(p.Requisites)),
+		slog.String("bank", p.Bank),
+	)
+}
+
+// maskDigits masks card and phone numbers in free text, keeping their last
+// four digits: they must not reach the merchant's logs through an error
+// string, even if a server echoes them. A number is a run of digit groups
+// joined by single spaces, dashes, dots or parentheses (a parenthesis may
+// stand beside one of the others: "8 (912) 345-67-89"), glued to letters or
+// not ("card2200123456789010"), with ten digits or more in all; a leading
+// '+' stays. What stays readable, because error texts must name it: UUIDs,
+// hashes ("0x" and hex digits, or 32 hex digits or more with a letter
+// among them), ext_ids with fewer than ten digits ("order-1001"), decimal
+// amounts (one dot), IPv4 addresses and a leading ISO date
+// ("2026-11-22 03:10").
+func maskDigits(s string) string {
+	var out []byte
+	for i := 0; i < len(s); {
+		if n := readableLen(s, i); n > 0 {
+			i += n
+			continue
+		}
+		if !isDigit(s[i]) {
+			i++
+			continue
+		}
+		r := scanDigitRun(s, i)
+		out = r.mask(s, out)
+		i = r.end
+	}
+	if out == nil {
+		return s
+	}
+	return string(out)
+}
+
+// maskTail replaces all but the last four characters of s with asterisks.
+func maskTail(s string) string {
+	r := []rune(s)
+	if len(r) <= 4 {
+		return "****"
+	}
+	for i := range r[:len(r)-4] {
+		if r[i] != '+' && r[i] != ' ' {
+			r[i] = '*'
+		}
+	}
+	return string(r)
+}
+
+// redact removes the API key from every field of an error answer, should
+// a server echo it ("unknown API key pk_live_…"), before it reaches an
+// error string, a log or a span.
+func (c *Client) redact(e *Error) *Error {
+	if strings.Contains(e.Code, c.apiKey) {
+		e.Code = invalidCode
+	}
+	if strings.Contains(e.Message, c.apiKey) {
+		e.Message = strings.ReplaceAll(e.Message, c.apiKey, "[api key]")
+	}
+	if bytes.Contains(e.Data, []byte(c.apiKey)) {
+		e.Data = bytes.ReplaceAll(e.Data, []byte(c.apiKey), []byte("[api key]"))
+	}
+	return e
 }

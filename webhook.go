@@ -727,3 +727,48 @@ func isPaymentStatus(s string) bool {
 	}
 	return upper
 }
+
+// WebhookOutcome classifies how a WebhookHandler answered one delivery.
+type WebhookOutcome string
+
+// Webhook delivery outcomes.
+const (
+	// WebhookAccepted: verified and handed to the callback, which succeeded.
+	WebhookAccepted WebhookOutcome = "accepted"
+	// WebhookIgnored: acknowledged with 200 without a callback (none is set
+	// for the notification's kind).
+	WebhookIgnored WebhookOutcome = "ignored"
+	// WebhookRefusedMethod: not a POST (405).
+	WebhookRefusedMethod WebhookOutcome = "refused_method"
+	// WebhookRefusedSize: the body is over MaxBodyBytes (413).
+	WebhookRefusedSize WebhookOutcome = "refused_size"
+	// WebhookRefusedBody: the body cannot be read, decoded or classified
+	// (400), or comes in a Content-Encoding other than gzip (415).
+	WebhookRefusedBody WebhookOutcome = "refused_body"
+	// WebhookRefusedToken: a payment notification whose token does not
+	// match, or no token is configured (401).
+	WebhookRefusedToken WebhookOutcome = "refused_token"
+	// WebhookRefusedUnverified: a payout notification that cannot be
+	// verified, without Client or AllowUnverifiedPayouts (401).
+	WebhookRefusedUnverified WebhookOutcome = "refused_unverified"
+	// WebhookTokenLookupFailed: TokenFor returned an error (500).
+	WebhookTokenLookupFailed WebhookOutcome = "token_lookup_failed"
+	// WebhookFetchFailed: reading the resource back through Client failed,
+	// or the API's copy is not the resource notified (500).
+	WebhookFetchFailed WebhookOutcome = "fetch_failed"
+	// WebhookCallbackError: the callback returned an error or panicked (500).
+	WebhookCallbackError WebhookOutcome = "callback_error"
+)
+
+// WebhookDelivery describes how a WebhookHandler answered one request.
+// It carries no id, token or body: it is meant for logs and metrics.
+type WebhookDelivery struct {
+	// Kind is "payment", "payout", or "" when it could not be told.
+	Kind string
+	// Outcome classifies the answer.
+	Outcome WebhookOutcome
+	// StatusCode is the HTTP status answered.
+	StatusCode int
+	// Duration is the time from the request's arrival to the answer.
+	Duration time.Duration
+}

@@ -381,17 +381,3 @@ func pathSegment(s string) string {
 	}
 	return url.PathEscape(s)
 }
-
-// maskTail replaces all but the last four characters of s with asterisks.
-func maskTail(s string) string {
-	r := []rune(s)
-	if len(r) <= 4 {
-		return "****"
-	}
-	for i := range r[:len(r)-4] {
-		if r[i] != '+' && r[i] != ' ' {
-			r[i] = '*'
-		}
-	}
-	return string(r)
-}
