@@ -1168,3 +1168,36 @@ func TestPostGoesOutInOneWrite(t *testing.T) {
 	}
 	assert.Equal(t, []int64{53, 53, 53}, lengths)
 }
+
+// BenchmarkAllPayoutsMillion iterates over 1,000,000 payouts served in
+// memory (pages rendered on demand) and reports the peak live heap of the
+// iteration, sampled every 20,000 payouts: AllPayouts remembers only the
+// ids of its latest pages, so the figure does not grow with the count.
+func BenchmarkAllPayoutsMillion(b *testing.B) {
+	const n = 1_000_000
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		off, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+		writeCanned(w, http.StatusOK, benchPayoutPage(off, allPayoutsPage, n))
+	})
+	c, err := NewClient(testBase, testKey, HMACSigner(testSecret), WithHTTPClient(&http.Client{Transport: memTransport{handler: h}}))
+	require.NoError(b, err)
+	iterate := func(sample func()) {
+		seen := 0
+		for _, err := range c.AllPayouts(context.Background(), ListPayoutsParams{Limit: allPayoutsPage}) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			seen++
+			if sample != nil && seen%20_000 == 0 {
+				sample()
+			}
+		}
+		if seen != n {
+			b.Fatalf("yielded %d payouts, want %d", seen, n)
+		}
+	}
+	for b.Loop() {
+		iterate(nil)
+	}
+	b.ReportMetric(float64(peakHeap(iterate)), "peak-heap-B")
+}

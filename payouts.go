@@ -350,12 +350,19 @@ func (c *Client) listPayouts(ctx context.Context, params ListPayoutsParams, l *P
 	return page, nil
 }
 
-// errPagingStuck and errNoTotal end an AllPayouts iteration that would
-// otherwise repeat itself or end silently after one page.
+// errPagingStuck, errNoTotal and errNoID end an AllPayouts iteration that
+// would otherwise repeat itself forever, end silently after one page, or
+// merge distinct payouts into one.
 var (
-	errPagingStuck = errors.New("paykit: AllPayouts: the service answered the same page again (does it ignore offset?)")
+	errPagingStuck = errors.New("paykit: AllPayouts: the service answered a page with no payout not already seen (does it ignore offset?)")
 	errNoTotal     = errors.New("paykit: AllPayouts: the payout list has no total, so paging cannot know when to stop")
+	errNoID        = errors.New("paykit: AllPayouts: the service listed a payout without an id")
 )
+
+// allPayoutsWindow is how many of the latest pages AllPayouts remembers the
+// ids of: enough to see through the shifts of a list that changes while it
+// pages, and a bound on its memory however long the listing.
+const allPayoutsWindow = 4
 
 // AllPayouts iterates over every payout matching params, fetching pages of
 // params.Limit (the service's default when zero) from params.Offset until
@@ -374,46 +381,67 @@ var (
 // one starts after the payouts received. Offset paging over a set that
 // changes can shift items between pages: when the service lists newest
 // first, payouts created during the iteration push older ones onto the next
-// page again. AllPayouts remembers the ids it has yielded (a few dozen
-// bytes each, the only memory that grows with the iteration) and never
-// yields a payout twice, whatever the order. What it cannot see is a payout
-// that moves between pages the other way (an oldest-first list losing
-// items, or a status filter whose matches change while it pages): to
-// enumerate a fixed set, bound the window with To (and From) in the past.
+// page again. AllPayouts remembers the ids of the latest four pages (400
+// ids at the default limit; its memory stays flat however many payouts it
+// yields, as BenchmarkAllPayoutsMillion shows) and does not yield a payout
+// listed again within them. What it cannot see is a payout that moves
+// between pages the other way (an oldest-first list losing items, or a
+// status filter whose matches change while it pages): to enumerate a fixed
+// set, bound the window with To (and From) in the past.
 //
-// A service that ignores offset would make paging repeat forever; a page
-// identical to the previous one, or an envelope whose offset is not the one
-// asked for, is an error, and so is an envelope without total.
+// A service that ignores offset, or answers the same payouts in another
+// order, would make paging run until total (or forever) yielding nothing
+// new: a non-empty page with no payout not already seen ends the iteration
+// with an error, and so do an envelope whose offset is not the one asked
+// for, an envelope without total, and a payout without an id.
 func (c *Client) AllPayouts(ctx context.Context, params ListPayoutsParams) iter.Seq2[Payout, error] {
 	return func(yield func(Payout, error) bool) {
-		p := params // each range pages from the caller's params afresh
-		seen := make(map[string]struct{})
-		var prev []string
+		p := params                           // each range pages from the caller's params afresh
+		seen := make(map[string]int)          // id -> the latest page that listed it
+		var recent [allPayoutsWindow][]string // the ids of the latest pages, a ring
 		var page PayoutList
-		for {
+		for n := allPayoutsWindow; ; n++ {
 			env, err := c.listPayouts(ctx, p, &page)
 			switch {
 			case err != nil:
 			case env.Total == nil:
 				err = errNoTotal
-			case env.Offset != nil && *env.Offset != p.Offset,
-				len(page.Payouts) > 0 && samePage(prev, page.Payouts):
+			case env.Offset != nil && *env.Offset != p.Offset:
 				err = errPagingStuck
 			}
 			if err != nil {
 				yield(Payout{}, err)
 				return
 			}
-			prev = prev[:0]
+			// Forget the page that leaves the window, unless a later page
+			// listed the same payout again.
+			ids := &recent[n%allPayoutsWindow]
+			for _, id := range *ids {
+				if seen[id] == n-allPayoutsWindow {
+					delete(seen, id)
+				}
+			}
+			*ids = (*ids)[:0]
+			fresh := 0
 			for _, po := range page.Payouts {
-				prev = append(prev, po.ID)
-				if _, dup := seen[po.ID]; dup {
+				if po.ID == "" {
+					yield(Payout{}, errNoID)
+					return
+				}
+				*ids = append(*ids, po.ID)
+				_, dup := seen[po.ID]
+				seen[po.ID] = n
+				if dup {
 					continue
 				}
-				seen[po.ID] = struct{}{}
+				fresh++
 				if !yield(po, nil) {
 					return
 				}
+			}
+			if len(page.Payouts) > 0 && fresh == 0 {
+				yield(Payout{}, errPagingStuck)
+				return
 			}
 			p.Offset += len(page.Payouts)
 			if len(page.Payouts) == 0 || p.Offset >= page.Total {
@@ -421,17 +449,4 @@ func (c *Client) AllPayouts(ctx context.Context, params ListPayoutsParams) iter.
 			}
 		}
 	}
-}
-
-// samePage reports whether a page lists exactly the ids of the previous one.
-func samePage(prev []string, page []Payout) bool {
-	if len(prev) != len(page) {
-		return false
-	}
-	for i := range page {
-		if page[i].ID != prev[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -985,4 +986,61 @@ func TestAllPayoutsNoticesStuckPaging(t *testing.T) {
 		_, err := collect(t, c.AllPayouts(context.Background(), ListPayoutsParams{Limit: 2}))
 		require.ErrorIs(t, err, errNoTotal)
 	})
+}
+
+// A service that echoes offset but answers the same payouts in another
+// order, with a huge total, would make paging run for billions of pages;
+// AllPayouts stops at the first page with nothing new.
+func TestAllPayoutsStopsOnAPageWithNothingNew(t *testing.T) {
+	t.Parallel()
+	var pages atomic.Int32
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		off, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+		order := []string{"po-1", "po-2"}
+		if pages.Add(1)%2 == 0 {
+			order = []string{"po-2", "po-1"}
+		}
+		fmt.Fprintf(w, `{"payouts":[{"id":%q,"amount":1},{"id":%q,"amount":1}],"total":4000000000,"limit":2,"offset":%d}`,
+			order[0], order[1], off)
+	}))
+	ids, err := collect(t, c.AllPayouts(ctx, ListPayoutsParams{Limit: 2}))
+	require.ErrorIs(t, err, errPagingStuck)
+	assert.Equal(t, []string{"po-1", "po-2"}, ids)
+	assert.Equal(t, int32(2), pages.Load())
+}
+
+func TestAllPayoutsRefusesAPayoutWithoutID(t *testing.T) {
+	t.Parallel()
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"payouts":[{"id":"po-1","amount":1},{"id":"","amount":2},{"amount":3}],"total":3,"limit":3,"offset":0}`))
+	}))
+	ids, err := collect(t, c.AllPayouts(ctx, ListPayoutsParams{}))
+	require.ErrorIs(t, err, errNoID)
+	assert.Equal(t, []string{"po-1"}, ids, "payouts without an id are not merged into one")
+}
+
+// The ids AllPayouts remembers are those of its latest pages: a payout
+// listed again within them is not yielded twice; one listed again after
+// them is (the bound on its memory).
+func TestAllPayoutsRemembersTheLatestPages(t *testing.T) {
+	t.Parallel()
+	// Page k lists po-k and, on page 3, po-0 again; on page 6, po-1 again
+	// (five pages after it was listed).
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		off, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+		k := off / 2
+		extra := fmt.Sprintf("x-%d", k)
+		switch k {
+		case 3:
+			extra = "po-0"
+		case 6:
+			extra = "po-1"
+		}
+		fmt.Fprintf(w, `{"payouts":[{"id":"po-%d","amount":1},{"id":%q,"amount":1}],"total":16,"limit":2,"offset":%d}`, k, extra, off)
+	}))
+	ids, err := collect(t, c.AllPayouts(ctx, ListPayoutsParams{Limit: 2}))
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(strings.Join(ids, ","), "po-0,"), "po-0 again within the window: not yielded")
+	assert.Equal(t, 2, strings.Count(","+strings.Join(ids, ",")+",", ",po-1,"), "po-1 again after the window: yielded again")
+	assert.Len(t, ids, 15)
 }
