@@ -449,6 +449,8 @@ func (c *Client) prepareRetry(req *http.Request) error {
 type attemptTransport struct {
 	base   http.RoundTripper
 	logger *slog.Logger
+	// apiKey is scrubbed from the error codes attempts report.
+	apiKey string
 	// timeout bounds one attempt, response body included: the Timeout of
 	// the http.Client the Client was made with.
 	timeout time.Duration
@@ -585,7 +587,9 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			trace.getConn.Load() && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)))
 	}
 	if a.status >= 400 {
-		a.code = apiCode(a.body)
+		if a.code = apiCode(a.body); t.apiKey != "" && strings.Contains(a.code, t.apiKey) {
+			a.code = invalidCode
+		}
 	}
 	a.end = time.Now()
 	k.log = append(k.log, a)

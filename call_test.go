@@ -347,7 +347,7 @@ func (o *outcomeRecorder) outcomes() []Outcome {
 // The API key and card numbers never reach an error's code.
 func TestErrorCodeIsSanitized(t *testing.T) {
 	t.Parallel()
-	for _, code := range []string{testKey, "4111111111111111 x", strings.Repeat("A", 33), "PAY 004"} {
+	for _, code := range []string{testKey, "4111111111111111", "4111111111111111 x", strings.Repeat("A", 33), "PAY 004"} {
 		rt := newRoutes(map[string]func() (int, string){
 			"GET /v1/payments/" + paymentID: fixed(400, `{"error":"`+code+`","message":"x"}`),
 		})

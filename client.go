@@ -237,7 +237,7 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 	// The attempt timeout moves from http.Client into attemptTransport, so
 	// that it bounds each attempt, body included, and a retry gets a fresh
 	// one.
-	inner.Transport = &attemptTransport{base: base2, logger: c.logger, timeout: inner.Timeout}
+	inner.Transport = &attemptTransport{base: base2, logger: c.logger, apiKey: apiKey, timeout: inner.Timeout}
 	inner.Timeout = 0
 	inner.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 

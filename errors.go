@@ -233,16 +233,26 @@ func decodeError(status int, body []byte) *Error {
 // cardinality a free text would also make unbounded).
 const invalidCode = "INVALID_CODE"
 
-// sanitizeCode keeps a code shaped like the API's (letters, digits and
-// underscores, at most 32 of them) and replaces anything else.
+// sanitizeCode keeps a code shaped like the API's ("PAY_004": a letter
+// first, then letters, digits and underscores, at most 32 in all, and
+// fewer than seven digits, so that no card or phone number passes) and
+// replaces anything else with invalidCode.
 func sanitizeCode(s string) string {
-	if len(s) == 0 || len(s) > 32 {
+	if len(s) == 0 || len(s) > 32 || !isAlnum(s[0]) || isDigit(s[0]) {
 		return invalidCode
 	}
+	digits := 0
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(isAlnum(c) || c == '_') {
+		c := s[i]
+		switch {
+		case isDigit(c):
+			digits++
+		case !isAlnum(c) && c != '_':
 			return invalidCode
 		}
+	}
+	if digits > 6 {
+		return invalidCode
 	}
 	return s
 }

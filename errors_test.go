@@ -260,3 +260,14 @@ func TestErrorDataIsBounded(t *testing.T) {
 	small := decodeError(409, []byte(`{"error":"PAY_003","data":{"ext_id":"o-2","n":1}}`))
 	assert.JSONEq(t, `{"ext_id":"o-2","n":1}`, string(small.Data), "small data is kept whole")
 }
+
+func TestSanitizeCode(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"PAY_001", "PAY_004", "SYS_001", "DIS_003", "WDR_002", "TRF_001", "AUTH", "rate_limited", "E1234567"[:7]} {
+		assert.Equal(t, ok, sanitizeCode(ok))
+	}
+	for _, bad := range []string{"", "4111111111111111", "79001234567", "_PAY", "1PAY", "PAY 004", "PAY-004", "PAY_0041234",
+		strings.Repeat("A", 33), "карта", "PAY_004\n", `PAY"`} {
+		assert.Equal(t, invalidCode, sanitizeCode(bad), bad)
+	}
+}

@@ -444,6 +444,21 @@ func (h *WebhookHandler) servePayment(ctx context.Context, log *slog.Logger, pro
 	if p == nil {
 		return v
 	}
+	if h.Client != nil {
+		// The token vouched for the body's payment, which TokenFor may have
+		// chosen by its ext_id: the API's copy, read by the body's id, must
+		// be that payment too, or a body with payment B's id, payment A's
+		// ext_id and A's token would hand B to the callback.
+		var ext struct {
+			ExtID probeString `json:"ext_id"`
+		}
+		_ = json.Unmarshal(body, &ext) // the body was probed: it is a JSON object
+		if ext.ExtID.s != "" && ext.ExtID.s != p.ExtID {
+			log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: payment notification refused: its ext_id is not the payment's",
+				slog.String("id", p.ID))
+			return refusedToken
+		}
+	}
 	return h.call(ctx, log, "payment", p.ID, string(p.Status), func(ctx context.Context) error { return h.OnPayment(ctx, p) })
 }
 
