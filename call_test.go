@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -448,4 +449,43 @@ func TestAttemptContextUnderAWindow(t *testing.T) {
 	}
 	assert.ErrorIs(t, child.Err(), context.Canceled)
 	assert.ErrorIs(t, a.Err(), context.Canceled)
+}
+
+// panicky panics in every hook.
+type panicky struct{}
+
+func (panicky) CallStart(context.Context, *CallInfo) context.Context {
+	panic("CallStart 4111111111111111")
+}
+
+func (panicky) AttemptStart(context.Context, *AttemptInfo) context.Context { panic("AttemptStart") }
+
+func (panicky) AttemptEnd(context.Context, *AttemptInfo) { panic("AttemptEnd") }
+
+func (panicky) RetryWait(context.Context, *RetryInfo) { panic("RetryWait") }
+
+func (panicky) CallEnd(context.Context, *CallEndInfo) { panic("CallEnd") }
+
+// An Observer that panics does not turn a created payout into a panic with
+// no outcome: the call returns its payout, and the panic is logged once.
+func TestPanickingObserverDoesNotLoseTheCall(t *testing.T) {
+	t.Parallel()
+	var logs TestLog
+	var calls atomic.Int32
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.WriteHeader(502) // a retry, so RetryWait runs too
+			return
+		}
+		w.WriteHeader(201)
+		io.WriteString(w, `{"id":"`+payoutID+`","ext_id":"po-1","amount":5,"method":"sbp","requisites":"+79001234567",`+
+			`"holder_name":"A B","bank":"","status":"pending"}`)
+	}), WithObserver(panicky{}), WithLogger(logs.Logger()))
+	p, err := c.CreatePayout(ctx, CreatePayoutParams{ExtID: "po-1", Amount: dec("5"), Method: PayoutMethodSBP,
+		Requisites: "+79001234567", HolderName: "A B"})
+	require.NoError(t, err)
+	assert.Equal(t, payoutID, p.ID)
+	out := logs.String()
+	assert.Equal(t, 1, strings.Count(out, "panicked"), out)
+	assert.NotContains(t, out, "4111111111111111")
 }

@@ -209,7 +209,13 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 		signer: signer,
 		logger: cfg.logger,
 		now:    time.Now,
-		obs:    combineObservers(cfg.observers),
+	}
+	if o := combineObservers(cfg.observers); o != nil {
+		alert := cfg.logger
+		if alert == nil {
+			alert = slog.Default()
+		}
+		c.obs = safeObserver{o: o, logger: alert, once: new(sync.Once)}
 	}
 	c.basePath = strings.TrimRight(base.Path, "/")
 	raw := *base

@@ -3,6 +3,9 @@ package paykit
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -189,6 +192,58 @@ func (os observers) CallEnd(ctx context.Context, end *CallEndInfo) {
 	for i := len(os) - 1; i >= 0; i-- {
 		os[i].CallEnd(ctx, end)
 	}
+}
+
+// safeObserver runs another Observer's hooks so that a panic in one is
+// recovered, logged once, and the call goes on: a bug in telemetry must
+// not turn a created payout into a panic with no outcome.
+type safeObserver struct {
+	o      Observer
+	logger *slog.Logger // the Client's, or slog.Default() without one
+	once   *sync.Once
+}
+
+// recovered is deferred by every hook; recover works only there.
+func (s safeObserver) recovered(hook string) {
+	if v := recover(); v != nil {
+		s.once.Do(func() {
+			s.logger.Error("paykit: Observer."+hook+" panicked; calls go on without that hook's work (logged once)",
+				slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))))
+		})
+	}
+}
+
+func (s safeObserver) CallStart(ctx context.Context, call *CallInfo) (out context.Context) {
+	out = ctx
+	defer s.recovered("CallStart")
+	if got := s.o.CallStart(ctx, call); got != nil {
+		out = got
+	}
+	return out
+}
+
+func (s safeObserver) AttemptStart(ctx context.Context, a *AttemptInfo) (out context.Context) {
+	out = ctx
+	defer s.recovered("AttemptStart")
+	if got := s.o.AttemptStart(ctx, a); got != nil {
+		out = got
+	}
+	return out
+}
+
+func (s safeObserver) AttemptEnd(ctx context.Context, a *AttemptInfo) {
+	defer s.recovered("AttemptEnd")
+	s.o.AttemptEnd(ctx, a)
+}
+
+func (s safeObserver) RetryWait(ctx context.Context, w *RetryInfo) {
+	defer s.recovered("RetryWait")
+	s.o.RetryWait(ctx, w)
+}
+
+func (s safeObserver) CallEnd(ctx context.Context, end *CallEndInfo) {
+	defer s.recovered("CallEnd")
+	s.o.CallEnd(ctx, end)
 }
 
 // combineObservers returns nil for none, the observer itself for one, and

@@ -93,7 +93,9 @@ type digitRun struct {
 	dotsOnly   bool      // every separator is a single '.'
 }
 
-func isRunSep(c byte) bool { return c == ' ' || c == '-' || c == '.' || c == '(' || c == ')' }
+func isRunSep(c byte) bool {
+	return c == ' ' || c == '-' || c == '.' || c == '(' || c == ')' || c == ',' || c == '/' || c == '_'
+}
 
 // scanDigitRun reads the run that starts with the digit s[i].
 func scanDigitRun(s string, i int) digitRun {
@@ -117,7 +119,8 @@ func scanDigitRun(s string, i int) digitRun {
 			}
 			k++
 		}
-		if k == j || plain > 1 || k >= len(s) || !isDigit(s[k]) || readableLen(s, k) > 0 {
+		doubleSpace := k-j == 2 && s[j] == ' ' && s[j+1] == ' '
+		if k == j || plain > 1 && !doubleSpace || k >= len(s) || !isDigit(s[k]) || readableLen(s, k) > 0 {
 			break
 		}
 		if k-j != 1 || s[j] != '.' {
@@ -408,7 +411,7 @@ func (e *Error) Format(f fmt.State, verb rune) {
 func (r Requisites) LogValue() slog.Value {
 	attrs := []slog.Attr{
 		slog.String("type", string(r.Type)),
-		slog.String("value", maskTail(r.Value)),
+		slog.String("value", maskValue(r.Value)),
 		slog.String("bank_code", r.BankCode),
 		slog.String("bank_name", r.BankName),
 	}
@@ -442,7 +445,7 @@ func (p Payout) LogValue() slog.Value {
 		slog.String("currency", p.Currency),
 		slog.String("status", string(p.Status)),
 		slog.String("method", string(p.Method)),
-		slog.String("requisites", maskTail(p.Requisites)),
+		slog.String("requisites", maskValue(p.Requisites)),
 		slog.String("bank", p.Bank),
 	)
 }
@@ -450,8 +453,9 @@ func (p Payout) LogValue() slog.Value {
 // maskDigits masks card and phone numbers in free text, keeping their last
 // four digits: they must not reach the merchant's logs through an error
 // string, even if a server echoes them. A number is a run of digit groups
-// joined by single spaces, dashes, dots or parentheses (a parenthesis may
-// stand beside one of the others: "8 (912) 345-67-89"), glued to letters or
+// joined by single spaces, dashes, dots, commas, slashes or underscores, or
+// by two spaces (a parenthesis may stand beside one of the others:
+// "8 (912) 345-67-89"), glued to letters or
 // not ("card2200123456789010"), with ten digits or more in all; a leading
 // '+' stays. What stays readable, because error texts must name it: UUIDs,
 // hashes ("0x" and hex digits, or 32 hex digits or more with a letter

@@ -257,6 +257,8 @@ type WebhookHandler struct {
 	Observe func(ctx context.Context, d WebhookDelivery)
 
 	noToken sync.Once
+	// observePanicked logs a panicking Observe once.
+	observePanicked sync.Once
 }
 
 // webhookKind is what a notification is about.
@@ -304,15 +306,30 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	answered := false
 	defer func() {
 		if !answered { // a callback aborted the response with http.ErrAbortHandler
-			h.Observe(r.Context(), WebhookDelivery{Kind: kind.String(), Outcome: WebhookCallbackError,
+			h.observe(r.Context(), WebhookDelivery{Kind: kind.String(), Outcome: WebhookCallbackError,
 				Duration: time.Since(start)})
 		}
 	}()
 	v := h.serve(w, r, &kind)
 	answered = true
-	h.Observe(r.Context(), WebhookDelivery{Kind: kind.String(), Outcome: v.outcome, StatusCode: v.code,
+	h.observe(r.Context(), WebhookDelivery{Kind: kind.String(), Outcome: v.outcome, StatusCode: v.code,
 		Duration: time.Since(start)})
 	writeVerdict(w, v)
+}
+
+// observe calls Observe, recovering a panic (logged once): the callback has
+// run by then, and a panic would drop the answer, so the sender would
+// deliver again what was already handled.
+func (h *WebhookHandler) observe(ctx context.Context, d WebhookDelivery) {
+	defer func() {
+		if v := recover(); v != nil {
+			h.observePanicked.Do(func() {
+				h.alertLogger().LogAttrs(ctx, slog.LevelError, "paykit: webhook: Observe panicked; deliveries are answered without it (logged once)",
+					slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))))
+			})
+		}
+	}()
+	h.Observe(ctx, d)
 }
 
 func writeVerdict(w http.ResponseWriter, v verdict) {

@@ -1500,3 +1500,17 @@ func TestWebhookTokenForVouchesForOnePayment(t *testing.T) {
 	assert.Equal(t, whPaymentID, calls.payments[0].ID)
 	assert.Equal(t, "order-1001", calls.payments[0].ExtID)
 }
+
+// An Observe that panics neither drops the answer (the sender would deliver
+// again what the callback already handled) nor panics the server: the
+// delivery is answered and the panic logged once.
+func TestWebhookObservePanicKeepsTheAnswer(t *testing.T) {
+	t.Parallel()
+	h, calls, logs := whHandler()
+	h.Observe = func(context.Context, paykit.WebhookDelivery) { panic("observe") }
+	for range 2 {
+		assert.Equal(t, http.StatusOK, whDeliver(h, http.MethodPost, whPaymentBody, whToken).Code)
+	}
+	assert.Len(t, calls.payments, 2)
+	assert.Equal(t, 1, strings.Count(logs.String(), "Observe panicked"))
+}
