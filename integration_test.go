@@ -19,6 +19,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -1501,7 +1503,16 @@ func TestIntegrationPaymentPageConfirms(t *testing.T) {
 	assert.Contains(t, string(page), "1500.50")
 	assert.Contains(t, string(page), p.Requisites.Value)
 
+	// Without the page's form token (a post from another site) nothing happens.
 	resp, err = noRedirect.PostForm(p.PaymentURL, nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Equal(t, paykit.PaymentStatusPending, e.status(t, p.ID))
+
+	tok := regexp.MustCompile(`name="token" value="([0-9a-f]+)"`).FindStringSubmatch(string(page))
+	require.NotNil(t, tok, "the page carries its form token")
+	resp, err = noRedirect.PostForm(p.PaymentURL, url.Values{"token": {tok[1]}})
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -24,6 +26,9 @@ const (
 	// Content-Type: application/json: a web page can send text/plain or a
 	// form cross-origin without a preflight, but not JSON.
 	CodeControlMediaType = "SANDBOX_UNSUPPORTED_MEDIA_TYPE"
+	// CodeControlUnauthorized (401) refuses a control, inspection or
+	// dashboard request without the control token of Config.ControlToken.
+	CodeControlUnauthorized = "SANDBOX_UNAUTHORIZED"
 )
 
 // localRequest reports whether r names the sandbox by a loopback Host:
@@ -57,9 +62,33 @@ func (s *Server) localRequest(r *http.Request) bool {
 // loopback Host through DNS rebinding nor send JSON cross-origin without a
 // CORS preflight, which the sandbox never answers.
 func (s *Server) guardControl(w http.ResponseWriter, r *http.Request, requireJSON bool) bool {
+	if r.Header.Get("User-Agent") == webhookUserAgent {
+		// A webhook delivery pointed at the sandbox is never a command,
+		// whatever dialled it.
+		writeError(w, newErr(http.StatusForbidden, CodeControlForbidden, "a webhook delivery is not a control request"))
+		return false
+	}
 	if !s.localRequest(r) {
 		writeError(w, newErr(http.StatusForbidden, CodeControlForbidden,
 			"the sandbox controls answer only a loopback Host (localhost, 127.0.0.1, [::1]); start it with remote control allowed to change this"))
+		return false
+	}
+	if s.cfg.AllowRemote && s.cfg.ControlToken == "" && !strings.HasPrefix(r.URL.Path, "/sandbox/ui/assets/") {
+		writeError(w, newErr(http.StatusForbidden, CodeControlForbidden,
+			"remote control needs a control token: set Config.ControlToken (-control-token, PAYKIT_SANDBOX_CONTROL_TOKEN)"))
+		return false
+	}
+	// The dashboard's stylesheet and script are not secret, and the login
+	// page needs them.
+	public := strings.HasPrefix(r.URL.Path, "/sandbox/ui/assets/")
+	if s.cfg.ControlToken != "" && !public && !s.authorized(r) {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/sandbox/ui") {
+			http.Redirect(w, r, "/sandbox/login", http.StatusSeeOther)
+			return false
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="paykit-sandbox"`)
+		writeError(w, newErr(http.StatusUnauthorized, CodeControlUnauthorized,
+			"this sandbox needs its control token: send Authorization: Bearer TOKEN, or log in at /sandbox/login"))
 		return false
 	}
 	if requireJSON && r.Method == http.MethodPost {
@@ -149,7 +178,7 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, req any, do fun
 		writeError(w, newErr(http.StatusBadRequest, CodeControlInvalid, "body too large or unreadable"))
 		return
 	}
-	if err := decodeJSON(buf, req); err != nil {
+	if err := decodeStrict(buf, req); err != nil {
 		writeError(w, newErr(http.StatusBadRequest, CodeControlInvalid, "body is not valid JSON: "+err.Error()))
 		return
 	}
@@ -164,4 +193,22 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, req any, do fun
 	default:
 		writeError(w, newErr(http.StatusBadRequest, CodeControlInvalid, err.Error()))
 	}
+}
+
+// decodeStrict decodes a control's body refusing unknown fields: a webhook
+// payload ({"id":…,"status":"completed",…}) posted at a control is not a
+// command, and neither is a typo.
+func decodeStrict(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -81,7 +82,7 @@ func (s *Server) routes() *http.ServeMux {
 	s.caps = map[string]int64{}
 	api := func(pattern string, limit int64, h apiHandler) {
 		s.caps[pattern] = limit
-		mux.Handle(pattern, s.authenticated(limit, h))
+		mux.Handle(pattern, s.authenticated(limit, invalidCodeOf(pattern), h))
 	}
 
 	api("POST /v1/payments", jsonBodyCap, s.createPayment)
@@ -114,6 +115,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /pay/{id}", s.postPage)
 
 	s.controlRoutes(mux)
+	s.loginRoutes(mux)
 	s.uiRoutes(mux) // the dashboard at /sandbox/ui and the payment page's assets (ui.go)
 	s.inspectionRoutes(mux)
 	s.openapiRoutes(mux)
@@ -127,6 +129,7 @@ func (s *Server) routes() *http.ServeMux {
 // controls.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	s.self.learn(r)
 	_, pattern := s.mux.Handler(r)
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() { s.recordRequest(r, pattern, sw, time.Since(start)) }()
@@ -183,7 +186,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // body timeout, checks X-Signature over the exact bytes, and calls h. Any
 // failure of authentication is 401 AUTH_001: the spec does not show this
 // answer, so this is the sandbox's choice.
-func (s *Server) authenticated(limit int64, h apiHandler) http.Handler {
+func (s *Server) authenticated(limit int64, badBody string, h apiHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m, aerr := s.identify(r)
 		if aerr != nil {
@@ -192,7 +195,7 @@ func (s *Server) authenticated(limit int64, h apiHandler) http.Handler {
 			writeError(w, aerr)
 			return
 		}
-		body, aerr := s.readBody(w, r, limit)
+		body, aerr := s.readBody(w, r, limit, badBody)
 		if aerr != nil {
 			writeError(w, aerr)
 			return
@@ -210,11 +213,43 @@ func (s *Server) authenticated(limit int64, h apiHandler) http.Handler {
 	})
 }
 
+// invalidCodeOf is the code a route answers an unreadable body with: each
+// operation's own invalid-parameters code (TRF_001, WDR_001), PAY_002 for
+// the rest. The spec lists no code for a body that cannot be read at all;
+// this is the sandbox's choice.
+func invalidCodeOf(pattern string) string {
+	switch {
+	case strings.HasSuffix(pattern, "/v1/transfers"):
+		return "TRF_001"
+	case strings.HasSuffix(pattern, "/v1/withdrawals"):
+		return "WDR_001"
+	}
+	return "PAY_002"
+}
+
+// largeBody is the size above which a body takes a slot of
+// Config.LargeBodyConcurrency while it is read.
+const largeBody = 1 << 20
+
 // readBody reads the whole body under limit and Config.RequestBodyTimeout,
 // and leaves a re-readable copy in r.Body. A body over the cap, cut off
-// or too slow is 400 PAY_002, the spec's code for invalid parameters (not
-// 413, which the spec never uses).
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
+// or too slow is 400 with code (the route's invalid-parameters code, not
+// 413, which the spec never uses). A route that takes large bodies
+// (confirm's receipt) reads at most Config.LargeBodyConcurrency of them at
+// once, so that a flood of 10 MB uploads (with a bad signature, say) cannot
+// pin memory; one that finds no slot within the body timeout is 503.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, code string) ([]byte, *apiError) {
+	if limit > largeBody && r.ContentLength != 0 {
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestBodyTimeout)
+		ok := s.largeBodies.acquire(ctx)
+		cancel()
+		if !ok {
+			w.Header().Set("Connection", "close")
+			w.Header().Set("Retry-After", "1")
+			return nil, newErr(http.StatusServiceUnavailable, "SANDBOX_BUSY", "too many large request bodies at once; try again")
+		}
+		defer s.largeBodies.release()
+	}
 	rc := http.NewResponseController(w)
 	// A recorder or HTTP/2 stream without deadlines returns an error here;
 	// the http.Server's ReadTimeout still bounds the body there.
@@ -225,9 +260,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 		w.Header().Set("Connection", "close")
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, invalid("PAY_002", "body", fmt.Sprintf("request body is larger than this route's limit of %d bytes", limit))
+			return nil, invalid(code, "body", fmt.Sprintf("request body is larger than this route's limit of %d bytes", limit))
 		}
-		return nil, invalid("PAY_002", "body", "request body could not be read in time or was cut off")
+		return nil, invalid(code, "body", "request body could not be read in time or was cut off")
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	return body, nil

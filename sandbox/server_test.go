@@ -222,10 +222,7 @@ func TestPaymentPage(t *testing.T) {
 	}
 
 	// POST is the I-paid button: confirm, then 303 back to the page.
-	res, err = e.ts.Client().Post(e.ts.URL+"/pay/"+id, "application/x-www-form-urlencoded", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res = e.pressPaid(id)
 	page, _ = io.ReadAll(res.Body)
 	res.Body.Close()
 	eq(t, res.StatusCode, 200) // after following the redirect
@@ -234,10 +231,11 @@ func TestPaymentPage(t *testing.T) {
 		t.Fatalf("page after confirm:\n%s", page)
 	}
 	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "PROCESSING")
-	// Posting again changes nothing.
+	// Posting again without the page's token is refused; nothing changes.
 	res, _ = e.ts.Client().Post(e.ts.URL+"/pay/"+id, "", nil)
 	res.Body.Close()
-	eq(t, res.StatusCode, 200)
+	eq(t, res.StatusCode, 403)
+	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "PROCESSING")
 
 	cb := e.createPayment(`{"ext_id":"cb","amount":1000,"method":"CROSS_BORDER","country":"TJ"}`)
 	res, _ = e.ts.Client().Get(cb.str("payment_url"))
