@@ -237,10 +237,13 @@ const largeBody = 1 << 20
 // 413, which the spec never uses). A route that takes large bodies
 // (confirm's receipt) reads at most Config.LargeBodyConcurrency of them at
 // once, so that a flood of 10 MB uploads (with a bad signature, say) cannot
-// pin memory; one that finds no slot within the body timeout is 503.
+// pin memory; one that finds no slot within a quarter of the body timeout
+// is 503.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, code string) ([]byte, *apiError) {
 	if limit > largeBody && r.ContentLength != 0 {
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestBodyTimeout)
+		// Wait a quarter of the body timeout: less than a stalled upload
+		// may hold the slot, so a flood is refused rather than queued.
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestBodyTimeout/4)
 		ok := s.largeBodies.acquire(ctx)
 		cancel()
 		if !ok {

@@ -72,7 +72,7 @@ type Config struct {
 	// LargeBodyConcurrency caps how many request bodies over 1 MB (receipts
 	// of confirm) are read at once, so that unauthenticated-looking floods
 	// of 10 MB uploads cannot pin memory; a request that finds no slot
-	// within RequestBodyTimeout is answered 503. Default
+	// within a quarter of RequestBodyTimeout is answered 503. Default
 	// DefaultLargeBodyConcurrency.
 	LargeBodyConcurrency int
 	// WebhookMaxAttempts caps the attempts of one delivery; default 5.
