@@ -239,7 +239,10 @@ func TestPaymentPageRefusesCrossSitePosts(t *testing.T) {
 	eq(t, post(""), http.StatusForbidden)
 	eq(t, post(pageToken("another-payment")), http.StatusForbidden)
 	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "PENDING")
-	eq(t, post(pageToken(id), "Origin", e.ts.URL), http.StatusSeeOther)
+	eq(t, post(pageToken(id), "Origin", "null", "Sec-Fetch-Site", "cross-site"), http.StatusForbidden)
+	// The page's no-referrer policy makes a browser send Origin: null;
+	// Sec-Fetch-Site and the token decide then.
+	eq(t, post(pageToken(id), "Origin", "null", "Sec-Fetch-Site", "same-origin"), http.StatusSeeOther)
 	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "PROCESSING")
 }
 
