@@ -72,7 +72,7 @@ func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
 // elsewhere cannot press I-paid for a payer.
 func (s *Server) postPage(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
-	if r.ParseForm() != nil || !sameOrigin(r) ||
+	if r.ParseForm() != nil || !pageSameOrigin(r) ||
 		subtle.ConstantTimeCompare([]byte(r.PostFormValue("token")), []byte(pageToken(r.PathValue("id")))) != 1 {
 		http.Error(w, "payment page: cross-site or stale form refused; reload the page and press the button again",
 			http.StatusForbidden)
@@ -91,4 +91,15 @@ func (s *Server) postPage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	http.Redirect(w, r, "/pay/"+p.id, http.StatusSeeOther)
+}
+
+// pageSameOrigin is sameOrigin for the payment page, whose no-referrer
+// policy makes a browser send "Origin: null" on its own form: then the
+// browser's Sec-Fetch-Site must say same-origin (and the token still
+// decides).
+func pageSameOrigin(r *http.Request) bool {
+	if r.Header.Get("Origin") == "null" {
+		return r.Header.Get("Sec-Fetch-Site") == "same-origin"
+	}
+	return sameOrigin(r)
 }

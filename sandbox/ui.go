@@ -189,10 +189,7 @@ func sameOrigin(r *http.Request) bool {
 	}
 	for _, h := range []string{"Origin", "Referer"} {
 		v := r.Header.Get(h)
-		if v == "" || v == "null" {
-			// "null": a page with Referrer-Policy no-referrer (the payment
-			// page) hides its origin; Sec-Fetch-Site and the form token
-			// still decide.
+		if v == "" {
 			continue
 		}
 		u, err := url.Parse(v)
