@@ -315,16 +315,11 @@ func (c *Client) apiError(a *attempt) *Error {
 	return c.redact(e)
 }
 
-// newRequest builds the call's first request and signs it.
+// newRequest builds the call's first request and signs it. The URL is
+// assembled from the base URL parsed once in NewClient rather than
+// formatted and parsed again, which the in-memory benchmark prices at about
+// 4% of a GetPayment.
 func (c *Client) newRequest(ctx context.Context, k *call) (*retryablehttp.Request, error) {
-	u := c.baseRaw + k.path
-	if len(k.query) > 0 {
-		u += "?" + k.query.Encode()
-	}
-	var body any
-	if k.body != nil {
-		body = k.body
-	}
 	ctx = context.WithValue(ctx, callKey{}, k)
 	if k.op.class != classRead {
 		// What may have reached the server matters only for calls that
@@ -333,7 +328,21 @@ func (c *Client) newRequest(ctx context.Context, k *call) (*retryablehttp.Reques
 	}
 	k.log = k.first[:0]
 	k.trace.hooks = httptrace.ClientTrace{GetConn: k.trace.onGetConn, GotConn: k.trace.onGotConn}
-	req, err := retryablehttp.NewRequestWithContext(ctx, k.op.method, u, body)
+	hreq, err := http.NewRequestWithContext(ctx, k.op.method, "", nil)
+	if err != nil {
+		return nil, fmt.Errorf("paykit: %s: building request: %w", k.op.name, err)
+	}
+	u := hreq.URL
+	*u = c.base
+	u.Path, u.RawPath = c.basePath+unescapePath(k.path), c.baseRawPath+k.path
+	if len(k.query) > 0 {
+		u.RawQuery = k.query.Encode()
+	}
+	hreq.Host = u.Host
+	req, err := retryablehttp.FromRequest(hreq)
+	if err == nil && k.body != nil {
+		err = req.SetBody(k.body)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("paykit: %s: building request: %w", k.op.name, err)
 	}
@@ -738,4 +747,16 @@ func outcomeOf(res any, err error) Outcome {
 		return OutcomeInvalidAnswer
 	}
 	return OutcomeTransportError
+}
+
+// unescapePath decodes an escaped path for url.URL.Path; the escaped form
+// goes in RawPath, so an ext_id such as "a/b?c#d" travels as a%2Fb%3Fc%23d.
+func unescapePath(p string) string {
+	if !strings.Contains(p, "%") {
+		return p
+	}
+	if u, err := url.PathUnescape(p); err == nil {
+		return u
+	}
+	return p
 }

@@ -50,12 +50,12 @@ const (
 // Client calls the merchant API. It is safe for concurrent use by many
 // goroutines and reuses connections; make one per API key and share it.
 type Client struct {
-	base      url.URL
-	basePath  string // base path without trailing slash, unescaped
-	baseRaw   string // scheme, host and path without trailing slash, escaped
-	apiKey    string
-	signer    Signer
-	userAgent string
+	base        url.URL
+	basePath    string // base path without trailing slash, unescaped
+	baseRawPath string // the same, escaped
+	apiKey      string
+	signer      Signer
+	userAgent   string
 	// hdrIdentity and hdrUserAgent are the X-Identity and User-Agent
 	// header values, built once and shared by every request.
 	hdrIdentity, hdrUserAgent []string
@@ -218,9 +218,7 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 		c.obs = safeObserver{o: o, logger: alert, once: new(sync.Once)}
 	}
 	c.basePath = strings.TrimRight(base.Path, "/")
-	raw := *base
-	raw.Path, raw.RawPath = c.basePath, strings.TrimRight(base.EscapedPath(), "/")
-	c.baseRaw = raw.String()
+	c.baseRawPath = strings.TrimRight(base.EscapedPath(), "/")
 	c.userAgent = "paykit-go/" + Version + " " + runtime.Version()
 	if cfg.userAgent != "" {
 		c.userAgent = cfg.userAgent + " " + c.userAgent

@@ -343,7 +343,7 @@ type CreatePaymentParams struct {
 
 type createPaymentBody struct {
 	ExtID             string        `json:"ext_id"`
-	Amount            amount        `json:"amount"`
+	Amount            json.Number   `json:"amount"`
 	Method            PaymentMethod `json:"method,omitempty"`
 	Bank              string        `json:"bank,omitempty"`
 	Country           Country       `json:"country,omitempty"`
@@ -625,9 +625,9 @@ type OpenDisputeParams struct {
 }
 
 type openDisputeBody struct {
-	Amount     *amount `json:"amount,omitempty"`
-	ReceiptURL string  `json:"receipt_url,omitempty"`
-	Comment    string  `json:"comment,omitempty"`
+	Amount     json.Number `json:"amount,omitempty"`
+	ReceiptURL string      `json:"receipt_url,omitempty"`
+	Comment    string      `json:"comment,omitempty"`
 }
 
 // OpenDispute opens a dispute on a CANCELLED or CANCELLED_APPEAL payment
@@ -648,8 +648,7 @@ func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeP
 		if err := checkPositive("amount", params.Amount); err != nil {
 			return nil, err
 		}
-		a := amount(params.Amount)
-		in.Amount = &a
+		in.Amount = amount(params.Amount)
 	}
 	body, err := json.Marshal(in)
 	if err != nil {

@@ -159,7 +159,7 @@ type CreatePayoutParams struct {
 
 type createPayoutBody struct {
 	ExtID      string       `json:"ext_id"`
-	Amount     amount       `json:"amount"`
+	Amount     json.Number  `json:"amount"`
 	Method     PayoutMethod `json:"method"`
 	Requisites string       `json:"requisites"`
 	HolderName string       `json:"holder_name"`

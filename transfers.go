@@ -63,9 +63,9 @@ type CreateTransferParams struct {
 }
 
 type createTransferBody struct {
-	FromTerminalID string `json:"from_terminal_id"`
-	ToTerminalID   string `json:"to_terminal_id"`
-	Amount         amount `json:"amount"`
+	FromTerminalID string      `json:"from_terminal_id"`
+	ToTerminalID   string      `json:"to_terminal_id"`
+	Amount         json.Number `json:"amount"`
 }
 
 // CreateTransfer moves USDT between two terminals of the merchant.

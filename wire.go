@@ -12,21 +12,19 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// amount marshals a decimal as a bare JSON number that keeps every digit the
+// amount is a decimal as a bare JSON number that keeps every digit the
 // caller wrote: 1500.50 goes out as 1500.50, not "1500.50" (decimal's own
 // MarshalJSON quotes) and not 1500.5 (decimal.String trims trailing zeros).
-// It exists so the SDK never touches decimal.MarshalJSONWithoutQuotes, a
-// package-level switch that would race with, and change the output of, every
-// other user of decimal in the merchant's program.
-type amount decimal.Decimal
-
-// MarshalJSON implements json.Marshaler.
-func (a amount) MarshalJSON() ([]byte, error) {
-	d := decimal.Decimal(a)
+// A json.Number, rather than a type with MarshalJSON, lets encoding/json
+// write it without calling a method and re-scanning its output; and the
+// SDK never touches decimal.MarshalJSONWithoutQuotes, a package-level
+// switch that would race with, and change the output of, every other user
+// of decimal in the merchant's program.
+func amount(d decimal.Decimal) json.Number {
 	if exp := d.Exponent(); exp < 0 {
-		return []byte(d.StringFixed(-exp)), nil
+		return json.Number(d.StringFixed(-exp))
 	}
-	return []byte(d.String()), nil
+	return json.Number(d.String())
 }
 
 // Bounds of a number the SDK decodes as an amount, rate, fee or balance.

@@ -113,10 +113,10 @@ type CreateWithdrawalParams struct {
 }
 
 type createWithdrawalBody struct {
-	TerminalID            string `json:"terminal_id"`
-	Amount                amount `json:"amount"`
-	Address               string `json:"address"`
-	SubtractFeeFromAmount bool   `json:"subtract_fee_from_amount,omitempty"`
+	TerminalID            string      `json:"terminal_id"`
+	Amount                json.Number `json:"amount"`
+	Address               string      `json:"address"`
+	SubtractFeeFromAmount bool        `json:"subtract_fee_from_amount,omitempty"`
 }
 
 // CreateWithdrawal withdraws USDT from a terminal; the amount is frozen on
