@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +67,7 @@ type attempt struct {
 	header     http.Header
 	code       string // the API error code of a non-2xx answer, sanitized
 	body       []byte
+	buf        *[]byte // the pooled buffer body lives in (see bodyPool)
 	// tooLarge: the body was over MaxResponseBytes and was not kept; the
 	// status was.
 	tooLarge bool
@@ -174,6 +176,7 @@ func sendInto[T any, P resourcePtr[T]](ctx context.Context, c *Client, k *call, 
 		// 4. Decode and check: the answer must be the resource, about what
 		// was asked, as asked.
 		if cause = accept(ctx, k, last, out, w); cause == nil {
+			last.release() // decoded: every decoder copies what it keeps
 			return out, nil
 		}
 	}
@@ -577,7 +580,8 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		err = errNoResponse
 	default:
 		a.status, a.header = resp.StatusCode, resp.Header
-		a.body, a.tooLarge, err = readBody(resp)
+		a.buf = bodyPool.Get().(*[]byte)
+		a.body, a.tooLarge, err = readBody(resp, a.buf)
 		if err != nil {
 			a.status, resp = 0, nil
 		}
@@ -629,23 +633,41 @@ func (t *attemptTransport) logAttempt(ctx context.Context, req *http.Request, k 
 	t.logger.LogAttrs(ctx, slog.LevelDebug, "paykit: attempt", attrs...)
 }
 
-// readBody reads a response body whole, up to MaxResponseBytes, closes it,
-// and puts an empty body in its place: the call path reads the bytes from
-// the attempt, never from resp.Body again. A larger body is not kept, but
-// its status is: a 2xx over the cap is an answer that cannot be read, not
-// a lost connection. A nil body (which a custom RoundTripper may return) is
-// an empty one.
-func readBody(resp *http.Response) (data []byte, tooLarge bool, err error) {
+// bodyPool holds the buffers answers are read into. A buffer goes back
+// only once the resource it held is decoded, and only if it is small, so
+// one huge answer does not stay pinned. It earns its lines in ListPayouts:
+// a fresh 33 KiB page buffer per call costs that pair about 4% of its time
+// in the in-memory benchmark.
+var bodyPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody is the largest buffer bodyPool keeps.
+const maxPooledBody = 256 << 10
+
+// release gives the attempt's buffer back to bodyPool.
+func (a *attempt) release() {
+	if p := a.buf; p != nil && cap(*p) <= maxPooledBody {
+		a.buf, a.body = nil, nil
+		*p = (*p)[:0]
+		bodyPool.Put(p)
+	}
+}
+
+// readBody reads a response body whole, up to MaxResponseBytes, into *p
+// (kept there, grown if need be), closes it, and puts an empty body in its
+// place: the call path reads the bytes from the attempt, never from
+// resp.Body again. A larger body is not kept, but its status is: a 2xx
+// over the cap is an answer that cannot be read, not a lost connection. A
+// nil body (which a custom RoundTripper may return) is an empty one.
+func readBody(resp *http.Response, p *[]byte) (data []byte, tooLarge bool, err error) {
 	if resp.Body == nil {
 		resp.Body = http.NoBody
 		return nil, false, nil
 	}
 	defer resp.Body.Close()
-	size := 512
-	if cl := resp.ContentLength; cl > 0 && cl <= MaxResponseBytes {
-		size = int(cl) + 1 // the read that finds EOF needs no room of its own
+	data = (*p)[:0]
+	if cl := resp.ContentLength; cl > 0 && cl <= MaxResponseBytes && int(cl) >= cap(data) {
+		data = make([]byte, 0, cl+1) // the read that finds EOF needs no room of its own
 	}
-	data = make([]byte, 0, size)
 	for {
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)] // let append pick the growth
@@ -657,6 +679,7 @@ func readBody(resp *http.Response) (data []byte, tooLarge bool, err error) {
 			return nil, true, nil
 		}
 		if err == io.EOF {
+			*p = data
 			resp.Body = http.NoBody
 			return data, false, nil
 		}

@@ -13,6 +13,16 @@
 //
 // See the README for the retry and idempotency guarantees of each operation.
 //
+// Every answer is checked by the operation it answers, not call by call: a
+// write's 2xx must carry what makes it the resource (id, ext_id, amount,
+// status as the operation's answer has them), be about what was asked (the
+// id in the path, the ext_id in the body) and match the request (amount and
+// method of a create, the target state of a change). Anything else is read
+// back, or for a money move reported as ErrUnknownOutcome: never returned as
+// the result. [Client.Do] reaches any /v1/ path with the same error mapping,
+// and [Client.WaitPayment] and [Client.WaitPayout] poll until a resource
+// settles, the safety net for a lost webhook.
+//
 // # What the spec does not say
 //
 // The service's specification marks 19 points "not shown". For each, the
