@@ -46,9 +46,9 @@ const (
 type identity uint8
 
 const (
-	// identNone: lists, balances, fees, transfers; what is compared (if
-	// anything) is the call's own want.
-	identNone identity = iota
+	// identNone (the zero value): lists, balances, fees, transfers; what
+	// is compared (if anything) is the call's own want.
+	_ identity = iota
 	// identID: the id in the path.
 	identID
 	// identExtID: the ext_id in the path (reads by ext_id) or in the body

@@ -286,24 +286,12 @@ func New(cfg Config) *Server {
 		c.CheckRedirect = noRedirects
 		cfg.WebhookClient = &c
 	}
-	if cfg.WebhookConcurrency <= 0 {
-		cfg.WebhookConcurrency = DefaultWebhookConcurrency
-	}
-	if cfg.WebhookPerReceiver <= 0 {
-		cfg.WebhookPerReceiver = DefaultWebhookPerReceiver
-	}
-	if cfg.LargeBodyConcurrency <= 0 {
-		cfg.LargeBodyConcurrency = DefaultLargeBodyConcurrency
-	}
-	if cfg.WebhookMaxAttempts <= 0 {
-		cfg.WebhookMaxAttempts = DefaultWebhookMaxAttempts
-	}
-	if cfg.WebhookRetryWait <= 0 {
-		cfg.WebhookRetryWait = DefaultWebhookRetryWait
-	}
-	if cfg.RequestBodyTimeout <= 0 {
-		cfg.RequestBodyTimeout = DefaultRequestBodyTimeout
-	}
+	orDefault(&cfg.WebhookConcurrency, DefaultWebhookConcurrency)
+	orDefault(&cfg.WebhookPerReceiver, DefaultWebhookPerReceiver)
+	orDefault(&cfg.LargeBodyConcurrency, DefaultLargeBodyConcurrency)
+	orDefault(&cfg.WebhookMaxAttempts, DefaultWebhookMaxAttempts)
+	orDefault(&cfg.WebhookRetryWait, DefaultWebhookRetryWait)
+	orDefault(&cfg.RequestBodyTimeout, DefaultRequestBodyTimeout)
 	rates := DefaultLocalRates()
 	for k, v := range cfg.LocalRates {
 		if v.IsPositive() {
@@ -317,6 +305,14 @@ func New(cfg Config) *Server {
 	s.mux = s.routes()
 	s.resetLocked()
 	return s
+}
+
+// orDefault sets *v to d when it is not positive: the zero value of a
+// Config knob means its default.
+func orDefault[T int | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 // resetLocked rebuilds the starting state from the configuration. The
