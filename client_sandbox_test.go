@@ -297,3 +297,20 @@ func TestDefaultTransportHonoursProxyEnvironment(t *testing.T) {
 	defer mu.Unlock()
 	assert.Equal(t, []string{"GET http://api.paykit.invalid/v1/balance", "CONNECT api.paykit.invalid:443"}, seen)
 }
+
+// The sandbox's 401 names what it signed; the SDK's error keeps that text
+// readable (nothing in it looks like a card number) and carries no secret.
+func TestSignerDebugMessageSurvivesRedaction(t *testing.T) {
+	t.Parallel()
+	sb := sandbox.New(sandbox.Config{})
+	ts := httptest.NewServer(sb)
+	t.Cleanup(func() { ts.Close(); sb.Close() })
+	c, err := paykit.NewClient(ts.URL, sandbox.DefaultAPIKey, paykit.HMACSigner("wrong-secret"))
+	require.NoError(t, err)
+	err = c.CheckCredentials(context.Background())
+	require.ErrorIs(t, err, paykit.ErrUnauthorized)
+	assert.Contains(t, err.Error(), "the sandbox signed method GET, request URI /v1/balance and a body of 0 bytes with SHA-256 "+
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+	assert.NotContains(t, err.Error(), sandbox.DefaultSecret)
+	assert.NotContains(t, err.Error(), "wrong-secret")
+}

@@ -3,7 +3,9 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -293,9 +295,13 @@ func verifySignature(m *merchant, r *http.Request, body []byte) *apiError {
 	}
 	want, err := m.signer.Sign(r, body)
 	if err != nil || subtle.ConstantTimeCompare([]byte(want), []byte(r.Header.Get("X-Signature"))) != 1 {
-		// Same message as the unknown key, so the answer does not reveal
-		// which API keys exist.
-		return newErr(http.StatusUnauthorized, "AUTH_001", "unknown API key or invalid signature")
+		// What the sandbox signed, so a developer can compare it with what
+		// their signer signed: never the secret or the expected signature.
+		// (It tells that the key exists, which a sandbox can afford.)
+		sum := sha256.Sum256(body)
+		return newErr(http.StatusUnauthorized, "AUTH_001", fmt.Sprintf(
+			"invalid signature: the sandbox signed method %s, request URI %s and a body of %d bytes with SHA-256 %s",
+			r.Method, r.URL.RequestURI(), len(body), hex.EncodeToString(sum[:])))
 	}
 	return nil
 }

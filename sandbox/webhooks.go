@@ -311,7 +311,7 @@ func (d *dispatcher) logAttempt(dl delivery, n int, a DeliveryAttempt) {
 	}
 	attrs := []slog.Attr{slog.String("resource", dl.rec.Resource), slog.String("resource_id", dl.rec.ResourceID),
 		slog.String("status", dl.rec.ResourceStatus), slog.String("target_host", host), slog.Int("attempt", n),
-		slog.Duration("duration", a.Duration)}
+		slog.String("duration", a.Duration.String())}
 	level := slog.LevelInfo
 	if a.StatusCode != 0 {
 		attrs = append(attrs, slog.Int("response_status", a.StatusCode))
