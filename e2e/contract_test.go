@@ -376,6 +376,7 @@ func TestContract(t *testing.T) {
 	}
 
 	// Back to the start; the next read sees the starting balance again.
+	env.control(ctx, "/sandbox/webhooks/flush", `{}`, 200)
 	env.control(ctx, "/sandbox/reset", `{}`, 200)
 	bal, err := cli.GetBalance(ctx)
 	must(t, err)

@@ -2,8 +2,10 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net"
@@ -153,6 +155,19 @@ func (s *Server) controlRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /sandbox/faults", func(w http.ResponseWriter, r *http.Request) {
 		var f Fault
 		s.control(w, r, &f, func() (any, error) { return struct{}{}, s.InjectFault(f) })
+	})
+	mux.HandleFunc("POST /sandbox/webhooks/flush", func(w http.ResponseWriter, r *http.Request) {
+		var req struct{}
+		s.control(w, r, &req, func() (any, error) {
+			// As FlushWebhooks: until every queued delivery is delivered or
+			// given up on, within the request and a minute at most.
+			ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
+			defer cancel()
+			if err := s.FlushWebhooks(ctx); err != nil {
+				return nil, fmt.Errorf("%w: webhooks still pending: %v", ErrWrongState, err)
+			}
+			return struct{}{}, nil
+		})
 	})
 	mux.HandleFunc("POST /sandbox/reset", func(w http.ResponseWriter, r *http.Request) {
 		var req struct{}
