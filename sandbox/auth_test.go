@@ -3,6 +3,7 @@ package sandbox
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -33,4 +34,40 @@ func TestBadSignatureNamesWhatWasSigned(t *testing.T) {
 	// An unknown key still learns nothing.
 	req.Header.Set("X-Identity", "pk_nobody")
 	wantStatus(t, e.send(req), 401, "AUTH_001")
+}
+
+// A merchant that accepts unsigned requests (behind a validation proxy that
+// re-serialises bodies) gets them through, loudly: a warning per request
+// and a banner on the dashboard. Other merchants still need signatures.
+func TestAcceptUnsignedForANamedMerchant(t *testing.T) {
+	var logs lockedBuffer
+	proxy := DefaultMerchant("pk_proxy", "sk_proxy")
+	proxy.AcceptUnsigned = true
+	e := newEnv(t, Config{Merchants: []Merchant{proxy, DefaultMerchant(DefaultAPIKey, DefaultSecret)},
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	for _, sig := range []string{"", "stale-signature-of-1500.50"} {
+		req, _ := http.NewRequest("POST", e.ts.URL+"/v1/payments", strings.NewReader(`{"ext_id":"p-`+sig+`","amount":1500.5}`))
+		req.Header.Set("X-Identity", "pk_proxy")
+		if sig != "" {
+			req.Header.Set("X-Signature", sig)
+		}
+		wantStatus(t, e.send(req), 200, "")
+	}
+	if n := strings.Count(logs.String(), "request accepted without a valid signature"); n != 2 {
+		t.Fatalf("%d warnings for unsigned requests:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "merchant accepts unsigned requests") {
+		t.Fatal("no warning at start")
+	}
+	req, _ := http.NewRequest("GET", e.ts.URL+"/v1/balance", nil)
+	req.Header.Set("X-Identity", DefaultAPIKey)
+	wantStatus(t, e.send(req), 401, "AUTH_001")
+	_, _, page := e.uiGet("/sandbox/ui?refresh=0")
+	if !strings.Contains(page, `id="unsigned-banner"`) {
+		t.Fatal("no banner on the dashboard")
+	}
+	plain := newEnv(t, Config{})
+	if _, _, page := plain.uiGet("/sandbox/ui?refresh=0"); strings.Contains(page, "unsigned-banner") {
+		t.Fatal("a banner without an unsigned merchant")
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -203,8 +204,14 @@ func (s *Server) authenticated(limit int64, badBody string, h apiHandler) http.H
 			return
 		}
 		if aerr := verifySignature(m, r, body); aerr != nil {
-			writeError(w, aerr)
-			return
+			if !m.unsigned {
+				writeError(w, aerr)
+				return
+			}
+			if l := s.cfg.Logger; l != nil {
+				l.Warn("request accepted without a valid signature (the merchant accepts unsigned requests)",
+					slog.String("method", r.Method), slog.String("path", maskPath(r.URL.EscapedPath())))
+			}
 		}
 		v, aerr := h(r, m, body)
 		if aerr != nil {
@@ -276,13 +283,12 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, c
 // identify finds the merchant of X-Identity. Both headers must be present.
 func (s *Server) identify(r *http.Request) (*merchant, *apiError) {
 	key := r.Header.Get("X-Identity")
-	sig := r.Header.Get("X-Signature")
-	if key == "" || sig == "" {
-		return nil, newErr(http.StatusUnauthorized, "AUTH_001", "missing X-Identity or X-Signature header")
-	}
 	s.mu.Lock()
 	m := s.merchants[key]
 	s.mu.Unlock()
+	if key == "" || r.Header.Get("X-Signature") == "" && (m == nil || !m.unsigned) {
+		return nil, newErr(http.StatusUnauthorized, "AUTH_001", "missing X-Identity or X-Signature header")
+	}
 	if m == nil {
 		return nil, newErr(http.StatusUnauthorized, "AUTH_001", "unknown API key or invalid signature")
 	}

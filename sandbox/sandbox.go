@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -115,6 +116,14 @@ type Merchant struct {
 	// paykit.HMACSigner(Secret), the SDK's default, so a client built with
 	// the same signer always agrees with the sandbox.
 	Signer paykit.Signer
+	// AcceptUnsigned lets this merchant's requests through without a
+	// valid X-Signature (X-Identity is still required), for a validation
+	// proxy such as Prism in front of the sandbox: it re-serialises bodies
+	// (1500.50 becomes 1500.5), so no signature over the original bytes
+	// can match. Off by default, and loud: the sandbox logs a warning at
+	// start and for every request it lets through unsigned, and the
+	// dashboard shows a banner.
+	AcceptUnsigned bool
 	// Terminals are the merchant's terminals at start and after Reset. The
 	// first active one serves payments and is credited when they complete.
 	Terminals []Terminal
@@ -233,6 +242,7 @@ type Server struct {
 type merchant struct {
 	apiKey        string
 	signer        paykit.Signer
+	unsigned      bool // Merchant.AcceptUnsigned
 	terminals     []*terminal
 	paymentsByExt map[string]*payment
 	payoutsByExt  map[string]*payout
@@ -304,7 +314,20 @@ func New(cfg Config) *Server {
 		DefaultDeliveryLogSize, s.Now, cfg.Logger, cfg.WebhookConcurrency, cfg.WebhookPerReceiver)
 	s.mux = s.routes()
 	s.resetLocked()
+	if cfg.Logger != nil {
+		for i, m := range cfg.Merchants {
+			if m.AcceptUnsigned {
+				cfg.Logger.Warn("merchant accepts unsigned requests: X-Signature is not checked for it", slog.Int("merchant", i))
+			}
+		}
+	}
 	return s
+}
+
+// unsignedMerchants reports whether any merchant accepts unsigned requests,
+// for the dashboard's banner.
+func (s *Server) unsignedMerchants() bool {
+	return slices.ContainsFunc(s.cfg.Merchants, func(m Merchant) bool { return m.AcceptUnsigned })
 }
 
 // orDefault sets *v to d when it is not positive: the zero value of a
@@ -331,6 +354,7 @@ func (s *Server) resetLocked() {
 		if m.signer == nil {
 			m.signer = paykit.HMACSigner(mc.Secret)
 		}
+		m.unsigned = mc.AcceptUnsigned
 		for _, t := range mc.Terminals {
 			m.terminals = append(m.terminals, &terminal{
 				id: t.ID, name: t.Name, balance: t.Balance, frozen: t.BalanceFrozen,

@@ -151,6 +151,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	controlToken := fs.String("control-token", os.Getenv("PAYKIT_SANDBOX_CONTROL_TOKEN"),
 		"token required on /sandbox/ controls, inspection and dashboard (Authorization: Bearer, or the dashboard's login); "+
 			"required with -allow-remote; default $PAYKIT_SANDBOX_CONTROL_TOKEN")
+	unsigned := fs.Bool("accept-unsigned", false,
+		"accept the merchant's requests without a valid X-Signature (for a validation proxy that re-serialises bodies); loud in the log and the dashboard")
 	hookTotal := fs.Int("webhook-concurrency", sandbox.DefaultWebhookConcurrency, "webhook attempts in flight at once")
 	hookPer := fs.Int("webhook-per-receiver", sandbox.DefaultWebhookPerReceiver, "webhook attempts in flight to one receiver (host:port)")
 	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
@@ -198,6 +200,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		merchant.Terminals[i].WithdrawalFee = fee.d
 	}
 	merchant.Terminals[0].Balance = balance.d
+	merchant.AcceptUnsigned = *unsigned
 	sb := sandbox.New(sandbox.Config{
 		Merchants:            []sandbox.Merchant{merchant},
 		PaymentTTL:           *ttl,
