@@ -349,7 +349,7 @@ type uiFault struct {
 // the lock is released.
 func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg string, refresh int) {
 	d := uiData{Page: page, Token: uiToken, Refresh: refresh, RefreshArg: strconv.Itoa(refresh), Error: errMsg,
-		Unsigned: s.unsignedMerchants(),
+		Unsigned:       s.unsignedMerchants(),
 		RefreshOffHref: uiHref(page, 0), RefreshOnHref: uiHref(page, uiDefaultRefresh)}
 	for _, p := range uiPages {
 		if p.Name == page {
