@@ -67,6 +67,8 @@ type ControlError struct {
 	Message string
 }
 
+// Error formats the code, status and message; none of them carries the
+// control token.
 func (e *ControlError) Error() string {
 	return fmt.Sprintf("sandbox: %s (HTTP %d): %s", e.Code, e.StatusCode, e.Message)
 }
