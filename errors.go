@@ -97,7 +97,7 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("paykit: ")
 	if e.Code != "" {
-		b.WriteString(e.Code)
+		b.WriteString(sanitizeCode(e.Code)) // an *Error built by hand is not sanitized yet
 		b.WriteString(" ")
 	}
 	fmt.Fprintf(&b, "(HTTP %d)", e.HTTPStatus)

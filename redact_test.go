@@ -43,11 +43,16 @@ func TestMaskDigits(t *testing.T) {
 		{"2200,1234,5678,9010", "****,****,****,9010"},
 		{"2200/1234/5678/9010", "****/****/****/9010"},
 		{"2200_1234_5678_9010", "****_****_****_9010"},
-		// Separators that do not join: mixed plain pairs, or other characters.
-		{"22001234, 56789010", "22001234, 56789010"},
+		{"22001234, 56789010", "********, ****9010"},
+		// Separators that do not join: other characters.
 		{"2200;1234;5678;9010", "2200;1234;5678;9010"},
+		// Amounts with thousands commas and dates in other orders stay readable.
 		{"1,500.50 RUB", "1,500.50 RUB"},
+		{"total 1,234,567,890.50", "total 1,234,567,890.50"},
 		{"on 22/11/2026", "on 22/11/2026"},
+		{"at 22/11/2026 03:10", "at 22/11/2026 03:10"},
+		{"at 2026/11/22 03:10:00", "at 2026/11/22 03:10:00"},
+		{"at 22.11.2026 03:10", "at 22.11.2026 03:10"},
 		// Readable: UUIDs, hashes, ext_ids, amounts, dates, addresses.
 		{"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70", "6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70"},
 		{"payment 12345678-1234-4234-8234-123456789012 not found", "payment 12345678-1234-4234-8234-123456789012 not found"},
