@@ -197,11 +197,12 @@ func report(w io.Writer, err error) int {
 		fmt.Fprintln(w, "paykit:", msg)
 		return exitUsage
 	case errors.As(err, &apiErr):
-		code := apiErr.Code
-		if code == "" {
-			code = fmt.Sprintf("HTTP %d", apiErr.HTTPStatus)
+		// The SDK's text starts with the code ("PAY_006 (HTTP 404): ...")
+		// when there is one; say it only when it does not.
+		if apiErr.Code != "" && !strings.Contains(msg, apiErr.Code) {
+			msg = apiErr.Code + ": " + msg
 		}
-		fmt.Fprintf(w, "paykit: error %s: %s\n", code, msg)
+		fmt.Fprintf(w, "paykit: %s\n", msg)
 		return exitAPI
 	default:
 		fmt.Fprintln(w, "paykit:", msg)
