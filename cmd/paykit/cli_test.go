@@ -144,6 +144,8 @@ var (
 	maskedRE = regexp.MustCompile(`(\*{6,})[0-9]{4}`)
 	holderRE = regexp.MustCompile(`"holder":"[^"]*"`)
 	portRE   = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`)
+	provRE   = regexp.MustCompile(`prv_[0-9a-f]+`)
+	tmpRE    = regexp.MustCompile(`\S*/receipt\.png`)
 )
 
 // normalise replaces what varies between runs; the payout test numbers
@@ -151,6 +153,8 @@ var (
 func normalise(s string) string {
 	s = uuidRE.ReplaceAllString(s, "<uuid>")
 	s = portRE.ReplaceAllString(s, "<base>")
+	s = provRE.ReplaceAllString(s, "prv_<id>")
+	s = tmpRE.ReplaceAllString(s, "<dir>/receipt.png")
 	s = holderRE.ReplaceAllString(s, `"holder":"<holder>"`)
 	s = maskedRE.ReplaceAllStringFunc(s, func(m string) string {
 		if strings.HasSuffix(m, "1111") || strings.HasSuffix(m, "4567") {
