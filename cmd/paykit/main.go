@@ -57,6 +57,7 @@
 //	2  usage: a bad flag, argument or value, or a money move without --yes off a terminal
 //	3  unknown outcome: a money move may or may not have happened; the command that settles it is printed
 //	4  credentials refused: by the service (401/403), or missing, or a config file readable by others
+//	70 internal error: a bug (EX_SOFTWARE); the crash message is a stack trace without values
 package main
 
 import (

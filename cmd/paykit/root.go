@@ -216,7 +216,8 @@ func isCobraUsage(err error) bool {
 	s := err.Error()
 	return strings.HasPrefix(s, "unknown command") || strings.HasPrefix(s, "accepts ") ||
 		strings.HasPrefix(s, "requires ") || strings.HasPrefix(s, "unknown flag") ||
-		strings.HasPrefix(s, "unknown shorthand flag")
+		strings.HasPrefix(s, "unknown shorthand flag") || strings.HasPrefix(s, "required flag(s)") ||
+		strings.HasPrefix(s, "if any flags in the group")
 }
 
 // client builds the SDK client from the environment or the profile.

@@ -128,6 +128,8 @@ func TestSession(t *testing.T) {
 	e.step("error_not_found", 1, "payments", "get", "--ext-id", "no-such-order")
 	e.step("error_usage_output", 2, "balance", "-o", "yaml")
 	e.step("error_usage_args", 2, "payments", "get")
+	e.step("error_usage_required", 2, "payments", "create", "--amount", "100")
+	e.step("error_usage_unknown_command", 2, "refunds", "create")
 	e.step("error_usage_amount", 2, "payments", "create", "--ext-id", "x", "--amount", "lots")
 	e.step("error_validation", 2, "payments", "get", "not-a-uuid")
 	r = e.runEnv(map[string]string{"PAYKIT_BASE_URL": e.srv.URL, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": "wrong-secret"}, "", "balance")
