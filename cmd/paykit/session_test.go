@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -67,7 +68,11 @@ func TestSession(t *testing.T) {
 	e.step("payouts_get_json", 0, "payouts", "get", po2, "-o", "json")
 	e.step("payouts_list", 0, "payouts", "list")
 	e.step("payouts_list_json", 0, "payouts", "list", "-o", "json")
-	e.step("payouts_list_csv", 0, "payouts", "list", "-o", "csv")
+	r = e.step("payouts_list_csv", 0, "payouts", "list", "-o", "csv")
+	recs, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	if err != nil || len(recs) != 3 || recs[0][3] != "amount" || recs[1][3] != "500.00" || recs[2][3] != "750.25" || recs[1][6] != "************1111" {
+		t.Errorf("payouts list -o csv does not read back as RFC 4180 with plain decimal amounts: %q (%v)", recs, err)
+	}
 	e.step("payouts_list_all_csv", 0, "payouts", "list", "--all", "--limit", "1", "-o", "csv")
 	if got := e.sb.RequestCount("GET", "/v1/payouts"); got < 5 {
 		t.Errorf("--all --limit 1 over 2 payouts made %d list requests in all, want at least 2 of its own", got)
