@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"regexp"
 
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
@@ -57,10 +58,16 @@ func paymentRecord(a *app, p *paykit.Payment) record {
 	return r
 }
 
+// plainDecimal is the amount syntax the CLI takes: digits with an optional
+// fraction of up to six places (USDT's precision). decimal.NewFromString
+// alone would take "1e999999999", whose two-decimal rendering in the
+// confirmation prompt is a gigabyte of zeros.
+var plainDecimal = regexp.MustCompile(`^[0-9]{1,15}(\.[0-9]{1,6})?$`)
+
 // decimalArg parses an amount given on the command line, before any call.
 func decimalArg(flag, s string) (decimal.Decimal, error) {
 	d, err := decimal.NewFromString(s)
-	if err != nil || len(s) > 40 {
+	if err != nil || !plainDecimal.MatchString(s) {
 		return decimal.Decimal{}, usagef("--%s: want a decimal amount such as 1500.00, not %q", flag, s)
 	}
 	return d, nil

@@ -49,7 +49,7 @@ func (f *sandboxDecimal) String() string {
 
 func (f *sandboxDecimal) Set(s string) error {
 	d, err := decimal.NewFromString(s)
-	if err != nil || d.IsNegative() || !d.Equal(d.Truncate(6)) || len(s) > 40 {
+	if err != nil || !plainDecimal.MatchString(s) {
 		return errors.New("want a non-negative USDT amount with at most 6 decimal places")
 	}
 	f.d = d

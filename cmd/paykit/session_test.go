@@ -137,6 +137,12 @@ func TestSession(t *testing.T) {
 	e.step("error_usage_unknown_command", 2, "refunds", "create")
 	e.step("error_usage_amount", 2, "payments", "create", "--ext-id", "x", "--amount", "lots")
 	e.step("error_validation", 2, "payments", "get", "not-a-uuid")
+	for _, amount := range []string{"1e999999999", "-5", "1.1234567", "0x10", "1,5"} {
+		r := e.run("", "transfers", "create", "--from", "a", "--to", "b", "--amount", amount, "--yes")
+		if r.code != 2 || !strings.Contains(r.stderr, "want a decimal amount") {
+			t.Errorf("--amount %s: exit %d, stderr %q; want 2 before any call", amount, r.code, r.stderr)
+		}
+	}
 	r = e.runEnv(map[string]string{"PAYKIT_BASE_URL": e.srv.URL, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": "wrong-secret"}, "", "balance")
 	if r.code != 4 || !strings.Contains(r.stderr, "AUTH_001") && !strings.Contains(r.stderr, "unauthorized") {
 		t.Errorf("a wrong secret: exit %d, stderr %q; want 4 naming the refusal", r.code, r.stderr)
@@ -152,6 +158,12 @@ func TestSession(t *testing.T) {
 	}
 	e.step("unknown_outcome", 3, "payouts", "create", "--ext-id", "payout-80", "--amount", "10", "--method", "card",
 		"--requisites", testCard, "--holder-name", "Ivan Petrov", "--yes")
+	// A transfer has no id to read back: its settling command is the
+	// terminals' balances.
+	if err := e.sb.InjectFault(sandbox.Fault{Method: "POST", Path: "/v1/transfers", Mode: sandbox.FaultDropAfter}); err != nil {
+		t.Fatal(err)
+	}
+	e.step("unknown_outcome_transfer", 3, "transfers", "create", "--from", sandbox.DefaultMainTerminalID, "--to", sandbox.DefaultReserveTerminalID, "--amount", "1", "--yes")
 	e.sb.Reset()
 
 	// -v logs every attempt: part of the session the leak test reads.
