@@ -241,3 +241,27 @@ func TestLocalTime(t *testing.T) {
 		t.Fatalf("--local-time in Asia/Tokyo: %q %q", r.stdout, r.stderr)
 	}
 }
+
+// TestSandboxFlagsMatchPaykitSandbox: `paykit sandbox` takes exactly the
+// flags of paykit-sandbox, read from both binaries' -help (the adapter
+// copies the flag set until it moves to a shared package).
+func TestSandboxFlagsMatchPaykitSandbox(t *testing.T) {
+	other := filepath.Join(t.TempDir(), "paykit-sandbox")
+	if out, err := exec.Command("go", "build", "-C", "../..", "-o", other, "./cmd/paykit-sandbox").CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	flagsOf := func(out []byte) []string {
+		var names []string
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(line, "  -") {
+				names = append(names, strings.Fields(line)[0])
+			}
+		}
+		return names
+	}
+	want, _ := exec.Command(other, "-help").Output()
+	got, _ := exec.Command(binary, "sandbox", "-help").Output()
+	if w, g := strings.Join(flagsOf(want), " "), strings.Join(flagsOf(got), " "); w != g || len(flagsOf(want)) < 10 {
+		t.Fatalf("paykit sandbox flags:\n  %s\npaykit-sandbox flags:\n  %s", g, w)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -71,6 +72,13 @@ func serveSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	attempts := fs.Int("webhook-attempts", sandbox.DefaultWebhookMaxAttempts, "attempts per webhook delivery before giving up")
 	retryWait := fs.Duration("webhook-retry-wait", sandbox.DefaultWebhookRetryWait, "wait after the first failed webhook attempt, doubled after each")
 	allowRemote := fs.Bool("allow-remote", false, "let the /sandbox/ controls answer a non-loopback Host (only on a trusted network)")
+	controlToken := fs.String("control-token", os.Getenv("PAYKIT_SANDBOX_CONTROL_TOKEN"),
+		"token required on /sandbox/ controls, inspection and dashboard (Authorization: Bearer, or the dashboard's login); "+
+			"required with -allow-remote; default $PAYKIT_SANDBOX_CONTROL_TOKEN")
+	unsigned := fs.Bool("accept-unsigned", false,
+		"accept the merchant's requests without a valid X-Signature (for a validation proxy that re-serialises bodies); loud in the log and the dashboard")
+	hookTotal := fs.Int("webhook-concurrency", sandbox.DefaultWebhookConcurrency, "webhook attempts in flight at once")
+	hookPer := fs.Int("webhook-per-receiver", sandbox.DefaultWebhookPerReceiver, "webhook attempts in flight to one receiver (host:port)")
 	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -84,8 +92,13 @@ func serveSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *apiKey == "" || *secret == "" {
 		return usagef("-api-key and -secret must not be empty")
 	}
-	if *ttl <= 0 || *samePending <= 0 || *attempts <= 0 || *retryWait <= 0 {
-		return usagef("-payment-validity, -max-same-amount, -webhook-attempts and -webhook-retry-wait must be positive")
+	if *ttl <= 0 || *samePending <= 0 || *attempts <= 0 || *retryWait <= 0 || *hookTotal <= 0 || *hookPer <= 0 {
+		return usagef("-payment-validity, -max-same-amount, -webhook-attempts, -webhook-retry-wait, " +
+			"-webhook-concurrency and -webhook-per-receiver must be positive")
+	}
+	if *allowRemote && *controlToken == "" {
+		return usagef("-allow-remote needs a control token: set -control-token or PAYKIT_SANDBOX_CONTROL_TOKEN " +
+			"(anyone who reaches a remote sandbox could otherwise reset it and settle its money)")
 	}
 	var handler slog.Handler
 	switch *logFormat {
@@ -105,15 +118,18 @@ func serveSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		merchant.Terminals[i].WithdrawalFee = fee.d
 	}
 	merchant.Terminals[0].Balance = balance.d
+	merchant.AcceptUnsigned = *unsigned
 	sb := sandbox.New(sandbox.Config{
 		Merchants: []sandbox.Merchant{merchant}, PaymentTTL: *ttl, MaxSamePendingAmount: *samePending,
 		WebhookMaxAttempts: *attempts, WebhookRetryWait: *retryWait, AllowRemote: *allowRemote,
+		ControlToken: *controlToken, ListenAddrs: []string{ln.Addr().String()},
+		WebhookConcurrency: *hookTotal, WebhookPerReceiver: *hookPer,
 		Logger: slog.New(handler), RequestBodyTimeout: 30 * time.Second,
 	})
 	defer sb.Close()
 	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
-	if tcp, ok := ln.Addr().(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
+	if tcp, ok := ln.Addr().(*net.TCPAddr); (!ok || !tcp.IP.IsLoopback()) && *controlToken == "" {
 		fmt.Fprintln(stderr, "WARNING: the sandbox listens on "+ln.Addr().String()+", beyond loopback: anyone who can reach it can use "+
 			"its well-known credentials and drive its controls. Bind to 127.0.0.1 unless this network is trusted.")
 	}
@@ -125,6 +141,9 @@ func serveSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	for _, t := range merchant.Terminals {
 		fmt.Fprintf(stdout, "  terminal:  %s (%s, %s USDT)\n", t.ID, t.Name, money(t.Balance))
+	}
+	if *controlToken != "" {
+		fmt.Fprintln(stdout, "  control token: set; send it as Authorization: Bearer TOKEN, or log in at /sandbox/login")
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -1,10 +1,7 @@
-//go:build paykit_wait
-
 package main
 
-// The SDK's waiters (DESIGN.md, third round). Built with -tags paykit_wait
-// until they land on main; then this file loses its build tag and
-// wait_standin.go is deleted.
+// paykit wait is the SDK's waiters (Client.WaitPayment, Client.WaitPayout):
+// their settled statuses, growing pauses and Retry-After handling.
 
 import (
 	"context"
