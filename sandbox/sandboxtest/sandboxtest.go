@@ -18,6 +18,7 @@ package sandboxtest
 
 import (
 	"context"
+	"crypto/sha256"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -29,7 +30,8 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox"
 )
 
-// Env is one test's sandbox.
+// Env is one test's sandbox. Its client speaks for the first merchant of
+// the configuration, with that merchant's Signer (or HMACSigner(Secret)).
 type Env struct {
 	// Sandbox is the sandbox itself: its Go controls (VerifyPayment,
 	// SetPayoutStatus, Advance, …) play the service's side.
@@ -53,10 +55,17 @@ type Delivery struct {
 	// Path is the request path (with its query), so several NotifyURLs of
 	// one test can be told apart: WebhookURL + "/orders" and so on.
 	Path string
-	// Token is the X-Notification-Token header, "" when none came.
-	Token string
 	// Body is the payload as sent.
 	Body []byte
+	// tokenSum is a hash of the X-Notification-Token header: the token
+	// itself is a secret, and a failing test's %+v must not print it.
+	tokenSum [sha256.Size]byte
+	hasToken bool
+}
+
+// TokenIs reports whether the delivery carried X-Notification-Token want.
+func (d Delivery) TokenIs(want string) bool {
+	return d.hasToken && d.tokenSum == sha256.Sum256([]byte(want))
 }
 
 type options struct {
@@ -94,12 +103,16 @@ func New(t testing.TB, opts ...Option) *Env {
 	srv := httptest.NewServer(sb)
 	t.Cleanup(func() { srv.Close(); sb.Close(); recv.Close() })
 
-	key, secret := sandbox.DefaultAPIKey, sandbox.DefaultSecret
+	key, signer := sandbox.DefaultAPIKey, paykit.HMACSigner(sandbox.DefaultSecret)
 	if len(o.cfg.Merchants) > 0 {
-		key, secret = o.cfg.Merchants[0].APIKey, o.cfg.Merchants[0].Secret
+		m := o.cfg.Merchants[0]
+		key, signer = m.APIKey, m.Signer
+		if signer == nil {
+			signer = paykit.HMACSigner(m.Secret)
+		}
 	}
 	copts := append([]paykit.Option{paykit.WithRetryWait(time.Millisecond, 5*time.Millisecond)}, o.clientOpts...)
-	c, err := paykit.NewClient(srv.URL, key, paykit.HMACSigner(secret), copts...)
+	c, err := paykit.NewClient(srv.URL, key, signer, copts...)
 	if err != nil {
 		t.Fatalf("sandboxtest: %v", err)
 	}
@@ -110,7 +123,11 @@ func New(t testing.TB, opts ...Option) *Env {
 func (e *Env) receive(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	e.mu.Lock()
-	e.received = append(e.received, Delivery{Path: r.URL.RequestURI(), Token: r.Header.Get("X-Notification-Token"), Body: body})
+	d := Delivery{Path: r.URL.RequestURI(), Body: body}
+	if tok := r.Header.Get("X-Notification-Token"); tok != "" {
+		d.tokenSum, d.hasToken = sha256.Sum256([]byte(tok)), true
+	}
+	e.received = append(e.received, d)
 	e.mu.Unlock()
 }
 

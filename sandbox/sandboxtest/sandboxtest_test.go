@@ -3,6 +3,8 @@ package sandboxtest_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -36,9 +38,40 @@ func TestNewGivesASandboxAClientAndTheWebhooks(t *testing.T) {
 		if err := json.Unmarshal(got[i].Body, &body); err != nil {
 			t.Fatal(err)
 		}
-		if body.ID != p.ID || body.Status != want || got[i].Token != "tok-1" || got[i].Path != "/orders" {
+		if body.ID != p.ID || body.Status != want || !got[i].TokenIs("tok-1") || got[i].Path != "/orders" {
 			t.Fatalf("delivery %d: %+v %s", i, body, got[i].Path)
 		}
+	}
+}
+
+// A failing test's %+v of a delivery shows no token.
+func TestDeliveryKeepsNoToken(t *testing.T) {
+	env := sandboxtest.New(t)
+	p, err := env.Client.CreatePayment(context.Background(), paykit.CreatePaymentParams{ExtID: "o-2",
+		Amount: decimal.NewFromInt(1500), NotifyURL: env.WebhookURL, NotificationToken: "tok-secret-9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Client.CancelPayment(context.Background(), p.ID); err != nil {
+		t.Fatal(err)
+	}
+	env.Flush()
+	d := env.Deliveries()[0]
+	if !d.TokenIs("tok-secret-9") || d.TokenIs("other") {
+		t.Fatal("TokenIs does not tell the token")
+	}
+	if s := fmt.Sprintf("%+v %#v", d, d); strings.Contains(s, "tok-secret-9") {
+		t.Fatalf("the token shows: %s", s)
+	}
+}
+
+// A merchant configured with only a Signer gets a client that signs with it.
+func TestNewUsesTheMerchantsSigner(t *testing.T) {
+	m := sandbox.DefaultMerchant("pk_signer", "")
+	m.Signer = paykit.HMACSigner("sk_only_in_the_signer")
+	env := sandboxtest.New(t, sandboxtest.WithConfig(sandbox.Config{Merchants: []sandbox.Merchant{m}}))
+	if err := env.Client.CheckCredentials(context.Background()); err != nil {
+		t.Fatalf("the client does not sign as the merchant: %v", err)
 	}
 }
 
