@@ -397,7 +397,7 @@ func (s *Server) uiPaymentsLocked(now time.Time) []uiPayment {
 	})
 	out := make([]uiPayment, 0, len(ps))
 	for _, p := range ps {
-		v := uiPayment{ID: p.id, ShortID: shortID(p.id), ExtID: p.extID, Amount: string(scaled(p.amount, 0)) + " RUB", Method: p.method,
+		v := uiPayment{ID: p.id, ShortID: shortID(p.id), ExtID: p.extID, Amount: moneyText(p.amount, "RUB"), Method: methodText(p.method),
 			Status: p.status, ReqLabel: reqLabel(p.reqType), ReqMasked: maskNumber(p.reqValue), Bank: p.bank.Name,
 			Created: uiTime(p.createdAt), CreatedTime: clockTime(p.createdAt),
 			ValidUntil: uiTime(p.validUntil), ValidUntilTime: clockTime(p.validUntil),
@@ -409,7 +409,7 @@ func (s *Server) uiPaymentsLocked(now time.Time) []uiPayment {
 			v.Dispute = &uiDispute{Comment: d.comment, ReceiptURL: d.receiptURL, Created: uiTime(d.createdAt),
 				CreatedTime: clockTime(d.createdAt)}
 			if d.amount != nil {
-				v.Dispute.Amount = string(scaled(*d.amount, 0)) + " RUB"
+				v.Dispute.Amount = moneyText(*d.amount, "RUB")
 			}
 		}
 		out = append(out, v)
@@ -422,7 +422,7 @@ func (s *Server) uiPayoutsLocked() []uiPayout {
 	for _, mc := range s.cfg.Merchants {
 		m := s.merchants[mc.APIKey]
 		for _, p := range m.payoutList {
-			v := uiPayout{ID: p.id, ShortID: shortID(p.id), ExtID: p.extID, Amount: string(scaled(p.amount, 0)) + " RUB", Method: p.method,
+			v := uiPayout{ID: p.id, ShortID: shortID(p.id), ExtID: p.extID, Amount: moneyText(p.amount, "RUB"), Method: methodText(p.method),
 				ReqMasked: maskNumber(p.requisites), Holder: p.holderName, Bank: p.bank, Status: p.status,
 				ProviderOrderID: p.providerOrderID, Created: uiTime(p.createdAt), CreatedTime: clockTime(p.createdAt), Moves: payoutMoves[p.status]}
 			if !p.completedAt.IsZero() {
@@ -451,8 +451,8 @@ func (s *Server) uiWithdrawalsLocked() []uiWithdrawal {
 	})
 	out := make([]uiWithdrawal, 0, len(ws))
 	for _, w := range ws {
-		out = append(out, uiWithdrawal{ID: w.id, ShortID: shortID(w.id), Terminal: w.terminal.id, Amount: string(scaled(w.amount, 2)) + " USDT",
-			Fee: string(scaled(w.fee, 2)) + " USDT", Address: w.address, TxHash: w.txHash, Status: w.status,
+		out = append(out, uiWithdrawal{ID: w.id, ShortID: shortID(w.id), Terminal: w.terminal.id, Amount: moneyText(w.amount, "USDT"),
+			Fee: moneyText(w.fee, "USDT"), Address: w.address, TxHash: w.txHash, Status: w.status,
 			Created: uiTime(w.createdAt), CreatedTime: clockTime(w.createdAt), Updated: uiTime(w.updatedAt), Moves: withdrawalMoves[w.status]})
 	}
 	return out
@@ -465,8 +465,8 @@ func (s *Server) uiMerchantsLocked() []uiMerchant {
 		um := uiMerchant{Label: fmt.Sprintf("Merchant %d (API key %s)", i+1, maskKey(mc.APIKey))}
 		for _, t := range m.terminals {
 			um.Terminals = append(um.Terminals, uiTerminal{ID: t.id, Name: t.name,
-				Balance: string(scaled(t.balance, 2)), Frozen: string(scaled(t.frozen, 2)),
-				Fee: string(scaled(t.fee, 2)), Active: t.active})
+				Balance: moneyText(t.balance, ""), Frozen: moneyText(t.frozen, ""),
+				Fee: moneyText(t.fee, ""), Active: t.active})
 		}
 		out = append(out, um)
 	}
