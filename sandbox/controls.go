@@ -125,6 +125,10 @@ func (s *Server) controlRoutes(mux *http.ServeMux) {
 		var f Fault
 		s.control(w, r, &f, func() (any, error) { return struct{}{}, s.InjectFault(f) })
 	})
+	mux.HandleFunc("POST /sandbox/webhooks/{id}/resend", func(w http.ResponseWriter, r *http.Request) {
+		var req struct{}
+		s.control(w, r, &req, func() (any, error) { return s.ResendWebhook(r.PathValue("id")) })
+	})
 	mux.HandleFunc("POST /sandbox/reset", func(w http.ResponseWriter, r *http.Request) {
 		var req struct{}
 		s.control(w, r, &req, func() (any, error) { s.Reset(); return struct{}{}, nil })

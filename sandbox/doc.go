@@ -182,6 +182,7 @@
 //	POST /sandbox/withdrawals/{id}/status       {"status":"completed","tx_hash":"..."} (processing, failed)
 //	POST /sandbox/clock/advance                 {"seconds":3600}, answers {"now":...}
 //	POST /sandbox/faults                        {"method":"POST","path":"/v1/transfers","mode":"drop_after","count":1}
+//	POST /sandbox/webhooks/{id}/resend          {}, answers the new delivery
 //	POST /sandbox/reset                         {}
 //
 // From a shell every control needs the JSON header:

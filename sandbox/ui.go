@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -134,6 +136,10 @@ func (s *Server) uiRoutes(mux *http.ServeMux) {
 			*n.dst = int(v)
 		}
 		return s.InjectFault(f)
+	})))
+	mux.Handle("POST /sandbox/ui/webhooks/{id}/resend", s.uiGuard(true, s.uiAction(func(r *http.Request) error {
+		_, err := s.ResendWebhook(r.PathValue("id"))
+		return err
 	})))
 	mux.Handle("POST /sandbox/ui/reset", s.uiGuard(true, s.uiAction(func(*http.Request) error {
 		s.Reset()
@@ -328,7 +334,10 @@ type uiTerminal struct {
 }
 
 type uiDelivery struct {
+	ID, ExtID, ResendOf             string
 	Resource, Status, Target, State string
+	Payload                         string // indented JSON, card and phone numbers masked
+	PayloadSize                     int
 	Attempts                        []uiAttempt
 }
 
@@ -498,10 +507,14 @@ func (s *Server) uiFaultsLocked() []uiFault {
 // uiDeliveries reads the webhook log (newest first, tokens never recorded)
 // and says in words what each attempt got back.
 func (s *Server) uiDeliveries() []uiDelivery {
-	ds := s.Deliveries()
+	ds, bodies := s.Deliveries(), s.hooks.bodies()
 	out := make([]uiDelivery, 0, len(ds))
 	for _, d := range ds {
-		v := uiDelivery{Resource: d.Resource + " " + d.ResourceID, Status: d.ResourceStatus, Target: d.URL, State: d.State}
+		v := uiDelivery{ID: d.ID, ExtID: d.ExtID, ResendOf: d.ResendOf, Resource: d.Resource + " " + d.ResourceID,
+			Status: d.ResourceStatus, Target: d.URL, State: d.State}
+		if b, ok := bodies[d.ID]; ok {
+			v.Payload, v.PayloadSize = payloadText(b), len(b)
+		}
 		for _, a := range d.Attempts {
 			ua := uiAttempt{At: uiTime(a.At), OK: a.StatusCode >= 200 && a.StatusCode < 300}
 			switch {
@@ -518,6 +531,37 @@ func (s *Server) uiDeliveries() []uiDelivery {
 		out = append(out, v)
 	}
 	return out
+}
+
+// payloadText is a webhook body as the dashboard shows it: indented, keys
+// in the order sent and numbers as sent (1500.50 stays 1500.50), with the
+// payer's card or phone number masked like everywhere else on the
+// dashboard (requisites.value of a payment, requisites of a payout).
+func payloadText(body []byte) string {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, body, "", "  "); err != nil {
+		return "(not JSON)"
+	}
+	out := buf.String()
+	var v struct {
+		Requisites json.RawMessage `json:"requisites"`
+	}
+	if json.Unmarshal(body, &v) != nil || len(v.Requisites) == 0 {
+		return out
+	}
+	var num string
+	var obj struct {
+		Value string `json:"value"`
+	}
+	if json.Unmarshal(v.Requisites, &num) != nil && json.Unmarshal(v.Requisites, &obj) == nil {
+		num = obj.Value
+	}
+	if num == "" {
+		return out
+	}
+	q, _ := json.Marshal(num)
+	m, _ := json.Marshal(maskNumber(num))
+	return strings.ReplaceAll(out, string(q), string(m))
 }
 
 // elapsed is an attempt's duration as a person reads it: "2 ms", "<1 ms",
