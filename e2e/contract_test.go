@@ -562,6 +562,7 @@ func (e *contractEnv) inspection(ctx context.Context) {
 	}
 
 	type delivery struct {
+		ID         string `json:"id"`
 		ResourceID string `json:"resource_id"`
 		State      string `json:"state"`
 	}
@@ -569,6 +570,15 @@ func (e *contractEnv) inspection(ctx context.Context) {
 		Deliveries []delivery `json:"deliveries"`
 	}
 	e.getJSON(ctx, "/sandbox/webhooks", &hooks)
+	// Resend a logged delivery (to the same receiver), an unknown one, and
+	// a malformed request; then let the resend arrive while the receiver
+	// still listens.
+	if len(hooks.Deliveries) > 0 {
+		e.control(ctx, "/sandbox/webhooks/"+hooks.Deliveries[0].ID+"/resend", `{}`, 200)
+	}
+	e.control(ctx, "/sandbox/webhooks/dlv_nope/resend", `{}`, 404)
+	e.control(offContract(ctx), "/sandbox/webhooks/dlv_nope/resend", `[]`, 400)
+	must(t, e.sb.FlushWebhooks(flush))
 	for _, id := range []string{p.ID, po.ID} {
 		if !slices.ContainsFunc(hooks.Deliveries, func(d delivery) bool {
 			return d.ResourceID == id && d.State == sandbox.DeliveryDelivered
@@ -614,6 +624,7 @@ func (e *contractEnv) guards(ctx context.Context, paymentID, payoutID, withdrawa
 		"/sandbox/clock/advance":                             `{"seconds":1}`,
 		"/sandbox/faults":                                    `{"path":"/v1/banks","mode":"delay"}`,
 		"/sandbox/reset":                                     `{}`,
+		"/sandbox/webhooks/dlv_x/resend":                     `{}`,
 	}
 	foreign := http.Header{"Host": {"rebind.example:8080"}}
 	for path, body := range controls {

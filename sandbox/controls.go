@@ -169,6 +169,10 @@ func (s *Server) controlRoutes(mux *http.ServeMux) {
 			return struct{}{}, nil
 		})
 	})
+	mux.HandleFunc("POST /sandbox/webhooks/{id}/resend", func(w http.ResponseWriter, r *http.Request) {
+		var req struct{}
+		s.control(w, r, &req, func() (any, error) { return s.ResendWebhook(r.PathValue("id")) })
+	})
 	mux.HandleFunc("POST /sandbox/reset", func(w http.ResponseWriter, r *http.Request) {
 		var req struct{}
 		s.control(w, r, &req, func() (any, error) { s.Reset(); return struct{}{}, nil })

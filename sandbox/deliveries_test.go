@@ -119,7 +119,7 @@ func TestDeliveriesRingBounded(t *testing.T) {
 	d := newDispatcher(http.DefaultClient, 1, time.Millisecond, 3, func() time.Time { return base }, nil, 4, 4)
 	defer d.close()
 	for i := range 5 {
-		d.record(&Delivery{ID: string(rune('a' + i))})
+		d.record("k", delivery{rec: &Delivery{ID: string(rune('a' + i))}})
 	}
 	got := d.deliveries()
 	eq(t, len(got), 3)

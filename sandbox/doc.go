@@ -218,6 +218,7 @@
 //	POST /sandbox/clock/advance                 {"seconds":3600}, answers {"now":...}
 //	POST /sandbox/faults                        {"method":"POST","path":"/v1/transfers","mode":"drop_after","count":1}
 //	POST /sandbox/webhooks/flush                {}, answers once every queued webhook has ended
+//	POST /sandbox/webhooks/{id}/resend          {}, answers the new delivery
 //	POST /sandbox/reset                         {}
 //
 // From a shell every control needs the JSON header:

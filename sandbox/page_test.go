@@ -22,7 +22,7 @@ func TestPaymentPageLooks(t *testing.T) {
 		`<meta name="viewport" content="width=device-width, initial-scale=1">`,
 		`<link rel="stylesheet" href="/pay/assets/style.css">`,
 		`<script src="/pay/assets/ui.js" defer></script>`,
-		`<strong id="amount">1500.50 RUB</strong>`,
+		`<strong id="amount">1,500.50 RUB</strong>`,
 		`data-copy="1500.50" data-what="Amount" aria-label="Copy the amount" hidden>Copy</button>`,
 		`<span id="requisites" class="mono">`+num+`</span>`,
 		`data-copy="`+num+`" data-what="Card number" aria-label="Copy the card number" hidden>Copy</button>`,
@@ -40,7 +40,7 @@ func TestPaymentPageLooks(t *testing.T) {
 	e.pressPaid(id).Body.Close()
 	_, _, body = e.uiGet("/pay/" + id)
 	wantIn(t, body, `class="st st-processing">PROCESSING</strong>`, "your transfer is being verified")
-	wantNotIn(t, body, "<form", "Time left")
+	wantNotIn(t, body, "<form", "Pay by")
 
 	if err := e.sb.VerifyPayment(id, OutcomeCompleted); err != nil {
 		t.Fatal(err)

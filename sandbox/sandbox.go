@@ -401,6 +401,18 @@ func (s *Server) Close() {
 // sleeping.
 func (s *Server) FlushWebhooks(ctx context.Context) error { return s.hooks.flush(ctx) }
 
+// ResendWebhook sends the logged delivery id (a Delivery.ID from
+// Deliveries) again: the same JSON body, to the same notify_url with the
+// same notification token, as a new delivery with its own attempts and
+// retries, whose ResendOf names id. It returns that new delivery as queued.
+// A merchant uses it to replay a notification their receiver mishandled,
+// without changing the resource's status. The body is the one first sent,
+// not the resource's current state, as a real service's redelivery would
+// be. ErrNotFound when id is not in the log (never was, or pushed out of
+// the bounded log); ErrWrongState after Close. Use FlushWebhooks to wait
+// for it.
+func (s *Server) ResendWebhook(id string) (Delivery, error) { return s.hooks.resend(id, s.Now()) }
+
 // Now returns the sandbox clock: Config.Now plus every Advance so far, in
 // UTC.
 func (s *Server) Now() time.Time {

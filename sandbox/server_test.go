@@ -212,8 +212,8 @@ func TestPaymentPage(t *testing.T) {
 	page, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	eq(t, res.StatusCode, 200)
-	for _, frag := range []string{"1500.50 RUB", r.str("requisites", "value"), "Sberbank", `<form method="post" action="/pay/` + id + `">`,
-		"Time left: <span id=\"time-left\">20m0s</span>", "&lt;script&gt;", "PENDING"} {
+	for _, frag := range []string{"1,500.50 RUB", "SBP (Faster Payments)", r.str("requisites", "value"), "Sberbank", `<form method="post" action="/pay/` + id + `">`,
+		"Moscow time</strong> <span id=\"time-left\">(in 20 minutes)</span>", "&lt;script&gt;", "PENDING"} {
 		if !strings.Contains(html.UnescapeString(string(page)), frag) && !strings.Contains(string(page), frag) {
 			t.Fatalf("%q not in page:\n%s", frag, page)
 		}

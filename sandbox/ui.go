@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -134,6 +136,10 @@ func (s *Server) uiRoutes(mux *http.ServeMux) {
 			*n.dst = int(v)
 		}
 		return s.InjectFault(f)
+	})))
+	mux.Handle("POST /sandbox/ui/webhooks/{id}/resend", s.uiGuard(true, s.uiAction(func(r *http.Request) error {
+		_, err := s.ResendWebhook(r.PathValue("id"))
+		return err
 	})))
 	mux.Handle("POST /sandbox/ui/reset", s.uiGuard(true, s.uiAction(func(*http.Request) error {
 		s.Reset()
@@ -330,7 +336,10 @@ type uiTerminal struct {
 }
 
 type uiDelivery struct {
+	ID, ExtID, ResendOf             string
 	Resource, Status, Target, State string
+	Payload                         string // indented JSON, card and phone numbers masked
+	PayloadSize                     int
 	Attempts                        []uiAttempt
 }
 
@@ -400,7 +409,7 @@ func (s *Server) uiPaymentsLocked(now time.Time) []uiPayment {
 	})
 	out := make([]uiPayment, 0, len(ps))
 	for _, p := range ps {
-		v := uiPayment{ID: p.id, ShortID: shortID(p.id), ExtID: p.extID, Amount: string(scaled(p.amount, 0)) + " RUB", Method: p.method,
+		v := uiPayment{ID: p.id, ShortID: shortID(p.id), ExtID: p.extID, Amount: moneyText(p.amount, "RUB"), Method: methodText(p.method),
 			Status: p.status, ReqLabel: reqLabel(p.reqType), ReqMasked: maskNumber(p.reqValue), Bank: p.bank.Name,
 			Created: uiTime(p.createdAt), CreatedTime: clockTime(p.createdAt),
 			ValidUntil: uiTime(p.validUntil), ValidUntilTime: clockTime(p.validUntil),
@@ -412,7 +421,7 @@ func (s *Server) uiPaymentsLocked(now time.Time) []uiPayment {
 			v.Dispute = &uiDispute{Comment: d.comment, ReceiptURL: d.receiptURL, Created: uiTime(d.createdAt),
 				CreatedTime: clockTime(d.createdAt)}
 			if d.amount != nil {
-				v.Dispute.Amount = string(scaled(*d.amount, 0)) + " RUB"
+				v.Dispute.Amount = moneyText(*d.amount, "RUB")
 			}
 		}
 		out = append(out, v)
@@ -425,7 +434,7 @@ func (s *Server) uiPayoutsLocked() []uiPayout {
 	for _, mc := range s.cfg.Merchants {
 		m := s.merchants[mc.APIKey]
 		for _, p := range m.payoutList {
-			v := uiPayout{ID: p.id, ShortID: shortID(p.id), ExtID: p.extID, Amount: string(scaled(p.amount, 0)) + " RUB", Method: p.method,
+			v := uiPayout{ID: p.id, ShortID: shortID(p.id), ExtID: p.extID, Amount: moneyText(p.amount, "RUB"), Method: methodText(p.method),
 				ReqMasked: maskNumber(p.requisites), Holder: p.holderName, Bank: p.bank, Status: p.status,
 				ProviderOrderID: p.providerOrderID, Created: uiTime(p.createdAt), CreatedTime: clockTime(p.createdAt), Moves: payoutMoves[p.status]}
 			if !p.completedAt.IsZero() {
@@ -454,8 +463,8 @@ func (s *Server) uiWithdrawalsLocked() []uiWithdrawal {
 	})
 	out := make([]uiWithdrawal, 0, len(ws))
 	for _, w := range ws {
-		out = append(out, uiWithdrawal{ID: w.id, ShortID: shortID(w.id), Terminal: w.terminal.id, Amount: string(scaled(w.amount, 2)) + " USDT",
-			Fee: string(scaled(w.fee, 2)) + " USDT", Address: w.address, TxHash: w.txHash, Status: w.status,
+		out = append(out, uiWithdrawal{ID: w.id, ShortID: shortID(w.id), Terminal: w.terminal.id, Amount: moneyText(w.amount, "USDT"),
+			Fee: moneyText(w.fee, "USDT"), Address: w.address, TxHash: w.txHash, Status: w.status,
 			Created: uiTime(w.createdAt), CreatedTime: clockTime(w.createdAt), Updated: uiTime(w.updatedAt), Moves: withdrawalMoves[w.status]})
 	}
 	return out
@@ -468,8 +477,8 @@ func (s *Server) uiMerchantsLocked() []uiMerchant {
 		um := uiMerchant{Label: fmt.Sprintf("Merchant %d (API key %s)", i+1, maskKey(mc.APIKey))}
 		for _, t := range m.terminals {
 			um.Terminals = append(um.Terminals, uiTerminal{ID: t.id, Name: t.name,
-				Balance: string(scaled(t.balance, 2)), Frozen: string(scaled(t.frozen, 2)),
-				Fee: string(scaled(t.fee, 2)), Active: t.active})
+				Balance: moneyText(t.balance, ""), Frozen: moneyText(t.frozen, ""),
+				Fee: moneyText(t.fee, ""), Active: t.active})
 		}
 		out = append(out, um)
 	}
@@ -501,10 +510,14 @@ func (s *Server) uiFaultsLocked() []uiFault {
 // uiDeliveries reads the webhook log (newest first, tokens never recorded)
 // and says in words what each attempt got back.
 func (s *Server) uiDeliveries() []uiDelivery {
-	ds := s.Deliveries()
+	ds, bodies := s.Deliveries(), s.hooks.bodies()
 	out := make([]uiDelivery, 0, len(ds))
 	for _, d := range ds {
-		v := uiDelivery{Resource: d.Resource + " " + d.ResourceID, Status: d.ResourceStatus, Target: d.URL, State: d.State}
+		v := uiDelivery{ID: d.ID, ExtID: d.ExtID, ResendOf: d.ResendOf, Resource: d.Resource + " " + d.ResourceID,
+			Status: d.ResourceStatus, Target: d.URL, State: d.State}
+		if b, ok := bodies[d.ID]; ok {
+			v.Payload, v.PayloadSize = payloadText(b), len(b)
+		}
 		for _, a := range d.Attempts {
 			ua := uiAttempt{At: uiTime(a.At), OK: a.StatusCode >= 200 && a.StatusCode < 300}
 			switch {
@@ -521,6 +534,37 @@ func (s *Server) uiDeliveries() []uiDelivery {
 		out = append(out, v)
 	}
 	return out
+}
+
+// payloadText is a webhook body as the dashboard shows it: indented, keys
+// in the order sent and numbers as sent (1500.50 stays 1500.50), with the
+// payer's card or phone number masked like everywhere else on the
+// dashboard (requisites.value of a payment, requisites of a payout).
+func payloadText(body []byte) string {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, body, "", "  "); err != nil {
+		return "(not JSON)"
+	}
+	out := buf.String()
+	var v struct {
+		Requisites json.RawMessage `json:"requisites"`
+	}
+	if json.Unmarshal(body, &v) != nil || len(v.Requisites) == 0 {
+		return out
+	}
+	var num string
+	var obj struct {
+		Value string `json:"value"`
+	}
+	if json.Unmarshal(v.Requisites, &num) != nil && json.Unmarshal(v.Requisites, &obj) == nil {
+		num = obj.Value
+	}
+	if num == "" {
+		return out
+	}
+	q, _ := json.Marshal(num)
+	m, _ := json.Marshal(maskNumber(num))
+	return strings.ReplaceAll(out, string(q), string(m))
 }
 
 // elapsed is an attempt's duration as a person reads it: "2 ms", "<1 ms",

@@ -117,7 +117,7 @@ func TestUIPaymentsPage(t *testing.T) {
 	wantIn(t, body, "&lt;script&gt;alert(1)&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;")
 	wantNotIn(t, body, "<script>alert", "<b>x</b>")
 	// Numbers keep only their last four digits.
-	wantIn(t, body, "•••• "+num[len(num)-4:], "•••• "+phone[len(phone)-4:], "1500.50 RUB", "200 RUB", "Sberbank")
+	wantIn(t, body, "•••• "+num[len(num)-4:], "•••• "+phone[len(phone)-4:], "1,500.50 RUB", "200.00 RUB", "Sberbank")
 	wantNotIn(t, body, num, phone, num[:12], phone[:8])
 	// Time left comes from the sandbox clock, frozen at base.
 	wantIn(t, body, `<span class="time-left">20m 00s</span>`, "2025-03-01 12:00:00 UTC", `data-refresh="0"`)
@@ -199,7 +199,7 @@ func TestUIPayoutsWithdrawalsTerminals(t *testing.T) {
 	wantStatus(t, po, 200, "")
 	pid := po.str("id")
 	_, _, body := e.uiGet("/sandbox/ui/payouts?refresh=0")
-	wantIn(t, body, "po-&lt;i&gt;1&lt;/i&gt;", "•••• 9012", "5000 RUB", `aria-current="page"`,
+	wantIn(t, body, "po-&lt;i&gt;1&lt;/i&gt;", "•••• 9012", "5,000.00 RUB", "Bank card", `aria-current="page"`,
 		`value="processing"`, `value="completed"`, `value="failed"`, `value="cancelled"`)
 	wantNotIn(t, body, "2200123456789012")
 	status, loc, _ := e.uiPost("/sandbox/ui/payouts/"+pid+"/status",

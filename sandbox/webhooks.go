@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -43,6 +44,9 @@ type Delivery struct {
 	Resource string `json:"resource"`
 	// ResourceID is the id of the payment or payout.
 	ResourceID string `json:"resource_id"`
+	// ExtID is the merchant's own ext_id of the payment or payout, as the
+	// payload carries it: the id a merchant's logs know the order by.
+	ExtID string `json:"ext_id"`
 	// ResourceStatus is the status the notification announces, as the
 	// payload writes it (PROCESSING for a payment, processing for a payout).
 	ResourceStatus string `json:"resource_status"`
@@ -55,6 +59,9 @@ type Delivery struct {
 	// CreatedAt is the sandbox clock when the status change queued the
 	// delivery, so it lines up with the resource's own timestamps.
 	CreatedAt time.Time `json:"created_at"`
+	// ResendOf is the ID of the delivery this one repeats (Server.ResendWebhook),
+	// empty for a delivery a status change made.
+	ResendOf string `json:"resend_of,omitempty"`
 }
 
 // DeliveryAttempt is one POST of a delivery and what came back.
@@ -105,9 +112,17 @@ type dispatcher struct {
 	idle    chan struct{}         // closed when pending drops to zero
 
 	logMu  sync.Mutex
-	log    []*Delivery // ring of the latest deliveries
-	logPos int         // next slot to overwrite once the ring is full
+	log    []logged // ring of the latest deliveries
+	logPos int      // next slot to overwrite once the ring is full
 	logCap int
+}
+
+// logged is one entry of the ring: the record shown to callers, and what
+// a resend needs to POST the same body to the same receiver again (the
+// token stays here, never in the exported record).
+type logged struct {
+	key string
+	dl  delivery
 }
 
 type delivery struct {
@@ -167,25 +182,68 @@ func (d *dispatcher) enqueue(h hook, target, token string, v any) {
 	if err != nil {
 		return
 	}
+	var ids struct {
+		ExtID string `json:"ext_id"`
+	}
+	json.Unmarshal(body, &ids) // both payloads carry ext_id; a missing one stays empty
+	rec := &Delivery{ID: "dlv_" + uuid.NewString(), Resource: h.resource, ResourceID: h.id, ExtID: ids.ExtID,
+		ResourceStatus: h.status, URL: redactURL(target), State: DeliveryPending, CreatedAt: h.at}
+	d.queue(h.key, delivery{url: target, token: token, body: body, rec: rec})
+}
+
+// resend queues the logged delivery id again: the same body, receiver and
+// token, as a new delivery whose record names the old one in ResendOf. It
+// goes behind the resource's queued deliveries, like any other.
+func (d *dispatcher) resend(id string, at time.Time) (Delivery, error) {
+	d.logMu.Lock()
+	var old logged
+	found := false
+	for _, e := range d.log {
+		if e.dl.rec.ID == id {
+			old, found = e, true
+			break
+		}
+	}
+	var rec *Delivery
+	if found {
+		o := old.dl.rec
+		rec = &Delivery{ID: "dlv_" + uuid.NewString(), Resource: o.Resource, ResourceID: o.ResourceID, ExtID: o.ExtID,
+			ResourceStatus: o.ResourceStatus, URL: o.URL, State: DeliveryPending, CreatedAt: at, ResendOf: o.ID}
+	}
+	d.logMu.Unlock()
+	if !found {
+		return Delivery{}, notFound("webhook delivery", id)
+	}
+	if !d.queue(old.key, delivery{url: old.dl.url, token: old.dl.token, body: old.dl.body, rec: rec}) {
+		return Delivery{}, fmt.Errorf("%w: the sandbox is closed", ErrWrongState)
+	}
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	c := *rec // the worker may already be adding attempts
+	c.Attempts = append([]DeliveryAttempt{}, rec.Attempts...) // [] rather than null in JSON
+	return c, nil
+}
+
+// queue records dl in the log and hands it to the resource's worker; false
+// once the dispatcher is closed.
+func (d *dispatcher) queue(key string, dl delivery) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		return
+		return false
 	}
-	rec := &Delivery{ID: "dlv_" + uuid.NewString(), Resource: h.resource, ResourceID: h.id,
-		ResourceStatus: h.status, URL: redactURL(target), State: DeliveryPending, CreatedAt: h.at}
-	d.record(rec)
+	d.record(key, dl)
 	if d.pending == 0 {
 		d.idle = make(chan struct{})
 	}
 	d.pending++
-	key := h.key
 	q, running := d.queues[key]
-	d.queues[key] = append(q, delivery{url: target, token: token, body: body, rec: rec})
+	d.queues[key] = append(q, dl)
 	if !running {
 		d.wg.Add(1)
 		go d.run(key)
 	}
+	return true
 }
 
 func (d *dispatcher) run(key string) {
@@ -343,18 +401,19 @@ func redactURL(s string) string {
 	return u.Redacted()
 }
 
-// record appends rec to the ring, overwriting the oldest entry once full.
-func (d *dispatcher) record(rec *Delivery) {
+// record appends dl to the ring, overwriting the oldest entry once full.
+func (d *dispatcher) record(key string, dl delivery) {
 	d.logMu.Lock()
 	defer d.logMu.Unlock()
 	if d.logCap <= 0 {
 		return
 	}
+	e := logged{key: key, dl: dl}
 	if len(d.log) < d.logCap {
-		d.log = append(d.log, rec)
+		d.log = append(d.log, e)
 		return
 	}
-	d.log[d.logPos] = rec
+	d.log[d.logPos] = e
 	d.logPos = (d.logPos + 1) % d.logCap
 }
 
@@ -380,10 +439,23 @@ func (d *dispatcher) deliveries() []Delivery {
 	for i := 0; i < n; i++ {
 		// The newest entry sits just before logPos (or at the end while
 		// the ring is filling).
-		rec := d.log[((d.logPos-1-i)%n+n)%n]
+		rec := d.log[((d.logPos-1-i)%n+n)%n].dl.rec
 		c := *rec
 		c.Attempts = append([]DeliveryAttempt(nil), rec.Attempts...)
 		out = append(out, c)
+	}
+	return out
+}
+
+// bodies maps each logged delivery's ID to the JSON body it POSTs, for the
+// dashboard's payload view. The bodies are shared, not copied: nothing
+// writes to a body after enqueue.
+func (d *dispatcher) bodies() map[string][]byte {
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	out := make(map[string][]byte, len(d.log))
+	for _, e := range d.log {
+		out[e.dl.rec.ID] = e.dl.body
 	}
 	return out
 }

@@ -79,6 +79,7 @@ Content-Type: application/json required; each answers the changed resource or {}
                                          modes: error_before (status, code), drop_after, delay (delay_ms),
                                          retry_after (retry_after_s); path may use {id} segments
   /sandbox/webhooks/flush                {}   wait until every queued webhook has ended
+  /sandbox/webhooks/{id}/resend          {}   send a logged webhook delivery again (id from GET /sandbox/webhooks)
   /sandbox/reset                         {}   back to the starting state
 A wrong transition answers 409, an unknown id 404, a foreign Host 403, a
 missing JSON Content-Type 415. For example:
