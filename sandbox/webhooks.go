@@ -219,7 +219,7 @@ func (d *dispatcher) resend(id string, at time.Time) (Delivery, error) {
 	}
 	d.logMu.Lock()
 	defer d.logMu.Unlock()
-	c := *rec // the worker may already be adding attempts
+	c := *rec                                                 // the worker may already be adding attempts
 	c.Attempts = append([]DeliveryAttempt{}, rec.Attempts...) // [] rather than null in JSON
 	return c, nil
 }
