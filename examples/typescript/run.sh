@@ -20,6 +20,7 @@ cleanup() {
 trap cleanup EXIT
 
 ts=examples/typescript
+command -v npm >/dev/null 2>&1 || { echo "examples/typescript needs Node.js 20+ and npm on PATH" >&2; exit 1; }
 (
   cd "$ts"
   npm ci --no-audit --no-fund --loglevel=error
