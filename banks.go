@@ -17,11 +17,16 @@ type Bank struct {
 
 // ListBanks returns the banks available for accepting payments.
 func (c *Client) ListBanks(ctx context.Context) ([]Bank, error) {
-	var out struct {
-		Banks []Bank `json:"banks"`
-	}
-	if err := c.do(ctx, request{op: opListBanks, path: "/v1/banks", out: &out}); err != nil {
+	out, err := send[bankList](ctx, c, &call{op: opListBanks, path: "/v1/banks"}, nil)
+	if err != nil {
 		return nil, err
 	}
 	return out.Banks, nil
 }
+
+// bankList is GET /v1/banks's envelope.
+type bankList struct {
+	Banks []Bank `json:"banks"`
+}
+
+func (*bankList) facts() facts { return facts{} }

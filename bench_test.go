@@ -83,6 +83,19 @@ func benchPayoutPage(offset, limit, total int) []byte {
 // half completed.
 var benchPayoutListJSON = benchPayoutPage(0, 100, 100)
 
+// echoExtID puts the ext_id of a create's request body into a canned
+// payment, which carries "ext_id":"order-1001".
+func echoExtID(payment, req []byte) []byte {
+	const key = `"ext_id":"`
+	i := bytes.Index(req, []byte(key))
+	if i < 0 {
+		return payment
+	}
+	rest := req[i+len(key):]
+	id := rest[:bytes.IndexByte(rest, '"')]
+	return bytes.Replace(payment, []byte("order-1001"), id, 1)
+}
+
 // writeCanned answers status and body with the headers a JSON API sends.
 func writeCanned(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
@@ -93,16 +106,17 @@ func writeCanned(w http.ResponseWriter, status int, body []byte) {
 }
 
 // benchHandler answers the three benchmarked endpoints with canned bodies.
-// It reads every request body whole, as a real server would.
+// It reads every request body whole, as a real server would; a create is
+// answered with the ext_id it asked for, as the service would.
 func benchHandler() http.Handler {
 	payment := []byte(benchPaymentJSON)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
+		body, _ := io.ReadAll(r.Body)
 		switch {
 		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/payments/"):
 			writeCanned(w, http.StatusOK, payment)
 		case r.Method == http.MethodPost && r.URL.Path == "/v1/payments":
-			writeCanned(w, http.StatusCreated, payment)
+			writeCanned(w, http.StatusCreated, echoExtID(payment, body))
 		case r.Method == http.MethodGet && r.URL.Path == "/v1/payouts":
 			writeCanned(w, http.StatusOK, benchPayoutListJSON)
 		default:
@@ -313,7 +327,15 @@ func benchPairs(tb testing.TB, srv *httptest.Server) []struct {
 	name     string
 	sdk, raw benchCall
 } {
-	sdk, raw := newBenchClient(tb, srv), newRawClient(tb, srv)
+	return benchPairsOf(tb, newBenchClient(tb, srv), newRawClient(tb, srv))
+}
+
+// benchPairsOf returns the SDK and raw sides of every pair for two clients
+// of the same server or transport.
+func benchPairsOf(tb testing.TB, sdk *Client, raw *rawClient) []struct {
+	name     string
+	sdk, raw benchCall
+} {
 	if callerDeadline >= DefaultAttemptTimeout {
 		tb.Fatal("callerDeadline must come before the attempt timeout")
 	}
@@ -408,6 +430,52 @@ func BenchmarkVsRaw(b *testing.B) {
 		b.Run(p.name, func(b *testing.B) { runBlocked(b, p.sdk, p.raw) })
 	}
 }
+
+// BenchmarkVsRawInMemory is BenchmarkVsRaw with no sockets: both sides
+// send through memTransport, an http.RoundTripper that answers canned
+// bytes in memory, so what is timed is the client-side work alone
+// (building, signing, checking, decoding) and this machine's network
+// stack and scheduler noise mostly drop out. The SDK side is a default
+// Client (30 s attempt timeout) over that transport.
+func BenchmarkVsRawInMemory(b *testing.B) {
+	mt := memTransport{handler: benchHandler()}
+	sdk, err := NewClient(testBase, testKey, HMACSigner(testSecret),
+		WithHTTPClient(&http.Client{Transport: mt, Timeout: DefaultAttemptTimeout}))
+	require.NoError(b, err)
+	raw := &rawClient{base: testBase, secret: []byte(testSecret), hc: &http.Client{Transport: mt}}
+	for _, p := range benchPairsOf(b, sdk, raw) {
+		b.Run(p.name, func(b *testing.B) { runBlocked(b, p.sdk, p.raw) })
+	}
+}
+
+// memTransport answers each request in memory with what handler writes,
+// as a server would: the request body read whole, the status, headers and
+// body returned in a fresh response.
+type memTransport struct{ handler http.Handler }
+
+func (m memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	w := &memResponse{header: http.Header{}, status: http.StatusOK}
+	if req.Body == nil {
+		req.Body = http.NoBody // as a server sees a body-less request
+	}
+	m.handler.ServeHTTP(w, req)
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	return &http.Response{StatusCode: w.status, Header: w.header, Body: io.NopCloser(bytes.NewReader(w.body)),
+		ContentLength: int64(len(w.body)), Request: req, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}, nil
+}
+
+// memResponse is the http.ResponseWriter of memTransport.
+type memResponse struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (w *memResponse) Header() http.Header         { return w.header }
+func (w *memResponse) WriteHeader(status int)      { w.status = status }
+func (w *memResponse) Write(b []byte) (int, error) { w.body = append(w.body, b...); return len(b), nil }
 
 // BenchmarkAttemptTimeout prices the per-attempt timeout: GetPayment
 // through a default Client (30 s per attempt, no caller deadline, so each
@@ -757,11 +825,11 @@ func TestBenchPairsSendTheSameRequests(t *testing.T) {
 	var accepts []string
 	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec.record(r)
+		got := rec.record(r)
 		mu.Lock()
 		accepts = append(accepts, r.Header.Get("Accept"))
 		mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(nil))
+		r.Body = io.NopCloser(bytes.NewReader(got.Body))
 		benchHandler().ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
@@ -1076,8 +1144,8 @@ func TestPostGoesOutInOneWrite(t *testing.T) {
 		mu.Lock()
 		lengths = append(lengths, r.ContentLength)
 		mu.Unlock()
-		io.Copy(io.Discard, r.Body)
-		writeCanned(w, http.StatusCreated, []byte(benchPaymentJSON))
+		body, _ := io.ReadAll(r.Body)
+		writeCanned(w, http.StatusCreated, echoExtID([]byte(benchPaymentJSON), body))
 	}), nil)
 	var writes atomic.Int32
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -1101,54 +1169,35 @@ func TestPostGoesOutInOneWrite(t *testing.T) {
 	assert.Equal(t, []int64{53, 53, 53}, lengths)
 }
 
-// Attempts of calls nothing can cancel share deadline windows: every
-// attempt still gets at least its timeout, and at most a 64th more.
-func TestSharedDeadlineWindows(t *testing.T) {
-	t.Parallel()
-	const timeout = 30 * time.Second
-	tr := &attemptTransport{timeout: timeout}
-	t0 := time.Now()
-	first := tr.sharedDeadline(t0)
-	for _, after := range []time.Duration{0, time.Millisecond, timeout/windowSlices - time.Nanosecond, timeout / windowSlices, time.Second} {
-		start := t0.Add(after)
-		w := tr.sharedDeadline(start)
-		deadline, ok := w.Deadline()
-		require.True(t, ok)
-		assert.False(t, deadline.Before(start.Add(timeout)), "start +%s: deadline %s short of the timeout", after, deadline.Sub(start))
-		assert.False(t, deadline.After(start.Add(timeout+timeout/windowSlices)), "start +%s: deadline %s too far", after, deadline.Sub(start))
-		if after < timeout/windowSlices {
-			assert.Equal(t, first, w, "start +%s shares the first window", after)
-		} else {
-			assert.NotEqual(t, first, w, "start +%s opens a new window", after)
+// BenchmarkAllPayoutsMillion iterates over 1,000,000 payouts served in
+// memory (pages rendered on demand) and reports the peak live heap of the
+// iteration, sampled every 20,000 payouts: AllPayouts remembers only the
+// ids of its latest pages, so the figure does not grow with the count.
+func BenchmarkAllPayoutsMillion(b *testing.B) {
+	const n = 1_000_000
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		off, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+		writeCanned(w, http.StatusOK, benchPayoutPage(off, allPayoutsPage, n))
+	})
+	c, err := NewClient(testBase, testKey, HMACSigner(testSecret), WithHTTPClient(&http.Client{Transport: memTransport{handler: h}}))
+	require.NoError(b, err)
+	iterate := func(sample func()) {
+		seen := 0
+		for _, err := range c.AllPayouts(context.Background(), ListPayoutsParams{Limit: allPayoutsPage}) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			seen++
+			if sample != nil && seen%20_000 == 0 {
+				sample()
+			}
+		}
+		if seen != n {
+			b.Fatalf("yielded %d payouts, want %d", seen, n)
 		}
 	}
-}
-
-// An attempt under a shared window sees the call's values and the
-// window's deadline, and what net/http derives from it is cancelled with
-// the window, through the context package's own bookkeeping.
-func TestAttemptContextUnderAWindow(t *testing.T) {
-	t.Parallel()
-	st := &callState{Context: context.WithValue(context.Background(), stateKey{}, "shadowed")}
-	window, cancel := context.WithDeadline(context.Background(), time.Now().Add(time.Hour))
-	a := &attemptCtx{call: st, window: window}
-	assert.Same(t, st, stateFrom(a), "the call state is found through the attempt")
-	d1, _ := a.Deadline()
-	d2, _ := window.Deadline()
-	assert.Equal(t, d2, d1)
-	child, stop := context.WithCancelCause(a) // as net/http's transport does
-	defer stop(nil)
-	select {
-	case <-child.Done():
-		t.Fatal("cancelled before the window")
-	default:
+	for b.Loop() {
+		iterate(nil)
 	}
-	cancel()
-	select {
-	case <-child.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the window's end did not reach the derived context")
-	}
-	assert.ErrorIs(t, child.Err(), context.Canceled)
-	assert.ErrorIs(t, a.Err(), context.Canceled)
+	b.ReportMetric(float64(peakHeap(iterate)), "peak-heap-B")
 }

@@ -3,6 +3,7 @@ package paykit
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -124,7 +125,9 @@ func TestResponseBodyIsCapped(t *testing.T) {
 		}
 	}), WithMaxRetries(2))
 	_, err := c.ListBanks(ctx)
-	require.ErrorIs(t, err, errResponseTooLarge)
+	require.ErrorContains(t, err, "larger than 16777216 bytes")
+	var answer *answerError
+	assert.ErrorAs(t, err, &answer, "an answer that arrived, not a lost one")
 }
 
 func TestDecodingFailuresAreErrorsNotPanics(t *testing.T) {
@@ -234,7 +237,8 @@ func TestLoggingOneLinePerAttemptWithoutSecrets(t *testing.T) {
 			return
 		}
 		w.WriteHeader(201)
-		w.Write([]byte(`{"id":"` + payoutID + `","ext_id":"po-9","amount":10,"requisites":"4111111111111111","status":"pending"}`))
+		w.Write([]byte(`{"id":"` + payoutID + `","ext_id":"po-9","amount":10,"method":"card","requisites":"4111111111111111",` +
+			`"holder_name":"IVAN IVANOV","bank":"","status":"pending"}`))
 	}))
 	var buf TestLog
 	c2, err := NewClient(c.base.String(), testKey, HMACSigner(testSecret), WithLogger(buf.Logger()),
@@ -245,7 +249,10 @@ func TestLoggingOneLinePerAttemptWithoutSecrets(t *testing.T) {
 	require.NoError(t, err)
 	out := buf.String()
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 2, out)
+	require.Len(t, lines, 3, out)
+	assert.Contains(t, lines[1], `"msg":"paykit: retrying"`)
+	assert.Contains(t, lines[1], `"reason":"server error"`)
+	lines = []string{lines[0], lines[2]}
 	for i, want := range []string{`"status":502`, `"status":201`} {
 		assert.Contains(t, lines[i], `"msg":"paykit: attempt"`)
 		assert.Contains(t, lines[i], `"op":"CreatePayout"`)
@@ -300,4 +307,81 @@ func TestAttemptTimeout(t *testing.T) {
 	_, err = c.GetWithdrawalFee(ctx)
 	require.ErrorContains(t, err, "attempt timed out after 100ms")
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+func TestDoEscapeHatch(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []captured
+	rec := &recorder{}
+	var posts atomic.Int32
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cp := rec.record(r)
+		mu.Lock()
+		got = append(got, cp)
+		mu.Unlock()
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/v1/payouts":
+			w.Write([]byte(`{"payouts":[],"total":0,"limit":5,"offset":0,"cursor":"abc"}`))
+		case r.Method == http.MethodPost && r.URL.Path == "/v1/refunds":
+			posts.Add(1)
+			w.WriteHeader(502)
+		case r.Method == http.MethodPost:
+			w.WriteHeader(201)
+			w.Write([]byte(`{"id":"r-1","amount":12.340}`))
+		default:
+			w.WriteHeader(404)
+			w.Write([]byte(`{"error":"PAY_006","message":"not found"}`))
+		}
+	}), WithMaxRetries(3))
+
+	var raw json.RawMessage
+	require.NoError(t, c.Do(ctx, "GET", "/v1/payouts?status=completed&limit=5", nil, &raw))
+	assert.JSONEq(t, `{"payouts":[],"total":0,"limit":5,"offset":0,"cursor":"abc"}`, string(raw))
+	g := rec.all()[0]
+	assert.Equal(t, "GET", g.Method)
+	assert.Equal(t, "/v1/payouts?limit=5&status=completed", g.URI)
+	assert.Equal(t, testKey, g.Identity)
+	assert.Equal(t, wantSignature("GET", g.URI, nil), g.Signature)
+	assert.Empty(t, g.Body)
+
+	var m struct {
+		ID     string      `json:"id"`
+		Amount json.Number `json:"amount"`
+	}
+	body := map[string]any{"amount": json.Number("12.340"), "note": "x"}
+	require.NoError(t, c.Do(ctx, "POST", "/v1/things", body, &m))
+	assert.Equal(t, json.Number("12.340"), m.Amount, "digits as answered")
+	assert.Equal(t, "r-1", m.ID)
+	p := rec.all()[1]
+	assert.Equal(t, `{"amount":12.340,"note":"x"}`, string(p.Body))
+	assert.Equal(t, "application/json", p.ContentType)
+	assert.Equal(t, wantSignature("POST", "/v1/things", p.Body), p.Signature)
+
+	require.NoError(t, c.Do(ctx, "POST", "/v1/things", nil, nil), "nil out discards the answer")
+
+	err := c.Do(ctx, "GET", "/v1/payments/"+paymentID, nil, &raw)
+	require.ErrorIs(t, err, ErrPaymentNotFound, "errors map as for typed methods")
+
+	err = c.Do(ctx, "POST", "/v1/refunds", map[string]int{"x": 1}, nil)
+	require.ErrorIs(t, err, ErrUnknownOutcome, "a non-GET is a money move")
+	assert.Equal(t, int32(1), posts.Load(), "never re-sent")
+	assert.Contains(t, err.Error(), "read the resource with a GET")
+
+	before := len(rec.all())
+	for _, bad := range []struct{ method, path string }{
+		{"GET", "/v2/payments"}, {"GET", "https://evil.example/v1/x"}, {"get", "/v1/banks"}, {"", "/v1/banks"},
+		{"GET", "/v1/../admin"}, {"GET", "/v1/a b"}, {"G ET", "/v1/banks"},
+	} {
+		err := c.Do(ctx, bad.method, bad.path, nil, nil)
+		require.ErrorIs(t, err, ErrInvalidParameters, bad)
+	}
+	require.ErrorIs(t, c.Do(ctx, "GET", "/v1/banks", map[string]int{}, nil), ErrInvalidParameters)
+	assert.Len(t, rec.all(), before, "nothing sent for bad input")
+}
+
+func TestDoRouteNamesNoID(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "/v1/payments/{param}/confirm", doRoute("/v1/payments/"+paymentID+"/confirm"))
+	assert.Equal(t, "/v1/payouts/by-ext-id/{param}", doRoute("/v1/payouts/by-ext-id/order-1"))
 }

@@ -21,7 +21,7 @@ import (
 // as the read would return it, and does not match ErrUnauthorized: the
 // credentials were not judged.
 func (c *Client) CheckCredentials(ctx context.Context) error {
-	err := c.do(ctx, request{op: opCheckCredentials, path: "/v1/balance"})
+	_, err := send[discard](ctx, c, &call{op: opCheckCredentials, path: "/v1/balance"}, nil)
 	if err != nil && errors.Is(err, ErrUnauthorized) {
 		return &credentialsError{cause: err}
 	}

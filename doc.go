@@ -13,6 +13,16 @@
 //
 // See the README for the retry and idempotency guarantees of each operation.
 //
+// Every answer is checked by the operation it answers, not call by call: a
+// write's 2xx must carry what makes it the resource (id, ext_id, amount,
+// status as the operation's answer has them), be about what was asked (the
+// id in the path, the ext_id in the body) and match the request (amount and
+// method of a create, the target state of a change). Anything else is read
+// back, or for a money move reported as ErrUnknownOutcome: never returned as
+// the result. [Client.Do] reaches any /v1/ path with the same error mapping,
+// and [Client.WaitPayment] and [Client.WaitPayout] poll until a resource
+// settles, the safety net for a lost webhook.
+//
 // # What the spec does not say
 //
 // The service's specification marks 19 points "not shown". For each, the
@@ -118,13 +128,13 @@
 // ErrTooManySameAmount and is never retried, since the same amount at once
 // would be refused again: vary the amount, or wait until pending payments of
 // that amount end (the sandbox counts PENDING payments only, 5 by default).
-// Tests: TestCheckRetryByClass, TestIntegrationSameAmountLimitFollowsExpiry.
+// Tests: TestRetryableByClass, TestIntegrationSameAmountLimitFollowsExpiry.
 //
 // Rate limits: the SDK throttles nothing itself. A 429 without an API code
 // is taken for a rate limiter: reads are retried with backoff that honours
 // Retry-After (up to 60 s; longer is returned at once), and other calls are
-// not re-sent on it. Tests: TestCheckRetryByClass,
-// TestBackoffBoundsAndRetryAfter, TestCheckRetryRefusesLongRetryAfter.
+// not re-sent on it. Tests: TestRetryableByClass,
+// TestBackoffBoundsAndRetryAfter, TestCheckRetryStopsForContextAndRetryAfter.
 //
 // Maximum payout list limit: the SDK sends ListPayoutsParams.Limit as given
 // (zero: not sent, the service's default of 100 applies) and caps nothing;

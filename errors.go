@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -86,6 +87,8 @@ type Error struct {
 	// Data is the raw "data" object of the error body, nil when absent.
 	// One over MaxErrorDataBytes keeps only its ext_id.
 	Data json.RawMessage
+	// retryAfter is the answer's Retry-After, which the waiters honour.
+	retryAfter time.Duration
 }
 
 // Error formats the code, status and message. Long digit runs in the message
@@ -94,7 +97,7 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("paykit: ")
 	if e.Code != "" {
-		b.WriteString(e.Code)
+		b.WriteString(sanitizeCode(e.Code)) // an *Error built by hand is not sanitized yet
 		b.WriteString(" ")
 	}
 	fmt.Fprintf(&b, "(HTTP %d)", e.HTTPStatus)
@@ -206,7 +209,7 @@ func decodeError(status int, body []byte) *Error {
 		Data    json.RawMessage `json:"data"`
 	}
 	if json.Unmarshal(body, &wire) == nil && wire.Error != "" {
-		e.Code = truncate(string(wire.Error), 64)
+		e.Code = sanitizeCode(string(wire.Error))
 		var msg string
 		if json.Unmarshal(wire.Message, &msg) != nil {
 			msg = string(wire.Message)
@@ -222,6 +225,36 @@ func decodeError(status int, body []byte) *Error {
 		e.Message = http.StatusText(status)
 	}
 	return e
+}
+
+// invalidCode stands in for an error code that is not shaped like one of
+// the API's: a server that put a card number or a key in the "error" field
+// must not get it into Error.Code, a log, a span or a metric label (whose
+// cardinality a free text would also make unbounded).
+const invalidCode = "INVALID_CODE"
+
+// sanitizeCode keeps a code shaped like the API's ("PAY_004": a letter
+// first, then letters, digits and underscores, at most 32 in all, and
+// fewer than seven digits, so that no card or phone number passes) and
+// replaces anything else with invalidCode.
+func sanitizeCode(s string) string {
+	if len(s) == 0 || len(s) > 32 || !isAlnum(s[0]) || isDigit(s[0]) {
+		return invalidCode
+	}
+	digits := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case isDigit(c):
+			digits++
+		case !isAlnum(c) && c != '_':
+			return invalidCode
+		}
+	}
+	if digits > 6 {
+		return invalidCode
+	}
+	return s
 }
 
 // excerpt makes a short, printable, single-line excerpt of an arbitrary body.
@@ -252,38 +285,6 @@ func excerpt(body []byte) string {
 		s += "…"
 	}
 	return s
-}
-
-// maskDigits masks card and phone numbers in free text, keeping their last
-// four digits: they must not reach the merchant's logs through an error
-// string, even if a server echoes them. A number is a run of digit groups
-// joined by single spaces, dashes, dots or parentheses (a parenthesis may
-// stand beside one of the others: "8 (912) 345-67-89"), glued to letters or
-// not ("card2200123456789010"), with ten digits or more in all; a leading
-// '+' stays. What stays readable, because error texts must name it: UUIDs,
-// hashes ("0x" and hex digits, or 32 hex digits or more with a letter
-// among them), ext_ids with fewer than ten digits ("order-1001"), decimal
-// amounts (one dot), IPv4 addresses and a leading ISO date
-// ("2026-11-22 03:10").
-func maskDigits(s string) string {
-	var out []byte
-	for i := 0; i < len(s); {
-		if n := readableLen(s, i); n > 0 {
-			i += n
-			continue
-		}
-		if !isDigit(s[i]) {
-			i++
-			continue
-		}
-		r := scanDigitRun(s, i)
-		out = r.mask(s, out)
-		i = r.end
-	}
-	if out == nil {
-		return s
-	}
-	return string(out)
 }
 
 // ValidationError reports input that the SDK refused before sending anything.

@@ -219,7 +219,7 @@ func TestValidationError(t *testing.T) {
 func TestUnknownOutcomeError(t *testing.T) {
 	t.Parallel()
 	cause := &Error{Code: "", HTTPStatus: 504, Message: "Gateway Timeout"}
-	err := error(&unknownOutcomeError{op: "CreateTransfer", check: opCreateTransfer.check, cause: cause})
+	err := error(&unknownOutcomeError{op: "CreateTransfer", check: opCreateTransfer.advice, cause: cause})
 	assert.ErrorIs(t, err, ErrUnknownOutcome)
 	assert.ErrorIs(t, err, ErrInternal)
 	var apiErr *Error
@@ -246,5 +246,28 @@ func TestMoneyMove5xxIsUnknownOutcome(t *testing.T) {
 func TestSentinelMessages(t *testing.T) {
 	for _, s := range allSentinels {
 		assert.True(t, strings.HasPrefix(s.Error(), "paykit: "), s.Error())
+	}
+}
+
+func TestErrorDataIsBounded(t *testing.T) {
+	t.Parallel()
+	big := `{"error":"PAY_003","message":"dup","data":{"ext_id":"o-1","junk":"` + strings.Repeat("x", 200_000) + `"}}`
+	e := decodeError(409, []byte(big))
+	assert.LessOrEqual(t, len(e.Data), MaxErrorDataBytes)
+	assert.Equal(t, "o-1", e.ExtID(), "what ExtID reads is kept")
+	e = decodeError(500, []byte(`{"error":"SYS_001","data":{"junk":"`+strings.Repeat("x", 200_000)+`"}}`))
+	assert.Nil(t, e.Data)
+	small := decodeError(409, []byte(`{"error":"PAY_003","data":{"ext_id":"o-2","n":1}}`))
+	assert.JSONEq(t, `{"ext_id":"o-2","n":1}`, string(small.Data), "small data is kept whole")
+}
+
+func TestSanitizeCode(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"PAY_001", "PAY_004", "SYS_001", "DIS_003", "WDR_002", "TRF_001", "AUTH", "rate_limited", "E1234567"[:7]} {
+		assert.Equal(t, ok, sanitizeCode(ok))
+	}
+	for _, bad := range []string{"", "4111111111111111", "79001234567", "_PAY", "1PAY", "PAY 004", "PAY-004", "PAY_0041234",
+		strings.Repeat("A", 33), "карта", "PAY_004\n", `PAY"`} {
+		assert.Equal(t, invalidCode, sanitizeCode(bad), bad)
 	}
 }

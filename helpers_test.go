@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -84,6 +85,44 @@ func mockHTTP(t *testing.T, status int, body string, rec *recorder) *http.Client
 		return resp, nil
 	})
 	return &http.Client{Transport: mt}
+}
+
+// echoFields are the request fields a create's answer repeats.
+var echoFields = []string{"ext_id", "amount", "method", "requisites", "holder_name", "bank",
+	"from_terminal_id", "to_terminal_id", "address"}
+
+// echoClient is mockClient for tests of what a create sends: its answer is
+// body with the fields of the request that an answer repeats (ext_id,
+// amount, method, …) copied in, digits as sent, so that the answer is
+// about the resource asked for.
+func echoClient(t *testing.T, status int, body string) (*Client, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	mt := httpmock.NewMockTransport()
+	mt.RegisterNoResponder(func(req *http.Request) (*http.Response, error) {
+		got := rec.record(req)
+		var in, out map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(body), &out); err != nil {
+			return nil, err
+		}
+		if json.Unmarshal(got.Body, &in) == nil {
+			for _, k := range echoFields {
+				if v, ok := in[k]; ok {
+					out[k] = v
+				}
+			}
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return nil, err
+		}
+		resp := httpmock.NewBytesResponse(status, b)
+		resp.Header.Set("Content-Type", "application/json")
+		return resp, nil
+	})
+	c, err := NewClient(testBase, testKey, HMACSigner(testSecret), WithHTTPClient(&http.Client{Transport: mt}), WithMaxRetries(0))
+	require.NoError(t, err)
+	return c, rec
 }
 
 // mockClient returns a client, without retries, whose own http.Client

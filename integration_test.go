@@ -12,12 +12,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -1500,7 +1503,16 @@ func TestIntegrationPaymentPageConfirms(t *testing.T) {
 	assert.Contains(t, string(page), "1500.50")
 	assert.Contains(t, string(page), p.Requisites.Value)
 
+	// Without the page's form token (a post from another site) nothing happens.
 	resp, err = noRedirect.PostForm(p.PaymentURL, nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Equal(t, paykit.PaymentStatusPending, e.status(t, p.ID))
+
+	tok := regexp.MustCompile(`name="token" value="([0-9a-f]+)"`).FindStringSubmatch(string(page))
+	require.NotNil(t, tok, "the page carries its form token")
+	resp, err = noRedirect.PostForm(p.PaymentURL, url.Values{"token": {tok[1]}})
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
@@ -1774,3 +1786,192 @@ func TestIntegrationWebhooksOnTimeoutAndReview(t *testing.T) {
 		paykit.PaymentStatusCancelledAppeal, paykit.PaymentStatusDispute, paykit.PaymentStatusCompleted}, got)
 	e.assertTerminal(t, sandbox.DefaultMainTerminalID, "1005.41", "0.00") // 500/92.50 = 5.4054 -> 5.41
 }
+
+// The waiters against the sandbox: each returns once the sandbox settles
+// the resource, whoever moves it.
+func TestIntegrationWaiters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sandbox.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	fast := paykit.WaitOptions{MinInterval: time.Millisecond, MaxInterval: 5 * time.Millisecond}
+
+	p := e.processing(t, "wait-1", "1500.50")
+	done := make(chan *paykit.Payment, 1)
+	go func() {
+		got, err := e.c.WaitPayment(ctx, p.ID, fast)
+		assert.NoError(t, err)
+		done <- got
+	}()
+	require.NoError(t, e.sb.VerifyPayment(p.ID, "completed"))
+	got := <-done
+	assert.Equal(t, paykit.PaymentStatusCompleted, got.Status)
+	assert.Equal(t, p.ID, got.ID)
+
+	po, err := e.c.CreatePayout(ctx, paykit.CreatePayoutParams{ExtID: "wait-po", Amount: dec("10"),
+		Method: paykit.PayoutMethodSBP, Requisites: "+79001234567", HolderName: "A B"})
+	require.NoError(t, err)
+	pdone := make(chan *paykit.Payout, 1)
+	go func() {
+		got, err := e.c.WaitPayout(ctx, po.ID, fast)
+		assert.NoError(t, err)
+		pdone <- got
+	}()
+	require.NoError(t, e.sb.SetPayoutStatus(po.ID, "processing"))
+	require.NoError(t, e.sb.SetPayoutStatus(po.ID, "completed"))
+	assert.Equal(t, paykit.PayoutStatusCompleted, (<-pdone).Status)
+}
+
+// mangle serves the sandbox, except that the answer to method+path is
+// replaced after the sandbox has applied the request: the service did the
+// work, and the merchant cannot read what it said.
+func mangle(t *testing.T, sb *sandbox.Server, method, path, mode string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method || r.URL.Path != path {
+			sb.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		sb.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		switch mode {
+		case "truncated": // no Content-Length, connection closed mid-body
+			conn, buf, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				panic(err)
+			}
+			buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n")
+			buf.Write(body[:len(body)/2])
+			buf.Flush()
+			conn.Close()
+		case "empty":
+			w.WriteHeader(http.StatusOK)
+		case "204":
+			w.WriteHeader(http.StatusNoContent)
+		case "html":
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusOK)
+			io.WriteString(w, "<html><body>Maintenance</body></html>")
+		default:
+			panic("unknown mode " + mode)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func sandboxClient(t *testing.T, url string, opts ...paykit.Option) *paykit.Client {
+	t.Helper()
+	opts = append([]paykit.Option{paykit.WithRetryWait(time.Millisecond, 2*time.Millisecond)}, opts...)
+	c, err := paykit.NewClient(url, sandbox.DefaultAPIKey, paykit.HMACSigner(sandbox.DefaultSecret), opts...)
+	require.NoError(t, err)
+	return c
+}
+
+func sbTerminalBalance(t *testing.T, sb *sandbox.Server, id string) decimal.Decimal {
+	t.Helper()
+	for _, term := range sb.Terminals(sandbox.DefaultAPIKey) {
+		if term.ID == id {
+			return term.Balance
+		}
+	}
+	t.Fatalf("no terminal %s", id)
+	return decimal.Decimal{}
+}
+
+// bareTransport forwards requests to the server with a transport of its
+// own and a context that carries no httptrace, like a signing proxy or an
+// instrumentation wrapper: the SDK sees no trace events from it.
+type bareTransport struct {
+	inner http.RoundTripper
+	after func(*http.Response, error) (*http.Response, error)
+}
+
+func (b *bareTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(context.Background())
+	resp, err := b.inner.RoundTrip(out)
+	return b.after(resp, err)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+const (
+	unsaidPaymentID    = "6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70"
+	unsaidPayoutID     = "0b7d3c2a-1e4f-4a5b-8c6d-7e8f9a0b1c2d"
+	unsaidWithdrawalID = "9a8b7c6d-5e4f-4321-8765-43210fedcba9"
+)
+
+// unsaidPaymentJSON is a payment as GET returns it, in the given status.
+func unsaidPaymentJSON(status string) string {
+	return `{"id":"` + unsaidPaymentID + `","ext_id":"order-1","amount":1500.50,"currency":"RUB","status":"` + status + `",` +
+		`"method":"CARD","requisites":{"type":"card","value":"2200123456789010","bank":"Sberbank","holder":"Ivan I."},` +
+		`"payment_url":null,"valid_until":"2025-03-01T12:20:00Z","created_at":"2025-03-01T12:00:00Z","usdt_rate":92.50}`
+}
+
+// unsaidPayoutJSON is a payout as GET returns it, in the given status.
+func unsaidPayoutJSON(status string) string {
+	return `{"id":"` + unsaidPayoutID + `","ext_id":"payout-1","amount":2500.00,"currency":"RUB","method":"card",` +
+		`"requisites":"2200123456789010","holder_name":"IVAN IVANOV","bank":"","status":"` + status + `",` +
+		`"provider_order_id":"","created_at":"2025-03-01T12:00:00Z"}`
+}
+
+// unsaidWithdrawalJSON is a withdrawal as GET returns it, in the given status.
+func unsaidWithdrawalJSON(status string) string {
+	return `{"id":"` + unsaidWithdrawalID + `","amount":100.00,"fee":1.50,"currency":"USDT","address":"TXyz",` +
+		`"tx_hash":null,"status":"` + status + `","created_at":"2025-03-01T12:00:00Z","updated_at":"2025-03-01T12:00:00Z"}`
+}
+
+// answer is a canned response of a fake API.
+type answer struct {
+	status int
+	body   string
+}
+
+// fakeAPI serves canned answers keyed by "METHOD /escaped/path" over real
+// loopback HTTP (anything else answers 404 with no body) and logs every
+// request. The client retries within milliseconds.
+func fakeAPI(t *testing.T, answers map[string]answer, opts ...paykit.Option) (*paykit.Client, *wireLog) {
+	t.Helper()
+	log := &wireLog{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		log.add(r)
+		a, ok := answers[r.Method+" "+r.URL.EscapedPath()]
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(a.status)
+		_, _ = w.Write([]byte(a.body))
+	}))
+	t.Cleanup(srv.Close)
+	opts = append([]paykit.Option{paykit.WithRetryWait(time.Millisecond, 2*time.Millisecond)}, opts...)
+	c, err := paykit.NewClient(srv.URL, credKey, paykit.HMACSigner(credSecret), opts...)
+	require.NoError(t, err)
+	return c, log
+}
+
+// count counts the logged requests with this method and URI.
+func (l *wireLog) count(method, uri string) int {
+	n := 0
+	for _, r := range l.all() {
+		if r.Method == method && r.URI == uri {
+			n++
+		}
+	}
+	return n
+}
+
+// requestLines lists the logged requests as "METHOD URI".
+func requestLines(l *wireLog) []string {
+	var out []string
+	for _, r := range l.all() {
+		out = append(out, r.Method+" "+r.URI)
+	}
+	return out
+}
+
+func unsaidID(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }

@@ -3,6 +3,9 @@ package paykit
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -116,6 +119,10 @@ const (
 	// OutcomeUnknownOutcome: the call's error matches ErrUnknownOutcome:
 	// the operation may or may not have taken effect.
 	OutcomeUnknownOutcome Outcome = "unknown_outcome"
+	// OutcomeInvalidAnswer: a read was answered, but not with the resource
+	// asked for (a body that does not decode, lacks the id, or is about
+	// another resource), so the call failed without any transport fault.
+	OutcomeInvalidAnswer Outcome = "invalid_answer"
 )
 
 // CallEndInfo describes how a call ended.
@@ -187,6 +194,58 @@ func (os observers) CallEnd(ctx context.Context, end *CallEndInfo) {
 	}
 }
 
+// safeObserver runs another Observer's hooks so that a panic in one is
+// recovered, logged once, and the call goes on: a bug in telemetry must
+// not turn a created payout into a panic with no outcome.
+type safeObserver struct {
+	o      Observer
+	logger *slog.Logger // the Client's, or slog.Default() without one
+	once   *sync.Once
+}
+
+// recovered is deferred by every hook; recover works only there.
+func (s safeObserver) recovered(hook string) {
+	if v := recover(); v != nil {
+		s.once.Do(func() {
+			s.logger.Error("paykit: Observer."+hook+" panicked; calls go on without that hook's work (logged once)",
+				slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))))
+		})
+	}
+}
+
+func (s safeObserver) CallStart(ctx context.Context, call *CallInfo) (out context.Context) {
+	out = ctx
+	defer s.recovered("CallStart")
+	if got := s.o.CallStart(ctx, call); got != nil {
+		out = got
+	}
+	return out
+}
+
+func (s safeObserver) AttemptStart(ctx context.Context, a *AttemptInfo) (out context.Context) {
+	out = ctx
+	defer s.recovered("AttemptStart")
+	if got := s.o.AttemptStart(ctx, a); got != nil {
+		out = got
+	}
+	return out
+}
+
+func (s safeObserver) AttemptEnd(ctx context.Context, a *AttemptInfo) {
+	defer s.recovered("AttemptEnd")
+	s.o.AttemptEnd(ctx, a)
+}
+
+func (s safeObserver) RetryWait(ctx context.Context, w *RetryInfo) {
+	defer s.recovered("RetryWait")
+	s.o.RetryWait(ctx, w)
+}
+
+func (s safeObserver) CallEnd(ctx context.Context, end *CallEndInfo) {
+	defer s.recovered("CallEnd")
+	s.o.CallEnd(ctx, end)
+}
+
 // combineObservers returns nil for none, the observer itself for one, and
 // their composition for more.
 func combineObservers(os []Observer) Observer {
@@ -197,51 +256,6 @@ func combineObservers(os []Observer) Observer {
 		return os[0]
 	}
 	return observers(os)
-}
-
-// WebhookOutcome classifies how a WebhookHandler answered one delivery.
-type WebhookOutcome string
-
-// Webhook delivery outcomes.
-const (
-	// WebhookAccepted: verified and handed to the callback, which succeeded.
-	WebhookAccepted WebhookOutcome = "accepted"
-	// WebhookIgnored: acknowledged with 200 without a callback (none is set
-	// for the notification's kind).
-	WebhookIgnored WebhookOutcome = "ignored"
-	// WebhookRefusedMethod: not a POST (405).
-	WebhookRefusedMethod WebhookOutcome = "refused_method"
-	// WebhookRefusedSize: the body is over MaxBodyBytes (413).
-	WebhookRefusedSize WebhookOutcome = "refused_size"
-	// WebhookRefusedBody: the body cannot be read, decoded or classified
-	// (400), or comes in a Content-Encoding other than gzip (415).
-	WebhookRefusedBody WebhookOutcome = "refused_body"
-	// WebhookRefusedToken: a payment notification whose token does not
-	// match, or no token is configured (401).
-	WebhookRefusedToken WebhookOutcome = "refused_token"
-	// WebhookRefusedUnverified: a payout notification that cannot be
-	// verified, without Client or AllowUnverifiedPayouts (401).
-	WebhookRefusedUnverified WebhookOutcome = "refused_unverified"
-	// WebhookTokenLookupFailed: TokenFor returned an error (500).
-	WebhookTokenLookupFailed WebhookOutcome = "token_lookup_failed"
-	// WebhookFetchFailed: reading the resource back through Client failed,
-	// or the API's copy is not the resource notified (500).
-	WebhookFetchFailed WebhookOutcome = "fetch_failed"
-	// WebhookCallbackError: the callback returned an error or panicked (500).
-	WebhookCallbackError WebhookOutcome = "callback_error"
-)
-
-// WebhookDelivery describes how a WebhookHandler answered one request.
-// It carries no id, token or body: it is meant for logs and metrics.
-type WebhookDelivery struct {
-	// Kind is "payment", "payout", or "" when it could not be told.
-	Kind string
-	// Outcome classifies the answer.
-	Outcome WebhookOutcome
-	// StatusCode is the HTTP status answered.
-	StatusCode int
-	// Duration is the time from the request's arrival to the answer.
-	Duration time.Duration
 }
 
 var errNilObserver = errors.New("paykit: WithObserver(nil)")

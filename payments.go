@@ -7,12 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -147,10 +147,12 @@ type Payment struct {
 	Reconciled bool `json:"-"`
 }
 
-func (p *Payment) markReconciled() { p.Reconciled = true }
+func (p *Payment) markReconciled()     { p.Reconciled = true }
+func (p *Payment) wasReconciled() bool { return p.Reconciled }
 
-// identity is what a read of this payment asked for.
-func (p *Payment) identity() (id, extID string) { return p.ID, p.ExtID }
+func (p *Payment) facts() facts {
+	return facts{id: p.ID, extID: p.ExtID, status: string(p.Status), amount: p.Amount}
+}
 
 // UnmarshalJSON decodes a payment leniently (numbers or numeric strings,
 // null or ISO 8601 times) and resolves the requisites' bank fields, whose
@@ -266,23 +268,6 @@ func (w *requisitesWire) requisites(method PaymentMethod) Requisites {
 	return r
 }
 
-// LogValue implements slog.LogValuer. It keeps the payer's card or phone
-// number out of structured logs: slog.Info("paid", "payment", p) logs it
-// masked to its last four digits. Reading the fields is unaffected.
-func (r Requisites) LogValue() slog.Value {
-	attrs := []slog.Attr{
-		slog.String("type", string(r.Type)),
-		slog.String("value", maskTail(r.Value)),
-		slog.String("bank_code", r.BankCode),
-		slog.String("bank_name", r.BankName),
-	}
-	if r.Country != "" {
-		attrs = append(attrs, slog.String("country", string(r.Country)),
-			slog.String("currency", r.Currency), slog.String("amount_local", r.AmountLocal.String()))
-	}
-	return slog.GroupValue(attrs...)
-}
-
 // Dispute is an appeal the merchant opened on a cancelled payment.
 type Dispute struct {
 	// Amount is the amount the payer actually paid. The spec makes it
@@ -324,19 +309,6 @@ func (w *disputeWire) dispute() *Dispute {
 	return &d
 }
 
-// LogValue implements slog.LogValuer: the payment with its requisites masked.
-func (p Payment) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("id", p.ID),
-		slog.String("ext_id", p.ExtID),
-		slog.String("amount", p.Amount.String()),
-		slog.String("currency", p.Currency),
-		slog.String("status", string(p.Status)),
-		slog.String("method", string(p.Method)),
-		slog.Any("requisites", p.Requisites),
-	)
-}
-
 // Payment amount bounds of the API, in RUB.
 var (
 	MinPaymentAmount = decimal.NewFromInt(100)
@@ -369,30 +341,9 @@ type CreatePaymentParams struct {
 	NotificationToken string
 }
 
-func (p CreatePaymentParams) validate() error {
-	if err := checkExtID(p.ExtID, MaxExtIDLength); err != nil {
-		return err
-	}
-	if p.Amount.LessThan(MinPaymentAmount) || p.Amount.GreaterThan(MaxPaymentAmount) {
-		return invalid("amount", "must be between 100 and 300000 RUB")
-	}
-	if p.Method != "" && !slices.Contains(paymentMethods, p.Method) {
-		return invalid("method", "must be CARD, SBP, SIM or CROSS_BORDER")
-	}
-	if p.Country != "" {
-		if !slices.Contains(countries, p.Country) {
-			return invalid("country", "must be TJ, KZ, UZ or KG")
-		}
-		if p.Method != MethodCrossBorder {
-			return invalid("country", "applies only to method CROSS_BORDER")
-		}
-	}
-	return checkURL("notify_url", p.NotifyURL)
-}
-
 type createPaymentBody struct {
 	ExtID             string        `json:"ext_id"`
-	Amount            amount        `json:"amount"`
+	Amount            json.Number   `json:"amount"`
 	Method            PaymentMethod `json:"method,omitempty"`
 	Bank              string        `json:"bank,omitempty"`
 	Country           Country       `json:"country,omitempty"`
@@ -403,17 +354,20 @@ type createPaymentBody struct {
 
 // CreatePayment creates a payment and returns the requisites for the payer.
 //
-// It is retried on transport errors and 5xx answers. When a retry is
-// refused with PAY_003 after an earlier attempt may have got through, or a
-// 2xx answer cannot be decoded, the SDK reads the payment back by ext_id and
-// returns it (with Reconciled set) when it is the one params describe:
-// same amount, method and, when params.Bank is set, bank (for CROSS_BORDER
-// the GET carries the bank's code; for the other methods its name, which
-// the SDK resolves from the code through ListBanks, once per Client). A
-// GET does not carry the country, client_id, notify_url or notification
-// token, so those cannot be compared. A payment that differs is someone
-// else's: the PAY_003 error (ErrDuplicateExtID) is returned. A PAY_003 on
-// the first attempt is always returned as ErrDuplicateExtID.
+// The answer must be the payment params describe: its ext_id, amount and
+// method (and the bank, when params.Bank is set). It is retried on
+// transport errors and 5xx answers. When a retry is refused with PAY_003
+// after an earlier attempt may have got through, or a 2xx answer is not
+// that payment (undecodable, over MaxResponseBytes, incomplete, or about
+// another one), the SDK reads the payment back by ext_id and returns it
+// (with Reconciled set) when it is the one params describe: same amount,
+// method and, when params.Bank is set, bank (for CROSS_BORDER the GET
+// carries the bank's code; for the other methods its name, which the SDK
+// resolves from the code through ListBanks, cached per Client). A GET does
+// not carry the country, client_id, notify_url or notification token, so
+// those cannot be compared. A payment that differs is someone else's: the
+// PAY_003 error (ErrDuplicateExtID) is returned. A PAY_003 on the first
+// attempt is always returned as ErrDuplicateExtID.
 //
 // When the call fails after an attempt may have reached the service (a
 // connection lost after sending, a 5xx other than PAY_004), the error
@@ -424,87 +378,119 @@ func (c *Client) CreatePayment(ctx context.Context, params CreatePaymentParams) 
 	if err := params.validate(); err != nil {
 		return nil, err
 	}
-	return createByExtID(ctx, c, opCreatePayment, "/v1/payments",
-		createPaymentBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
-			Bank: params.Bank, Country: params.Country, ClientID: params.ClientID,
-			NotifyURL: params.NotifyURL, NotificationToken: params.NotificationToken},
-		settleByExtID("GetPaymentByExtID", params.ExtID),
-		func(ctx context.Context) (*Payment, error) { return c.GetPaymentByExtID(ctx, params.ExtID) },
-		func(ctx context.Context, got *Payment) (bool, error) { return c.paymentMatches(ctx, params, got) })
+	body, err := json.Marshal(createPaymentBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
+		Bank: params.Bank, Country: params.Country, ClientID: params.ClientID,
+		NotifyURL: params.NotifyURL, NotificationToken: params.NotificationToken})
+	if err != nil {
+		return nil, err
+	}
+	return send(ctx, c, &call{op: opCreatePayment, path: "/v1/payments", body: body, contentType: contentJSON, extID: params.ExtID},
+		func(ctx context.Context, got *Payment) error { return c.paymentMatches(ctx, params, got) })
 }
 
-// paymentMatches reports whether a payment read back by ext_id is the one
-// params would have created, comparing every field the caller set that a
-// GET carries.
-func (c *Client) paymentMatches(ctx context.Context, params CreatePaymentParams, got *Payment) (bool, error) {
+// paymentMatches reports whether a payment (created or read back by
+// ext_id) is the one params describe, comparing every field the caller set
+// that the answer carries.
+func (c *Client) paymentMatches(ctx context.Context, params CreatePaymentParams, got *Payment) error {
 	method := cmp.Or(params.Method, MethodCard) // the service's default
-	if !got.Amount.Equal(params.Amount) || got.Method != method {
-		return false, nil
-	}
-	if params.Bank == "" {
-		return true, nil
-	}
-	if got.Requisites.BankCode != "" { // CROSS_BORDER: "bank" holds the code
-		return strings.EqualFold(got.Requisites.BankCode, params.Bank), nil
+	switch {
+	case !got.Amount.Equal(params.Amount):
+		return fmt.Errorf("the payment's amount is %s, not %s", got.Amount, params.Amount)
+	case got.Method != method:
+		return fmt.Errorf("the payment's method is %q, not %q", truncate(string(got.Method), 20), method)
+	case params.Bank == "":
+		return nil
+	case got.Requisites.BankCode != "": // the create answer, or CROSS_BORDER's "bank"
+		if !strings.EqualFold(got.Requisites.BankCode, params.Bank) {
+			return fmt.Errorf("the payment's bank is %q, not %q", truncate(got.Requisites.BankCode, 40), params.Bank)
+		}
+		return nil
 	}
 	name, err := c.bankName(ctx, params.Bank)
 	if err != nil {
-		return false, err
+		return err
 	}
-	return strings.EqualFold(got.Requisites.BankName, name), nil
+	if !strings.EqualFold(got.Requisites.BankName, name) {
+		return fmt.Errorf("the payment's bank is %q, not %q", truncate(got.Requisites.BankName, 40), name)
+	}
+	return nil
 }
 
-// bankName resolves a bank code to its name through ListBanks, read once
-// per Client and kept: reconciliation is rare, and bank names do not change
-// under a running process.
+// bankCache maps bank codes to names for reconciliation. A GET of a
+// payment carries the bank's name, a create's params its code, so a
+// read-back can only be compared through ListBanks.
+type bankCache struct {
+	mu    sync.Mutex
+	names map[string]string
+	// fetched is when names was read; busy is closed when the ListBanks
+	// in flight ends (nil when none is).
+	fetched time.Time
+	busy    chan struct{}
+}
+
+// bankRefreshInterval is how often a code missing from the cache may make
+// the Client read ListBanks again: a bank added since the last read is
+// found, and a stream of unknown codes costs at most one read per minute.
+const bankRefreshInterval = time.Minute
+
+// bankName resolves a bank code to its name. One ListBanks is in flight at
+// a time; other calls wait for it, each only as long as its own context
+// allows, and no lock is held across the network read. A code missing
+// from the cache refreshes it, at most once per call and once per
+// bankRefreshInterval.
 func (c *Client) bankName(ctx context.Context, code string) (string, error) {
-	c.banks.mu.Lock()
-	defer c.banks.mu.Unlock()
-	if c.banks.names == nil {
+	code = strings.ToLower(code)
+	b := &c.banks
+	for refreshed := false; ; {
+		b.mu.Lock()
+		if name, ok := b.names[code]; ok {
+			b.mu.Unlock()
+			return name, nil
+		}
+		if busy := b.busy; busy != nil {
+			b.mu.Unlock()
+			select {
+			case <-busy:
+				continue
+			case <-ctx.Done():
+				return "", fmt.Errorf("waiting for ListBanks: %w", ctx.Err())
+			}
+		}
+		if refreshed || b.names != nil && c.now().Sub(b.fetched) < bankRefreshInterval {
+			b.mu.Unlock()
+			return "", fmt.Errorf("bank %q is not in ListBanks, so the payment read back cannot be compared", truncate(code, 40))
+		}
+		busy := make(chan struct{})
+		b.busy = busy
+		b.mu.Unlock()
+
 		banks, err := c.ListBanks(ctx)
+		b.mu.Lock()
+		if err == nil {
+			b.names = make(map[string]string, len(banks))
+			for _, bk := range banks {
+				b.names[strings.ToLower(bk.Code)] = bk.Name
+			}
+			b.fetched = c.now()
+		}
+		b.busy = nil
+		close(busy)
+		b.mu.Unlock()
 		if err != nil {
 			return "", err
 		}
-		c.banks.names = make(map[string]string, len(banks))
-		for _, b := range banks {
-			c.banks.names[strings.ToLower(b.Code)] = b.Name
-		}
+		refreshed = true
 	}
-	name, ok := c.banks.names[strings.ToLower(code)]
-	if !ok {
-		return "", fmt.Errorf("bank %q is not in ListBanks, so the payment read back cannot be compared", truncate(code, 40))
-	}
-	return name, nil
 }
 
-// settleHint names the read that settles an unknown outcome: read(arg).
-// The advice is formatted only when an error needs it, so a call that
-// succeeds pays nothing for it.
-type settleHint struct{ read, arg string }
-
-// settleByExtID is the hint of a create, read back by ext_id.
-func settleByExtID(read, extID string) settleHint { return settleHint{read, extID} }
-
-// settleByID is the hint of a payment state change.
-func settleByID(id string) settleHint { return settleHint{"GetPayment", id} }
-
-// advice is the sentence an unknown outcome's error ends with, "" for none.
-func (h settleHint) advice() string {
-	switch h.read {
-	case "":
-		return ""
-	case "GetPayment":
-		return fmt.Sprintf("read it with GetPayment(%q) to see whether it took effect before trying again", h.arg)
-	}
-	return fmt.Sprintf("read it back with %s(%q) before creating it again", h.read, truncate(h.arg, 80))
-}
-
-// GetPayment returns the payment with the given id (a UUID).
+// GetPayment returns the payment with the given id (a UUID). An answer
+// about another payment is an error: a cache or proxy that serves another
+// order's payment must not make the merchant act on it.
 func (c *Client) GetPayment(ctx context.Context, id string) (*Payment, error) {
 	if err := checkUUID("id", id); err != nil {
 		return nil, err
 	}
-	return c.getPayment(ctx, opGetPayment, "/v1/payments/"+id, id, "")
+	return send[Payment](ctx, c, &call{op: opGetPayment, path: "/v1/payments/" + id, id: id}, nil)
 }
 
 // GetPaymentByExtID returns the payment with the merchant's ext_id. The
@@ -513,18 +499,7 @@ func (c *Client) GetPaymentByExtID(ctx context.Context, extID string) (*Payment,
 	if err := checkExtID(extID, MaxExtIDLength); err != nil {
 		return nil, err
 	}
-	return c.getPayment(ctx, opGetPaymentByExtID, "/v1/payments/by-ext-id/"+pathSegment(extID), "", extID)
-}
-
-// getPayment reads a payment; the answer must be the payment asked for
-// (wantID or wantExtID), or the read fails: a cache or proxy that serves
-// another order's payment must not make the merchant act on it.
-func (c *Client) getPayment(ctx context.Context, op *operation, path, wantID, wantExtID string) (*Payment, error) {
-	p := new(Payment)
-	if err := c.do(ctx, request{op: op, path: path, out: p, wantID: wantID, wantExtID: wantExtID}); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return send[Payment](ctx, c, &call{op: opGetPaymentByExtID, path: "/v1/payments/by-ext-id/" + pathSegment(extID), extID: extID}, nil)
 }
 
 // Attachment is a file sent with ConfirmPayment: an image of the transfer
@@ -545,10 +520,11 @@ const MaxAttachmentSize = 10_000_000
 // an image of the receipt (nil sends none). The payment moves to PROCESSING.
 //
 // The receipt must be an image (PNG, JPEG, GIF, WebP, BMP or HEIC, told by
-// its content, not its name) of at most 10 MiB; anything else is refused
-// before sending. A retry that finds the payment already PROCESSING (or
-// COMPLETED), because an earlier attempt's answer was lost, returns it as
-// read back with GetPayment, so Message is then empty.
+// its content, not its name) of at most 10 MB (MaxAttachmentSize,
+// 10,000,000 bytes); anything else is refused before sending. A retry that
+// finds the payment already PROCESSING (or COMPLETED), because an earlier
+// attempt's answer was lost, returns it as read back with GetPayment, so
+// Message is then empty.
 func (c *Client) ConfirmPayment(ctx context.Context, id string, receipt *Attachment) (*Payment, error) {
 	if err := checkUUID("id", id); err != nil {
 		return nil, err
@@ -557,13 +533,8 @@ func (c *Client) ConfirmPayment(ctx context.Context, id string, receipt *Attachm
 	if err != nil {
 		return nil, err
 	}
-	p := new(Payment)
-	err = c.do(ctx, c.readPaymentBack(request{op: opConfirmPayment, path: "/v1/payments/" + id + "/confirm",
-		body: body, contentType: contentType, out: p}, id, PaymentStatusProcessing, PaymentStatusCompleted))
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
+	return send(ctx, c, &call{op: opConfirmPayment, path: "/v1/payments/" + id + "/confirm", body: body, contentType: contentType, id: id},
+		inStatus(PaymentStatusProcessing, PaymentStatusCompleted))
 }
 
 // multipartReceipt builds the confirm request's multipart/form-data body.
@@ -582,7 +553,7 @@ func multipartReceipt(receipt *Attachment) ([]byte, string, error) {
 		case len(data) == 0:
 			return nil, "", invalid("attachment", "is empty")
 		case len(data) > MaxAttachmentSize:
-			return nil, "", invalid("attachment", "is larger than 10 MiB")
+			return nil, "", invalid("attachment", "is larger than 10 MB (10,000,000 bytes)")
 		}
 		ctype := imageType(data)
 		if ctype == "" {
@@ -636,8 +607,8 @@ func imageType(data []byte) string {
 	return ""
 }
 
-// CancelPayment cancels a PENDING payment. A retry that finds the payment
-// already CANCELLED returns it as success.
+// CancelPayment cancels a PENDING payment. The answer must be this payment,
+// CANCELLED; a retry that finds it already CANCELLED returns it as success.
 func (c *Client) CancelPayment(ctx context.Context, id string) (*Payment, error) {
 	return c.transition(ctx, opCancelPayment, id, "/cancel", PaymentStatusCancelled)
 }
@@ -654,9 +625,9 @@ type OpenDisputeParams struct {
 }
 
 type openDisputeBody struct {
-	Amount     *amount `json:"amount,omitempty"`
-	ReceiptURL string  `json:"receipt_url,omitempty"`
-	Comment    string  `json:"comment,omitempty"`
+	Amount     json.Number `json:"amount,omitempty"`
+	ReceiptURL string      `json:"receipt_url,omitempty"`
+	Comment    string      `json:"comment,omitempty"`
 }
 
 // OpenDispute opens a dispute on a CANCELLED or CANCELLED_APPEAL payment
@@ -672,35 +643,33 @@ func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeP
 	if err := firstError(checkUUID("id", id), checkURL("receipt_url", params.ReceiptURL)); err != nil {
 		return nil, err
 	}
-	body := openDisputeBody{ReceiptURL: params.ReceiptURL, Comment: params.Comment}
+	in := openDisputeBody{ReceiptURL: params.ReceiptURL, Comment: params.Comment}
 	if !params.Amount.IsZero() {
 		if err := checkPositive("amount", params.Amount); err != nil {
 			return nil, err
 		}
-		a := amount(params.Amount)
-		body.Amount = &a
+		in.Amount = amount(params.Amount)
 	}
-	p := new(Payment)
-	r := c.readPaymentBack(request{op: opOpenDispute, path: "/v1/payments/" + id + "/dispute", out: p}, id)
-	r.matches = func(_ context.Context, got *Payment) (bool, error) {
-		if got.Status != PaymentStatusDispute {
-			return false, nil
-		}
-		if got.Dispute == nil {
-			// GET carries no dispute object: report what this call asked
-			// for; the opening time is unknown (zero).
-			got.Dispute = &Dispute{ReceiptURL: params.ReceiptURL, Comment: params.Comment}
-			if !params.Amount.IsZero() {
-				got.Dispute.Amount = decimal.NewNullDecimal(params.Amount)
-			}
-		}
-		return true, nil
-	}
-	err := c.doJSON(ctx, r, body)
+	body, err := json.Marshal(in)
 	if err != nil {
 		return nil, err
 	}
-	return p, nil
+	inDispute := inStatus(PaymentStatusDispute)
+	return send(ctx, c, &call{op: opOpenDispute, path: "/v1/payments/" + id + "/dispute", body: body, contentType: contentJSON, id: id},
+		func(ctx context.Context, got *Payment) error {
+			if err := inDispute(ctx, got); err != nil {
+				return err
+			}
+			if got.Dispute == nil {
+				// GET carries no dispute object: report what this call asked
+				// for; the opening time is unknown (zero).
+				got.Dispute = &Dispute{ReceiptURL: params.ReceiptURL, Comment: params.Comment}
+				if !params.Amount.IsZero() {
+					got.Dispute.Amount = decimal.NewNullDecimal(params.Amount)
+				}
+			}
+			return nil
+		})
 }
 
 // CancelDispute cancels an active dispute; the payment moves to
@@ -714,23 +683,16 @@ func (c *Client) transition(ctx context.Context, op *operation, id, suffix strin
 	if err := checkUUID("id", id); err != nil {
 		return nil, err
 	}
-	p := new(Payment)
-	err := c.do(ctx, c.readPaymentBack(request{op: op, path: "/v1/payments/" + id + suffix, out: p}, id, target))
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
+	return send(ctx, c, &call{op: op, path: "/v1/payments/" + id + suffix, id: id}, inStatus(target))
 }
 
-// readPaymentBack makes r a state change of payment id whose outcome,
-// when an answer is lost or unusable, is read back with GetPayment: if the
-// payment is in a state the call was driving to (one of want), an earlier
-// attempt did the work, and the call succeeds with the payment. It also
-// names GetPayment as the read that settles an unknown outcome.
-func (c *Client) readPaymentBack(r request, id string, want ...PaymentStatus) request {
-	r.settle = settleByID(id)
-	r.reconcile = readBack[Payment]{}
-	r.fetch = func(ctx context.Context) (*Payment, error) { return c.GetPayment(ctx, id) }
-	r.matches = func(_ context.Context, got *Payment) (bool, error) { return slices.Contains(want, got.Status), nil }
-	return r
+// inStatus is the want of a state change: the payment, answered or read
+// back, is in a state the call was driving to.
+func inStatus(states ...PaymentStatus) want[*Payment] {
+	return func(_ context.Context, got *Payment) error {
+		if !slices.Contains(states, got.Status) {
+			return fmt.Errorf("the payment is %s, not %s", truncate(string(got.Status), 30), states[0])
+		}
+		return nil
+	}
 }

@@ -116,7 +116,7 @@ func TestCreatePaymentCrossBorder(t *testing.T) {
 
 func TestCreatePaymentMinimalBodyOmitsOptionalFields(t *testing.T) {
 	t.Parallel()
-	c, rec := mockClient(t, http.StatusOK, cardPaymentJSON)
+	c, rec := echoClient(t, http.StatusOK, cardPaymentJSON)
 	_, err := c.CreatePayment(ctx, CreatePaymentParams{ExtID: "o", Amount: dec("100")})
 	require.NoError(t, err)
 	assertWire(t, rec.only(t), "POST", "/v1/payments", "application/json", `{"ext_id":"o","amount":100}`)
@@ -127,9 +127,11 @@ func TestAmountsKeepTheirDigits(t *testing.T) {
 		{"1500.50", "1500.50"}, {"100", "100"}, {"300000.00", "300000.00"}, {"0.000001", "0.000001"},
 		{"1e3", "1000"}, {"-2.10", "-2.10"}, {"123456789012345678901234567890.123", "123456789012345678901234567890.123"},
 	} {
-		b, err := amount(dec(tc.in)).MarshalJSON()
+		b, err := json.Marshal(struct {
+			A json.Number `json:"a"`
+		}{amount(dec(tc.in))})
 		require.NoError(t, err)
-		assert.Equal(t, tc.want, string(b), tc.in)
+		assert.Equal(t, `{"a":`+tc.want+`}`, string(b), tc.in)
 	}
 }
 
@@ -281,7 +283,7 @@ func TestCancelAndDisputeOperations(t *testing.T) {
 	dispute := `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","ext_id":"order-1001","amount":1500.50,"currency":"RUB","status":"dispute",
 		"method":"CARD","dispute":{"amount":1400.00,"receipt_url":"https://r.example/1.png","comment":"paid less","created_at":"2026-11-22T11:00:00Z"},
 		"created_at":"2026-11-22T10:00:00Z"}`
-	disputeNull := `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","status":"dispute","dispute":{"amount":null,"receipt_url":"","comment":"","created_at":"2026-11-22T11:00:00Z"}}`
+	disputeNull := `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","ext_id":"order-1001","amount":1500.50,"status":"dispute","dispute":{"amount":null,"receipt_url":"","comment":"","created_at":"2026-11-22T11:00:00Z"}}`
 	appeal := `{"id":"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70","ext_id":"order-1001","status":"cancelled_appeal"}`
 
 	t.Run("cancel", func(t *testing.T) {
@@ -428,7 +430,7 @@ func TestPaymentBoundsAccepted(t *testing.T) {
 		{ExtID: strings.Repeat("я", 255), Amount: dec("300000")},
 		{ExtID: "cb", Amount: dec("150"), Method: MethodCrossBorder},
 	} {
-		c, rec := mockClient(t, http.StatusOK, cardPaymentJSON)
+		c, rec := echoClient(t, http.StatusOK, cardPaymentJSON)
 		_, err := c.CreatePayment(ctx, p)
 		require.NoError(t, err)
 		assert.Equal(t, 1, rec.count())
@@ -450,4 +452,21 @@ func TestImageTypes(t *testing.T) {
 	assert.Equal(t, "image/png", imageType(pngBytes(t)))
 	assert.Equal(t, "", imageType([]byte("GIF87")), "truncated")
 	assert.Equal(t, "", imageType(append([]byte{0, 0, 0, 24}, []byte("ftypmp42xxxx")...)), "video")
+}
+
+func TestReceiptLimitIsTenMillionBytes(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, 10_000_000, MaxAttachmentSize)
+	png := pngBytes(t)
+	exact := append(png, make([]byte, MaxAttachmentSize-len(png))...)
+	c, rec := mockClient(t, http.StatusOK, `{"id":"`+paymentID+`","ext_id":"o-1","amount":100,"status":"PROCESSING"}`)
+	_, err := c.ConfirmPayment(context.Background(), paymentID, &Attachment{Content: strings.NewReader(string(exact))})
+	require.NoError(t, err, "10,000,000 bytes is within the limit")
+	assert.Equal(t, 1, rec.count())
+	over := append(exact, 0)
+	_, err = c.ConfirmPayment(context.Background(), paymentID, &Attachment{Content: strings.NewReader(string(over))})
+	var vErr *ValidationError
+	require.ErrorAs(t, err, &vErr)
+	assert.Equal(t, "attachment", vErr.Field)
+	assert.Equal(t, 1, rec.count(), "nothing sent")
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"log/slog"
 	"net/url"
 	"slices"
 	"strconv"
@@ -91,10 +90,12 @@ type Payout struct {
 	Reconciled bool `json:"-"`
 }
 
-func (p *Payout) markReconciled() { p.Reconciled = true }
+func (p *Payout) markReconciled()     { p.Reconciled = true }
+func (p *Payout) wasReconciled() bool { return p.Reconciled }
 
-// identity is what a read of this payout asked for.
-func (p *Payout) identity() (id, extID string) { return p.ID, p.ExtID }
+func (p *Payout) facts() facts {
+	return facts{id: p.ID, extID: p.ExtID, status: string(p.Status), amount: p.Amount}
+}
 
 // UnmarshalJSON decodes a payout leniently.
 func (p *Payout) UnmarshalJSON(b []byte) error {
@@ -128,21 +129,6 @@ func (w *payoutWire) decode(p *Payout) error {
 	return nil
 }
 
-// LogValue implements slog.LogValuer: the payout with the card or phone
-// number masked and without the recipient's name.
-func (p Payout) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("id", p.ID),
-		slog.String("ext_id", p.ExtID),
-		slog.String("amount", p.Amount.String()),
-		slog.String("currency", p.Currency),
-		slog.String("status", string(p.Status)),
-		slog.String("method", string(p.Method)),
-		slog.String("requisites", maskTail(p.Requisites)),
-		slog.String("bank", p.Bank),
-	)
-}
-
 // CreatePayoutParams are the inputs of CreatePayout. Bank and NotifyURL are
 // optional and not sent when empty. The spec gives no length or format
 // bounds for ext_id, requisites or holder name, so the SDK checks only that
@@ -171,21 +157,9 @@ type CreatePayoutParams struct {
 	NotifyURL string
 }
 
-func (p CreatePayoutParams) validate() error {
-	if p.Method != PayoutMethodCard && p.Method != PayoutMethodSBP {
-		return invalid("method", "must be card or sbp")
-	}
-	return firstError(
-		checkExtID(p.ExtID, 0),
-		checkPositive("amount", p.Amount),
-		checkRequired("requisites", p.Requisites),
-		checkRequired("holder_name", p.HolderName),
-		checkURL("notify_url", p.NotifyURL))
-}
-
 type createPayoutBody struct {
 	ExtID      string       `json:"ext_id"`
-	Amount     amount       `json:"amount"`
+	Amount     json.Number  `json:"amount"`
 	Method     PayoutMethod `json:"method"`
 	Requisites string       `json:"requisites"`
 	HolderName string       `json:"holder_name"`
@@ -195,7 +169,9 @@ type createPayoutBody struct {
 
 // CreatePayout orders a RUB payout. Like CreatePayment it is retried on
 // transport errors and 5xx; a PAY_003 on a retried attempt (after an
-// earlier one may have got through), or a 2xx that cannot be decoded, is
+// earlier one may have got through), or a 2xx that is not the payout params
+// describe (undecodable, over MaxResponseBytes, incomplete, another ext_id,
+// or another amount, method, requisites, holder name or bank), is
 // reconciled by reading the payout back by ext_id: it is returned, with
 // Reconciled set, when its amount, method, requisites, holder name and
 // bank all match params, so a lost answer never turns into a second payout
@@ -210,24 +186,28 @@ func (c *Client) CreatePayout(ctx context.Context, params CreatePayoutParams) (*
 	if err := params.validate(); err != nil {
 		return nil, err
 	}
-	return createByExtID(ctx, c, opCreatePayout, "/v1/payouts",
-		createPayoutBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
-			Requisites: params.Requisites, HolderName: params.HolderName, Bank: params.Bank, NotifyURL: params.NotifyURL},
-		settleByExtID("GetPayoutByExtID", params.ExtID),
-		func(ctx context.Context) (*Payout, error) { return c.GetPayoutByExtID(ctx, params.ExtID) },
-		func(_ context.Context, got *Payout) (bool, error) {
-			return got.Amount.Equal(params.Amount) && got.Method == params.Method && got.Requisites == params.Requisites &&
-				got.HolderName == params.HolderName && got.Bank == params.Bank, nil
+	body, err := json.Marshal(createPayoutBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
+		Requisites: params.Requisites, HolderName: params.HolderName, Bank: params.Bank, NotifyURL: params.NotifyURL})
+	if err != nil {
+		return nil, err
+	}
+	return send(ctx, c, &call{op: opCreatePayout, path: "/v1/payouts", body: body, contentType: contentJSON, extID: params.ExtID},
+		func(_ context.Context, got *Payout) error {
+			if !got.Amount.Equal(params.Amount) || got.Method != params.Method || got.Requisites != params.Requisites ||
+				got.HolderName != params.HolderName || got.Bank != params.Bank {
+				return errors.New("the payout's amount, method, requisites, holder name or bank differ from the call's")
+			}
+			return nil
 		})
 }
 
 // GetPayout returns the payout with the given id (a UUID). A missing payout
-// is ErrPayoutNotFound.
+// is ErrPayoutNotFound; an answer about another payout is an error.
 func (c *Client) GetPayout(ctx context.Context, id string) (*Payout, error) {
 	if err := checkUUID("id", id); err != nil {
 		return nil, err
 	}
-	return c.getPayout(ctx, opGetPayout, "/v1/payouts/"+id, id, "")
+	return send[Payout](ctx, c, &call{op: opGetPayout, path: "/v1/payouts/" + id, id: id}, nil)
 }
 
 // GetPayoutByExtID returns the payout with the merchant's ext_id, which is
@@ -236,16 +216,7 @@ func (c *Client) GetPayoutByExtID(ctx context.Context, extID string) (*Payout, e
 	if err := checkExtID(extID, 0); err != nil {
 		return nil, err
 	}
-	return c.getPayout(ctx, opGetPayoutByExtID, "/v1/payouts/by-ext-id/"+pathSegment(extID), "", extID)
-}
-
-// getPayout reads a payout; the answer must be the payout asked for.
-func (c *Client) getPayout(ctx context.Context, op *operation, path, wantID, wantExtID string) (*Payout, error) {
-	p := new(Payout)
-	if err := c.do(ctx, request{op: op, path: path, out: p, wantID: wantID, wantExtID: wantExtID}); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return send[Payout](ctx, c, &call{op: opGetPayoutByExtID, path: "/v1/payouts/by-ext-id/" + pathSegment(extID), extID: extID}, nil)
 }
 
 // PayoutList is one page of payouts.
@@ -281,6 +252,8 @@ type payoutPage struct {
 	Limit   int          `json:"limit"`
 	Offset  *int         `json:"offset"`
 }
+
+func (*payoutPage) facts() facts { return facts{} }
 
 func (page *payoutPage) decode(l *PayoutList) error {
 	*l = PayoutList{Limit: page.Limit}
@@ -367,8 +340,8 @@ func (c *Client) listPayouts(ctx context.Context, params ListPayoutsParams, l *P
 	if err != nil {
 		return nil, err
 	}
-	page := new(payoutPage)
-	if err := c.do(ctx, request{op: opListPayouts, path: "/v1/payouts", query: q, out: page}); err != nil {
+	page, err := send[payoutPage](ctx, c, &call{op: opListPayouts, path: "/v1/payouts", query: q}, nil)
+	if err != nil {
 		return nil, err
 	}
 	if err := page.decode(l); err != nil {
@@ -377,12 +350,19 @@ func (c *Client) listPayouts(ctx context.Context, params ListPayoutsParams, l *P
 	return page, nil
 }
 
-// errPagingStuck and errNoTotal end an AllPayouts iteration that would
-// otherwise repeat itself or end silently after one page.
+// errPagingStuck, errNoTotal and errNoID end an AllPayouts iteration that
+// would otherwise repeat itself forever, end silently after one page, or
+// merge distinct payouts into one.
 var (
-	errPagingStuck = errors.New("paykit: AllPayouts: the service answered the same page again (does it ignore offset?)")
+	errPagingStuck = errors.New("paykit: AllPayouts: the service answered a page with no payout not already seen (does it ignore offset?)")
 	errNoTotal     = errors.New("paykit: AllPayouts: the payout list has no total, so paging cannot know when to stop")
+	errNoID        = errors.New("paykit: AllPayouts: the service listed a payout without an id")
 )
+
+// allPayoutsWindow is how many of the latest pages AllPayouts remembers the
+// ids of: enough to see through the shifts of a list that changes while it
+// pages, and a bound on its memory however long the listing.
+const allPayoutsWindow = 4
 
 // AllPayouts iterates over every payout matching params, fetching pages of
 // params.Limit (the service's default when zero) from params.Offset until
@@ -401,46 +381,67 @@ var (
 // one starts after the payouts received. Offset paging over a set that
 // changes can shift items between pages: when the service lists newest
 // first, payouts created during the iteration push older ones onto the next
-// page again. AllPayouts remembers the ids it has yielded (a few dozen
-// bytes each, the only memory that grows with the iteration) and never
-// yields a payout twice, whatever the order. What it cannot see is a payout
-// that moves between pages the other way (an oldest-first list losing
-// items, or a status filter whose matches change while it pages): to
-// enumerate a fixed set, bound the window with To (and From) in the past.
+// page again. AllPayouts remembers the ids of the latest four pages (400
+// ids at the default limit; its memory stays flat however many payouts it
+// yields, as BenchmarkAllPayoutsMillion shows) and does not yield a payout
+// listed again within them. What it cannot see is a payout that moves
+// between pages the other way (an oldest-first list losing items, or a
+// status filter whose matches change while it pages): to enumerate a fixed
+// set, bound the window with To (and From) in the past.
 //
-// A service that ignores offset would make paging repeat forever; a page
-// identical to the previous one, or an envelope whose offset is not the one
-// asked for, is an error, and so is an envelope without total.
+// A service that ignores offset, or answers the same payouts in another
+// order, would make paging run until total (or forever) yielding nothing
+// new: a non-empty page with no payout not already seen ends the iteration
+// with an error, and so do an envelope whose offset is not the one asked
+// for, an envelope without total, and a payout without an id.
 func (c *Client) AllPayouts(ctx context.Context, params ListPayoutsParams) iter.Seq2[Payout, error] {
 	return func(yield func(Payout, error) bool) {
-		p := params // each range pages from the caller's params afresh
-		seen := make(map[string]struct{})
-		var prev []string
+		p := params                           // each range pages from the caller's params afresh
+		seen := make(map[string]int)          // id -> the latest page that listed it
+		var recent [allPayoutsWindow][]string // the ids of the latest pages, a ring
 		var page PayoutList
-		for {
+		for n := allPayoutsWindow; ; n++ {
 			env, err := c.listPayouts(ctx, p, &page)
 			switch {
 			case err != nil:
 			case env.Total == nil:
 				err = errNoTotal
-			case env.Offset != nil && *env.Offset != p.Offset,
-				len(page.Payouts) > 0 && samePage(prev, page.Payouts):
+			case env.Offset != nil && *env.Offset != p.Offset:
 				err = errPagingStuck
 			}
 			if err != nil {
 				yield(Payout{}, err)
 				return
 			}
-			prev = prev[:0]
+			// Forget the page that leaves the window, unless a later page
+			// listed the same payout again.
+			ids := &recent[n%allPayoutsWindow]
+			for _, id := range *ids {
+				if seen[id] == n-allPayoutsWindow {
+					delete(seen, id)
+				}
+			}
+			*ids = (*ids)[:0]
+			fresh := 0
 			for _, po := range page.Payouts {
-				prev = append(prev, po.ID)
-				if _, dup := seen[po.ID]; dup {
+				if po.ID == "" {
+					yield(Payout{}, errNoID)
+					return
+				}
+				*ids = append(*ids, po.ID)
+				_, dup := seen[po.ID]
+				seen[po.ID] = n
+				if dup {
 					continue
 				}
-				seen[po.ID] = struct{}{}
+				fresh++
 				if !yield(po, nil) {
 					return
 				}
+			}
+			if len(page.Payouts) > 0 && fresh == 0 {
+				yield(Payout{}, errPagingStuck)
+				return
 			}
 			p.Offset += len(page.Payouts)
 			if len(page.Payouts) == 0 || p.Offset >= page.Total {
@@ -448,17 +449,4 @@ func (c *Client) AllPayouts(ctx context.Context, params ListPayoutsParams) iter.
 			}
 		}
 	}
-}
-
-// samePage reports whether a page lists exactly the ids of the previous one.
-func samePage(prev []string, page []Payout) bool {
-	if len(prev) != len(page) {
-		return false
-	}
-	for i := range page {
-		if page[i].ID != prev[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -191,7 +192,7 @@ func TestCreatePayoutRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := mockClient(t, http.StatusOK, payoutPendingJSON)
+			c, rec := echoClient(t, http.StatusOK, payoutPendingJSON)
 			p := base
 			tt.params(&p)
 			_, err := c.CreatePayout(context.Background(), p)
@@ -871,4 +872,175 @@ func TestCreatePayoutReconcilesDuplicateOnRetry(t *testing.T) {
 			assert.Equal(t, []string{"POST /v1/payouts", "POST /v1/payouts", "GET /v1/payouts/by-ext-id/po-1"}, seen)
 		})
 	}
+}
+
+func TestListPayoutsSendsSubSecondBounds(t *testing.T) {
+	t.Parallel()
+	c, rec := mockClient(t, http.StatusOK, `{"payouts":[],"total":0,"limit":100,"offset":0}`)
+	_, err := c.ListPayouts(context.Background(), ListPayoutsParams{
+		From: time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC),
+		To:   time.Date(2026, 11, 22, 15, 0, 0, 700_000_000, time.FixedZone("MSK", 3*3600))})
+	require.NoError(t, err)
+	assert.Equal(t, "/v1/payouts?from=2026-11-22T11%3A00%3A00Z&to=2026-11-22T12%3A00%3A00.7Z", rec.only(t).URI)
+}
+
+// payoutServer lists n payouts with ids po-0…po-(n-1), honouring limit and
+// offset unless told to misbehave: ignore offset, echo a wrong offset, or
+// leave total out.
+type payoutServer struct {
+	mu         sync.Mutex
+	n          int
+	ignoreOff  bool
+	noTotal    bool
+	echoOffset func(int) int
+	pages      int
+}
+
+func (s *payoutServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	if limit == 0 {
+		limit = 100
+	}
+	off, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+	if s.ignoreOff {
+		off = 0
+	}
+	var items []string
+	for i := off; i < off+limit && i < s.n; i++ {
+		items = append(items, fmt.Sprintf(`{"id":"po-%d","ext_id":"e-%d","amount":100,"method":"card","requisites":"1","status":"pending"}`, i, i))
+	}
+	echo := off
+	if s.echoOffset != nil {
+		echo = s.echoOffset(off)
+	}
+	total := fmt.Sprintf(`,"total":%d`, s.n)
+	if s.noTotal {
+		total = ""
+	}
+	fmt.Fprintf(w, `{"payouts":[%s]%s,"limit":%d,"offset":%d}`, strings.Join(items, ","), total, limit, echo)
+	s.pages++
+}
+
+func collect(t *testing.T, seq func(func(Payout, error) bool)) ([]string, error) {
+	t.Helper()
+	var ids []string
+	for p, err := range seq {
+		if err != nil {
+			return ids, err
+		}
+		ids = append(ids, p.ID)
+	}
+	return ids, nil
+}
+
+func TestAllPayoutsReusableAndConcurrent(t *testing.T) {
+	t.Parallel()
+	c, _ := serverClient(t, &payoutServer{n: 10})
+	seq := c.AllPayouts(context.Background(), ListPayoutsParams{Limit: 3})
+	first, err := collect(t, seq)
+	require.NoError(t, err)
+	second, err := collect(t, seq)
+	require.NoError(t, err)
+	assert.Len(t, first, 10)
+	assert.Equal(t, first, second, "ranging again starts afresh")
+
+	var wg sync.WaitGroup
+	counts := make([]int, 4)
+	for g := range counts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids, err := collect(t, seq)
+			assert.NoError(t, err)
+			counts[g] = len(ids)
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, []int{10, 10, 10, 10}, counts)
+}
+
+func TestAllPayoutsNoticesStuckPaging(t *testing.T) {
+	t.Parallel()
+	t.Run("offset ignored", func(t *testing.T) {
+		t.Parallel()
+		srv := &payoutServer{n: 50, ignoreOff: true}
+		c, _ := serverClient(t, srv)
+		ids, err := collect(t, c.AllPayouts(context.Background(), ListPayoutsParams{Limit: 2}))
+		require.ErrorIs(t, err, errPagingStuck)
+		assert.Equal(t, []string{"po-0", "po-1"}, ids, "each payout once")
+		assert.LessOrEqual(t, srv.pages, 2)
+	})
+	t.Run("offset echo wrong", func(t *testing.T) {
+		t.Parallel()
+		srv := &payoutServer{n: 50, echoOffset: func(int) int { return 0 }}
+		c, _ := serverClient(t, srv)
+		_, err := collect(t, c.AllPayouts(context.Background(), ListPayoutsParams{Limit: 10}))
+		require.ErrorIs(t, err, errPagingStuck)
+		assert.Equal(t, 2, srv.pages)
+	})
+	t.Run("no total", func(t *testing.T) {
+		t.Parallel()
+		c, _ := serverClient(t, &payoutServer{n: 5, noTotal: true})
+		_, err := collect(t, c.AllPayouts(context.Background(), ListPayoutsParams{Limit: 2}))
+		require.ErrorIs(t, err, errNoTotal)
+	})
+}
+
+// A service that echoes offset but answers the same payouts in another
+// order, with a huge total, would make paging run for billions of pages;
+// AllPayouts stops at the first page with nothing new.
+func TestAllPayoutsStopsOnAPageWithNothingNew(t *testing.T) {
+	t.Parallel()
+	var pages atomic.Int32
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		off, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+		order := []string{"po-1", "po-2"}
+		if pages.Add(1)%2 == 0 {
+			order = []string{"po-2", "po-1"}
+		}
+		fmt.Fprintf(w, `{"payouts":[{"id":%q,"amount":1},{"id":%q,"amount":1}],"total":4000000000,"limit":2,"offset":%d}`,
+			order[0], order[1], off)
+	}))
+	ids, err := collect(t, c.AllPayouts(ctx, ListPayoutsParams{Limit: 2}))
+	require.ErrorIs(t, err, errPagingStuck)
+	assert.Equal(t, []string{"po-1", "po-2"}, ids)
+	assert.Equal(t, int32(2), pages.Load())
+}
+
+func TestAllPayoutsRefusesAPayoutWithoutID(t *testing.T) {
+	t.Parallel()
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"payouts":[{"id":"po-1","amount":1},{"id":"","amount":2},{"amount":3}],"total":3,"limit":3,"offset":0}`))
+	}))
+	ids, err := collect(t, c.AllPayouts(ctx, ListPayoutsParams{}))
+	require.ErrorIs(t, err, errNoID)
+	assert.Equal(t, []string{"po-1"}, ids, "payouts without an id are not merged into one")
+}
+
+// The ids AllPayouts remembers are those of its latest pages: a payout
+// listed again within them is not yielded twice; one listed again after
+// them is (the bound on its memory).
+func TestAllPayoutsRemembersTheLatestPages(t *testing.T) {
+	t.Parallel()
+	// Page k lists po-k and, on page 3, po-0 again; on page 6, po-1 again
+	// (five pages after it was listed).
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		off, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+		k := off / 2
+		extra := fmt.Sprintf("x-%d", k)
+		switch k {
+		case 3:
+			extra = "po-0"
+		case 6:
+			extra = "po-1"
+		}
+		fmt.Fprintf(w, `{"payouts":[{"id":"po-%d","amount":1},{"id":%q,"amount":1}],"total":16,"limit":2,"offset":%d}`, k, extra, off)
+	}))
+	ids, err := collect(t, c.AllPayouts(ctx, ListPayoutsParams{Limit: 2}))
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(strings.Join(ids, ","), "po-0,"), "po-0 again within the window: not yielded")
+	assert.Equal(t, 2, strings.Count(","+strings.Join(ids, ",")+",", ",po-1,"), "po-1 again after the window: yielded again")
+	assert.Len(t, ids, 15)
 }

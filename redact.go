@@ -1,13 +1,20 @@
 package paykit
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 )
 
-// The digit-run scanner behind maskDigits (errors.go).
+// Every masking rule of the SDK: the digit-run scanner behind maskDigits,
+// masked tails, the API key scrubbed from error answers, and the
+// String, Format and LogValue methods that keep card and phone numbers,
+// tokens and keys out of fmt and slog output.
+//
+// The digit-run scanner behind maskDigits.
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
@@ -86,7 +93,13 @@ type digitRun struct {
 	dotsOnly   bool      // every separator is a single '.'
 }
 
-func isRunSep(c byte) bool { return c == ' ' || c == '-' || c == '.' || c == '(' || c == ')' }
+func isRunSep(c byte) bool {
+	switch c {
+	case ' ', '-', '.', '(', ')', ',', '/', '_':
+		return true
+	}
+	return false
+}
 
 // scanDigitRun reads the run that starts with the digit s[i].
 func scanDigitRun(s string, i int) digitRun {
@@ -102,13 +115,17 @@ func scanDigitRun(s string, i int) digitRun {
 		}
 		r.ng++
 		r.digits += j - g
-		// A separator is one character, or two where one is a parenthesis.
+		// A separator is one character, or two where one is a parenthesis,
+		// or two spaces, or a comma and a space.
 		k, plain := j, 0
 		for k < len(s) && k-j < 2 && isRunSep(s[k]) {
 			if s[k] != '(' && s[k] != ')' {
 				plain++
 			}
 			k++
+		}
+		if plain == 2 && s[j+1] == ' ' && (s[j] == ' ' || s[j] == ',') {
+			plain = 1
 		}
 		if k == j || plain > 1 || k >= len(s) || !isDigit(s[k]) || readableLen(s, k) > 0 {
 			break
@@ -137,6 +154,8 @@ func (r *digitRun) mask(s string, out []byte) []byte {
 		return out
 	case r.dotsOnly && r.ng == 4 && r.isIPv4(s):
 		return out
+	case r.isThousands(s): // an amount written with thousands commas
+		return out
 	case r.ng >= 3 && r.isDatePrefix(s):
 		if r.ng == 3 {
 			return out
@@ -149,18 +168,59 @@ func (r *digitRun) mask(s string, out []byte) []byte {
 	return out
 }
 
-// isDatePrefix: the run starts with an ISO date (YYYY-MM-DD) followed by
-// a space or nothing, as in "2026-11-22 03:10:00".
+// isDatePrefix: the run starts with a date followed by a space or
+// nothing, as in "2026-11-22 03:10:00": YYYY-MM-DD, or DD-MM-YYYY and
+// MM-DD-YYYY, with '-', '/' or '.' (the same one twice) between the parts.
 func (r *digitRun) isDatePrefix(s string) bool {
-	y, m, d := r.groups[0], r.groups[1], r.groups[2]
-	if y[1]-y[0] != 4 || m[1]-m[0] != 2 || d[1]-d[0] != 2 || s[y[1]] != '-' || s[m[1]] != '-' {
+	a, b, c := r.groups[0], r.groups[1], r.groups[2]
+	sep := s[a[1]]
+	if b[0]-a[1] != 1 || c[0]-b[1] != 1 || s[b[1]] != sep || sep != '-' && sep != '/' && sep != '.' {
 		return false
 	}
-	if r.ng > 3 && s[d[1]] != ' ' {
+	if r.ng > 3 && s[c[1]] != ' ' {
 		return false
 	}
-	month, day := atoi2(s[m[0]:]), atoi2(s[d[0]:])
-	return month >= 1 && month <= 12 && day >= 1 && day <= 31
+	la, lb, lc := a[1]-a[0], b[1]-b[0], c[1]-c[0]
+	switch {
+	case la == 4 && lb == 2 && lc == 2: // year first
+		month, day := atoi2(s[b[0]:]), atoi2(s[c[0]:])
+		return month >= 1 && month <= 12 && day >= 1 && day <= 31
+	case la == 2 && lb == 2 && lc == 4: // year last, day or month first
+		x, y := atoi2(s[a[0]:]), atoi2(s[b[0]:])
+		return x >= 1 && y >= 1 && min(x, y) <= 12 && max(x, y) <= 31
+	}
+	return false
+}
+
+// isThousands: the run is an amount with thousands commas, as in
+// "1,234,567,890" or "1,234,567,890.50": 1 to 3 digits, then groups of
+// three after single commas, then at most a decimal part after one dot.
+// A card number split by commas has groups of four, and stays masked.
+func (r *digitRun) isThousands(s string) bool {
+	if r.ng < 2 || r.ng > len(r.groups) || r.groups[0][1]-r.groups[0][0] > 3 {
+		return false
+	}
+	commas := 0
+	for i := 1; i < r.ng; i++ {
+		g, prev := r.groups[i], r.groups[i-1]
+		if g[0]-prev[1] != 1 {
+			return false
+		}
+		switch s[prev[1]] {
+		case ',':
+			if g[1]-g[0] != 3 || commas != i-1 {
+				return false
+			}
+			commas++
+		case '.':
+			if i != r.ng-1 || g[1]-g[0] > 8 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return commas > 0
 }
 
 func (r *digitRun) isIPv4(s string) bool {
@@ -393,4 +453,113 @@ func (e *Error) Format(f fmt.State, verb rune) {
 		return
 	}
 	fmt.Fprintf(f, fmt.FormatString(f, verb), e.Error())
+}
+
+// LogValue implements slog.LogValuer. It keeps the payer's card or phone
+// number out of structured logs: slog.Info("paid", "payment", p) logs it
+// masked to its last four digits. Reading the fields is unaffected.
+func (r Requisites) LogValue() slog.Value {
+	attrs := []slog.Attr{
+		slog.String("type", string(r.Type)),
+		slog.String("value", maskValue(r.Value)),
+		slog.String("bank_code", r.BankCode),
+		slog.String("bank_name", r.BankName),
+	}
+	if r.Country != "" {
+		attrs = append(attrs, slog.String("country", string(r.Country)),
+			slog.String("currency", r.Currency), slog.String("amount_local", r.AmountLocal.String()))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// LogValue implements slog.LogValuer: the payment with its requisites masked.
+func (p Payment) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("id", p.ID),
+		slog.String("ext_id", p.ExtID),
+		slog.String("amount", p.Amount.String()),
+		slog.String("currency", p.Currency),
+		slog.String("status", string(p.Status)),
+		slog.String("method", string(p.Method)),
+		slog.Any("requisites", p.Requisites),
+	)
+}
+
+// LogValue implements slog.LogValuer: the payout with the card or phone
+// number masked and without the recipient's name.
+func (p Payout) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("id", p.ID),
+		slog.String("ext_id", p.ExtID),
+		slog.String("amount", p.Amount.String()),
+		slog.String("currency", p.Currency),
+		slog.String("status", string(p.Status)),
+		slog.String("method", string(p.Method)),
+		slog.String("requisites", maskValue(p.Requisites)),
+		slog.String("bank", p.Bank),
+	)
+}
+
+// maskDigits masks card and phone numbers in free text, keeping their last
+// four digits: they must not reach the merchant's logs through an error
+// string, even if a server echoes them. A number is a run of digit groups
+// joined by single spaces, double spaces, dashes, dots, commas (a space may
+// follow one), slashes, underscores or parentheses (a parenthesis may
+// stand beside one of the others: "8 (912) 345-67-89"), glued to letters or not
+// ("card2200123456789010"), with ten digits or more in all; a leading '+'
+// stays. What stays readable, because error texts must name it: UUIDs,
+// hashes ("0x" and hex digits, or 32 hex digits or more with a letter
+// among them), ext_ids with fewer than ten digits ("order-1001"), decimal
+// amounts (one dot), amounts with thousands commas ("1,234,567,890.50"),
+// IPv4 addresses and a leading date ("2026-11-22 03:10", "22/11/2026",
+// "22.11.2026 03:10").
+func maskDigits(s string) string {
+	var out []byte
+	for i := 0; i < len(s); {
+		if n := readableLen(s, i); n > 0 {
+			i += n
+			continue
+		}
+		if !isDigit(s[i]) {
+			i++
+			continue
+		}
+		r := scanDigitRun(s, i)
+		out = r.mask(s, out)
+		i = r.end
+	}
+	if out == nil {
+		return s
+	}
+	return string(out)
+}
+
+// maskTail replaces all but the last four characters of s with asterisks.
+func maskTail(s string) string {
+	r := []rune(s)
+	if len(r) <= 4 {
+		return "****"
+	}
+	for i := range r[:len(r)-4] {
+		if r[i] != '+' && r[i] != ' ' {
+			r[i] = '*'
+		}
+	}
+	return string(r)
+}
+
+// redact removes the API key from every field of an error answer, should
+// a server echo it ("unknown API key pk_live_…"), before it reaches an
+// error string, a log or a span.
+func (c *Client) redact(e *Error) *Error {
+	if strings.Contains(e.Code, c.apiKey) {
+		e.Code = invalidCode
+	}
+	if strings.Contains(e.Message, c.apiKey) {
+		e.Message = strings.ReplaceAll(e.Message, c.apiKey, "[api key]")
+	}
+	if bytes.Contains(e.Data, []byte(c.apiKey)) {
+		e.Data = bytes.ReplaceAll(e.Data, []byte(c.apiKey), []byte("[api key]"))
+	}
+	return e
 }

@@ -37,10 +37,22 @@ func TestMaskDigits(t *testing.T) {
 		{"a 2200 1234 5678 9010 and +79001234567", "a **** **** **** 9010 and +*******4567"},
 		{"id 12345678-1234-4234-8234-123456789012 phone 89123456789", "id 12345678-1234-4234-8234-123456789012 phone *******6789"},
 		{"on 2026-11-22 2200123456789010", "on 2026-11-22 ************9010"},
-		// Separators that do not join: two plain ones, or other characters.
-		{"2200  1234 5678 9010", "2200  **** **** 9010"},
-		{"22001234, 56789010", "22001234, 56789010"},
-		{"2200/1234/5678/9010", "2200/1234/5678/9010"},
+		// Commas, slashes, underscores and double spaces join too.
+		{"2200  1234 5678 9010", "****  **** **** 9010"},
+		{"2200  1234  5678  9010", "****  ****  ****  9010"},
+		{"2200,1234,5678,9010", "****,****,****,9010"},
+		{"2200/1234/5678/9010", "****/****/****/9010"},
+		{"2200_1234_5678_9010", "****_****_****_9010"},
+		{"22001234, 56789010", "********, ****9010"},
+		// Separators that do not join: other characters.
+		{"2200;1234;5678;9010", "2200;1234;5678;9010"},
+		// Amounts with thousands commas and dates in other orders stay readable.
+		{"1,500.50 RUB", "1,500.50 RUB"},
+		{"total 1,234,567,890.50", "total 1,234,567,890.50"},
+		{"on 22/11/2026", "on 22/11/2026"},
+		{"at 22/11/2026 03:10", "at 22/11/2026 03:10"},
+		{"at 2026/11/22 03:10:00", "at 2026/11/22 03:10:00"},
+		{"at 22.11.2026 03:10", "at 22.11.2026 03:10"},
 		// Readable: UUIDs, hashes, ext_ids, amounts, dates, addresses.
 		{"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70", "6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70"},
 		{"payment 12345678-1234-4234-8234-123456789012 not found", "payment 12345678-1234-4234-8234-123456789012 not found"},
@@ -299,4 +311,38 @@ func TestLogValuesHideSecrets(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestResourcesMaskNumbersInStructuredLogs(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, nil))
+	p := Payment{ID: paymentID, ExtID: "o-1", Amount: dec("1500.50"), Status: PaymentStatusPending, Method: MethodCrossBorder,
+		Requisites: Requisites{Type: RequisitesPhone, Value: "+992900112233", BankCode: "eskhata", Country: CountryTJ,
+			Currency: "TJS", AmountLocal: dec("180.06")}}
+	po := Payout{ID: payoutID, ExtID: "po-1", Amount: dec("2500"), Requisites: "4111111111111111", HolderName: "IVAN IVANOV"}
+	log.Info("paid", "payment", p, "payout", po, "pointer", &p)
+	out := buf.String()
+	assert.NotContains(t, out, "992900112233")
+	assert.NotContains(t, out, "4111111111111111")
+	assert.NotContains(t, out, "IVAN")
+	assert.Contains(t, out, `"value":"+********2233"`)
+	assert.Contains(t, out, `"requisites":"************1111"`)
+	assert.Contains(t, out, `"amount":"1500.5"`)
+	assert.Contains(t, out, `"amount_local":"180.06"`)
+	assert.Contains(t, out, `"ext_id":"o-1"`)
+	assert.Equal(t, "****", maskTail("123"))
+}
+
+// An absent card or phone number logs as "" wherever it appears, so that
+// it does not look like a present one.
+func TestLogValueMasksEmptyValuesAlike(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	l := slog.New(slog.NewJSONHandler(&buf, nil))
+	l.Info("x", "req", Requisites{}, "params", CreatePayoutParams{}, "payout", Payout{})
+	out := buf.String()
+	assert.Contains(t, out, `"req":{"type":"","value":""`)
+	assert.Contains(t, out, `"requisites":""`)
+	assert.NotContains(t, out, "****")
 }

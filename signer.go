@@ -7,8 +7,6 @@ import (
 	"errors"
 	"hash"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 )
 
@@ -98,7 +96,7 @@ func (s *hmacSigner) Sign(req *http.Request, body []byte) (string, error) {
 	// Buffer the short prefix so the hash sees two writes, not four.
 	p := append(st.prefix[:0], req.Method...)
 	p = append(p, '\n')
-	p = appendRequestURI(p, req.URL)
+	p = append(p, req.URL.RequestURI()...)
 	p = append(p, '\n')
 	if cap(p) <= 4<<10 { // keep a modest buffer for the next call
 		st.prefix = p
@@ -114,28 +112,3 @@ func (s *hmacSigner) String() string { return "paykit.HMACSigner(<redacted>)" }
 
 // GoString keeps the secret out of %#v.
 func (s *hmacSigner) GoString() string { return s.String() }
-
-// appendRequestURI appends u.RequestURI() to p without building the string:
-// the same bytes, in the same cases, as net/url computes them (the sandbox
-// verifies over r.URL.RequestURI()).
-func appendRequestURI(p []byte, u *url.URL) []byte {
-	switch {
-	case u.Opaque == "":
-		if path := u.EscapedPath(); path != "" {
-			p = append(p, path...)
-		} else {
-			p = append(p, '/')
-		}
-	case strings.HasPrefix(u.Opaque, "//"):
-		p = append(p, u.Scheme...)
-		p = append(p, ':')
-		p = append(p, u.Opaque...)
-	default:
-		p = append(p, u.Opaque...)
-	}
-	if u.ForceQuery || u.RawQuery != "" {
-		p = append(p, '?')
-		p = append(p, u.RawQuery...)
-	}
-	return p
-}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"sync"
 	"testing"
 
@@ -106,23 +105,6 @@ func TestCustomSignerReplacesHMAC(t *testing.T) {
 	require.ErrorContains(t, err, "line break")
 }
 
-func TestAppendRequestURIMatchesNetURL(t *testing.T) {
-	t.Parallel()
-	for _, raw := range []string{
-		"https://api.example/v1/payments", "https://api.example", "https://api.example/v1/payouts?limit=10&status=pending",
-		"https://api.example/v1/payments/by-ext-id/a%2Fb%3Fc%23d", "https://api.example/base/v1/x?", "https://api.example/%D0%B7",
-		"https://api.example/v1/payments/by-ext-id/%2E%2E", "mailto:someone@example.com", "https:////host/path?q=1",
-	} {
-		u, err := url.Parse(raw)
-		require.NoError(t, err, raw)
-		assert.Equal(t, u.RequestURI(), string(appendRequestURI(nil, u)), raw)
-	}
-	u := &url.URL{Scheme: "https", Host: "h", Opaque: "//h/p", RawQuery: "a=1"}
-	assert.Equal(t, u.RequestURI(), string(appendRequestURI(nil, u)))
-	u = &url.URL{Scheme: "https", Host: "h", Path: "/a b", ForceQuery: true}
-	assert.Equal(t, u.RequestURI(), string(appendRequestURI(nil, u)))
-}
-
 func TestHMACSignerAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop states at random; counted without -race")
@@ -133,5 +115,5 @@ func TestHMACSignerAllocations(t *testing.T) {
 	_, _ = s.Sign(req, nil) // warm the pool
 	body := []byte(`{"a":1}`)
 	allocs := testing.AllocsPerRun(200, func() { _, _ = s.Sign(req, body) })
-	assert.LessOrEqual(t, allocs, 1.0, "only the returned string")
+	assert.LessOrEqual(t, allocs, 2.0, "the request URI and the returned string")
 }

@@ -76,10 +76,8 @@ func (b *Balance) UnmarshalJSON(data []byte) error {
 
 // ListTerminals returns the merchant's terminals.
 func (c *Client) ListTerminals(ctx context.Context) ([]Terminal, error) {
-	var out struct {
-		Terminals []Terminal `json:"terminals"`
-	}
-	if err := c.do(ctx, request{op: opListTerminals, path: "/v1/terminals", out: &out}); err != nil {
+	out, err := send[terminalList](ctx, c, &call{op: opListTerminals, path: "/v1/terminals"}, nil)
+	if err != nil {
 		return nil, err
 	}
 	return out.Terminals, nil
@@ -87,9 +85,13 @@ func (c *Client) ListTerminals(ctx context.Context) ([]Terminal, error) {
 
 // GetBalance returns the total balance over all terminals.
 func (c *Client) GetBalance(ctx context.Context) (*Balance, error) {
-	b := new(Balance)
-	if err := c.do(ctx, request{op: opGetBalance, path: "/v1/balance", out: b}); err != nil {
-		return nil, err
-	}
-	return b, nil
+	return send[Balance](ctx, c, &call{op: opGetBalance, path: "/v1/balance"}, nil)
 }
+
+// terminalList is GET /v1/terminals's envelope.
+type terminalList struct {
+	Terminals []Terminal `json:"terminals"`
+}
+
+func (*terminalList) facts() facts { return facts{} }
+func (*Balance) facts() facts      { return facts{} }

@@ -43,18 +43,12 @@ func (t *Transfer) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+func (t *Transfer) facts() facts { return facts{amount: t.Amount} }
+
 // errTransferNotSuccess: a 2xx transfer result whose success is false. The
 // spec shows only true, and does not say what false would mean (refused?
 // pending?), so the SDK cannot call it a success nor a refusal.
 var errTransferNotSuccess = errors.New(`the API answered "success": false, which the spec does not explain`)
-
-// vet refuses a transfer result that does not say success.
-func (t *Transfer) vet() error {
-	if !t.Success {
-		return errTransferNotSuccess
-	}
-	return nil
-}
 
 // CreateTransferParams are the inputs of CreateTransfer. Terminal ids are
 // opaque strings; the amount is USDT and must be positive.
@@ -69,9 +63,9 @@ type CreateTransferParams struct {
 }
 
 type createTransferBody struct {
-	FromTerminalID string `json:"from_terminal_id"`
-	ToTerminalID   string `json:"to_terminal_id"`
-	Amount         amount `json:"amount"`
+	FromTerminalID string      `json:"from_terminal_id"`
+	ToTerminalID   string      `json:"to_terminal_id"`
+	Amount         json.Number `json:"amount"`
 }
 
 // CreateTransfer moves USDT between two terminals of the merchant.
@@ -81,7 +75,8 @@ type createTransferBody struct {
 // unreachable dial, a DNS failure, a failed TLS handshake or proxy
 // connection. Every other failure after the call started (a dropped
 // connection, a timeout, a 5xx, a 2xx whose body cannot be read, a result
-// with "success": false, a custom transport's unexplained error) matches
+// with "success": false or about other terminals or another amount, a
+// custom transport's unexplained error) matches
 // ErrUnknownOutcome, wrapping the cause: read both terminals' balances
 // (ListTerminals) before deciding to transfer again. A business refusal
 // (TRF_001, TRF_002, TRF_003) is a definite answer: nothing moved. A context
@@ -93,11 +88,20 @@ func (c *Client) CreateTransfer(ctx context.Context, params CreateTransferParams
 		checkPositive("amount", params.Amount)); err != nil {
 		return nil, err
 	}
-	t := new(Transfer)
-	err := c.doJSON(ctx, request{op: opCreateTransfer, path: "/v1/transfers", out: t},
-		createTransferBody{FromTerminalID: params.FromTerminalID, ToTerminalID: params.ToTerminalID, Amount: amount(params.Amount)})
+	body, err := json.Marshal(createTransferBody{FromTerminalID: params.FromTerminalID, ToTerminalID: params.ToTerminalID,
+		Amount: amount(params.Amount)})
 	if err != nil {
 		return nil, err
 	}
-	return t, nil
+	return send(ctx, c, &call{op: opCreateTransfer, path: "/v1/transfers", body: body, contentType: contentJSON},
+		func(_ context.Context, got *Transfer) error {
+			switch {
+			case !got.Success:
+				return errTransferNotSuccess
+			case got.FromTerminalID != params.FromTerminalID || got.ToTerminalID != params.ToTerminalID ||
+				!got.Amount.Equal(params.Amount):
+				return errors.New("the API answered a transfer between other terminals or of another amount")
+			}
+			return nil
+		})
 }

@@ -34,7 +34,7 @@ func TestCreateTransferRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := mockClient(t, http.StatusOK, transferJSON)
+			c, rec := echoClient(t, http.StatusOK, transferJSON)
 			_, err := c.CreateTransfer(context.Background(), CreateTransferParams{
 				FromTerminalID: "term-main", ToTerminalID: "term-2", Amount: dec(tt.amount)})
 			require.NoError(t, err)
@@ -54,7 +54,7 @@ func TestCreateTransferDecodesResult(t *testing.T) {
 			t.Parallel()
 			c, _ := mockClient(t, http.StatusOK, tt.body)
 			tr, err := c.CreateTransfer(context.Background(), CreateTransferParams{
-				FromTerminalID: "term-main", ToTerminalID: "term-2", Amount: dec("150.25")})
+				FromTerminalID: tt.from, ToTerminalID: tt.to, Amount: dec("150.25")})
 			require.NoError(t, err)
 			require.NotNil(t, tr)
 			assert.True(t, tr.Success)

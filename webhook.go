@@ -257,6 +257,8 @@ type WebhookHandler struct {
 	Observe func(ctx context.Context, d WebhookDelivery)
 
 	noToken sync.Once
+	// observePanicked logs a panicking Observe once.
+	observePanicked sync.Once
 }
 
 // webhookKind is what a notification is about.
@@ -304,15 +306,33 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	answered := false
 	defer func() {
 		if !answered { // a callback aborted the response with http.ErrAbortHandler
-			h.Observe(r.Context(), WebhookDelivery{Kind: kind.String(), Outcome: WebhookCallbackError,
+			h.observe(r.Context(), WebhookDelivery{Kind: kind.String(), Outcome: WebhookCallbackError,
 				Duration: time.Since(start)})
 		}
 	}()
 	v := h.serve(w, r, &kind)
 	answered = true
-	h.Observe(r.Context(), WebhookDelivery{Kind: kind.String(), Outcome: v.outcome, StatusCode: v.code,
+	h.observe(r.Context(), WebhookDelivery{Kind: kind.String(), Outcome: v.outcome, StatusCode: v.code,
 		Duration: time.Since(start)})
 	writeVerdict(w, v)
+}
+
+// observe calls Observe, recovering a panic (logged once): the callback has
+// run by then, and a panic would drop the answer, so the sender would
+// deliver again what was already handled.
+func (h *WebhookHandler) observe(ctx context.Context, d WebhookDelivery) {
+	defer h.recoverObserve(ctx) // a method value, not a closure: no allocation per delivery
+	h.Observe(ctx, d)
+}
+
+// recoverObserve is deferred by observe; recover works only there.
+func (h *WebhookHandler) recoverObserve(ctx context.Context) {
+	if v := recover(); v != nil {
+		h.observePanicked.Do(func() {
+			h.alertLogger().LogAttrs(ctx, slog.LevelError, "paykit: webhook: Observe panicked; deliveries are answered without it (logged once)",
+				slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))))
+		})
+	}
 }
 
 func writeVerdict(w http.ResponseWriter, v verdict) {
@@ -443,6 +463,21 @@ func (h *WebhookHandler) servePayment(ctx context.Context, log *slog.Logger, pro
 	p, v := resolve(ctx, log, h.Client, "payment", probe.ID.s, body, (*Client).GetPayment)
 	if p == nil {
 		return v
+	}
+	if h.Client != nil {
+		// The token vouched for the body's payment, which TokenFor may have
+		// chosen by its ext_id: the API's copy, read by the body's id, must
+		// be that payment too, or a body with payment B's id, payment A's
+		// ext_id and A's token would hand B to the callback.
+		var ext struct {
+			ExtID probeString `json:"ext_id"`
+		}
+		_ = json.Unmarshal(body, &ext) // the body was probed: it is a JSON object
+		if ext.ExtID.s != "" && ext.ExtID.s != p.ExtID {
+			log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: payment notification refused: its ext_id is not the payment's",
+				slog.String("id", p.ID))
+			return refusedToken
+		}
 	}
 	return h.call(ctx, log, "payment", p.ID, string(p.Status), func(ctx context.Context) error { return h.OnPayment(ctx, p) })
 }
@@ -726,4 +761,49 @@ func isPaymentStatus(s string) bool {
 		upper = upper || unicode.IsUpper(r)
 	}
 	return upper
+}
+
+// WebhookOutcome classifies how a WebhookHandler answered one delivery.
+type WebhookOutcome string
+
+// Webhook delivery outcomes.
+const (
+	// WebhookAccepted: verified and handed to the callback, which succeeded.
+	WebhookAccepted WebhookOutcome = "accepted"
+	// WebhookIgnored: acknowledged with 200 without a callback (none is set
+	// for the notification's kind).
+	WebhookIgnored WebhookOutcome = "ignored"
+	// WebhookRefusedMethod: not a POST (405).
+	WebhookRefusedMethod WebhookOutcome = "refused_method"
+	// WebhookRefusedSize: the body is over MaxBodyBytes (413).
+	WebhookRefusedSize WebhookOutcome = "refused_size"
+	// WebhookRefusedBody: the body cannot be read, decoded or classified
+	// (400), or comes in a Content-Encoding other than gzip (415).
+	WebhookRefusedBody WebhookOutcome = "refused_body"
+	// WebhookRefusedToken: a payment notification whose token does not
+	// match, or no token is configured (401).
+	WebhookRefusedToken WebhookOutcome = "refused_token"
+	// WebhookRefusedUnverified: a payout notification that cannot be
+	// verified, without Client or AllowUnverifiedPayouts (401).
+	WebhookRefusedUnverified WebhookOutcome = "refused_unverified"
+	// WebhookTokenLookupFailed: TokenFor returned an error (500).
+	WebhookTokenLookupFailed WebhookOutcome = "token_lookup_failed"
+	// WebhookFetchFailed: reading the resource back through Client failed,
+	// or the API's copy is not the resource notified (500).
+	WebhookFetchFailed WebhookOutcome = "fetch_failed"
+	// WebhookCallbackError: the callback returned an error or panicked (500).
+	WebhookCallbackError WebhookOutcome = "callback_error"
+)
+
+// WebhookDelivery describes how a WebhookHandler answered one request.
+// It carries no id, token or body: it is meant for logs and metrics.
+type WebhookDelivery struct {
+	// Kind is "payment", "payout", or "" when it could not be told.
+	Kind string
+	// Outcome classifies the answer.
+	Outcome WebhookOutcome
+	// StatusCode is the HTTP status answered.
+	StatusCode int
+	// Duration is the time from the request's arrival to the answer.
+	Duration time.Duration
 }

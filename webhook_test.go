@@ -1464,3 +1464,53 @@ func TestWebhookHugeNumberRefused(t *testing.T) {
 		})
 	}
 }
+
+// A per-payment token vouches for one payment only: a body with payment
+// B's id, payment A's ext_id and A's token is refused, and B never reaches
+// the callback (the third review's hole 6).
+func TestWebhookTokenForVouchesForOnePayment(t *testing.T) {
+	t.Parallel()
+	const idB = "7a7a7a7a-8d0b-4d7e-9b1a-2f3c4d5e6f70"
+	paymentB := strings.NewReplacer(whPaymentID, idB, `"order-1001"`, `"order-B"`).Replace(whAPIPayment)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/v1/payments/" + idB:
+			io.WriteString(w, paymentB)
+		case "/v1/payments/" + whPaymentID:
+			io.WriteString(w, whAPIPayment)
+		default:
+			w.WriteHeader(404)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := paykit.NewClient(srv.URL, "key", paykit.HMACSigner("secret"), paykit.WithMaxRetries(0))
+	require.NoError(t, err)
+	tf := &whTokenFor{tokens: map[string]string{"order-1001": "tok-A", "order-B": "tok-B"}}
+	h, calls, _ := whHandler()
+	h.Token, h.TokenFor, h.Client = "", tf.lookup, c
+
+	forged := strings.Replace(whPaymentBody, `"id":"`+whPaymentID+`"`, `"id":"`+idB+`"`, 1) // B's id, A's ext_id
+	assert.Equal(t, http.StatusUnauthorized, whDeliver(h, http.MethodPost, forged, "tok-A").Code)
+	calls.none(t)
+
+	// The genuine notification of A is accepted, with the API's copy of A.
+	require.Equal(t, http.StatusOK, whDeliver(h, http.MethodPost, whPaymentBody, "tok-A").Code)
+	require.Len(t, calls.payments, 1)
+	assert.Equal(t, whPaymentID, calls.payments[0].ID)
+	assert.Equal(t, "order-1001", calls.payments[0].ExtID)
+}
+
+// An Observe that panics neither drops the answer (the sender would deliver
+// again what the callback already handled) nor panics the server: the
+// delivery is answered and the panic logged once.
+func TestWebhookObservePanicKeepsTheAnswer(t *testing.T) {
+	t.Parallel()
+	h, calls, logs := whHandler()
+	h.Observe = func(context.Context, paykit.WebhookDelivery) { panic("observe") }
+	for range 2 {
+		assert.Equal(t, http.StatusOK, whDeliver(h, http.MethodPost, whPaymentBody, whToken).Code)
+	}
+	assert.Len(t, calls.payments, 2)
+	assert.Equal(t, 1, strings.Count(logs.String(), "Observe panicked"))
+}

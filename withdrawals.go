@@ -3,6 +3,7 @@ package paykit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -68,9 +69,11 @@ func (w *Withdrawal) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// identity is what a read of this withdrawal asked for; GetWithdrawal
-// refuses an answer about another withdrawal.
-func (w *Withdrawal) identity() (id, extID string) { return w.ID, "" }
+func (w *Withdrawal) facts() facts {
+	return facts{id: w.ID, status: string(w.Status), amount: w.Amount}
+}
+
+func (f *WithdrawalFee) facts() facts { return facts{} }
 
 // WithdrawalFee is the current withdrawal fee.
 type WithdrawalFee struct {
@@ -110,17 +113,19 @@ type CreateWithdrawalParams struct {
 }
 
 type createWithdrawalBody struct {
-	TerminalID            string `json:"terminal_id"`
-	Amount                amount `json:"amount"`
-	Address               string `json:"address"`
-	SubtractFeeFromAmount bool   `json:"subtract_fee_from_amount,omitempty"`
+	TerminalID            string      `json:"terminal_id"`
+	Amount                json.Number `json:"amount"`
+	Address               string      `json:"address"`
+	SubtractFeeFromAmount bool        `json:"subtract_fee_from_amount,omitempty"`
 }
 
 // CreateWithdrawal withdraws USDT from a terminal; the amount is frozen on
 // the terminal until the withdrawal settles.
 //
 // Like CreateTransfer it is re-sent only when the failed attempt provably
-// sent nothing. An error matching ErrUnknownOutcome means the withdrawal may
+// sent nothing. The answer must carry an id, a status and this call's
+// amount (or the amount less the fee, when SubtractFeeFromAmount) and
+// address; any other 2xx is an unknown outcome. An error matching ErrUnknownOutcome means the withdrawal may
 // exist: check the terminal's frozen balance before withdrawing again.
 func (c *Client) CreateWithdrawal(ctx context.Context, params CreateWithdrawalParams) (*Withdrawal, error) {
 	if err := firstError(
@@ -129,14 +134,22 @@ func (c *Client) CreateWithdrawal(ctx context.Context, params CreateWithdrawalPa
 		checkRequired("address", params.Address)); err != nil {
 		return nil, err
 	}
-	w := new(Withdrawal)
-	err := c.doJSON(ctx, request{op: opCreateWithdrawal, path: "/v1/withdrawals", out: w},
-		createWithdrawalBody{TerminalID: params.TerminalID, Amount: amount(params.Amount),
-			Address: params.Address, SubtractFeeFromAmount: params.SubtractFeeFromAmount})
+	body, err := json.Marshal(createWithdrawalBody{TerminalID: params.TerminalID, Amount: amount(params.Amount),
+		Address: params.Address, SubtractFeeFromAmount: params.SubtractFeeFromAmount})
 	if err != nil {
 		return nil, err
 	}
-	return w, nil
+	return send(ctx, c, &call{op: opCreateWithdrawal, path: "/v1/withdrawals", body: body, contentType: contentJSON},
+		func(_ context.Context, got *Withdrawal) error {
+			// The spec does not say whether a fee taken from the amount
+			// shows in it, so either reading is this withdrawal.
+			sameAmount := got.Amount.Equal(params.Amount) ||
+				params.SubtractFeeFromAmount && got.Amount.Equal(params.Amount.Sub(got.Fee))
+			if !sameAmount || got.Address != params.Address {
+				return errors.New("the API answered a withdrawal of another amount or to another address")
+			}
+			return nil
+		})
 }
 
 // GetWithdrawal returns the withdrawal with the given id (a UUID).
@@ -144,18 +157,10 @@ func (c *Client) GetWithdrawal(ctx context.Context, id string) (*Withdrawal, err
 	if err := checkUUID("id", id); err != nil {
 		return nil, err
 	}
-	w := new(Withdrawal)
-	if err := c.do(ctx, request{op: opGetWithdrawal, path: "/v1/withdrawals/" + id, out: w, wantID: id}); err != nil {
-		return nil, err
-	}
-	return w, nil
+	return send[Withdrawal](ctx, c, &call{op: opGetWithdrawal, path: "/v1/withdrawals/" + id, id: id}, nil)
 }
 
 // GetWithdrawalFee returns the current withdrawal fee.
 func (c *Client) GetWithdrawalFee(ctx context.Context) (*WithdrawalFee, error) {
-	f := new(WithdrawalFee)
-	if err := c.do(ctx, request{op: opGetWithdrawalFee, path: "/v1/withdrawals/fee", out: f}); err != nil {
-		return nil, err
-	}
-	return f, nil
+	return send[WithdrawalFee](ctx, c, &call{op: opGetWithdrawalFee, path: "/v1/withdrawals/fee"}, nil)
 }

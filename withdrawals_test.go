@@ -64,7 +64,7 @@ func TestCreateWithdrawalRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := mockClient(t, http.StatusOK, withdrawalPendingJSON)
+			c, rec := echoClient(t, http.StatusOK, withdrawalPendingJSON)
 			_, err := c.CreateWithdrawal(context.Background(), CreateWithdrawalParams{
 				TerminalID: "term-main", Amount: dec(tt.amount), Address: tronAddress, SubtractFeeFromAmount: tt.subtract})
 			require.NoError(t, err)

@@ -558,3 +558,31 @@ func mustNil(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A shared (remote) sandbox asks the browser for its control token: the
+// dashboard sends it to the login form, a wrong token is refused, the
+// right one opens the dashboard with a session cookie that page scripts
+// cannot read (HttpOnly).
+func TestBrowserRemoteDashboardLogin(t *testing.T) {
+	ctx := newBrowser(t)
+	w := newWorld(t, sandbox.Config{AllowRemote: true, ControlToken: "team-token-42"})
+	p := w.pay(t, paykit.CreatePaymentParams{ExtID: "login-1", Amount: decimal.RequireFromString("900")})
+	var loc string
+	run(t, ctx, chromedp.Navigate(w.ts.URL+"/sandbox/ui?refresh=0"), chromedp.WaitVisible("#token", chromedp.ByID),
+		chromedp.Location(&loc))
+	if !strings.HasSuffix(loc, "/sandbox/login") {
+		t.Fatalf("the dashboard went to %s, want the login form", loc)
+	}
+	run(t, ctx, chromedp.SendKeys("#token", "wrong", chromedp.ByID), chromedp.Click("#login", chromedp.ByID),
+		chromedp.WaitVisible(".error", chromedp.ByQuery))
+	if got := textOf(t, ctx, ".error"); !strings.Contains(got, "not this sandbox's control token") {
+		t.Fatalf("after a wrong token: %q", got)
+	}
+	run(t, ctx, chromedp.SendKeys("#token", "team-token-42", chromedp.ByID), chromedp.Click("#login", chromedp.ByID),
+		chromedp.WaitVisible(`#pay-`+p.ID, chromedp.ByQuery))
+	var cookies string
+	run(t, ctx, chromedp.Evaluate(`document.cookie`, &cookies))
+	if strings.Contains(cookies, "paykit_sandbox_session") || strings.Contains(cookies, "team-token-42") {
+		t.Fatalf("a page script can read the session: %q", cookies)
+	}
+}

@@ -376,6 +376,7 @@ func TestContract(t *testing.T) {
 	}
 
 	// Back to the start; the next read sees the starting balance again.
+	env.control(ctx, "/sandbox/webhooks/flush", `{}`, 200)
 	env.control(ctx, "/sandbox/reset", `{}`, 200)
 	bal, err := cli.GetBalance(ctx)
 	must(t, err)
@@ -403,9 +404,11 @@ func TestContract(t *testing.T) {
 }
 
 // notYetProduced lists outcomes the document promises that TestContract
-// cannot make the sandbox produce, each with the reason. It is empty: every
-// documented answer is exercised.
-var notYetProduced = map[string]string{}
+// cannot make the sandbox produce, each with the reason.
+var notYetProduced = map[string]string{
+	"confirmPayment 503": "needs a stalled upload holding every large-body slot; " +
+		"sandbox's TestLargeBodiesAreReadFewAtATime produces it",
+}
 
 // contractEnv is one sandbox served over loopback behind the validator, an
 // SDK client and a plain HTTP client that both send through it.
@@ -716,6 +719,14 @@ func (e *contractEnv) checkCoverage(skip map[string]string) {
 func seenOutcome(seen map[string]int, promise string) bool {
 	if seen[promise] > 0 {
 		return true
+	}
+	// A range ("createPayment 2XX") is kept by any status in it.
+	if op, status, ok := strings.Cut(promise, " "); ok && len(status) == 3 && strings.HasSuffix(status, "XX") {
+		for k, n := range seen {
+			if n > 0 && strings.HasPrefix(k, op+" "+status[:1]) {
+				return true
+			}
+		}
 	}
 	if strings.Count(promise, " ") == 1 {
 		for k, n := range seen {

@@ -1,7 +1,11 @@
 package sandbox
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net"
@@ -24,6 +28,9 @@ const (
 	// Content-Type: application/json: a web page can send text/plain or a
 	// form cross-origin without a preflight, but not JSON.
 	CodeControlMediaType = "SANDBOX_UNSUPPORTED_MEDIA_TYPE"
+	// CodeControlUnauthorized (401) refuses a control, inspection or
+	// dashboard request without the control token of Config.ControlToken.
+	CodeControlUnauthorized = "SANDBOX_UNAUTHORIZED"
 )
 
 // localRequest reports whether r names the sandbox by a loopback Host:
@@ -57,9 +64,33 @@ func (s *Server) localRequest(r *http.Request) bool {
 // loopback Host through DNS rebinding nor send JSON cross-origin without a
 // CORS preflight, which the sandbox never answers.
 func (s *Server) guardControl(w http.ResponseWriter, r *http.Request, requireJSON bool) bool {
+	if r.Header.Get("User-Agent") == webhookUserAgent {
+		// A webhook delivery pointed at the sandbox is never a command,
+		// whatever dialled it.
+		writeError(w, newErr(http.StatusForbidden, CodeControlForbidden, "a webhook delivery is not a control request"))
+		return false
+	}
 	if !s.localRequest(r) {
 		writeError(w, newErr(http.StatusForbidden, CodeControlForbidden,
 			"the sandbox controls answer only a loopback Host (localhost, 127.0.0.1, [::1]); start it with remote control allowed to change this"))
+		return false
+	}
+	if s.cfg.AllowRemote && s.cfg.ControlToken == "" && !strings.HasPrefix(r.URL.Path, "/sandbox/ui/assets/") {
+		writeError(w, newErr(http.StatusForbidden, CodeControlForbidden,
+			"remote control needs a control token: set Config.ControlToken (-control-token, PAYKIT_SANDBOX_CONTROL_TOKEN)"))
+		return false
+	}
+	// The dashboard's stylesheet and script are not secret, and the login
+	// page needs them.
+	public := strings.HasPrefix(r.URL.Path, "/sandbox/ui/assets/")
+	if s.cfg.ControlToken != "" && !public && !s.authorized(r) {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/sandbox/ui") {
+			http.Redirect(w, r, "/sandbox/login", http.StatusSeeOther)
+			return false
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="paykit-sandbox"`)
+		writeError(w, newErr(http.StatusUnauthorized, CodeControlUnauthorized,
+			"this sandbox needs its control token: send Authorization: Bearer TOKEN, or log in at /sandbox/login"))
 		return false
 	}
 	if requireJSON && r.Method == http.MethodPost {
@@ -125,6 +156,19 @@ func (s *Server) controlRoutes(mux *http.ServeMux) {
 		var f Fault
 		s.control(w, r, &f, func() (any, error) { return struct{}{}, s.InjectFault(f) })
 	})
+	mux.HandleFunc("POST /sandbox/webhooks/flush", func(w http.ResponseWriter, r *http.Request) {
+		var req struct{}
+		s.control(w, r, &req, func() (any, error) {
+			// As FlushWebhooks: until every queued delivery is delivered or
+			// given up on, within the request and a minute at most.
+			ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
+			defer cancel()
+			if err := s.FlushWebhooks(ctx); err != nil {
+				return nil, fmt.Errorf("%w: webhooks still pending: %v", ErrWrongState, err)
+			}
+			return struct{}{}, nil
+		})
+	})
 	mux.HandleFunc("POST /sandbox/reset", func(w http.ResponseWriter, r *http.Request) {
 		var req struct{}
 		s.control(w, r, &req, func() (any, error) { s.Reset(); return struct{}{}, nil })
@@ -149,7 +193,7 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, req any, do fun
 		writeError(w, newErr(http.StatusBadRequest, CodeControlInvalid, "body too large or unreadable"))
 		return
 	}
-	if err := decodeJSON(buf, req); err != nil {
+	if err := decodeStrict(buf, req); err != nil {
 		writeError(w, newErr(http.StatusBadRequest, CodeControlInvalid, "body is not valid JSON: "+err.Error()))
 		return
 	}
@@ -164,4 +208,22 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, req any, do fun
 	default:
 		writeError(w, newErr(http.StatusBadRequest, CodeControlInvalid, err.Error()))
 	}
+}
+
+// decodeStrict decodes a control's body refusing unknown fields: a webhook
+// payload ({"id":…,"status":"completed",…}) posted at a control is not a
+// command, and neither is a typo.
+func decodeStrict(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
 }

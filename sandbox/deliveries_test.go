@@ -116,7 +116,7 @@ func TestDeliveriesFailedAndUnreachable(t *testing.T) {
 
 // The ring keeps the newest entries only.
 func TestDeliveriesRingBounded(t *testing.T) {
-	d := newDispatcher(http.DefaultClient, 1, time.Millisecond, 3, func() time.Time { return base }, nil)
+	d := newDispatcher(http.DefaultClient, 1, time.Millisecond, 3, func() time.Time { return base }, nil, 4, 4)
 	defer d.close()
 	for i := range 5 {
 		d.record(&Delivery{ID: string(rune('a' + i))})

@@ -46,8 +46,18 @@
 // routes, 4 KiB for the bodiless ones (GETs, cancel, dispute cancel),
 // 10,000,000 bytes plus 64 KiB of multipart framing for confirm. A body
 // over its cap, or one that does not arrive within
-// Config.RequestBodyTimeout, answers 400 PAY_002 with data.field "body",
-// the spec's invalid-parameters answer (the spec never uses 413).
+// Config.RequestBodyTimeout, answers 400 with data.field "body" and the
+// operation's invalid-parameters code (PAY_002; TRF_001 for transfers,
+// WDR_001 for withdrawals; the spec never uses 413). At most
+// LargeBodyConcurrency bodies over 1 MB are read at once (default 4); one
+// more waits a quarter of the body timeout, then answers 503 SANDBOX_BUSY.
+//
+// Free text has caps the spec does not state (refused with the operation's
+// invalid-parameters code, the message naming the cap): payout ext_id 255
+// characters (MaxPayoutExtIDLength), holder_name and client_id 255,
+// notification_token 255, requisites 64, a dispute's comment 1000,
+// notify_url and receipt_url 2048, a withdrawal's address 128, and a
+// tx_hash given through a control 128.
 //
 // # Payments
 //
@@ -83,8 +93,10 @@
 // payment_url is BaseURL + "/pay/" + id (BaseURL empty: the scheme and Host
 // of the create request). valid_until is created_at + PaymentTTL (default
 // 20 minutes). A PENDING payment whose valid_until is not after the sandbox
-// clock becomes CANCELLED (with a webhook): checked lazily whenever a
-// payment endpoint, the payment page or a control is used, and on Advance.
+// clock becomes CANCELLED (with a webhook). With the real clock (Config.Now
+// nil) one timer fires at the earliest valid_until, so a payment nobody
+// touches expires on time and its webhook goes out; with an injected clock
+// expiry happens on Advance (and whenever a request or control looks).
 //
 // Confirm takes only multipart/form-data (with a boundary); any other
 // content type, or none, is PAY_002 and changes nothing. Its optional
@@ -94,7 +106,8 @@
 // "no file", which the spec allows. Confirm needs PENDING (PAY_008),
 // cancel needs PENDING (PAY_007). A dispute opens from CANCELLED
 // or CANCELLED_APPEAL (DIS_001 otherwise, DIS_002 while one is open); its
-// optional amount must be positive and receipt_url an http(s) URL (PAY_002).
+// optional amount, what the payer paid, obeys the payment amount bounds
+// (100 to 300000 RUB) and receipt_url must be an http(s) URL (PAY_002).
 // Dispute cancel needs DISPUTE (DIS_003). PAY_001 (500) and SYS_001 are
 // produced only by fault injection.
 //
@@ -145,13 +158,28 @@
 // attempts. Deliveries of one resource are sequential and in order.
 // FlushWebhooks waits for all queued deliveries; Close stops them. Every
 // delivery and attempt is kept in a bounded log (Deliveries,
-// GET /sandbox/webhooks).
+// GET /sandbox/webhooks), with any password and query value of the
+// notify_url masked.
+//
+// Deliveries are bounded and cannot be turned against the sandbox: at most
+// WebhookConcurrency attempts in flight (default 32), at most
+// WebhookPerReceiver to one host:port (default 4), the rest waiting their
+// turn (none is dropped; the API only enqueues, so its latency never
+// depends on a receiver). A 3xx answer is a failed attempt: redirects are
+// not followed. The default client never dials an address the sandbox
+// listens on (Config.ListenAddrs and every address a request arrived on),
+// checked on the address actually dialled, and uses no proxy; and the
+// controls refuse a request with the deliveries' User-Agent or with
+// unknown fields, so a notify_url pointing at /sandbox/reset resets
+// nothing. Receivers on loopback and private addresses stay reachable.
 //
 // # Hosted payment page
 //
 // GET /pay/{id} (no authentication) renders the amount, requisites, status
 // and time left, with a plain form whose button POSTs to /pay/{id}; that
-// confirms a PENDING payment (-> PROCESSING) and redirects (303) back.
+// confirms a PENDING payment (-> PROCESSING) and redirects (303) back. The
+// post must carry the page's form token and come from the page itself
+// (Sec-Fetch-Site, Origin): another site cannot press I-paid for a payer.
 //
 // # Controls
 //
@@ -173,8 +201,15 @@
 // grants). The guard stops browsers, not programs: any client on the
 // network can send a loopback Host, which is why the binary binds to
 // loopback and warns when told otherwise. Config.AllowRemote (the binary's
-// -allow-remote) lifts the Host check, for a sandbox reached by name inside
-// a trusted network. The controls:
+// -allow-remote) lifts the Host check, for a sandbox a team shares or a
+// container reached by name, and requires Config.ControlToken (the binary
+// refuses to start remote without -control-token or
+// PAYKIT_SANDBOX_CONTROL_TOKEN). With a token, every control and
+// inspection request carries Authorization: Bearer TOKEN (else 401
+// SANDBOX_UNAUTHORIZED), and the dashboard sends the browser to a login
+// form (/sandbox/login) that sets an HttpOnly, SameSite=Strict session
+// cookie holding an HMAC of the token, never the token. Loopback-only
+// sandboxes need no token. The controls:
 //
 //	POST /sandbox/payments/{id}/verify          {"outcome":"completed"} or {"outcome":"cancelled"}
 //	POST /sandbox/payments/{id}/dispute/review  {"outcome":"approved"} or {"outcome":"rejected"}
@@ -182,6 +217,7 @@
 //	POST /sandbox/withdrawals/{id}/status       {"status":"completed","tx_hash":"..."} (processing, failed)
 //	POST /sandbox/clock/advance                 {"seconds":3600}, answers {"now":...}
 //	POST /sandbox/faults                        {"method":"POST","path":"/v1/transfers","mode":"drop_after","count":1}
+//	POST /sandbox/webhooks/flush                {}, answers once every queued webhook has ended
 //	POST /sandbox/reset                         {}
 //
 // From a shell every control needs the JSON header:

@@ -176,7 +176,7 @@ func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, f *Fault, li
 		// cancels r.Context when the client goes away, only once the body
 		// has been read to its end. Without this a POST abandoned during
 		// the delay would still be applied afterwards.
-		if _, aerr := s.readBody(w, r, limit); aerr != nil {
+		if _, aerr := s.readBody(w, r, limit, "PAY_002"); aerr != nil {
 			writeError(w, aerr)
 			return
 		}

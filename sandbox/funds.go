@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -188,6 +189,8 @@ func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (an
 		return nil, invalid("WDR_001", "amount", "USDT amounts have at most 6 decimal places (TRC-20 precision)")
 	case strings.TrimSpace(req.Address) == "":
 		return nil, invalid("WDR_001", "address", "address is required")
+	case utf8.RuneCountInString(req.Address) > MaxAddressLength:
+		return nil, invalid("WDR_001", "address", fmt.Sprintf(maxLengthMessageFormat, "address", MaxAddressLength))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -268,6 +271,9 @@ func (s *Server) setWithdrawalStatus(id, status, txHash string) (*withdrawalView
 	case WithdrawalProcessing, WithdrawalCompleted, WithdrawalFailed:
 	default:
 		return nil, fmt.Errorf("%w: withdrawal status must be processing, completed or failed", ErrInvalidArgument)
+	}
+	if utf8.RuneCountInString(txHash) > MaxTxHashLength {
+		return nil, fmt.Errorf("%w: tx_hash must be at most %d characters", ErrInvalidArgument, MaxTxHashLength)
 	}
 	w := s.withdrawals[id]
 	if w == nil {

@@ -2,11 +2,15 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -81,7 +85,7 @@ func (s *Server) routes() *http.ServeMux {
 	s.caps = map[string]int64{}
 	api := func(pattern string, limit int64, h apiHandler) {
 		s.caps[pattern] = limit
-		mux.Handle(pattern, s.authenticated(limit, h))
+		mux.Handle(pattern, s.authenticated(limit, invalidCodeOf(pattern), h))
 	}
 
 	api("POST /v1/payments", jsonBodyCap, s.createPayment)
@@ -114,6 +118,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /pay/{id}", s.postPage)
 
 	s.controlRoutes(mux)
+	s.loginRoutes(mux)
 	s.uiRoutes(mux) // the dashboard at /sandbox/ui and the payment page's assets (ui.go)
 	s.inspectionRoutes(mux)
 	s.openapiRoutes(mux)
@@ -127,6 +132,7 @@ func (s *Server) routes() *http.ServeMux {
 // controls.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	s.self.learn(r)
 	_, pattern := s.mux.Handler(r)
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() { s.recordRequest(r, pattern, sw, time.Since(start)) }()
@@ -183,7 +189,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // body timeout, checks X-Signature over the exact bytes, and calls h. Any
 // failure of authentication is 401 AUTH_001: the spec does not show this
 // answer, so this is the sandbox's choice.
-func (s *Server) authenticated(limit int64, h apiHandler) http.Handler {
+func (s *Server) authenticated(limit int64, badBody string, h apiHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m, aerr := s.identify(r)
 		if aerr != nil {
@@ -192,14 +198,20 @@ func (s *Server) authenticated(limit int64, h apiHandler) http.Handler {
 			writeError(w, aerr)
 			return
 		}
-		body, aerr := s.readBody(w, r, limit)
+		body, aerr := s.readBody(w, r, limit, badBody)
 		if aerr != nil {
 			writeError(w, aerr)
 			return
 		}
 		if aerr := verifySignature(m, r, body); aerr != nil {
-			writeError(w, aerr)
-			return
+			if !m.unsigned {
+				writeError(w, aerr)
+				return
+			}
+			if l := s.cfg.Logger; l != nil {
+				l.Warn("request accepted without a valid signature (the merchant accepts unsigned requests)",
+					slog.String("method", r.Method), slog.String("path", maskPath(r.URL.EscapedPath())))
+			}
 		}
 		v, aerr := h(r, m, body)
 		if aerr != nil {
@@ -210,11 +222,46 @@ func (s *Server) authenticated(limit int64, h apiHandler) http.Handler {
 	})
 }
 
+// invalidCodeOf is the code a route answers an unreadable body with: each
+// operation's own invalid-parameters code (TRF_001, WDR_001), PAY_002 for
+// the rest. The spec lists no code for a body that cannot be read at all;
+// this is the sandbox's choice.
+func invalidCodeOf(pattern string) string {
+	switch {
+	case strings.HasSuffix(pattern, "/v1/transfers"):
+		return "TRF_001"
+	case strings.HasSuffix(pattern, "/v1/withdrawals"):
+		return "WDR_001"
+	}
+	return "PAY_002"
+}
+
+// largeBody is the size above which a body takes a slot of
+// Config.LargeBodyConcurrency while it is read.
+const largeBody = 1 << 20
+
 // readBody reads the whole body under limit and Config.RequestBodyTimeout,
 // and leaves a re-readable copy in r.Body. A body over the cap, cut off
-// or too slow is 400 PAY_002, the spec's code for invalid parameters (not
-// 413, which the spec never uses).
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
+// or too slow is 400 with code (the route's invalid-parameters code, not
+// 413, which the spec never uses). A route that takes large bodies
+// (confirm's receipt) reads at most Config.LargeBodyConcurrency of them at
+// once, so that a flood of 10 MB uploads (with a bad signature, say) cannot
+// pin memory; one that finds no slot within a quarter of the body timeout
+// is 503.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, code string) ([]byte, *apiError) {
+	if limit > largeBody && r.ContentLength != 0 {
+		// Wait a quarter of the body timeout: less than a stalled upload
+		// may hold the slot, so a flood is refused rather than queued.
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestBodyTimeout/4)
+		ok := s.largeBodies.acquire(ctx)
+		cancel()
+		if !ok {
+			w.Header().Set("Connection", "close")
+			w.Header().Set("Retry-After", "1")
+			return nil, newErr(http.StatusServiceUnavailable, "SANDBOX_BUSY", "too many large request bodies at once; try again")
+		}
+		defer s.largeBodies.release()
+	}
 	rc := http.NewResponseController(w)
 	// A recorder or HTTP/2 stream without deadlines returns an error here;
 	// the http.Server's ReadTimeout still bounds the body there.
@@ -225,9 +272,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 		w.Header().Set("Connection", "close")
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, invalid("PAY_002", "body", fmt.Sprintf("request body is larger than this route's limit of %d bytes", limit))
+			return nil, invalid(code, "body", fmt.Sprintf("request body is larger than this route's limit of %d bytes", limit))
 		}
-		return nil, invalid("PAY_002", "body", "request body could not be read in time or was cut off")
+		return nil, invalid(code, "body", "request body could not be read in time or was cut off")
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	return body, nil
@@ -236,13 +283,12 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 // identify finds the merchant of X-Identity. Both headers must be present.
 func (s *Server) identify(r *http.Request) (*merchant, *apiError) {
 	key := r.Header.Get("X-Identity")
-	sig := r.Header.Get("X-Signature")
-	if key == "" || sig == "" {
-		return nil, newErr(http.StatusUnauthorized, "AUTH_001", "missing X-Identity or X-Signature header")
-	}
 	s.mu.Lock()
 	m := s.merchants[key]
 	s.mu.Unlock()
+	if key == "" || r.Header.Get("X-Signature") == "" && (m == nil || !m.unsigned) {
+		return nil, newErr(http.StatusUnauthorized, "AUTH_001", "missing X-Identity or X-Signature header")
+	}
 	if m == nil {
 		return nil, newErr(http.StatusUnauthorized, "AUTH_001", "unknown API key or invalid signature")
 	}
@@ -255,9 +301,13 @@ func verifySignature(m *merchant, r *http.Request, body []byte) *apiError {
 	}
 	want, err := m.signer.Sign(r, body)
 	if err != nil || subtle.ConstantTimeCompare([]byte(want), []byte(r.Header.Get("X-Signature"))) != 1 {
-		// Same message as the unknown key, so the answer does not reveal
-		// which API keys exist.
-		return newErr(http.StatusUnauthorized, "AUTH_001", "unknown API key or invalid signature")
+		// What the sandbox signed, so a developer can compare it with what
+		// their signer signed: never the secret or the expected signature.
+		// (It tells that the key exists, which a sandbox can afford.)
+		sum := sha256.Sum256(body)
+		return newErr(http.StatusUnauthorized, "AUTH_001", fmt.Sprintf(
+			"invalid signature: the sandbox signed method %s, request URI %s and a body of %d bytes with SHA-256 %s",
+			r.Method, r.URL.RequestURI(), len(body), hex.EncodeToString(sum[:])))
 	}
 	return nil
 }

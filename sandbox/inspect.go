@@ -58,15 +58,21 @@ func (s *Server) recordRequest(r *http.Request, pattern string, sw *statusWriter
 	}
 	s.reqMu.Unlock()
 	if l := s.cfg.Logger; l != nil {
+		// Durations carry their unit ("1.25ms"): a JSON handler would
+		// otherwise write bare nanoseconds.
 		attrs := []slog.Attr{slog.String("method", rec.Method), slog.String("route", rec.Route),
-			slog.Int("status", rec.Status), slog.Duration("duration", d)}
+			slog.Int("status", rec.Status), slog.String("duration", d.String())}
 		if rec.Code != "" {
 			attrs = append(attrs, slog.String("code", rec.Code))
 		}
 		if rec.Fault != "" {
 			attrs = append(attrs, slog.String("fault", rec.Fault))
 		}
-		l.LogAttrs(context.Background(), slog.LevelInfo, "request", attrs...)
+		level := slog.LevelInfo
+		if rec.Status >= 500 {
+			level = slog.LevelError // an answer the sandbox could not give
+		}
+		l.LogAttrs(context.Background(), level, "request", attrs...)
 	}
 }
 

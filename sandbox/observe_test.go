@@ -81,6 +81,15 @@ func TestLogLines(t *testing.T) {
 	eq(t, hooks[0]["response_status"], any(float64(500)))
 	eq(t, hooks[1]["attempt"], any(float64(2)))
 	eq(t, hooks[1]["response_status"], any(float64(200)))
+	// A failed attempt is a warning; durations carry their unit.
+	eq(t, hooks[0]["level"], any("WARN"))
+	eq(t, hooks[1]["level"], any("INFO"))
+	if d, _ := hooks[0]["duration"].(string); !strings.HasSuffix(d, "s") {
+		t.Fatalf("webhook duration %v has no unit", hooks[0]["duration"])
+	}
+	if d, _ := reqs[0]["duration"].(string); !strings.HasSuffix(d, "s") {
+		t.Fatalf("request duration %v has no unit", reqs[0]["duration"])
+	}
 	eq(t, hooks[0]["target_host"], any(strings.TrimPrefix(sink.srv.URL, "http://")))
 
 	buf.mu.Lock()
@@ -91,6 +100,21 @@ func TestLogLines(t *testing.T) {
 			t.Errorf("log shows %q:\n%s", secret, all)
 		}
 	}
+}
+
+// A 5xx answer is logged at ERROR, a refusal (4xx) at INFO.
+func TestLogLevelOf5xx(t *testing.T) {
+	var buf syncBuffer
+	e := newEnv(t, Config{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	if err := e.sb.InjectFault(Fault{Method: "GET", Path: "/v1/balance", Mode: FaultErrorBefore, Status: 500, Code: "SYS_001"}); err != nil {
+		t.Fatal(err)
+	}
+	e.do("GET", "/v1/balance", "")
+	e.do("GET", "/v1/payments/by-ext-id/nope", "")
+	lines := buf.lines(t)
+	eq(t, len(lines), 2)
+	eq(t, lines[0]["level"], any("ERROR"))
+	eq(t, lines[1]["level"], any("INFO"))
 }
 
 // Inspection endpoints answer JSON on loopback and are guarded like the

@@ -37,11 +37,7 @@ func TestPaymentPageLooks(t *testing.T) {
 		}
 	}
 
-	res, err := e.ts.Client().Post(e.ts.URL+"/pay/"+id, "application/x-www-form-urlencoded", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
+	e.pressPaid(id).Body.Close()
 	_, _, body = e.uiGet("/pay/" + id)
 	wantIn(t, body, `class="st st-processing">PROCESSING</strong>`, "your transfer is being verified")
 	wantNotIn(t, body, "<form", "Time left")

@@ -265,6 +265,10 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 	if req.NotifyURL != "" && !validNotifyURL(req.NotifyURL) {
 		return nil, invalid("PAY_002", "notify_url", "notify_url must be an absolute http(s) URL")
 	}
+	if aerr := tooLong("PAY_002", "client_id", req.ClientID, MaxNameLength, "notification_token", req.NotificationToken,
+		MaxTokenLength, "notify_url", req.NotifyURL, MaxURLLength); aerr != nil {
+		return nil, aerr
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -316,6 +320,7 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 	m.paymentsByExt[p.extID] = p
 	m.pendingAmount[amountKey(amt)]++
 	heap.Push(&s.expiry, p)
+	s.armExpiryLocked(now)
 	return p.view(true, true), nil
 }
 
@@ -514,8 +519,13 @@ func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *a
 	if err := decodeJSON(body, &req); err != nil {
 		return nil, invalid("PAY_002", "body", "request body is not valid JSON: "+err.Error())
 	}
-	if req.Amount.set && !req.Amount.d.IsPositive() {
-		return nil, invalid("PAY_002", "amount", "dispute amount must be positive")
+	if req.Amount.set && (req.Amount.d.LessThan(minPaymentAmount) || req.Amount.d.GreaterThan(maxPaymentAmount)) {
+		// What a payer paid is a payment amount: the same bounds, or an
+		// approved dispute could credit any sum.
+		return nil, invalid("PAY_002", "amount", "dispute amount must be from 100 to 300000 RUB")
+	}
+	if aerr := tooLong("PAY_002", "comment", req.Comment, MaxCommentLength, "receipt_url", req.ReceiptURL, MaxURLLength); aerr != nil {
+		return nil, aerr
 	}
 	if req.ReceiptURL != "" && !validNotifyURL(req.ReceiptURL) {
 		return nil, invalid("PAY_002", "receipt_url", "receipt_url must be an absolute http(s) URL")

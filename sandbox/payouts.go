@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -84,8 +85,10 @@ func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *
 	}
 	method := req.Method
 	switch {
-	case strings.TrimSpace(req.ExtID) == "" || len(req.ExtID) > maxExtIDLen*4:
+	case strings.TrimSpace(req.ExtID) == "":
 		return nil, invalid("PAY_002", "ext_id", "ext_id is required")
+	case utf8.RuneCountInString(req.ExtID) > MaxPayoutExtIDLength:
+		return nil, invalid("PAY_002", "ext_id", fmt.Sprintf(maxLengthMessageFormat, "ext_id", MaxPayoutExtIDLength))
 	case !req.Amount.set || !req.Amount.d.IsPositive():
 		return nil, invalid("PAY_002", "amount", "amount must be positive")
 	case method != "card" && method != "sbp":
@@ -96,6 +99,10 @@ func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *
 		return nil, invalid("PAY_002", "holder_name", "holder_name is required")
 	case req.NotifyURL != "" && !validNotifyURL(req.NotifyURL):
 		return nil, invalid("PAY_002", "notify_url", "notify_url must be an absolute http(s) URL")
+	}
+	if aerr := tooLong("PAY_002", "requisites", req.Requisites, MaxRequisitesLength, "holder_name", req.HolderName,
+		MaxNameLength, "bank", req.Bank, MaxNameLength, "notify_url", req.NotifyURL, MaxURLLength); aerr != nil {
+		return nil, aerr
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -43,21 +44,50 @@ type Config struct {
 	// Empty means the scheme and Host of the create request, which is right
 	// for httptest.NewServer and for the binary on loopback.
 	BaseURL string
-	// WebhookClient sends webhooks; nil means a client with a 5 second
-	// timeout.
+	// WebhookClient sends webhooks; nil means the sandbox's own: a 5
+	// second timeout per attempt, no proxy, and a dialer that refuses every
+	// address the sandbox listens on (see ListenAddrs). A client given here
+	// keeps its own transport, so only the controls' refusal of webhook
+	// deliveries protects the sandbox from itself; redirects are never
+	// followed either way (a 3xx is a failed attempt).
 	WebhookClient *http.Client
+	// ListenAddrs are the addresses the sandbox is served on ("127.0.0.1:8080",
+	// "0.0.0.0:8080"): webhook deliveries never connect to them, so a
+	// notify_url cannot point at the sandbox's own controls. The Server
+	// also learns every local address a request arrives on, which covers
+	// httptest.NewServer; the binary sets this from its listener.
+	ListenAddrs []string
+	// WebhookConcurrency caps the webhook attempts in flight at once (so
+	// the sockets open); default DefaultWebhookConcurrency.
+	WebhookConcurrency int
+	// WebhookPerReceiver caps the attempts in flight to one receiver (host
+	// and port); default DefaultWebhookPerReceiver. Deliveries beyond
+	// either cap wait their turn; none is dropped.
+	WebhookPerReceiver int
+	// ControlToken, when set, is required on every /sandbox/ control and
+	// inspection request (Authorization: Bearer TOKEN) and, through a login
+	// form that sets an HttpOnly, SameSite=Strict cookie, on the dashboard.
+	// With AllowRemote it is mandatory: a remote sandbox without one refuses
+	// every control. Loopback-only sandboxes work without it.
+	ControlToken string
+	// LargeBodyConcurrency caps how many request bodies over 1 MB (receipts
+	// of confirm) are read at once, so that unauthenticated-looking floods
+	// of 10 MB uploads cannot pin memory; a request that finds no slot
+	// within a quarter of RequestBodyTimeout is answered 503. Default
+	// DefaultLargeBodyConcurrency.
+	LargeBodyConcurrency int
 	// WebhookMaxAttempts caps the attempts of one delivery; default 5.
 	WebhookMaxAttempts int
 	// WebhookRetryWait is the wait after the first failed attempt, doubled
 	// after each further failure; default 1 second. Tests set it to a
 	// millisecond or so.
 	WebhookRetryWait time.Duration
-	// AllowRemote lets the /sandbox/ controls and inspection endpoints
-	// answer requests whose Host is not a loopback name or address. It is
-	// off by default because those endpoints are unauthenticated: with it
-	// off, a web page the developer visits cannot drive them through DNS
-	// rebinding. Turn it on only when the sandbox runs behind a trusted
-	// network boundary (a CI container reached by its service name).
+	// AllowRemote lets the /sandbox/ controls, inspection endpoints and
+	// dashboard answer requests whose Host is not a loopback name or
+	// address, for a sandbox a team shares or a container reached by its
+	// service name. It requires ControlToken: with it off, a web page the
+	// developer visits cannot drive the controls through DNS rebinding; with
+	// it on, only holders of the token can.
 	AllowRemote bool
 	// Logger receives one line per request (method, route, status,
 	// duration, error code) and one per webhook delivery attempt. nil
@@ -86,6 +116,14 @@ type Merchant struct {
 	// paykit.HMACSigner(Secret), the SDK's default, so a client built with
 	// the same signer always agrees with the sandbox.
 	Signer paykit.Signer
+	// AcceptUnsigned lets this merchant's requests through without a
+	// valid X-Signature (X-Identity is still required), for a validation
+	// proxy such as Prism in front of the sandbox: it re-serialises bodies
+	// (1500.50 becomes 1500.5), so no signature over the original bytes
+	// can match. Off by default, and loud: the sandbox logs a warning at
+	// start and for every request it lets through unsigned, and the
+	// dashboard shows a banner.
+	AcceptUnsigned bool
 	// Terminals are the merchant's terminals at start and after Reset. The
 	// first active one serves payments and is credited when they complete.
 	Terminals []Terminal
@@ -129,6 +167,9 @@ const (
 	DefaultMaxSamePendingAmount = 5
 	DefaultWebhookMaxAttempts   = 5
 	DefaultWebhookRetryWait     = time.Second
+	DefaultWebhookConcurrency   = 32
+	DefaultWebhookPerReceiver   = 4
+	DefaultLargeBodyConcurrency = 4
 )
 
 // DefaultUSDTRate is the RUB price of 1 USDT when Config.USDTRate is zero.
@@ -173,6 +214,13 @@ type Server struct {
 	rates map[string]decimal.Decimal
 	mux   *http.ServeMux
 	hooks *dispatcher
+	self  *selfAddrs
+	// realClock: Config.Now was nil, so expiry runs on a timer at each
+	// valid_until; with an injected clock it runs on Advance and requests.
+	realClock   bool
+	expiryTimer *time.Timer // under mu
+	closed      bool        // under mu: Close stops the timer for good
+	largeBodies semaphore
 
 	mu          sync.Mutex
 	offset      time.Duration
@@ -194,6 +242,7 @@ type Server struct {
 type merchant struct {
 	apiKey        string
 	signer        paykit.Signer
+	unsigned      bool // Merchant.AcceptUnsigned
 	terminals     []*terminal
 	paymentsByExt map[string]*payment
 	payoutsByExt  map[string]*payout
@@ -226,7 +275,8 @@ func New(cfg Config) *Server {
 		}
 		seen[m.APIKey] = true
 	}
-	if cfg.Now == nil {
+	realClock := cfg.Now == nil
+	if realClock {
 		cfg.Now = time.Now
 	}
 	if cfg.PaymentTTL <= 0 {
@@ -238,30 +288,54 @@ func New(cfg Config) *Server {
 	if cfg.MaxSamePendingAmount <= 0 {
 		cfg.MaxSamePendingAmount = DefaultMaxSamePendingAmount
 	}
+	self := newSelfAddrs(cfg.ListenAddrs)
 	if cfg.WebhookClient == nil {
-		cfg.WebhookClient = &http.Client{Timeout: 5 * time.Second}
+		cfg.WebhookClient = webhookClient(self)
+	} else {
+		c := *cfg.WebhookClient
+		c.CheckRedirect = noRedirects
+		cfg.WebhookClient = &c
 	}
-	if cfg.WebhookMaxAttempts <= 0 {
-		cfg.WebhookMaxAttempts = DefaultWebhookMaxAttempts
-	}
-	if cfg.WebhookRetryWait <= 0 {
-		cfg.WebhookRetryWait = DefaultWebhookRetryWait
-	}
-	if cfg.RequestBodyTimeout <= 0 {
-		cfg.RequestBodyTimeout = DefaultRequestBodyTimeout
-	}
+	orDefault(&cfg.WebhookConcurrency, DefaultWebhookConcurrency)
+	orDefault(&cfg.WebhookPerReceiver, DefaultWebhookPerReceiver)
+	orDefault(&cfg.LargeBodyConcurrency, DefaultLargeBodyConcurrency)
+	orDefault(&cfg.WebhookMaxAttempts, DefaultWebhookMaxAttempts)
+	orDefault(&cfg.WebhookRetryWait, DefaultWebhookRetryWait)
+	orDefault(&cfg.RequestBodyTimeout, DefaultRequestBodyTimeout)
 	rates := DefaultLocalRates()
 	for k, v := range cfg.LocalRates {
 		if v.IsPositive() {
 			rates[k] = v
 		}
 	}
-	s := &Server{cfg: cfg, rates: rates}
+	s := &Server{cfg: cfg, rates: rates, self: self, realClock: realClock,
+		largeBodies: make(semaphore, cfg.LargeBodyConcurrency)}
 	s.hooks = newDispatcher(cfg.WebhookClient, cfg.WebhookMaxAttempts, cfg.WebhookRetryWait,
-		DefaultDeliveryLogSize, s.Now, cfg.Logger)
+		DefaultDeliveryLogSize, s.Now, cfg.Logger, cfg.WebhookConcurrency, cfg.WebhookPerReceiver)
 	s.mux = s.routes()
 	s.resetLocked()
+	if cfg.Logger != nil {
+		for i, m := range cfg.Merchants {
+			if m.AcceptUnsigned {
+				cfg.Logger.Warn("merchant accepts unsigned requests: X-Signature is not checked for it", slog.Int("merchant", i))
+			}
+		}
+	}
 	return s
+}
+
+// unsignedMerchants reports whether any merchant accepts unsigned requests,
+// for the dashboard's banner.
+func (s *Server) unsignedMerchants() bool {
+	return slices.ContainsFunc(s.cfg.Merchants, func(m Merchant) bool { return m.AcceptUnsigned })
+}
+
+// orDefault sets *v to d when it is not positive: the zero value of a
+// Config knob means its default.
+func orDefault[T int | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 // resetLocked rebuilds the starting state from the configuration. The
@@ -280,6 +354,7 @@ func (s *Server) resetLocked() {
 		if m.signer == nil {
 			m.signer = paykit.HMACSigner(mc.Secret)
 		}
+		m.unsigned = mc.AcceptUnsigned
 		for _, t := range mc.Terminals {
 			m.terminals = append(m.terminals, &terminal{
 				id: t.ID, name: t.Name, balance: t.Balance, frozen: t.BalanceFrozen,
@@ -292,6 +367,9 @@ func (s *Server) resetLocked() {
 	s.payouts = map[string]*payout{}
 	s.withdrawals = map[string]*withdrawal{}
 	s.expiry = nil
+	if s.expiryTimer != nil {
+		s.expiryTimer.Stop()
+	}
 	s.faults = nil
 	s.requests = map[routeKey]int{}
 }
@@ -308,7 +386,15 @@ func (s *Server) Reset() {
 // Close stops webhook delivery: queued deliveries are dropped and attempts
 // in flight are cancelled. The handler keeps answering requests, but no
 // further webhook is sent. Close is idempotent.
-func (s *Server) Close() { s.hooks.close() }
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	if s.expiryTimer != nil {
+		s.expiryTimer.Stop()
+	}
+	s.mu.Unlock()
+	s.hooks.close()
+}
 
 // FlushWebhooks blocks until every webhook queued so far has been delivered
 // or given up on, or ctx ends. Tests and the quickstart use it instead of
@@ -452,8 +538,10 @@ func (h *expiryHeap) Pop() any {
 }
 
 // expireDueLocked cancels every PENDING payment whose valid_until is not
-// after now. It runs on every API request and on Advance, which is what
-// "lazily on access" means here.
+// after now (status CANCELLED, webhook sent). With the real clock a timer
+// runs it at the earliest valid_until, so a payment nobody touches still
+// expires on time; it also runs on every API request and on Advance, which
+// is how an injected clock moves expiry.
 func (s *Server) expireDueLocked(now time.Time) {
 	for len(s.expiry) > 0 && !now.Before(s.expiry[0].validUntil) {
 		p := heap.Pop(&s.expiry).(*payment)
@@ -461,4 +549,23 @@ func (s *Server) expireDueLocked(now time.Time) {
 			s.setPaymentStatusLocked(p, statusCancelled)
 		}
 	}
+	s.armExpiryLocked(now)
+}
+
+// armExpiryLocked sets the one expiry timer to the earliest valid_until
+// (real clock only): one timer for all payments, not one per payment.
+func (s *Server) armExpiryLocked(now time.Time) {
+	if !s.realClock || s.closed || len(s.expiry) == 0 {
+		return
+	}
+	d := s.expiry[0].validUntil.Sub(now)
+	if s.expiryTimer == nil {
+		s.expiryTimer = time.AfterFunc(d, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.expireDueLocked(s.nowLocked())
+		})
+		return
+	}
+	s.expiryTimer.Reset(d)
 }

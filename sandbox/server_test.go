@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -222,10 +223,7 @@ func TestPaymentPage(t *testing.T) {
 	}
 
 	// POST is the I-paid button: confirm, then 303 back to the page.
-	res, err = e.ts.Client().Post(e.ts.URL+"/pay/"+id, "application/x-www-form-urlencoded", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res = e.pressPaid(id)
 	page, _ = io.ReadAll(res.Body)
 	res.Body.Close()
 	eq(t, res.StatusCode, 200) // after following the redirect
@@ -234,10 +232,11 @@ func TestPaymentPage(t *testing.T) {
 		t.Fatalf("page after confirm:\n%s", page)
 	}
 	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "PROCESSING")
-	// Posting again changes nothing.
+	// Posting again without the page's token is refused; nothing changes.
 	res, _ = e.ts.Client().Post(e.ts.URL+"/pay/"+id, "", nil)
 	res.Body.Close()
-	eq(t, res.StatusCode, 200)
+	eq(t, res.StatusCode, 403)
+	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "PROCESSING")
 
 	cb := e.createPayment(`{"ext_id":"cb","amount":1000,"method":"CROSS_BORDER","country":"TJ"}`)
 	res, _ = e.ts.Client().Get(cb.str("payment_url"))
@@ -247,12 +246,14 @@ func TestPaymentPage(t *testing.T) {
 		t.Fatalf("cross-border page:\n%s", page)
 	}
 
-	for _, m := range []string{"GET", "POST"} {
-		req, _ := http.NewRequest(m, e.ts.URL+"/pay/nope", nil)
-		res, _ := e.ts.Client().Do(req)
-		res.Body.Close()
-		eq(t, res.StatusCode, 404)
-	}
+	res, _ = e.ts.Client().Get(e.ts.URL + "/pay/nope")
+	res.Body.Close()
+	eq(t, res.StatusCode, 404)
+	// A post for an unknown payment has no valid token either: refused
+	// before anything is looked up.
+	res, _ = e.ts.Client().PostForm(e.ts.URL+"/pay/nope", url.Values{"token": {pageToken("nope")}})
+	res.Body.Close()
+	eq(t, res.StatusCode, 404)
 }
 
 func TestFaults(t *testing.T) {

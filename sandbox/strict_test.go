@@ -84,7 +84,7 @@ func TestStalledBodyCutOff(t *testing.T) {
 	eq(t, rawExchange(t, e, head, `{"from_terminal_id":"term_sandbox_main",`), "400 Bad Request")
 	eq(t, e.sb.Stats(e.key).Transfers, 0)
 	last := e.sb.Requests()[0]
-	eq(t, last.Code, "PAY_002")
+	eq(t, last.Code, "TRF_001") // the route's own invalid-parameters code
 	eq(t, last.Route, "/v1/transfers")
 }
 
@@ -95,13 +95,15 @@ func TestBodyCapsPerRoute(t *testing.T) {
 	for _, tc := range []struct {
 		path string
 		size int
-	}{{"/v1/payments", jsonBodyCap + 1}, {"/v1/transfers", jsonBodyCap + 1}, {"/v1/payouts", jsonBodyCap + 1},
-		{"/v1/payments/x/cancel", noBodyCap + 1}} {
+		code string
+	}{{"/v1/payments", jsonBodyCap + 1, "PAY_002"}, {"/v1/transfers", jsonBodyCap + 1, "TRF_001"},
+		{"/v1/withdrawals", jsonBodyCap + 1, "WDR_001"}, {"/v1/payouts", jsonBodyCap + 1, "PAY_002"},
+		{"/v1/payments/x/cancel", noBodyCap + 1, "PAY_002"}} {
 		req, _ := http.NewRequest("POST", e.ts.URL+tc.path, strings.NewReader(strings.Repeat("x", tc.size)))
 		req.Header.Set("X-Identity", DefaultAPIKey)
 		req.Header.Set("X-Signature", "not-checked-yet")
 		r := e.send(req)
-		wantStatus(t, r, 400, "PAY_002")
+		wantStatus(t, r, 400, tc.code)
 		eq(t, r.str("data", "field"), "body")
 	}
 	// Just under the cap is read and then judged on its signature.

@@ -282,6 +282,8 @@ type uiData struct {
 	// never relative: an error page's own URL is a POST-only action.
 	RefreshOffHref, RefreshOnHref string
 	Error                         string
+	// Unsigned: some merchant accepts unsigned requests (a banner says so).
+	Unsigned bool
 
 	Payments    []uiPayment
 	Payouts     []uiPayout
@@ -347,6 +349,7 @@ type uiFault struct {
 // the lock is released.
 func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg string, refresh int) {
 	d := uiData{Page: page, Token: uiToken, Refresh: refresh, RefreshArg: strconv.Itoa(refresh), Error: errMsg,
+		Unsigned:       s.unsignedMerchants(),
 		RefreshOffHref: uiHref(page, 0), RefreshOnHref: uiHref(page, uiDefaultRefresh)}
 	for _, p := range uiPages {
 		if p.Name == page {

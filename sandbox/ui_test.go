@@ -35,6 +35,22 @@ func (e *env) pageToken() string {
 	return m[1]
 }
 
+// pressPaid presses the I-paid button of a payment's page as a browser
+// would: the form token scraped from the page, posted back.
+func (e *env) pressPaid(id string) *http.Response {
+	e.t.Helper()
+	_, _, body := e.uiGet("/pay/" + id)
+	m := tokenRe.FindStringSubmatch(body)
+	if m == nil {
+		e.t.Fatalf("no form token on the payment page:\n%s", body)
+	}
+	res, err := e.ts.Client().PostForm(e.ts.URL+"/pay/"+id, url.Values{"token": {m[1]}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return res
+}
+
 // uiPost posts a dashboard form without following the redirect. hdr adds
 // headers; Origin defaults to the sandbox's own, as a browser sends it.
 func (e *env) uiPost(path string, form url.Values, hdr map[string]string) (int, string, string) {
@@ -124,11 +140,7 @@ func TestUIVerifyAndIllegalAction(t *testing.T) {
 	p := e.createPayment(`{"ext_id":"o-1","amount":1500,"notify_url":"` + hooks.srv.URL + `"}`)
 	id := p.str("id")
 	// The payer's "I have paid" on the hosted page moves it to PROCESSING.
-	res, err := e.ts.Client().Post(e.ts.URL+"/pay/"+id, "application/x-www-form-urlencoded", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
+	e.pressPaid(id).Body.Close()
 	_, _, body := e.uiGet("/sandbox/ui?refresh=0")
 	wantIn(t, body, `<form method="post" action="/sandbox/ui/payments/`+id+`/verify"`, `value="completed"`, `value="cancelled"`)
 
@@ -314,9 +326,10 @@ func TestUIHostGuard(t *testing.T) {
 		req.Host = "evil.example"
 		wantStatus(t, e.send(req), 403, CodeControlForbidden)
 	}
-	open := newEnv(t, Config{AllowRemote: true})
+	open := newEnv(t, Config{AllowRemote: true, ControlToken: "ctl-token-1"})
 	req, _ := http.NewRequest("GET", open.ts.URL+"/sandbox/ui", nil)
 	req.Host = "sandbox.internal:8080"
+	req.Header.Set("Authorization", "Bearer ctl-token-1")
 	eq(t, open.send(req).status, 200)
 }
 

@@ -74,9 +74,18 @@ type DeliveryAttempt struct {
 // most one worker goroutine, so notifications of one payment arrive in the
 // order of its transitions even when a delivery is being retried, while
 // different resources do not wait for each other.
+//
+// Sockets are bounded: at most Config.WebhookConcurrency attempts are in
+// flight at once, and at most Config.WebhookPerReceiver to one receiver
+// (host and port). A delivery that finds no free slot waits in its queue:
+// none is ever dropped, and the API, which only enqueues, never waits for
+// a receiver.
 type dispatcher struct {
 	client      *http.Client
 	maxAttempts int
+	total       semaphore
+	perReceiver int
+	receivers   map[string]semaphore // by host:port, under mu
 	wait        time.Duration
 	ctx         context.Context
 	cancel      context.CancelFunc
@@ -109,10 +118,36 @@ type delivery struct {
 }
 
 func newDispatcher(client *http.Client, maxAttempts int, wait time.Duration, logCap int, now func() time.Time,
-	logger *slog.Logger) *dispatcher {
+	logger *slog.Logger, total, perReceiver int) *dispatcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &dispatcher{client: client, maxAttempts: maxAttempts, wait: wait, ctx: ctx, cancel: cancel,
-		queues: map[string][]delivery{}, logCap: logCap, now: now, logger: logger}
+		queues: map[string][]delivery{}, logCap: logCap, now: now, logger: logger,
+		total: make(semaphore, total), perReceiver: perReceiver, receivers: map[string]semaphore{}}
+}
+
+// slots takes a socket slot in total and one for the receiver of target,
+// waiting for them; it returns the release, or nil when the dispatcher
+// closed first.
+func (d *dispatcher) slots(target string) func() {
+	host := "(invalid URL)"
+	if u, err := url.Parse(target); err == nil {
+		host = u.Host
+	}
+	d.mu.Lock()
+	rs := d.receivers[host]
+	if rs == nil {
+		rs = make(semaphore, d.perReceiver)
+		d.receivers[host] = rs
+	}
+	d.mu.Unlock()
+	if !rs.acquire(d.ctx) {
+		return nil
+	}
+	if !d.total.acquire(d.ctx) {
+		rs.release()
+		return nil
+	}
+	return func() { d.total.release(); rs.release() }
 }
 
 // hook names what a notification announces, for the delivery log.
@@ -226,10 +261,16 @@ func (d *dispatcher) attempt(dl delivery, n int) (ok, retry bool) {
 		return false, false
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "paykit-sandbox-webhooks")
+	req.Header.Set("User-Agent", webhookUserAgent)
 	if dl.token != "" {
 		req.Header.Set("X-Notification-Token", dl.token)
 	}
+	release := d.slots(dl.url)
+	if release == nil {
+		a.Error = "sandbox closed"
+		return false, false
+	}
+	defer release()
 	resp, err := d.client.Do(req)
 	if err != nil {
 		a.Error = transportError(err)
@@ -239,6 +280,11 @@ func (d *dispatcher) attempt(dl delivery, n int) (ok, retry bool) {
 	resp.Body.Close()
 	a.StatusCode = resp.StatusCode
 	ok = resp.StatusCode >= 200 && resp.StatusCode < 300
+	if !ok && resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		// Redirects are not followed: the receiver did not take the
+		// notification, and another URL is not the merchant's notify_url.
+		a.Error = "redirect not followed"
+	}
 	return ok, !ok
 }
 
@@ -265,21 +311,34 @@ func (d *dispatcher) logAttempt(dl delivery, n int, a DeliveryAttempt) {
 	}
 	attrs := []slog.Attr{slog.String("resource", dl.rec.Resource), slog.String("resource_id", dl.rec.ResourceID),
 		slog.String("status", dl.rec.ResourceStatus), slog.String("target_host", host), slog.Int("attempt", n),
-		slog.Duration("duration", a.Duration)}
-	if a.Error != "" {
-		attrs = append(attrs, slog.String("error", a.Error))
-	} else {
+		slog.String("duration", a.Duration.String())}
+	level := slog.LevelInfo
+	if a.StatusCode != 0 {
 		attrs = append(attrs, slog.Int("response_status", a.StatusCode))
 	}
-	d.logger.LogAttrs(context.Background(), slog.LevelInfo, "webhook attempt", attrs...)
+	if a.Error != "" {
+		attrs = append(attrs, slog.String("error", a.Error))
+	}
+	if a.StatusCode < 200 || a.StatusCode > 299 {
+		level = slog.LevelWarn // a failed attempt: someone's webhook is not arriving
+	}
+	d.logger.LogAttrs(context.Background(), level, "webhook attempt", attrs...)
 }
 
-// redactURL masks a password in a notify_url: the log is shown to anyone
-// who can reach the inspection endpoints.
+// redactURL masks the secrets a notify_url may carry: its password and
+// every query value (?api_key=...). The log is shown to anyone who can
+// reach the inspection endpoints and the dashboard.
 func redactURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return "(unparsable URL)"
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"xxxxx"}
+		}
+		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
 }

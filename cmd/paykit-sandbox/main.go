@@ -5,7 +5,7 @@
 //	go run ./cmd/paykit-sandbox [-addr 127.0.0.1:8080] [-api-key KEY] [-secret SECRET]
 //	    [-payment-validity 20m] [-max-same-amount 5] [-withdrawal-fee 1.50]
 //	    [-start-balance 1000.00] [-webhook-attempts 5] [-webhook-retry-wait 1s]
-//	    [-allow-remote] [-log-format text|json]
+//	    [-allow-remote -control-token TOKEN] [-log-format text|json]
 //
 // It serves one merchant (sandbox.DefaultMerchant) with the given
 // credentials, verifying X-Signature with paykit.HMACSigner(secret), and
@@ -78,6 +78,7 @@ Content-Type: application/json required; each answers the changed resource or {}
   /sandbox/faults                        {"method":"POST","path":"/v1/transfers","mode":"drop_after","count":1}
                                          modes: error_before (status, code), drop_after, delay (delay_ms),
                                          retry_after (retry_after_s); path may use {id} segments
+  /sandbox/webhooks/flush                {}   wait until every queued webhook has ended
   /sandbox/reset                         {}   back to the starting state
 A wrong transition answers 409, an unknown id 404, a foreign Host 403, a
 missing JSON Content-Type 415. For example:
@@ -147,6 +148,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	retryWait := fs.Duration("webhook-retry-wait", sandbox.DefaultWebhookRetryWait, "wait after the first failed webhook attempt, doubled after each")
 	allowRemote := fs.Bool("allow-remote", false,
 		"let the /sandbox/ controls and inspection answer a non-loopback Host (only on a trusted network)")
+	controlToken := fs.String("control-token", os.Getenv("PAYKIT_SANDBOX_CONTROL_TOKEN"),
+		"token required on /sandbox/ controls, inspection and dashboard (Authorization: Bearer, or the dashboard's login); "+
+			"required with -allow-remote; default $PAYKIT_SANDBOX_CONTROL_TOKEN")
+	unsigned := fs.Bool("accept-unsigned", false,
+		"accept the merchant's requests without a valid X-Signature (for a validation proxy that re-serialises bodies); loud in the log and the dashboard")
+	hookTotal := fs.Int("webhook-concurrency", sandbox.DefaultWebhookConcurrency, "webhook attempts in flight at once")
+	hookPer := fs.Int("webhook-per-receiver", sandbox.DefaultWebhookPerReceiver, "webhook attempts in flight to one receiver (host:port)")
 	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: paykit-sandbox [flags]\n\nServes the paykit sandbox API on -addr.\n\nFlags:\n")
@@ -165,8 +173,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *apiKey == "" || *secret == "" {
 		return errors.New("-api-key and -secret must not be empty")
 	}
-	if *ttl <= 0 || *samePending <= 0 || *attempts <= 0 || *retryWait <= 0 {
-		return errors.New("-payment-validity, -max-same-amount, -webhook-attempts and -webhook-retry-wait must be positive")
+	if *ttl <= 0 || *samePending <= 0 || *attempts <= 0 || *retryWait <= 0 || *hookTotal <= 0 || *hookPer <= 0 {
+		return errors.New("-payment-validity, -max-same-amount, -webhook-attempts, -webhook-retry-wait, " +
+			"-webhook-concurrency and -webhook-per-receiver must be positive")
+	}
+	if *allowRemote && *controlToken == "" {
+		return errors.New("-allow-remote needs a control token: set -control-token or PAYKIT_SANDBOX_CONTROL_TOKEN " +
+			"(anyone who reaches a remote sandbox could otherwise reset it and settle its money)")
 	}
 	var handler slog.Handler
 	switch *logFormat {
@@ -187,6 +200,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		merchant.Terminals[i].WithdrawalFee = fee.d
 	}
 	merchant.Terminals[0].Balance = balance.d
+	merchant.AcceptUnsigned = *unsigned
 	sb := sandbox.New(sandbox.Config{
 		Merchants:            []sandbox.Merchant{merchant},
 		PaymentTTL:           *ttl,
@@ -194,13 +208,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		WebhookMaxAttempts:   *attempts,
 		WebhookRetryWait:     *retryWait,
 		AllowRemote:          *allowRemote,
+		ControlToken:         *controlToken,
+		ListenAddrs:          []string{ln.Addr().String()},
+		WebhookConcurrency:   *hookTotal,
+		WebhookPerReceiver:   *hookPer,
 		Logger:               slog.New(handler),
 		RequestBodyTimeout:   bodyTimeout,
 	})
 	defer sb.Close()
 	srv := newHTTPServer(sb)
 
-	if w := exposureWarning(ln.Addr(), *allowRemote); w != "" {
+	if w := exposureWarning(ln.Addr(), *allowRemote, *controlToken != ""); w != "" {
 		fmt.Fprintln(stderr, w)
 	}
 	fmt.Fprintf(stdout, "paykit sandbox listening on %s\n", baseURL(ln.Addr()))
@@ -209,6 +227,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  terminal:  %s (%s, %s USDT)\n", t.ID, t.Name, t.Balance.StringFixed(max(2, -t.Balance.Exponent())))
 	}
 	fmt.Fprintln(stdout, "  controls:  POST /sandbox/... with Content-Type: application/json; inspection: GET /sandbox/state, /sandbox/requests, /sandbox/webhooks (see -help)")
+	if *controlToken != "" {
+		fmt.Fprintln(stdout, "  control token: set; send it as Authorization: Bearer TOKEN, or log in at /sandbox/login")
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -243,10 +264,14 @@ func newHTTPServer(h http.Handler) *http.Server {
 // exposureWarning is printed when the sandbox listens beyond loopback. The
 // Host check on the controls stops browsers (DNS rebinding), not a program
 // on the network, which can send any Host header.
-func exposureWarning(a net.Addr, allowRemote bool) string {
+func exposureWarning(a net.Addr, allowRemote, token bool) string {
 	tcp, ok := a.(*net.TCPAddr)
 	if ok && tcp.IP.IsLoopback() {
 		return ""
+	}
+	if token {
+		return "NOTE: paykit-sandbox listens on " + a.String() + ", beyond loopback: anyone who can reach it can call the API " +
+			"with the printed credentials; the /sandbox/ controls need the control token."
 	}
 	w := "WARNING: paykit-sandbox listens on " + a.String() + ", beyond loopback: anyone who can reach it can call the API " +
 		"with the printed credentials and can drive the unauthenticated /sandbox/ controls (complete payments, move the clock, " +

@@ -85,7 +85,7 @@ func TestRunHelpAndBadFlags(t *testing.T) {
 	}
 	for _, want := range []string{"-addr", "-api-key", "-secret", "/sandbox/payments/{id}/verify", "drop_after", "/sandbox/reset",
 		"-payment-validity", "-max-same-amount", "-withdrawal-fee", "-start-balance", "-webhook-attempts", "-allow-remote",
-		"-log-format", "GET /sandbox/requests", "GET /sandbox/webhooks", "GET /sandbox/state", "openapi.yaml",
+		"-log-format", "-control-token", "-webhook-concurrency", "-webhook-per-receiver", "GET /sandbox/requests", "GET /sandbox/webhooks", "GET /sandbox/state", "openapi.yaml",
 		"POST /v1/payments/{id}/confirm", "GET  /v1/withdrawals/fee", "POST /v1/transfers"} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("%q not in help:\n%s", want, out.String())
@@ -130,21 +130,21 @@ func TestBaseURL(t *testing.T) {
 }
 
 func TestExposureWarning(t *testing.T) {
-	if w := exposureWarning(&net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 8080}, false); w != "" {
+	if w := exposureWarning(&net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 8080}, false, false); w != "" {
 		t.Fatalf("loopback warned: %s", w)
 	}
-	if w := exposureWarning(&net.TCPAddr{IP: net.IPv6loopback, Port: 8080}, true); w != "" {
+	if w := exposureWarning(&net.TCPAddr{IP: net.IPv6loopback, Port: 8080}, true, true); w != "" {
 		t.Fatalf("loopback warned: %s", w)
 	}
 	for _, ip := range []net.IP{net.IPv4zero, net.ParseIP("192.168.1.5"), net.IPv6unspecified} {
-		w := exposureWarning(&net.TCPAddr{IP: ip, Port: 8080}, false)
+		w := exposureWarning(&net.TCPAddr{IP: ip, Port: 8080}, false, false)
 		for _, want := range []string{"WARNING", "beyond loopback", "/sandbox/ controls", "credentials", "127.0.0.1"} {
 			if !strings.Contains(w, want) {
 				t.Fatalf("%v: %q not in %q", ip, want, w)
 			}
 		}
 	}
-	if w := exposureWarning(&net.TCPAddr{IP: net.IPv4zero, Port: 1}, true); !strings.Contains(w, "-allow-remote") {
+	if w := exposureWarning(&net.TCPAddr{IP: net.IPv4zero, Port: 1}, true, false); !strings.Contains(w, "-allow-remote") {
 		t.Fatalf("allow-remote not named: %s", w)
 	}
 }
@@ -316,5 +316,40 @@ func TestServerLimits(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Remote mode without a control token is refused at start: anyone who
+// reached the port could otherwise reset the sandbox and settle its money.
+// The token may come from the environment, and the banner never prints it.
+func TestRemoteModeNeedsAControlToken(t *testing.T) {
+	err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-allow-remote"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "-control-token") {
+		t.Fatalf("remote mode without a token: %v", err)
+	}
+	t.Setenv("PAYKIT_SANDBOX_CONTROL_TOKEN", "ctl-secret-77")
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-allow-remote"}, pw, io.Discard)
+		pw.Close()
+	}()
+	buf := make([]byte, 4096)
+	var banner strings.Builder
+	for !strings.Contains(banner.String(), "control token") {
+		n, err := pr.Read(buf)
+		if err != nil {
+			t.Fatalf("banner: %v\n%s", err, banner.String())
+		}
+		banner.Write(buf[:n])
+	}
+	cancel()
+	go io.Copy(io.Discard, pr)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(banner.String(), "ctl-secret-77") {
+		t.Fatal("the banner printed the control token")
 	}
 }

@@ -8,27 +8,23 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 )
 
-// amount marshals a decimal as a bare JSON number that keeps every digit the
+// amount is a decimal as a bare JSON number that keeps every digit the
 // caller wrote: 1500.50 goes out as 1500.50, not "1500.50" (decimal's own
 // MarshalJSON quotes) and not 1500.5 (decimal.String trims trailing zeros).
-// It exists so the SDK never touches decimal.MarshalJSONWithoutQuotes, a
-// package-level switch that would race with, and change the output of, every
-// other user of decimal in the merchant's program.
-type amount decimal.Decimal
-
-// MarshalJSON implements json.Marshaler.
-func (a amount) MarshalJSON() ([]byte, error) {
-	d := decimal.Decimal(a)
+// A json.Number, rather than a type with MarshalJSON, lets encoding/json
+// write it without calling a method and re-scanning its output; and the
+// SDK never touches decimal.MarshalJSONWithoutQuotes, a package-level
+// switch that would race with, and change the output of, every other user
+// of decimal in the merchant's program.
+func amount(d decimal.Decimal) json.Number {
 	if exp := d.Exponent(); exp < 0 {
-		return []byte(d.StringFixed(-exp)), nil
+		return json.Number(d.StringFixed(-exp))
 	}
-	return []byte(d.String()), nil
+	return json.Number(d.String())
 }
 
 // Bounds of a number the SDK decodes as an amount, rate, fee or balance.
@@ -373,72 +369,6 @@ func equalFoldASCII(b []byte, k string) bool {
 	return true
 }
 
-// checkExtID validates a merchant ext_id: present, not only white space
-// (which a form or a trim somewhere would turn into another id), valid UTF-8 (JSON would
-// silently turn invalid bytes into U+FFFD, so the server would store another
-// ext_id than the merchant's), and at most maxRunes characters when a bound
-// is given.
-func checkExtID(s string, maxRunes int) error {
-	switch {
-	case s == "":
-		return invalid("ext_id", "is required")
-	case strings.TrimSpace(s) == "":
-		return invalid("ext_id", "is blank")
-	case !utf8.ValidString(s):
-		return invalid("ext_id", "is not valid UTF-8")
-	case maxRunes > 0 && utf8.RuneCountInString(s) > maxRunes:
-		return invalid("ext_id", fmt.Sprintf("is longer than %d characters", maxRunes))
-	}
-	return nil
-}
-
-// checkUUID validates an id that goes into a path: the canonical
-// 8-4-4-4-12 form only (uuid.Parse also takes braces, URNs and bare hex).
-func checkUUID(field, id string) error {
-	if len(id) != 36 || uuid.Validate(id) != nil {
-		return invalid(field, "is not a UUID")
-	}
-	return nil
-}
-
-// checkPositive validates an amount that must be above zero.
-func checkPositive(field string, d decimal.Decimal) error {
-	if !d.IsPositive() {
-		return invalid(field, "must be greater than zero")
-	}
-	return nil
-}
-
-// checkURL validates an optional absolute http(s) URL, such as notify_url.
-func checkURL(field, s string) error {
-	if s == "" {
-		return nil
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return invalid(field, "must be an absolute http:// or https:// URL")
-	}
-	return nil
-}
-
-// checkRequired validates a string parameter that must not be blank.
-func checkRequired(field, s string) error {
-	if strings.TrimSpace(s) == "" {
-		return invalid(field, "is required")
-	}
-	return nil
-}
-
-// firstError returns the first non-nil error, for validation chains.
-func firstError(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // pathSegment escapes s as one path segment. url.PathEscape leaves "." and
 // ".." as they are, and a proxy or server that cleans paths would then
 // resolve /v1/payments/by-ext-id/.. to another endpoint; their dots are
@@ -448,18 +378,4 @@ func pathSegment(s string) string {
 		return strings.ReplaceAll(s, ".", "%2E")
 	}
 	return url.PathEscape(s)
-}
-
-// maskTail replaces all but the last four characters of s with asterisks.
-func maskTail(s string) string {
-	r := []rune(s)
-	if len(r) <= 4 {
-		return "****"
-	}
-	for i := range r[:len(r)-4] {
-		if r[i] != '+' && r[i] != ' ' {
-			r[i] = '*'
-		}
-	}
-	return string(r)
 }

@@ -1,0 +1,785 @@
+package paykit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+	"github.com/shopspring/decimal"
+)
+
+// This file is the one call path. Every method of the Client ends in
+// send, which reads top to bottom: build and sign the request, let
+// go-retryablehttp run the attempts (attemptTransport records each one,
+// checkRetry applies the operation table, backoff waits, prepareRetry signs
+// again), classify the last answer, decode it and check it against the
+// table and the call, read back what a lost or unusable answer did, and
+// conclude. What to check is decided by the operation's row in policy.go,
+// so a resource method cannot forget a check: it only names the resource
+// (id, ext_id) and, where it has any, what else the answer must match.
+
+// call is one API call as a resource method describes it. It is built once
+// and not changed afterwards, except for log, to which attemptTransport
+// appends each attempt (on the calling goroutine, one attempt at a time)
+// and which only the call path reads once the attempts are over.
+type call struct {
+	op          *operation
+	path        string // escaped path below the base, e.g. "/v1/payments/…"
+	query       url.Values
+	body        []byte // nil: no body
+	contentType string
+	// id and extID name the resource the call is about: the id in the
+	// path, the ext_id in the path or the body. The operation's ident says
+	// which one its answer must carry.
+	id, extID string
+	// obs and info are the Client's Observer and this call's description,
+	// nil without an Observer.
+	obs  Observer
+	info *CallInfo
+	log  []attempt
+	// first, sig and trace are storage in the call's one allocation for
+	// what every call needs: its first attempt's record, the X-Signature
+	// header's value, and (for calls that change something) the
+	// connection trace.
+	first [1]attempt
+	sig   [1]string
+	trace connTrace
+}
+
+// attempt is what one HTTP attempt of a call came to.
+type attempt struct {
+	n          int // counts from 1
+	start, end time.Time
+	status     int // 0 when no response arrived
+	header     http.Header
+	code       string // the API error code of a non-2xx answer, sanitized
+	body       []byte
+	buf        *[]byte // the pooled buffer body lives in (see bodyPool)
+	// tooLarge: the body was over MaxResponseBytes and was not kept; the
+	// status was.
+	tooLarge bool
+	err      error
+	// preSend: err positively happened before anything was sent.
+	preSend bool
+}
+
+// contentJSON is the content type of every JSON request body.
+const contentJSON = "application/json"
+
+type callKey struct{}
+
+// callOf returns the call a request belongs to; every request the
+// transport sees comes from send.
+func callOf(ctx context.Context) *call {
+	k, _ := ctx.Value(callKey{}).(*call)
+	return k
+}
+
+func (k *call) last() *attempt {
+	if len(k.log) == 0 {
+		return nil
+	}
+	return &k.log[len(k.log)-1]
+}
+
+// applied reports whether any of the first n attempts may have been
+// applied by the server.
+func (k *call) applied(n int) bool {
+	for i := range k.log[:n] {
+		if k.log[i].mayHaveApplied() {
+			return true
+		}
+	}
+	return false
+}
+
+// resource is what an answer decodes into: every resource of this package,
+// and the wrappers of lists and of Client.Do.
+type resource interface {
+	// facts returns what identifies the decoded resource; zero values where
+	// the type has no such field.
+	facts() facts
+}
+
+type facts struct {
+	id, extID, status string
+	amount            decimal.Decimal
+}
+
+type resourcePtr[T any] interface {
+	*T
+	resource
+}
+
+// want compares a decoded resource (the answer, or the copy read back) with
+// what the call asked for beyond its identity: a create's amount and
+// method, a state change's target state. nil asks nothing more.
+type want[P any] func(ctx context.Context, got P) error
+
+// send runs a call whose answer decodes into a new T.
+func send[T any, P resourcePtr[T]](ctx context.Context, c *Client, k *call, w want[P]) (P, error) {
+	return sendInto(ctx, c, k, P(new(T)), w)
+}
+
+// sendInto is the call path, top to bottom.
+func sendInto[T any, P resourcePtr[T]](ctx context.Context, c *Client, k *call, out P, w want[P]) (res P, err error) {
+	if ctx == nil {
+		return nil, errors.New("paykit: nil context")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("paykit: %s: %w", k.op.name, err)
+	}
+	if c.obs != nil {
+		k.obs, k.info = c.obs, c.callInfo(k.op)
+		ctx = c.obs.CallStart(ctx, k.info)
+		defer func() { c.endCall(ctx, k, res, err) }()
+	}
+
+	// 1. Build and sign.
+	req, err := c.newRequest(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+
+	// 2. Send. The attempts are retryablehttp's loop; their facts are in
+	// k.log, so the response it hands back is not needed.
+	_, sendErr := c.http.Do(req)
+	last := k.last()
+
+	// 3. Classify the last answer.
+	var cause error
+	switch {
+	case sendErr != nil || last == nil || last.status == 0:
+		return nil, c.conclude(k, c.noAnswer(ctx, k, sendErr))
+	case last.status < 200 || last.status >= 300:
+		apiErr := c.apiError(last)
+		// "Already done" on a retry after an attempt that may have done
+		// it: read back below. Anything else is the answer.
+		if apiErr.Code == "" || apiErr.Code != k.op.doneCode || !k.applied(len(k.log)-1) {
+			return nil, c.conclude(k, apiErr)
+		}
+		cause = apiErr
+	default:
+		// 4. Decode and check: the answer must be the resource, about what
+		// was asked, as asked.
+		if cause = accept(ctx, k, last, out, w); cause == nil {
+			last.release() // decoded: every decoder copies what it keeps
+			return out, nil
+		}
+	}
+
+	// 5. Read back what a create or state change did, when its answer was
+	// lost, unusable, about another resource, or "already done".
+	if k.op.settle != nil {
+		got, rerr := readBack(ctx, c, k, w)
+		if rerr == nil {
+			c.logger.LogAttrs(ctx, slog.LevelDebug, "paykit: settled by reading back",
+				slog.String("op", k.op.name), slog.String("read", k.op.settle.name))
+			return got, nil
+		}
+		var apiErr *Error
+		var other *mismatchError
+		if k.op.class == classCreate && errors.As(cause, &apiErr) && errors.As(rerr, &other) {
+			// The ext_id belongs to a resource that is not this call's: no
+			// attempt of this call created anything.
+			return nil, apiErr
+		}
+		cause = fmt.Errorf("%w; reading it back: %w", cause, rerr)
+	}
+
+	// 6. Conclude.
+	return nil, c.conclude(k, cause)
+}
+
+// accept decodes a 2xx answer into out and checks it: the facts the
+// operation's answers carry, the identity the call named, and the call's
+// own want.
+func accept[P resource](ctx context.Context, k *call, a *attempt, out P, w want[P]) error {
+	if a.tooLarge {
+		return &answerError{fmt.Sprintf("the answer (HTTP %d) is larger than %d bytes", a.status, MaxResponseBytes)}
+	}
+	if err := decodeBody(a.body, out); err != nil {
+		return &answerError{fmt.Sprintf("decoding response (HTTP %d): %s", a.status, truncate(err.Error(), 200))}
+	}
+	if err := k.check(out.facts()); err != nil {
+		return err
+	}
+	if w != nil {
+		if err := w(ctx, out); err != nil {
+			return &answerError{err.Error()}
+		}
+	}
+	return nil
+}
+
+// check applies the operation's row to an answer's facts.
+func (k *call) check(f facts) error {
+	n := k.op.needs
+	switch {
+	case n&needID != 0 && f.id == "":
+		return &answerError{"the answer carries no id"}
+	case n&needExtID != 0 && f.extID == "":
+		return &answerError{"the answer carries no ext_id"}
+	case n&needAmount != 0 && f.amount.IsZero():
+		return &answerError{"the answer carries no amount"}
+	case n&needStatus != 0 && f.status == "":
+		return &answerError{"the answer carries no status"}
+	case k.op.ident == identID && !strings.EqualFold(f.id, k.id):
+		return &answerError{fmt.Sprintf("the answer is about id %q, not %q", truncate(f.id, 64), k.id)}
+	case k.op.ident == identExtID && f.extID != k.extID:
+		return &answerError{fmt.Sprintf("the answer is about ext_id %q, not %q", truncate(f.extID, 80), truncate(k.extID, 80))}
+	}
+	return nil
+}
+
+// readBack reads the resource of k with the operation's settling read
+// (which checks its own answer's identity) and returns it if w accepts it.
+func readBack[T any, P resourcePtr[T]](ctx context.Context, c *Client, k *call, w want[P]) (P, error) {
+	s := k.op.settle
+	path := strings.Replace(s.route, "{id}", k.id, 1)
+	path = strings.Replace(path, "{extId}", pathSegment(k.extID), 1)
+	got, err := send[T, P](ctx, c, &call{op: s, path: path, id: k.id, extID: k.extID}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if w != nil {
+		if err := w(ctx, got); err != nil {
+			return nil, &mismatchError{err}
+		}
+	}
+	if m, ok := any(got).(interface{ markReconciled() }); ok {
+		m.markReconciled()
+	}
+	return got, nil
+}
+
+// answerError is an answer that arrived but is not the resource asked
+// for: undecodable, incomplete, about another resource, or not as asked.
+type answerError struct{ msg string }
+
+func (e *answerError) Error() string { return e.msg }
+
+// mismatchError is a read-back that found the resource, but not as the
+// call would have left it.
+type mismatchError struct{ err error }
+
+func (e *mismatchError) Error() string {
+	return "the resource read back is not as this call asked: " + e.err.Error()
+}
+
+// conclude returns a failed call's error. When the call changes something
+// and any attempt may have been applied, the outcome is unknown: the error
+// matches ErrUnknownOutcome, keeps its cause for errors.Is and errors.As,
+// and names the read that settles it.
+func (c *Client) conclude(k *call, cause error) error {
+	if k.op.class != classRead && k.applied(len(k.log)) {
+		return &unknownOutcomeError{op: k.op.name, check: k.op.adviceFor(k.id, k.extID), cause: cause}
+	}
+	if apiErr, ok := cause.(*Error); ok {
+		return apiErr
+	}
+	return fmt.Errorf("paykit: %s: %w", k.op.name, cause)
+}
+
+// noAnswer describes a call that ended without an answer to decode: a
+// transport failure, a context that ended, or a signer that failed on a
+// retry. An answer an earlier attempt got is kept beside the error, so a
+// 5xx that may have created the payment is not replaced by what came after.
+func (c *Client) noAnswer(ctx context.Context, k *call, err error) error {
+	if err == nil {
+		err = errNoResponse
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		err = fmt.Errorf("%w (%v)", ctxErr, err)
+	}
+	if a := k.last(); a != nil && a.err == nil && a.status != 0 {
+		err = fmt.Errorf("%w; attempt %d had answered: %w", err, a.n, c.apiError(a))
+	}
+	return err
+}
+
+// apiError decodes a non-2xx answer, with the API key scrubbed.
+func (c *Client) apiError(a *attempt) *Error {
+	e := decodeError(a.status, a.body)
+	e.retryAfter, _ = retryAfter(a.header, c.now())
+	return c.redact(e)
+}
+
+// newRequest builds the call's first request and signs it. The URL is
+// assembled from the base URL parsed once in NewClient rather than
+// formatted and parsed again, which the in-memory benchmark prices at about
+// 4% of a GetPayment.
+func (c *Client) newRequest(ctx context.Context, k *call) (*retryablehttp.Request, error) {
+	ctx = context.WithValue(ctx, callKey{}, k)
+	if k.op.class != classRead {
+		// What may have reached the server matters only for calls that
+		// change something.
+		ctx = httptrace.WithClientTrace(ctx, &k.trace.hooks)
+	}
+	k.log = k.first[:0]
+	k.trace.hooks = httptrace.ClientTrace{GetConn: k.trace.onGetConn, GotConn: k.trace.onGotConn}
+	hreq, err := http.NewRequestWithContext(ctx, k.op.method, "", nil)
+	if err != nil {
+		return nil, fmt.Errorf("paykit: %s: building request: %w", k.op.name, err)
+	}
+	u := hreq.URL
+	*u = c.base
+	u.Path, u.RawPath = c.basePath+unescapePath(k.path), c.baseRawPath+k.path
+	if len(k.query) > 0 {
+		u.RawQuery = k.query.Encode()
+	}
+	hreq.Host = u.Host
+	req, err := retryablehttp.FromRequest(hreq)
+	if err == nil && k.body != nil {
+		err = req.SetBody(k.body)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("paykit: %s: building request: %w", k.op.name, err)
+	}
+	h := req.Header
+	h["X-Identity"] = c.hdrIdentity
+	h["User-Agent"] = c.hdrUserAgent
+	h["Accept"] = hdrJSON
+	switch k.contentType {
+	case "":
+	case contentJSON:
+		h["Content-Type"] = hdrJSON
+	default:
+		h["Content-Type"] = []string{k.contentType}
+	}
+	sig, err := c.sign(req.Request, k.body)
+	if err != nil {
+		return nil, fmt.Errorf("paykit: %s: %w", k.op.name, err)
+	}
+	k.sig[0] = sig
+	h["X-Signature"] = k.sig[:1:1]
+	return req, nil
+}
+
+// headerValue makes a header value slice that requests can share: its
+// capacity is its length, so a Header.Add on one request reallocates
+// rather than writing into the shared array. Shared values save a call
+// four allocations, which keeps it under the raw call's count.
+func headerValue(v string) []string { return []string{v}[:1:1] }
+
+// hdrJSON is the value of Accept, and of Content-Type for a JSON body.
+var hdrJSON = headerValue(contentJSON)
+
+// signError is a Signer's failure.
+type signError struct{ err error }
+
+func (e *signError) Error() string { return "signing request: " + e.err.Error() }
+func (e *signError) Unwrap() error { return e.err }
+
+// sign computes an attempt's signature. It runs before the first attempt
+// and, from prepareRetry, before every retry, so a signer that covers a
+// timestamp or nonce works.
+func (c *Client) sign(req *http.Request, body []byte) (string, error) {
+	sig, err := c.signer.Sign(req, body)
+	if err != nil {
+		return "", &signError{err}
+	}
+	if strings.ContainsAny(sig, "\r\n") {
+		return "", &signError{errors.New("signature contains a line break")}
+	}
+	return sig, nil
+}
+
+// checkRetry is retryablehttp's CheckRetry: the table's verdict on the
+// attempt that just ended, with its reason logged. A wait that would
+// outlast the context's deadline is not started, so the answer in hand is
+// returned at once instead of a bare "context deadline exceeded" after a
+// futile sleep.
+func (c *Client) checkRetry(ctx context.Context, _ *http.Response, _ error) (bool, error) {
+	k := callOf(ctx)
+	a := k.last()
+	if a == nil {
+		return false, nil
+	}
+	ok, why := retryable(k.op, a)
+	ra, _ := retryAfter(a.header, c.now())
+	switch {
+	case !ok:
+	case a.n > c.http.RetryMax:
+		ok, why = false, "no retries left"
+	case ra > maxRetryAfter:
+		ok, why = false, "Retry-After asks for more than a minute"
+	case ctx.Err() != nil:
+		return false, ctx.Err()
+	default:
+		if dl, has := ctx.Deadline(); has && dl.Sub(c.now()) < max(backoffCeil(c.http.RetryWaitMin, c.http.RetryWaitMax, a.n), ra) {
+			ok, why = false, "the wait would outlast the context's deadline"
+		}
+	}
+	if ok {
+		c.logger.LogAttrs(ctx, slog.LevelDebug, "paykit: retrying", slog.String("op", k.op.name),
+			slog.Int("attempt", a.n), slog.String("reason", why))
+	}
+	return ok, nil
+}
+
+// prepareRetry is retryablehttp's PrepareRetry, run after the backoff wait:
+// it tells the Observer and signs the next attempt afresh, on a header map
+// of its own (the previous attempt's request may still be in net/http's
+// hands).
+func (c *Client) prepareRetry(req *http.Request) error {
+	k := callOf(req.Context())
+	if k.obs != nil {
+		a := k.last()
+		k.obs.RetryWait(req.Context(), &RetryInfo{Call: k.info, Attempt: a.n, Wait: time.Since(a.end)})
+	}
+	sig, err := c.sign(req, k.body)
+	if err != nil {
+		return err
+	}
+	req.Header = req.Header.Clone()
+	req.Header["X-Signature"] = []string{sig}
+	return nil
+}
+
+// attemptTransport wraps the merchant's or the default transport. Each
+// attempt passes through it once, so it is where the SDK records attempts,
+// logs and observes them, bounds each with the attempt timeout, and reads
+// the response body whole (capped), which frees the connection for reuse.
+//
+// It deliberately has no CloseIdleConnections method: retryablehttp calls
+// that on the whole pool after every failed call, which would tear down the
+// warm connections of every other goroutine sharing the Client.
+type attemptTransport struct {
+	base   http.RoundTripper
+	logger *slog.Logger
+	// apiKey is scrubbed from the error codes attempts report.
+	apiKey string
+	// timeout bounds one attempt, response body included: the Timeout of
+	// the http.Client the Client was made with.
+	timeout time.Duration
+	// window is the deadline window that attempts of calls without any
+	// cancellation share (see sharedDeadline).
+	window atomic.Pointer[deadlineWindow]
+}
+
+// deadlineWindow is one deadline shared by every attempt that starts
+// before until and whose call can be neither cancelled nor timed out by its
+// caller (a context.Background() call, say). An attempt's own
+// context.WithTimeout costs a timer and, with the context net/http hangs
+// under it, eight allocations; sharing one per slice of time costs an
+// attempt none of that.
+type deadlineWindow struct {
+	ctx    context.Context // a deadline of until + the attempt timeout
+	cancel context.CancelFunc
+	until  time.Time
+}
+
+// windowSlices is how many windows one attempt timeout spans: an attempt
+// gets at most timeout/windowSlices (under 0.5 s of 30 s) more than its
+// timeout, never less.
+const windowSlices = 64
+
+// sharedDeadline returns the shared deadline context for an attempt that
+// starts at now: the current window's, or a new one. The window's context
+// is never cancelled early, as attempts of other calls may hang under it;
+// its timer releases it at its deadline, so a Client keeps at most
+// windowSlices+1 of them (each with a set of the attempts in flight under
+// it) alive at a time.
+func (t *attemptTransport) sharedDeadline(now time.Time) context.Context {
+	if w := t.window.Load(); w != nil && now.Before(w.until) {
+		return w.ctx
+	}
+	until := now.Add(t.timeout / windowSlices)
+	ctx, cancel := context.WithDeadline(context.Background(), until.Add(t.timeout))
+	t.window.Store(&deadlineWindow{ctx: ctx, cancel: cancel, until: until})
+	return ctx
+}
+
+// attemptCtx is the context of an attempt under a shared deadline: the
+// call's values (the call state, the trace, the Observer's), the shared
+// window's deadline and cancellation. Its Value falls through to the
+// window's context, so the context net/http derives from it registers with
+// the window's and needs no goroutine.
+type attemptCtx struct {
+	call, window context.Context
+}
+
+func (a *attemptCtx) Deadline() (time.Time, bool) { return a.window.Deadline() }
+func (a *attemptCtx) Done() <-chan struct{}       { return a.window.Done() }
+func (a *attemptCtx) Err() error                  { return a.window.Err() }
+
+func (a *attemptCtx) Value(key any) any {
+	if v := a.call.Value(key); v != nil {
+		return v
+	}
+	return a.window.Value(key)
+}
+
+// errNoResponse fails an attempt whose RoundTripper returned neither a
+// response nor an error, which net/http tolerates from no transport.
+var errNoResponse = errors.New("paykit: the HTTP transport returned no response and no error")
+
+// connTrace learns whether an attempt obtained a connection: until it has,
+// nothing can have been sent. Its flags are reset before each attempt.
+type connTrace struct {
+	hooks            httptrace.ClientTrace
+	getConn, gotConn atomic.Bool
+}
+
+func (t *connTrace) onGetConn(string)                { t.getConn.Store(true) }
+func (t *connTrace) onGotConn(httptrace.GotConnInfo) { t.gotConn.Store(true) }
+
+func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	k := callOf(req.Context())
+	start := time.Now()
+	a := attempt{n: len(k.log) + 1, start: start}
+	ctx := req.Context()
+	var info *AttemptInfo
+	if k.obs != nil {
+		info = &AttemptInfo{Call: k.info, Attempt: a.n, Start: start}
+		ctx = k.obs.AttemptStart(ctx, info)
+	}
+	outer := ctx // the call's, as the Observer left it
+	trace := &k.trace
+	trace.getConn.Store(false)
+	trace.gotConn.Store(false)
+	if t.timeout > 0 {
+		// A caller's deadline that comes first bounds the attempt already.
+		// A call nothing can cancel shares a deadline window: the one
+		// micro-mechanism kept, since a context.WithTimeout per attempt
+		// costs about seven allocations, which would put the SDK above the
+		// raw call's count (BENCHMARKS.md). The rest get their own context.
+		dl, ok := ctx.Deadline()
+		switch {
+		case ok && dl.Sub(start) <= t.timeout:
+		case ctx.Done() == nil:
+			ctx = &attemptCtx{call: ctx, window: t.sharedDeadline(start)}
+		default:
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, t.timeout)
+			defer cancel() // the body is read before RoundTrip returns
+		}
+	}
+	if ctx != req.Context() {
+		req = req.WithContext(ctx)
+	}
+
+	resp, err := t.base.RoundTrip(req)
+	switch {
+	case err != nil:
+	case resp == nil:
+		err = errNoResponse
+	default:
+		a.status, a.header = resp.StatusCode, resp.Header
+		a.buf = bodyPool.Get().(*[]byte)
+		a.body, a.tooLarge, err = readBody(resp, a.buf)
+		if err != nil {
+			a.status, resp = 0, nil
+		}
+	}
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded && outer.Err() == nil {
+			// The attempt's own timeout fired, not the caller's context.
+			err = fmt.Errorf("attempt timed out after %s: %w", t.timeout, err)
+		}
+		a.err = err
+		// Only an error known to come before sending proves nothing was
+		// sent; a connection obtained proves the opposite may be true; a
+		// context that ended while net/http was still waiting for a
+		// connection sent nothing either.
+		a.preSend = k.op.class != classRead && !trace.gotConn.Load() && (preSendError(err) ||
+			trace.getConn.Load() && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)))
+	}
+	if a.status >= 400 {
+		if a.code = apiCode(a.body); t.apiKey != "" && strings.Contains(a.code, t.apiKey) {
+			a.code = invalidCode
+		}
+	}
+	a.end = time.Now()
+	k.log = append(k.log, a)
+	if t.logger.Enabled(ctx, slog.LevelDebug) {
+		t.logAttempt(ctx, req, k, &a)
+	}
+	if info != nil {
+		info.Duration, info.StatusCode, info.Code, info.Err = a.end.Sub(start), a.status, a.code, err
+		k.obs.AttemptEnd(ctx, info)
+	}
+	return resp, err
+}
+
+func (t *attemptTransport) logAttempt(ctx context.Context, req *http.Request, k *call, a *attempt) {
+	attrs := make([]slog.Attr, 0, 7)
+	attrs = append(attrs,
+		slog.String("op", k.op.name),
+		slog.String("method", req.Method),
+		slog.String("path", req.URL.EscapedPath()),
+		slog.Int("attempt", a.n),
+		slog.Duration("duration", a.end.Sub(a.start)))
+	if a.status != 0 {
+		attrs = append(attrs, slog.Int("status", a.status))
+	}
+	if a.err != nil {
+		attrs = append(attrs, slog.String("error", maskDigits(a.err.Error())))
+	}
+	t.logger.LogAttrs(ctx, slog.LevelDebug, "paykit: attempt", attrs...)
+}
+
+// bodyPool holds the buffers answers are read into. A buffer goes back
+// only once the resource it held is decoded, and only if it is small, so
+// one huge answer does not stay pinned. It earns its lines in ListPayouts:
+// a fresh 33 KiB page buffer per call costs that pair about 4% of its time
+// in the in-memory benchmark.
+var bodyPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody is the largest buffer bodyPool keeps.
+const maxPooledBody = 256 << 10
+
+// release gives the attempt's buffer back to bodyPool.
+func (a *attempt) release() {
+	if p := a.buf; p != nil && cap(*p) <= maxPooledBody {
+		a.buf, a.body = nil, nil
+		*p = (*p)[:0]
+		bodyPool.Put(p)
+	}
+}
+
+// readBody reads a response body whole, up to MaxResponseBytes, into *p
+// (kept there, grown if need be), closes it, and puts an empty body in its
+// place: the call path reads the bytes from the attempt, never from
+// resp.Body again. A larger body is not kept, but its status is: a 2xx
+// over the cap is an answer that cannot be read, not a lost connection. A
+// nil body (which a custom RoundTripper may return) is an empty one.
+func readBody(resp *http.Response, p *[]byte) (data []byte, tooLarge bool, err error) {
+	if resp.Body == nil {
+		resp.Body = http.NoBody
+		return nil, false, nil
+	}
+	defer resp.Body.Close()
+	data = (*p)[:0]
+	if cl := resp.ContentLength; cl > 0 && cl <= MaxResponseBytes && int(cl) >= cap(data) {
+		data = make([]byte, 0, cl+1) // the read that finds EOF needs no room of its own
+	}
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // let append pick the growth
+		}
+		n, err := resp.Body.Read(data[len(data):min(cap(data), MaxResponseBytes+1)])
+		data = data[:len(data)+n]
+		if len(data) > MaxResponseBytes {
+			resp.Body = http.NoBody
+			return nil, true, nil
+		}
+		if err == io.EOF {
+			*p = data
+			resp.Body = http.NoBody
+			return data, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+	}
+}
+
+// decodeBody decodes an answer's body into out. A resource that decodes
+// itself (every one of this package does, through json.Unmarshal into a
+// wire struct) is handed the body directly: going through json.Unmarshal
+// first would scan the whole body once more just to validate it.
+func decodeBody(data []byte, out any) error {
+	if e, ok := out.(interface{ emptyOK() bool }); ok && e.emptyOK() {
+		return nil
+	}
+	if t := bytes.TrimSpace(data); len(t) == 0 || string(t) == "null" {
+		// A success without a resource is not one the merchant can act on.
+		return errors.New("no resource in the response body")
+	}
+	// Every amount field refuses an oversized number before parsing it
+	// (wireDec); for a large body, checkNumbers also spares encoding/json
+	// scanning megabytes of digits first.
+	if len(data) > prescanThreshold {
+		if err := checkNumbers(data); err != nil {
+			return err
+		}
+	}
+	if u, ok := out.(json.Unmarshaler); ok {
+		return u.UnmarshalJSON(data)
+	}
+	return json.Unmarshal(data, out)
+}
+
+// prescanThreshold is the body size from which decodeBody vets numbers
+// before decoding: a page of 100 payouts is about 33 KiB.
+const prescanThreshold = 64 << 10
+
+// apiCode reads the error code of an error body, sanitized; "" if none.
+func apiCode(body []byte) string {
+	var wire struct {
+		Error flexString `json:"error"`
+	}
+	if json.Unmarshal(body, &wire) != nil || wire.Error == "" {
+		return ""
+	}
+	return sanitizeCode(string(wire.Error))
+}
+
+// callInfo describes a call of op for the Observer.
+func (c *Client) callInfo(op *operation) *CallInfo {
+	port, _ := strconv.Atoi(c.base.Port())
+	if port == 0 {
+		port = 443
+		if c.base.Scheme == "http" {
+			port = 80
+		}
+	}
+	return &CallInfo{Operation: op.name, Method: op.method, Route: op.route, Scheme: c.base.Scheme,
+		Host: c.base.Hostname(), Port: port, BasePath: c.basePath, Start: time.Now()}
+}
+
+// endCall tells the Observer how the call ended.
+func (c *Client) endCall(ctx context.Context, k *call, res any, err error) {
+	end := &CallEndInfo{Call: k.info, Attempts: len(k.log), Duration: time.Since(k.info.Start), Outcome: outcomeOf(res, err), Err: err}
+	if a := k.last(); a != nil {
+		end.StatusCode, end.Code = a.status, a.code
+	}
+	c.obs.CallEnd(ctx, end)
+}
+
+// outcomeOf classifies a call's end for the Observer.
+func outcomeOf(res any, err error) Outcome {
+	var apiErr *Error
+	var answer *answerError
+	switch {
+	case err == nil:
+		if r, ok := res.(interface{ wasReconciled() bool }); ok && r.wasReconciled() {
+			return OutcomeReconciled
+		}
+		return OutcomeSuccess
+	case errors.Is(err, ErrUnknownOutcome):
+		return OutcomeUnknownOutcome
+	case errors.As(err, &apiErr):
+		return OutcomeBusinessError
+	case errors.As(err, &answer):
+		return OutcomeInvalidAnswer
+	}
+	return OutcomeTransportError
+}
+
+// unescapePath decodes an escaped path for url.URL.Path; the escaped form
+// goes in RawPath, so an ext_id such as "a/b?c#d" travels as a%2Fb%3Fc%23d.
+func unescapePath(p string) string {
+	if !strings.Contains(p, "%") {
+		return p
+	}
+	if u, err := url.PathUnescape(p); err == nil {
+		return u
+	}
+	return p
+}

@@ -1,0 +1,491 @@
+package paykit
+
+// Tests of the call path (call.go): every answer is checked by the
+// operation table, not call by call. Each test here failed on df6900a, the
+// main before the redesign (the third review's holes 1 to 4 and 8).
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// paymentBody is a payment answer with the given identity, amount and status.
+func paymentBody(id, extID, amount, status string) string {
+	return fmt.Sprintf(`{"id":%q,"ext_id":%q,"amount":%s,"currency":"RUB","status":%q,"method":"CARD",`+
+		`"requisites":{"type":"card","value":"2200123456789012","bank":"Sberbank","bank_code":"sber","holder":"I. I."},`+
+		`"valid_until":"2026-11-22T10:20:00Z","created_at":"2026-11-22T10:00:00Z","usdt_rate":92.5}`, id, extID, amount, status)
+}
+
+const otherPaymentID = "11111111-2222-4333-8444-555555555555"
+
+// routes answers each "METHOD path" with its status and body, and counts
+// the requests per route.
+type routes struct {
+	mu     sync.Mutex
+	answer map[string]func() (int, string)
+	hits   map[string]int
+}
+
+func newRoutes(answers map[string]func() (int, string)) *routes {
+	return &routes{answer: answers, hits: map[string]int{}}
+}
+
+func fixed(status int, body string) func() (int, string) {
+	return func() (int, string) { return status, body }
+}
+
+func (rt *routes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key := r.Method + " " + r.URL.EscapedPath()
+	rt.mu.Lock()
+	rt.hits[key]++
+	f := rt.answer[key]
+	rt.mu.Unlock()
+	if f == nil {
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte(`{"error":"PAY_006","message":"no route ` + key + `"}`))
+		return
+	}
+	status, body := f()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write([]byte(body))
+}
+
+func (rt *routes) count(key string) int {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.hits[key]
+}
+
+var createParams = CreatePaymentParams{ExtID: "order-A", Amount: dec("1500.50"), Method: MethodCard}
+
+// Hole 1: a 2xx whose body is not the resource is never a success.
+func TestAnswerThatIsNotTheResource(t *testing.T) {
+	t.Parallel()
+	t.Run("create answered with an error body, payment not found on read-back", func(t *testing.T) {
+		t.Parallel()
+		rt := newRoutes(map[string]func() (int, string){
+			"POST /v1/payments": fixed(200, `{"error":"PAY_004","message":"no requisites"}`),
+		})
+		c, _ := serverClient(t, rt)
+		p, err := c.CreatePayment(ctx, createParams)
+		assert.Nil(t, p)
+		require.ErrorIs(t, err, ErrUnknownOutcome)
+		assert.Contains(t, err.Error(), `GetPaymentByExtID("order-A")`)
+		assert.Contains(t, err.Error(), "the answer carries no id")
+		assert.Equal(t, 1, rt.count("GET /v1/payments/by-ext-id/order-A"), "read back once")
+	})
+	t.Run("create answered with {}, payment found on read-back", func(t *testing.T) {
+		t.Parallel()
+		rt := newRoutes(map[string]func() (int, string){
+			"POST /v1/payments":                  fixed(201, `{}`),
+			"GET /v1/payments/by-ext-id/order-A": fixed(200, paymentBody(paymentID, "order-A", "1500.50", "PENDING")),
+		})
+		c, _ := serverClient(t, rt)
+		p, err := c.CreatePayment(ctx, createParams)
+		require.NoError(t, err)
+		assert.True(t, p.Reconciled)
+		assert.Equal(t, paymentID, p.ID)
+		assertDec(t, "1500.50", p.Amount, "amount")
+	})
+	t.Run("withdrawal answered with {}", func(t *testing.T) {
+		t.Parallel()
+		rt := newRoutes(map[string]func() (int, string){"POST /v1/withdrawals": fixed(200, `{}`)})
+		c, _ := serverClient(t, rt)
+		w, err := c.CreateWithdrawal(ctx, CreateWithdrawalParams{TerminalID: "t1", Amount: dec("10"), Address: "TQn9"})
+		assert.Nil(t, w)
+		require.ErrorIs(t, err, ErrUnknownOutcome)
+		assert.Contains(t, err.Error(), "the answer carries no id")
+		assert.Equal(t, 1, rt.count("POST /v1/withdrawals"), "never re-sent")
+	})
+	t.Run("state change answered with an empty object", func(t *testing.T) {
+		t.Parallel()
+		rt := newRoutes(map[string]func() (int, string){
+			"POST /v1/payments/" + paymentID + "/cancel": fixed(200, `{}`),
+			"GET /v1/payments/" + paymentID:              fixed(200, paymentBody(paymentID, "order-A", "1500.50", "CANCELLED")),
+		})
+		c, _ := serverClient(t, rt)
+		p, err := c.CancelPayment(ctx, paymentID)
+		require.NoError(t, err)
+		assert.True(t, p.Reconciled)
+		assert.Equal(t, PaymentStatusCancelled, p.Status)
+	})
+}
+
+// Hole 2: an answer about another resource, or not as asked, is never the
+// result: it is read back.
+func TestAnswerAboutAnotherResource(t *testing.T) {
+	t.Parallel()
+	payout := func(extID, amount string) string {
+		return fmt.Sprintf(`{"id":%q,"ext_id":%q,"amount":%s,"currency":"RUB","method":"card","requisites":"4111111111111111",`+
+			`"holder_name":"IVAN IVANOV","bank":"","status":"pending","created_at":"2026-11-22T10:00:00Z"}`, payoutID, extID, amount)
+	}
+	payoutParams := CreatePayoutParams{ExtID: "po-A", Amount: dec("2500.00"), Method: PayoutMethodCard,
+		Requisites: "4111111111111111", HolderName: "IVAN IVANOV"}
+	t.Run("payout answered with ext_id B, A found on read-back", func(t *testing.T) {
+		t.Parallel()
+		rt := newRoutes(map[string]func() (int, string){
+			"POST /v1/payouts":               fixed(201, payout("po-B", "2500.00")),
+			"GET /v1/payouts/by-ext-id/po-A": fixed(200, payout("po-A", "2500.00")),
+		})
+		c, _ := serverClient(t, rt)
+		p, err := c.CreatePayout(ctx, payoutParams)
+		require.NoError(t, err)
+		assert.Equal(t, "po-A", p.ExtID, "never B")
+		assert.True(t, p.Reconciled)
+	})
+	t.Run("payout answered with ext_id B, A missing", func(t *testing.T) {
+		t.Parallel()
+		rt := newRoutes(map[string]func() (int, string){
+			"POST /v1/payouts":               fixed(201, payout("po-B", "2500.00")),
+			"GET /v1/payouts/by-ext-id/po-A": fixed(404, `{"error":"PAY_001","message":"payout not found"}`),
+		})
+		c, _ := serverClient(t, rt)
+		p, err := c.CreatePayout(ctx, payoutParams)
+		assert.Nil(t, p)
+		require.ErrorIs(t, err, ErrUnknownOutcome)
+		assert.ErrorIs(t, err, ErrPayoutNotFound)
+		assert.Contains(t, err.Error(), `ext_id "po-B", not "po-A"`)
+	})
+	t.Run("payout answered with another amount", func(t *testing.T) {
+		t.Parallel()
+		rt := newRoutes(map[string]func() (int, string){
+			"POST /v1/payouts":               fixed(201, payout("po-A", "25000.00")),
+			"GET /v1/payouts/by-ext-id/po-A": fixed(200, payout("po-A", "25000.00")),
+		})
+		c, _ := serverClient(t, rt)
+		p, err := c.CreatePayout(ctx, payoutParams)
+		assert.Nil(t, p)
+		require.ErrorIs(t, err, ErrUnknownOutcome)
+		assert.Contains(t, err.Error(), "not as this call asked")
+	})
+	t.Run("payment created with another amount", func(t *testing.T) {
+		t.Parallel()
+		rt := newRoutes(map[string]func() (int, string){
+			"POST /v1/payments":                  fixed(201, paymentBody(paymentID, "order-A", "15005.00", "PENDING")),
+			"GET /v1/payments/by-ext-id/order-A": fixed(200, paymentBody(paymentID, "order-A", "15005.00", "PENDING")),
+		})
+		c, _ := serverClient(t, rt)
+		_, err := c.CreatePayment(ctx, createParams)
+		require.ErrorIs(t, err, ErrUnknownOutcome)
+		assert.Contains(t, err.Error(), "amount is 15005, not 1500.5")
+	})
+	t.Run("cancel answered with payment B cancelled while A is pending", func(t *testing.T) {
+		t.Parallel()
+		rt := newRoutes(map[string]func() (int, string){
+			"POST /v1/payments/" + paymentID + "/cancel": fixed(200, paymentBody(otherPaymentID, "order-B", "1500.50", "CANCELLED")),
+			"GET /v1/payments/" + paymentID:              fixed(200, paymentBody(paymentID, "order-A", "1500.50", "PENDING")),
+		})
+		c, _ := serverClient(t, rt)
+		p, err := c.CancelPayment(ctx, paymentID)
+		assert.Nil(t, p, "B is never returned")
+		require.ErrorIs(t, err, ErrUnknownOutcome)
+		assert.Contains(t, err.Error(), "the payment is PENDING, not CANCELLED")
+		assert.Contains(t, err.Error(), `GetPayment("`+paymentID+`")`)
+	})
+	t.Run("confirm answered in a state it does not drive to", func(t *testing.T) {
+		t.Parallel()
+		rt := newRoutes(map[string]func() (int, string){
+			"POST /v1/payments/" + paymentID + "/confirm": fixed(200, paymentBody(paymentID, "order-A", "1500.50", "PENDING")),
+			"GET /v1/payments/" + paymentID:               fixed(200, paymentBody(paymentID, "order-A", "1500.50", "PROCESSING")),
+		})
+		c, _ := serverClient(t, rt)
+		p, err := c.ConfirmPayment(ctx, paymentID, nil)
+		require.NoError(t, err)
+		assert.Equal(t, PaymentStatusProcessing, p.Status)
+		assert.True(t, p.Reconciled)
+	})
+	t.Run("transfer answered for other terminals", func(t *testing.T) {
+		t.Parallel()
+		rt := newRoutes(map[string]func() (int, string){"POST /v1/transfers": fixed(200,
+			`{"success":true,"from_terminal_id":"t9","to_terminal_id":"t2","amount":5,"currency":"USDT"}`)})
+		c, _ := serverClient(t, rt)
+		_, err := c.CreateTransfer(ctx, CreateTransferParams{FromTerminalID: "t1", ToTerminalID: "t2", Amount: dec("5")})
+		require.ErrorIs(t, err, ErrUnknownOutcome)
+	})
+}
+
+// Hole 3: a 2xx over the size cap keeps its status and is read back.
+func TestOversizedSuccessIsReadBack(t *testing.T) {
+	t.Parallel()
+	huge := `{"pad":"` + strings.Repeat("x", MaxResponseBytes) + `"}`
+	rt := newRoutes(map[string]func() (int, string){
+		"POST /v1/payments":                  fixed(201, huge),
+		"GET /v1/payments/by-ext-id/order-A": fixed(200, paymentBody(paymentID, "order-A", "1500.50", "PENDING")),
+		"POST /v1/transfers":                 fixed(200, huge),
+	})
+	c, _ := serverClient(t, rt)
+	p, err := c.CreatePayment(ctx, createParams)
+	require.NoError(t, err)
+	assert.True(t, p.Reconciled)
+	assert.Equal(t, 1, rt.count("POST /v1/payments"), "not re-sent")
+
+	_, err = c.CreateTransfer(ctx, CreateTransferParams{FromTerminalID: "t1", ToTerminalID: "t2", Amount: dec("5")})
+	require.ErrorIs(t, err, ErrUnknownOutcome)
+	assert.Contains(t, err.Error(), "larger than")
+}
+
+// Hole 4: the bank cache never holds a lock across the network, each
+// caller waits only as long as its own context allows, and a code missing
+// from the cache refreshes it, rate-limited.
+func TestBankCacheHonoursEachCallersContext(t *testing.T) {
+	t.Parallel()
+	arrived, release := make(chan struct{}, 4), make(chan struct{})
+	var calls atomic.Int32
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		arrived <- struct{}{}
+		<-release
+		w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank","is_active":true}]}`))
+	}))
+	first := make(chan error, 1)
+	go func() {
+		_, err := c.bankName(ctx, "sber")
+		first <- err
+	}()
+	<-arrived // the first caller's ListBanks is in flight
+	short, cancel := context.WithCancel(ctx)
+	second := make(chan error, 1)
+	go func() {
+		_, err := c.bankName(short, "sber")
+		second <- err
+	}()
+	cancel()
+	select {
+	case err := <-second:
+		require.ErrorIs(t, err, context.Canceled, "the second caller left when its own context ended")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second caller waited for the first one's network read")
+	}
+	close(release)
+	require.NoError(t, <-first)
+	name, err := c.bankName(ctx, "SBER")
+	require.NoError(t, err)
+	assert.Equal(t, "Sberbank", name)
+	assert.Equal(t, int32(1), calls.Load(), "one ListBanks for all of them")
+}
+
+func TestBankCacheRefreshesForAMissingCode(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank","is_active":true}]}`))
+			return
+		}
+		w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank"},{"code":"alfa","name":"Alfa-Bank"}]}`))
+	}))
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+
+	_, err := c.bankName(ctx, "sber")
+	require.NoError(t, err)
+	_, err = c.bankName(ctx, "alfa")
+	require.ErrorContains(t, err, `bank "alfa" is not in ListBanks`)
+	assert.Equal(t, int32(1), calls.Load(), "a refresh right after a read is rate-limited")
+
+	advance(bankRefreshInterval)
+	name, err := c.bankName(ctx, "alfa")
+	require.NoError(t, err)
+	assert.Equal(t, "Alfa-Bank", name)
+	assert.Equal(t, int32(2), calls.Load(), "the missing code refreshed the cache")
+
+	_, err = c.bankName(ctx, "nope")
+	require.Error(t, err)
+	assert.Equal(t, int32(2), calls.Load(), "at most one refresh per interval")
+}
+
+// Hole 8: a read refused for naming another resource is an invalid answer
+// to the Observer, not a transport error.
+func TestOutcomeOfAnAnswerAboutAnotherResource(t *testing.T) {
+	t.Parallel()
+	rec := &outcomeRecorder{}
+	rt := newRoutes(map[string]func() (int, string){
+		"GET /v1/payments/" + paymentID: fixed(200, paymentBody(otherPaymentID, "order-B", "100", "PENDING")),
+	})
+	c, _ := serverClient(t, rt, WithObserver(rec))
+	_, err := c.GetPayment(ctx, paymentID)
+	require.ErrorContains(t, err, "the answer is about id")
+	assert.Equal(t, []Outcome{OutcomeInvalidAnswer}, rec.outcomes())
+}
+
+type outcomeRecorder struct {
+	mu  sync.Mutex
+	got []Outcome
+}
+
+func (o *outcomeRecorder) CallStart(ctx context.Context, _ *CallInfo) context.Context { return ctx }
+func (o *outcomeRecorder) AttemptStart(ctx context.Context, _ *AttemptInfo) context.Context {
+	return ctx
+}
+func (o *outcomeRecorder) AttemptEnd(context.Context, *AttemptInfo) {}
+func (o *outcomeRecorder) RetryWait(context.Context, *RetryInfo)    {}
+func (o *outcomeRecorder) CallEnd(_ context.Context, end *CallEndInfo) {
+	o.mu.Lock()
+	o.got = append(o.got, end.Outcome)
+	o.mu.Unlock()
+}
+func (o *outcomeRecorder) outcomes() []Outcome {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]Outcome(nil), o.got...)
+}
+
+// The API key and card numbers never reach an error's code.
+func TestErrorCodeIsSanitized(t *testing.T) {
+	t.Parallel()
+	for _, code := range []string{testKey, "4111111111111111", "4111111111111111 x", strings.Repeat("A", 33), "PAY 004"} {
+		rt := newRoutes(map[string]func() (int, string){
+			"GET /v1/payments/" + paymentID: fixed(400, `{"error":"`+code+`","message":"x"}`),
+		})
+		c, _ := serverClient(t, rt)
+		_, err := c.GetPayment(ctx, paymentID)
+		var apiErr *Error
+		require.ErrorAs(t, err, &apiErr, code)
+		assert.Equal(t, invalidCode, apiErr.Code, code)
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q"} {
+			assert.NotContains(t, fmt.Sprintf(verb, err), testKey)
+			assert.NotContains(t, fmt.Sprintf(verb, err), "4111111111111111")
+		}
+	}
+}
+
+// A body that is only an error code's shape on a 2xx is refused by every
+// write, never returned empty.
+func TestEveryWriteChecksItsAnswer(t *testing.T) {
+	t.Parallel()
+	body := `{"error":"SYS_001","message":"boom"}`
+	rt := newRoutes(map[string]func() (int, string){
+		"POST /v1/payments/" + paymentID + "/confirm":        fixed(200, body),
+		"POST /v1/payments/" + paymentID + "/dispute":        fixed(200, body),
+		"POST /v1/payments/" + paymentID + "/dispute/cancel": fixed(200, body),
+		"POST /v1/payouts":               fixed(200, body),
+		"POST /v1/transfers":             fixed(200, body),
+		"GET /v1/payments/" + paymentID:  fixed(404, `{"error":"PAY_006"}`),
+		"GET /v1/payouts/by-ext-id/po-1": fixed(404, `{"error":"PAY_001"}`),
+	})
+	c, _ := serverClient(t, rt)
+	calls := map[string]func() (any, error){
+		"ConfirmPayment": func() (any, error) { return c.ConfirmPayment(ctx, paymentID, nil) },
+		"OpenDispute":    func() (any, error) { return c.OpenDispute(ctx, paymentID, OpenDisputeParams{}) },
+		"CancelDispute":  func() (any, error) { return c.CancelDispute(ctx, paymentID) },
+		"CreatePayout": func() (any, error) {
+			return c.CreatePayout(ctx, CreatePayoutParams{ExtID: "po-1", Amount: dec("1"), Method: PayoutMethodSBP,
+				Requisites: "+79001234567", HolderName: "A B"})
+		},
+		"CreateTransfer": func() (any, error) {
+			return c.CreateTransfer(ctx, CreateTransferParams{FromTerminalID: "a", ToTerminalID: "b", Amount: dec("1")})
+		},
+	}
+	for name, f := range calls {
+		_, err := f()
+		require.ErrorIs(t, err, ErrUnknownOutcome, name)
+		assert.False(t, errors.Is(err, ErrInternal) && !bytes.Contains([]byte(err.Error()), []byte("carries no")), name)
+	}
+}
+
+// Attempts of calls nothing can cancel share deadline windows: every
+// attempt still gets at least its timeout, and at most a 64th more.
+func TestSharedDeadlineWindows(t *testing.T) {
+	t.Parallel()
+	const timeout = 30 * time.Second
+	tr := &attemptTransport{timeout: timeout}
+	t0 := time.Now()
+	first := tr.sharedDeadline(t0)
+	for _, after := range []time.Duration{0, time.Millisecond, timeout/windowSlices - time.Nanosecond, timeout / windowSlices, time.Second} {
+		start := t0.Add(after)
+		w := tr.sharedDeadline(start)
+		deadline, ok := w.Deadline()
+		require.True(t, ok)
+		assert.False(t, deadline.Before(start.Add(timeout)), "start +%s: deadline %s short of the timeout", after, deadline.Sub(start))
+		assert.False(t, deadline.After(start.Add(timeout+timeout/windowSlices)), "start +%s: deadline %s too far", after, deadline.Sub(start))
+		if after < timeout/windowSlices {
+			assert.Equal(t, first, w, "start +%s shares the first window", after)
+		} else {
+			assert.NotEqual(t, first, w, "start +%s opens a new window", after)
+		}
+	}
+}
+
+// An attempt under a shared window sees the call's values and the
+// window's deadline, and what net/http derives from it is cancelled with
+// the window, through the context package's own bookkeeping.
+func TestAttemptContextUnderAWindow(t *testing.T) {
+	t.Parallel()
+	k := &call{op: opGetPayment}
+	parent := context.WithValue(context.WithValue(context.Background(), callKey{}, "shadowed"), callKey{}, k)
+	window, cancel := context.WithDeadline(context.Background(), time.Now().Add(time.Hour))
+	a := &attemptCtx{call: parent, window: window}
+	assert.Same(t, k, callOf(a), "the call is found through the attempt")
+	d1, _ := a.Deadline()
+	d2, _ := window.Deadline()
+	assert.Equal(t, d2, d1)
+	child, stop := context.WithCancelCause(a) // as net/http's transport does
+	defer stop(nil)
+	select {
+	case <-child.Done():
+		t.Fatal("cancelled before the window")
+	default:
+	}
+	cancel()
+	select {
+	case <-child.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the window's end did not reach the derived context")
+	}
+	assert.ErrorIs(t, child.Err(), context.Canceled)
+	assert.ErrorIs(t, a.Err(), context.Canceled)
+}
+
+// panicky panics in every hook.
+type panicky struct{}
+
+func (panicky) CallStart(context.Context, *CallInfo) context.Context {
+	panic("CallStart 4111111111111111")
+}
+
+func (panicky) AttemptStart(context.Context, *AttemptInfo) context.Context { panic("AttemptStart") }
+
+func (panicky) AttemptEnd(context.Context, *AttemptInfo) { panic("AttemptEnd") }
+
+func (panicky) RetryWait(context.Context, *RetryInfo) { panic("RetryWait") }
+
+func (panicky) CallEnd(context.Context, *CallEndInfo) { panic("CallEnd") }
+
+// An Observer that panics does not turn a created payout into a panic with
+// no outcome: the call returns its payout, and the panic is logged once.
+func TestPanickingObserverDoesNotLoseTheCall(t *testing.T) {
+	t.Parallel()
+	var logs TestLog
+	var calls atomic.Int32
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.WriteHeader(502) // a retry, so RetryWait runs too
+			return
+		}
+		w.WriteHeader(201)
+		io.WriteString(w, `{"id":"`+payoutID+`","ext_id":"po-1","amount":5,"method":"sbp","requisites":"+79001234567",`+
+			`"holder_name":"A B","bank":"","status":"pending"}`)
+	}), WithObserver(panicky{}), WithLogger(logs.Logger()))
+	p, err := c.CreatePayout(ctx, CreatePayoutParams{ExtID: "po-1", Amount: dec("5"), Method: PayoutMethodSBP,
+		Requisites: "+79001234567", HolderName: "A B"})
+	require.NoError(t, err)
+	assert.Equal(t, payoutID, p.ID)
+	out := logs.String()
+	assert.Equal(t, 1, strings.Count(out, "panicked"), out)
+	assert.NotContains(t, out, "4111111111111111")
+}

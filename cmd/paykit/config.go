@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/paykit-dev/paykit-go/sandbox"
+)
+
+// sandboxBaseURL is where `paykit sandbox` (and paykit-sandbox) listen by
+// default: the built-in "sandbox" profile points there.
+const sandboxBaseURL = "http://127.0.0.1:8080"
+
+// credentials are what a client needs. String never shows the secrets.
+type credentials struct {
+	profile                 string
+	baseURL, apiKey, secret string
+}
+
+// configPath is <user config dir>/paykit/config; PAYKIT_CONFIG overrides it
+// (tests, and people who keep it elsewhere).
+func configPath(getenv func(string) string) (string, error) {
+	if p := getenv("PAYKIT_CONFIG"); p != "" {
+		return p, nil
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "paykit", "config"), nil
+}
+
+// loadCredentials takes each of the three values from its environment
+// variable when set, otherwise from the profile. The built-in "sandbox"
+// profile needs no file.
+func loadCredentials(getenv func(string) string, profile string) (*credentials, error) {
+	if profile == "" {
+		profile = getenv("PAYKIT_PROFILE")
+	}
+	if profile == "" {
+		profile = "default"
+	}
+	cr := &credentials{profile: profile}
+	var fromFile map[string]string
+	path, err := configPath(getenv)
+	if err == nil {
+		fromFile, err = readProfile(path, profile)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if fromFile == nil && profile == "sandbox" {
+		fromFile = map[string]string{"base_url": sandboxBaseURL, "api_key": sandbox.DefaultAPIKey, "secret": sandbox.DefaultSecret}
+	}
+	pick := func(envName, key string) string {
+		if v := getenv(envName); v != "" {
+			return v
+		}
+		return fromFile[key]
+	}
+	cr.baseURL = pick("PAYKIT_BASE_URL", "base_url")
+	cr.apiKey = pick("PAYKIT_API_KEY", "api_key")
+	cr.secret = pick("PAYKIT_SECRET", "secret")
+	var missing []string
+	for _, m := range []struct{ v, name string }{{cr.baseURL, "PAYKIT_BASE_URL"}, {cr.apiKey, "PAYKIT_API_KEY"}, {cr.secret, "PAYKIT_SECRET"}} {
+		if m.v == "" {
+			missing = append(missing, m.name)
+		}
+	}
+	if len(missing) > 0 {
+		where := "no config file at " + path
+		if fromFile != nil {
+			where = fmt.Sprintf("profile [%s] of %s", profile, path)
+		} else if _, err := os.Stat(path); err == nil {
+			where = fmt.Sprintf("no profile [%s] in %s", profile, path)
+		}
+		return nil, &credentialsError{msg: fmt.Sprintf("missing %s (%s); set them in the environment or in a profile, "+
+			"or use --profile sandbox for a local sandbox", strings.Join(missing, ", "), where)}
+	}
+	return cr, nil
+}
+
+// readProfile returns the keys of [profile] in the file at path; nil (no
+// error) when the file or the profile does not exist. A file that group or
+// others can read is refused before a line is parsed, whatever it holds: it
+// is where secrets live.
+func readProfile(path, profile string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, &credentialsError{msg: fmt.Sprintf("config file %s holds secrets but is readable by others (mode %04o); fix it with:\n  chmod 600 %s",
+			path, st.Mode().Perm(), shellQuote(path))}
+	}
+	var out map[string]string
+	section := ""
+	sc := bufio.NewScanner(f)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		switch {
+		case s == "" || s[0] == '#' || s[0] == ';':
+			continue
+		case s[0] == '[':
+			if !strings.HasSuffix(s, "]") {
+				return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: a section header is [name]", path, line)}
+			}
+			section = strings.TrimSpace(s[1 : len(s)-1])
+			if section == profile && out == nil {
+				out = map[string]string{}
+			}
+			continue
+		}
+		k, v, ok := strings.Cut(s, "=")
+		if !ok {
+			// The line is not echoed: it could be a secret missing its key.
+			return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: want key = value", path, line)}
+		}
+		k = strings.TrimSpace(k)
+		switch k {
+		case "base_url", "api_key", "secret":
+		default:
+			return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: unknown key %q (want base_url, api_key or secret)", path, line, k)}
+		}
+		if section == profile {
+			out[k] = strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+	}
+	return out, nil
+}
+
+// shellQuote quotes a path for the printed chmod when it needs it.
+func shellQuote(s string) string {
+	if strings.ContainsAny(s, " '\"$`\\!&;()<>|*?[]#~") {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	return s
+}
+
+func configHelpTopic() *cobra.Command {
+	return &cobra.Command{
+		Use:   "config",
+		Short: "Where credentials come from (help topic)",
+		Long: `Credentials come from PAYKIT_BASE_URL, PAYKIT_API_KEY and PAYKIT_SECRET, each of which
+wins over the profile, or from a profile of the config file:
+
+  <config dir>/paykit/config   (~/.config/paykit/config on Linux; PAYKIT_CONFIG overrides)
+
+  [default]
+  base_url = https://api.example.com
+  api_key  = pk_live_...
+  secret   = sk_live_...
+
+  [staging]
+  base_url = https://staging.example.com
+  api_key  = ...
+  secret   = ...
+
+--profile NAME (or PAYKIT_PROFILE) picks a profile; "default" otherwise. The file
+must be readable by you alone (chmod 600): paykit refuses it otherwise, exit 4.
+The profile "sandbox" needs no file: it targets a local sandbox
+(paykit sandbox) at ` + sandboxBaseURL + ` with its default credentials.`,
+		Example: "  paykit --profile sandbox balance\n  PAYKIT_PROFILE=staging paykit doctor",
+	}
+}

@@ -1,0 +1,82 @@
+// Command paykit is a command-line tool on the paykit SDK for the people who
+// run a merchant's payments: support looking up an order, finance exporting
+// payouts as CSV, an on-call engineer settling an unknown outcome, and an
+// integrator checking credentials before writing code.
+//
+//	paykit payments get --ext-id order-1001
+//	paykit payouts list --all --from 2026-11-01 --to 2026-12-01 -o csv > november.csv
+//	paykit doctor
+//	paykit sandbox
+//
+// # Command library
+//
+// paykit uses cobra (with pflag), as gh and kubectl do: nested resource
+// subcommands, GNU-style flags, generated --help and shell completion for
+// bash, zsh and fish come with it, and operators already know its
+// conventions from those tools. The standard flag package would need all of
+// that written by hand. cobra and golang.org/x/term live in this nested
+// module only, so merchants importing the SDK download none of them.
+//
+// # Credentials
+//
+// PAYKIT_BASE_URL, PAYKIT_API_KEY and PAYKIT_SECRET, when set, win over the
+// profile. Profiles live in $XDG_CONFIG_HOME/paykit/config (os.UserConfigDir:
+// ~/.config on Linux, ~/Library/Application Support on macOS), an INI-style
+// file:
+//
+//	[default]
+//	base_url = https://api.example.com
+//	api_key  = pk_live_...
+//	secret   = sk_live_...
+//
+//	[staging]
+//	base_url = https://staging.example.com
+//	...
+//
+// --profile NAME (or PAYKIT_PROFILE) picks one; "default" is used otherwise.
+// A config file holding a secret must not be readable by group or others:
+// paykit refuses it (exit 4) and prints the chmod that fixes it, as ssh does
+// for keys. The profile "sandbox" needs no file: it targets a local sandbox
+// (http://127.0.0.1:8080 with the sandbox's default credentials) unless the
+// file defines it. No secret is ever printed: not on stdout, stderr, -v logs
+// or a crash message.
+//
+// # Output
+//
+// -o table (default) is for people: amounts with at least two decimals,
+// card and phone numbers masked by the SDK's own LogValue, times in UTC or
+// local time with --local-time. -o json is for programs: the API's answer as
+// JSON with amounts as exact decimal numbers (see the note in output.go on
+// how it is produced). -o csv is for lists (RFC 4180, a header row, amounts
+// as plain decimal text, numbers masked as in the table).
+//
+// # Exit codes
+//
+//	0  success
+//	1  the API refused the call (its error code is printed), or a network failure
+//	2  usage: a bad flag, argument or value, or a money move without --yes off a terminal
+//	3  unknown outcome: a money move may or may not have happened; the command that settles it is printed
+//	4  credentials refused: by the service (401/403), or missing, or a config file readable by others
+//	70 internal error: a bug (EX_SOFTWARE); the crash message is a stack trace without values
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	// --local-time must work where the system has no zone database
+	// (Windows, minimal containers): 450 KB in a binary people install.
+	_ "time/tzdata"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], &env{
+		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
+		getenv: os.Getenv, isTerminal: isTerminal,
+	})
+	stop()
+	os.Exit(code)
+}

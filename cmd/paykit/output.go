@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	paykit "github.com/paykit-dev/paykit-go"
+)
+
+// maxCapture caps the answer kept for -o json: a payout page of the
+// service's largest limit fits many times over.
+const maxCapture = 64 << 20
+
+// capture is the transport under the SDK's client. It keeps the body of the
+// last successful answer, so that -o json prints exactly what the API
+// answered (bytes, number spellings and all) while the command still goes
+// through the SDK's typed call: its validation, signing, retries,
+// classification and reconciliation. (DESIGN.md's Client.Do into a
+// json.RawMessage would do the same for calls the CLI makes itself; the
+// typed methods are kept because they settle unknown outcomes.) It also
+// keeps the Date header and the time of the last answer for paykit doctor.
+type capture struct {
+	base http.RoundTripper
+
+	mu      sync.Mutex
+	body    []byte
+	date    string
+	elapsed time.Duration
+}
+
+func (c *capture) RoundTrip(req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := c.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	elapsed := time.Since(start)
+	c.mu.Lock()
+	c.date, c.elapsed = resp.Header.Get("Date"), elapsed
+	c.mu.Unlock()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxCapture+1))
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	c.mu.Lock()
+	c.body = b
+	c.mu.Unlock()
+	return resp, nil
+}
+
+// last returns the body of the last successful answer.
+func (c *capture) last() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.body
+}
+
+// record is one resource for a person: labelled values in order.
+type record struct {
+	keys, values []string
+}
+
+func (r *record) add(k, v string) {
+	r.keys = append(r.keys, k)
+	r.values = append(r.values, v)
+}
+
+// list is rows of one kind of resource.
+type list struct {
+	header []string
+	rows   [][]string
+}
+
+// printRecord writes one resource: the API's answer for -o json, aligned
+// "key  value" lines for the table, a header and one row for csv.
+func (a *app) printRecord(raw []byte, r record) error {
+	switch a.output {
+	case "json":
+		return writeJSON(a.out, a.maskJSON(raw))
+	case "csv":
+		return writeCSV(a.out, list{header: r.keys, rows: [][]string{r.values}})
+	}
+	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	for i, k := range r.keys {
+		fmt.Fprintf(tw, "%s:\t%s\n", k, r.values[i])
+	}
+	return tw.Flush()
+}
+
+// printList writes rows: the API's answer for -o json, columns for the
+// table, RFC 4180 for csv.
+func (a *app) printList(raw []byte, l list) error {
+	switch a.output {
+	case "json":
+		return writeJSON(a.out, a.maskJSON(raw))
+	case "csv":
+		return writeCSV(a.out, l)
+	}
+	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(upper(l.header), "\t"))
+	for _, row := range l.rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}
+
+func upper(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = strings.ToUpper(v)
+	}
+	return out
+}
+
+// maskJSON replaces, in the API's answer, each card or phone number the
+// typed result held by its masked form, leaving every other byte as the
+// service wrote it. Card and phone numbers are secrets by this project's
+// rules: they reach no output unless --unmask asks for them.
+func (a *app) maskJSON(raw []byte) []byte {
+	for _, n := range a.sensitive {
+		enc, err := json.Marshal(n)
+		if err != nil {
+			continue
+		}
+		m, _ := json.Marshal(masked(n))
+		raw = bytes.ReplaceAll(raw, enc, m)
+	}
+	return raw
+}
+
+// writeJSON prints the answer as the service wrote it, with one newline:
+// re-indenting would be a change, and jq does it for whoever wants it.
+func writeJSON(w io.Writer, raw []byte) error {
+	raw = bytes.TrimSpace(raw)
+	if !json.Valid(raw) {
+		return fmt.Errorf("the answer is not JSON (%d bytes)", len(raw))
+	}
+	_, err := fmt.Fprintf(w, "%s\n", raw)
+	return err
+}
+
+// writeCSV writes RFC 4180 (CRLF line ends, as the RFC and spreadsheets
+// expect) with a header row.
+func writeCSV(w io.Writer, l list) error {
+	cw := csv.NewWriter(w)
+	cw.UseCRLF = true
+	if err := cw.Write(l.header); err != nil {
+		return err
+	}
+	for _, row := range l.rows {
+		if err := cw.Write(neutralise(row)); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// neutralise guards spreadsheet users against formula injection: a text
+// field the API echoes (a holder's name, an ext_id) starting with = + - @
+// would run as a formula in Excel. Amounts are plain positive decimals and
+// never start with those.
+func neutralise(row []string) []string {
+	out := row
+	for i, v := range row {
+		if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
+			if &out[0] == &row[0] {
+				out = append([]string(nil), row...)
+			}
+			out[i] = "'" + v
+		}
+	}
+	return out
+}
+
+// money shows an amount with at least two decimals, more when it has them
+// (USDT carries up to six): 1500 -> 1500.00, 12.345678 stays.
+func money(d decimal.Decimal) string {
+	return d.StringFixed(max(2, -d.Exponent()))
+}
+
+// when shows a time in UTC (or local time with --local-time), "" for zero.
+func (a *app) when(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	if a.localTime {
+		return t.Local().Format(time.RFC3339)
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// mask is masked, remembering number so that -o json masks it too.
+func (a *app) mask(number string) string {
+	if number == "" || a.unmask {
+		return number
+	}
+	a.sensitive = append(a.sensitive, number)
+	return masked(number)
+}
+
+// masked is a card or phone number as the SDK masks it in its logs: the
+// CLI takes the SDK's own LogValue rather than copying its rules.
+func masked(number string) string {
+	return attr(paykit.Payout{Requisites: number}.LogValue(), "requisites")
+}
+
+func attr(v slog.Value, key string) string {
+	for _, a := range v.Group() {
+		if a.Key == key {
+			return a.Value.String()
+		}
+	}
+	return ""
+}

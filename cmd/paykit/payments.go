@@ -1,0 +1,252 @@
+package main
+
+import (
+	"os"
+	"regexp"
+
+	"github.com/shopspring/decimal"
+	"github.com/spf13/cobra"
+
+	paykit "github.com/paykit-dev/paykit-go"
+)
+
+func paymentRecord(a *app, p *paykit.Payment) record {
+	var r record
+	r.add("id", p.ID)
+	r.add("ext_id", p.ExtID)
+	r.add("status", string(p.Status))
+	r.add("amount", money(p.Amount)+" "+p.Currency)
+	if p.Method != "" {
+		r.add("method", string(p.Method))
+	}
+	if p.Requisites.Value != "" {
+		r.add("requisites", string(p.Requisites.Type)+" "+a.mask(p.Requisites.Value))
+		bank := p.Requisites.BankName
+		if bank == "" {
+			bank = p.Requisites.BankCode
+		}
+		r.add("bank", bank)
+	}
+	if p.Requisites.Country != "" {
+		r.add("amount_local", money(p.Requisites.AmountLocal)+" "+p.Requisites.Currency)
+	}
+	if !p.USDTRate.IsZero() {
+		r.add("usdt_rate", money(p.USDTRate))
+	}
+	if p.PaymentURL != "" {
+		r.add("payment_url", p.PaymentURL)
+	}
+	if !p.CreatedAt.IsZero() {
+		r.add("created_at", a.when(p.CreatedAt))
+	}
+	if !p.ValidUntil.IsZero() {
+		r.add("valid_until", a.when(p.ValidUntil))
+	}
+	if p.Message != "" {
+		r.add("message", p.Message)
+	}
+	if d := p.Dispute; d != nil {
+		if d.Amount.Valid {
+			r.add("dispute_amount", money(d.Amount.Decimal))
+		}
+		r.add("dispute_receipt_url", d.ReceiptURL)
+		r.add("dispute_comment", d.Comment)
+	}
+	if p.Reconciled {
+		r.add("reconciled", "yes (the answer was lost; read back)")
+	}
+	return r
+}
+
+// plainDecimal is the amount syntax the CLI takes: digits with an optional
+// fraction of up to six places (USDT's precision). decimal.NewFromString
+// alone would take "1e999999999", whose two-decimal rendering in the
+// confirmation prompt is a gigabyte of zeros.
+var plainDecimal = regexp.MustCompile(`^[0-9]{1,15}(\.[0-9]{1,6})?$`)
+
+// decimalArg parses an amount given on the command line, before any call.
+func decimalArg(flag, s string) (decimal.Decimal, error) {
+	d, err := decimal.NewFromString(s)
+	if err != nil || !plainDecimal.MatchString(s) {
+		return decimal.Decimal{}, usagef("--%s: want a decimal amount such as 1500.00, not %q", flag, s)
+	}
+	return d, nil
+}
+
+func paymentsCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{Use: "payments", Short: "Create, read, confirm and cancel RUB payments"}
+
+	var p paykit.CreatePaymentParams
+	var amount, method, country string
+	create := &cobra.Command{
+		Use:     "create --ext-id ID --amount RUB",
+		Short:   "Create a payment and print the requisites the payer transfers to",
+		Example: "  paykit payments create --ext-id order-1001 --amount 1500.00 --method SBP --bank sber",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := decimalArg("amount", amount)
+			if err != nil {
+				return err
+			}
+			p.Amount, p.Method, p.Country = d, paykit.PaymentMethod(method), paykit.Country(country)
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := a.ctx(cmd)
+			defer cancel()
+			got, err := c.CreatePayment(ctx, p)
+			if err != nil {
+				return settle(err, "paykit payments get --ext-id "+shellQuote(p.ExtID))
+			}
+			return a.printRecord(a.cap.last(), paymentRecord(a, got))
+		},
+	}
+	f := create.Flags()
+	f.StringVar(&p.ExtID, "ext-id", "", "your order id, unique (required)")
+	f.StringVar(&amount, "amount", "", "amount in RUB, 100 to 300000 (required)")
+	f.StringVar(&method, "method", "", "CARD, SBP, SIM or CROSS_BORDER (default: the service's, CARD)")
+	f.StringVar(&p.Bank, "bank", "", "bank code (see paykit banks)")
+	f.StringVar(&country, "country", "", "TJ, KZ, UZ or KG, for CROSS_BORDER")
+	f.StringVar(&p.ClientID, "client-id", "", "the payer's id in your system")
+	f.StringVar(&p.NotifyURL, "notify-url", "", "webhook URL for this payment")
+	_ = create.MarkFlagRequired("ext-id")
+	_ = create.MarkFlagRequired("amount")
+	_ = create.RegisterFlagCompletionFunc("method", cobra.FixedCompletions([]string{"CARD", "SBP", "SIM", "CROSS_BORDER"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = create.RegisterFlagCompletionFunc("country", cobra.FixedCompletions([]string{"TJ", "KZ", "UZ", "KG"}, cobra.ShellCompDirectiveNoFileComp))
+
+	var extID string
+	get := &cobra.Command{
+		Use:     "get (ID | --ext-id EXT_ID)",
+		Short:   "Show a payment by its id or by your order id",
+		Example: "  paykit payments get 3f0c...\n  paykit payments get --ext-id order-1001 -o json",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (len(args) == 1) == (extID != "") {
+				return usagef("give a payment id or --ext-id, not both or neither")
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := a.ctx(cmd)
+			defer cancel()
+			var got *paykit.Payment
+			if extID != "" {
+				got, err = c.GetPaymentByExtID(ctx, extID)
+			} else {
+				got, err = c.GetPayment(ctx, args[0])
+			}
+			if err != nil {
+				return err
+			}
+			return a.printRecord(a.cap.last(), paymentRecord(a, got))
+		},
+	}
+	get.Flags().StringVar(&extID, "ext-id", "", "your order id instead of the payment id")
+
+	var receipt string
+	confirm := &cobra.Command{
+		Use:     "confirm ID [--receipt FILE]",
+		Short:   "Tell the service the payer has paid, optionally with a receipt image",
+		Example: "  paykit payments confirm 3f0c... --receipt receipt.png",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var att *paykit.Attachment
+			if receipt != "" {
+				fh, err := os.Open(receipt)
+				if err != nil {
+					return usagef("--receipt: %v", err)
+				}
+				defer fh.Close()
+				if st, err := fh.Stat(); err == nil && st.Size() > paykit.MaxAttachmentSize {
+					return usagef("--receipt: %s is %d bytes, over the API's %d", receipt, st.Size(), paykit.MaxAttachmentSize)
+				}
+				att = &paykit.Attachment{Filename: receipt, Content: fh}
+			}
+			return a.paymentChange(cmd, args[0], func(c *paykit.Client, id string) (*paykit.Payment, error) {
+				return c.ConfirmPayment(cmd.Context(), id, att)
+			})
+		},
+	}
+	confirm.Flags().StringVar(&receipt, "receipt", "", "image of the transfer receipt (at most 10,000,000 bytes)")
+
+	cancelCmd := &cobra.Command{
+		Use:     "cancel ID",
+		Short:   "Cancel a PENDING payment",
+		Example: "  paykit payments cancel 3f0c...",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.paymentChange(cmd, args[0], func(c *paykit.Client, id string) (*paykit.Payment, error) {
+				return c.CancelPayment(cmd.Context(), id)
+			})
+		},
+	}
+	cmd.AddCommand(create, get, confirm, cancelCmd)
+	return cmd
+}
+
+// paymentChange runs a state change of payment id and prints the result.
+func (a *app) paymentChange(cmd *cobra.Command, id string, call func(*paykit.Client, string) (*paykit.Payment, error)) error {
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := a.ctx(cmd)
+	defer cancel()
+	cmd.SetContext(ctx)
+	got, err := call(c, id)
+	if err != nil {
+		return settle(err, "paykit payments get "+shellQuote(id))
+	}
+	return a.printRecord(a.cap.last(), paymentRecord(a, got))
+}
+
+// settle marks an unknown outcome with the paykit command whose answer
+// settles it: the CLI form of the read the SDK's error advises.
+func settle(err error, command string) error {
+	if errorsIsUnknown(err) {
+		return &unknownError{err: err, settle: command}
+	}
+	return err
+}
+
+func disputesCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{Use: "disputes", Short: "Open or cancel a dispute on a cancelled payment"}
+	var p paykit.OpenDisputeParams
+	var amount string
+	open := &cobra.Command{
+		Use:     "open PAYMENT_ID",
+		Short:   "Dispute a cancelled payment the payer did pay",
+		Example: "  paykit disputes open 3f0c... --amount 1500.00 --receipt-url https://example.com/r.png --comment 'paid late'",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if amount != "" {
+				d, err := decimalArg("amount", amount)
+				if err != nil {
+					return err
+				}
+				p.Amount = d
+			}
+			return a.paymentChange(cmd, args[0], func(c *paykit.Client, id string) (*paykit.Payment, error) {
+				return c.OpenDispute(cmd.Context(), id, p)
+			})
+		},
+	}
+	open.Flags().StringVar(&amount, "amount", "", "what the payer actually paid, RUB, if it differs")
+	open.Flags().StringVar(&p.ReceiptURL, "receipt-url", "", "link to the receipt or a screenshot")
+	open.Flags().StringVar(&p.Comment, "comment", "", "text for the reviewer")
+	cancelCmd := &cobra.Command{
+		Use:     "cancel PAYMENT_ID",
+		Short:   "Withdraw an open dispute",
+		Example: "  paykit disputes cancel 3f0c...",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.paymentChange(cmd, args[0], func(c *paykit.Client, id string) (*paykit.Payment, error) {
+				return c.CancelDispute(cmd.Context(), id)
+			})
+		},
+	}
+	cmd.AddCommand(open, cancelCmd)
+	return cmd
+}

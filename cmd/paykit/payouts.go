@@ -1,0 +1,245 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	paykit "github.com/paykit-dev/paykit-go"
+)
+
+func errorsIsUnknown(err error) bool { return errors.Is(err, paykit.ErrUnknownOutcome) }
+
+var payoutHeader = []string{"id", "ext_id", "status", "amount", "currency", "method", "requisites", "bank", "provider_order_id", "created_at", "completed_at"}
+
+// payoutRow is a payout for the table and csv: the number masked by the
+// SDK, the holder's name left out (personal data, as the SDK's logs do).
+func payoutRow(a *app, p *paykit.Payout) []string {
+	return []string{p.ID, p.ExtID, string(p.Status), money(p.Amount), p.Currency, string(p.Method), a.mask(p.Requisites),
+		p.Bank, p.ProviderOrderID, a.when(p.CreatedAt), a.when(p.CompletedAt)}
+}
+
+func payoutRecord(a *app, p *paykit.Payout) record {
+	var r record
+	for i, v := range payoutRow(a, p) {
+		if payoutHeader[i] == "amount" {
+			v += " " + p.Currency
+		}
+		if payoutHeader[i] == "currency" || v == "" {
+			continue
+		}
+		r.add(payoutHeader[i], v)
+	}
+	if p.Reconciled {
+		r.add("reconciled", "yes (the answer was lost; read back)")
+	}
+	return r
+}
+
+// parseWhen takes RFC 3339 or a bare date (midnight UTC).
+func parseWhen(flag, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, usagef("--%s: want 2026-11-01 or 2026-11-01T00:00:00Z, not %q", flag, s)
+}
+
+func payoutsCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{Use: "payouts", Short: "Send RUB payouts to cards or through SBP, and read them"}
+
+	var p paykit.CreatePayoutParams
+	var amount, method string
+	create := &cobra.Command{
+		Use:   "create --ext-id ID --amount RUB --method card|sbp --requisites NUMBER --holder-name NAME",
+		Short: "Send a payout (asks for confirmation; --yes when not on a terminal)",
+		Example: "  paykit payouts create --ext-id payout-77 --amount 500.00 --method sbp --requisites +79001234567 \\\n" +
+			"      --holder-name 'Ivan Petrov' --bank sber --yes",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := decimalArg("amount", amount)
+			if err != nil {
+				return err
+			}
+			p.Amount, p.Method = d, paykit.PayoutMethod(method)
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			if err := a.confirm(fmt.Sprintf("Pay out %s RUB by %s to %s (ext_id %s)", money(d), method, masked(p.Requisites), p.ExtID)); err != nil {
+				return err
+			}
+			ctx, cancel := a.ctx(cmd)
+			defer cancel()
+			got, err := c.CreatePayout(ctx, p)
+			if err != nil {
+				return settle(err, "paykit payouts get --ext-id "+shellQuote(p.ExtID))
+			}
+			return a.printRecord(a.cap.last(), payoutRecord(a, got))
+		},
+	}
+	f := create.Flags()
+	f.StringVar(&p.ExtID, "ext-id", "", "your payout id, unique: what makes a retry safe (required)")
+	f.StringVar(&amount, "amount", "", "amount in RUB (required)")
+	f.StringVar(&method, "method", "", "card or sbp (required)")
+	f.StringVar(&p.Requisites, "requisites", "", "card number (card) or phone number (sbp) (required)")
+	f.StringVar(&p.HolderName, "holder-name", "", "recipient's full name (required)")
+	f.StringVar(&p.Bank, "bank", "", "bank code, for sbp")
+	f.StringVar(&p.NotifyURL, "notify-url", "", "webhook URL for status changes")
+	f.BoolVarP(&a.yes, "yes", "y", false, "do not ask for confirmation")
+	for _, n := range []string{"ext-id", "amount", "method", "requisites", "holder-name"} {
+		_ = create.MarkFlagRequired(n)
+	}
+	_ = create.RegisterFlagCompletionFunc("method", cobra.FixedCompletions([]string{"card", "sbp"}, cobra.ShellCompDirectiveNoFileComp))
+
+	var extID string
+	get := &cobra.Command{
+		Use:     "get (ID | --ext-id EXT_ID)",
+		Short:   "Show a payout by its id or by your payout id",
+		Example: "  paykit payouts get --ext-id payout-77",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (len(args) == 1) == (extID != "") {
+				return usagef("give a payout id or --ext-id, not both or neither")
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := a.ctx(cmd)
+			defer cancel()
+			var got *paykit.Payout
+			if extID != "" {
+				got, err = c.GetPayoutByExtID(ctx, extID)
+			} else {
+				got, err = c.GetPayout(ctx, args[0])
+			}
+			if err != nil {
+				return err
+			}
+			return a.printRecord(a.cap.last(), payoutRecord(a, got))
+		},
+	}
+	get.Flags().StringVar(&extID, "ext-id", "", "your payout id instead of the service's")
+
+	var lp paykit.ListPayoutsParams
+	var status, from, to string
+	var all bool
+	listCmd := &cobra.Command{
+		Use:   "list [--status S] [--from T] [--to T] [--limit N] [--offset N] [--all]",
+		Short: "List payouts, one page or --all of them",
+		Example: "  paykit payouts list --status completed --limit 20\n" +
+			"  paykit payouts list --all --from 2026-11-01 --to 2026-12-01 -o csv > november.csv",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			lp.Status = paykit.PayoutStatus(status)
+			if lp.From, err = parseWhen("from", from); err != nil {
+				return err
+			}
+			if lp.To, err = parseWhen("to", to); err != nil {
+				return err
+			}
+			if lp.Limit < 0 || lp.Offset < 0 {
+				return usagef("--limit and --offset must not be negative")
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := a.ctx(cmd)
+			defer cancel()
+			if !all {
+				page, err := c.ListPayouts(ctx, lp)
+				if err != nil {
+					return err
+				}
+				l := list{header: payoutHeader}
+				for i := range page.Payouts {
+					l.rows = append(l.rows, payoutRow(a, &page.Payouts[i]))
+				}
+				return a.printList(a.cap.last(), l)
+			}
+			return a.listAll(cmd, c, lp)
+		},
+	}
+	lf := listCmd.Flags()
+	lf.StringVar(&status, "status", "", "pending, processing, completed, failed or cancelled")
+	lf.StringVar(&from, "from", "", "created at or after (2026-11-01 or RFC 3339)")
+	lf.StringVar(&to, "to", "", "created before (2026-12-01 or RFC 3339)")
+	lf.IntVar(&lp.Limit, "limit", 0, "page size (default: the service's, 100)")
+	lf.IntVar(&lp.Offset, "offset", 0, "payouts to skip")
+	lf.BoolVar(&all, "all", false, "page through every matching payout (progress on stderr when it is a terminal)")
+	_ = listCmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions([]string{"pending", "processing", "completed", "failed", "cancelled"}, cobra.ShellCompDirectiveNoFileComp))
+
+	cmd.AddCommand(create, get, listCmd)
+	return cmd
+}
+
+// listAll pages with ListPayouts from lp.Offset until the service's total
+// is reached or a page comes back empty. A payout seen on an earlier page
+// (the list shifted while paging) is shown once. -o json prints
+// {"payouts":[...],"total":N} where each payout is the service's own JSON.
+func (a *app) listAll(cmd *cobra.Command, c *paykit.Client, lp paykit.ListPayoutsParams) error {
+	progress := a.env.isTerminal(a.env.stderr)
+	seen := map[string]bool{}
+	var raws []json.RawMessage
+	l := list{header: payoutHeader}
+	total := 0
+	for {
+		page, err := c.ListPayouts(cmd.Context(), lp)
+		if err != nil {
+			if progress {
+				fmt.Fprintln(a.env.stderr)
+			}
+			return err
+		}
+		var raw struct {
+			Payouts []json.RawMessage `json:"payouts"`
+		}
+		if err := json.Unmarshal(a.cap.last(), &raw); err != nil || len(raw.Payouts) != len(page.Payouts) {
+			return fmt.Errorf("payout page at offset %d: the answer changed under the CLI", lp.Offset)
+		}
+		total = page.Total
+		for i := range page.Payouts {
+			if seen[page.Payouts[i].ID] {
+				continue
+			}
+			seen[page.Payouts[i].ID] = true
+			l.rows = append(l.rows, payoutRow(a, &page.Payouts[i])) // first: it registers the number maskJSON masks
+			raws = append(raws, a.maskJSON(raw.Payouts[i]))
+		}
+		if progress {
+			fmt.Fprintf(a.env.stderr, "\rfetched %d of %d payouts", len(l.rows), total)
+		}
+		lp.Offset += len(page.Payouts)
+		if len(page.Payouts) == 0 || lp.Offset >= page.Total {
+			break
+		}
+	}
+	if progress {
+		fmt.Fprintln(a.env.stderr)
+	}
+	if a.output == "json" {
+		if raws == nil {
+			raws = []json.RawMessage{}
+		}
+		b, err := json.Marshal(struct {
+			Payouts []json.RawMessage `json:"payouts"`
+			Total   int               `json:"total"`
+		}{raws, total})
+		if err != nil {
+			return err
+		}
+		return writeJSON(a.out, b)
+	}
+	return a.printList(nil, l) // table or csv: raw is not used
+}

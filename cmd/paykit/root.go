@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	paykit "github.com/paykit-dev/paykit-go"
+)
+
+// Exit codes, documented in the package comment and in --help.
+const (
+	exitOK          = 0
+	exitAPI         = 1
+	exitUsage       = 2
+	exitUnknown     = 3
+	exitCredentials = 4
+)
+
+// env is the process seen by the commands: main passes the real one, tests
+// run the built binary, so everything here is the real thing in both.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	isTerminal     func(f any) bool
+}
+
+func isTerminal(f any) bool {
+	if file, ok := f.(*os.File); ok {
+		return term.IsTerminal(int(file.Fd()))
+	}
+	return false
+}
+
+// usageError is a mistake in the command line: exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{msg: fmt.Sprintf(format, a...)} }
+
+// credentialsError is a local refusal of the credentials (missing, or a
+// config file others can read): exit 4, like the service's refusal.
+type credentialsError struct{ msg string }
+
+func (e *credentialsError) Error() string { return e.msg }
+
+// unknownError wraps ErrUnknownOutcome with the paykit command that settles it.
+type unknownError struct {
+	err    error
+	settle string
+}
+
+func (e *unknownError) Error() string { return e.err.Error() }
+func (e *unknownError) Unwrap() error { return e.err }
+
+// app holds the global flags and builds the client once per command.
+type app struct {
+	env       *env
+	output    string
+	profile   string
+	verbose   bool
+	localTime bool
+	yes       bool
+	timeout   time.Duration
+	out       io.Writer
+	// unmask shows card and phone numbers in full.
+	unmask bool
+	// sensitive are the numbers the command masked, for -o json.
+	sensitive []string
+	// cap is the transport of the last client built, for -o json.
+	cap *capture
+}
+
+// version is the SDK's version (paykit.Version, the constant the root
+// package already exports) and this binary's module version from the build
+// info: "(devel)" for a build from a working tree.
+func version() string {
+	mod := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		mod = bi.Main.Version
+	}
+	return fmt.Sprintf("%s (paykit-go SDK %s)", mod, paykit.Version)
+}
+
+const exitCodesHelp = `
+Exit codes:
+  0  success
+  1  the API refused the call (its error code is printed), or a network failure
+  2  usage: a bad flag, argument or value, or a money move without --yes off a terminal
+  3  unknown outcome: the call may or may not have taken effect; the settling command is printed
+  4  credentials refused: by the service, or missing, or a config file others can read
+
+Credentials: PAYKIT_BASE_URL, PAYKIT_API_KEY, PAYKIT_SECRET, or a profile of
+<config dir>/paykit/config chosen with --profile (see "paykit help config").
+`
+
+func newRoot(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "paykit",
+		Short: "Work with the paykit merchant API from the command line",
+		Long: "paykit runs every operation of the paykit merchant API, checks a setup (paykit doctor),\n" +
+			"waits for payments and payouts to settle, and runs a local sandbox.",
+		Example: "  export PAYKIT_BASE_URL=https://api.example.com PAYKIT_API_KEY=pk_... PAYKIT_SECRET=sk_...\n" +
+			"  paykit payments get --ext-id order-1001\n" +
+			"  paykit payouts list --all -o csv > payouts.csv\n" +
+			"  paykit --profile sandbox balance",
+		Version:       version(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetVersionTemplate("paykit {{.Version}}\n")
+	root.SetUsageTemplate(root.UsageTemplate() + exitCodesHelp)
+	pf := root.PersistentFlags()
+	pf.StringVarP(&a.output, "output", "o", "table", "output format: table, json or csv (csv for lists)")
+	pf.StringVar(&a.profile, "profile", "", "profile of the config file (default: $PAYKIT_PROFILE, else \"default\")")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log each HTTP attempt on stderr (no secret is logged)")
+	pf.BoolVar(&a.localTime, "local-time", false, "show times in the local time zone instead of UTC (table and csv)")
+	pf.BoolVar(&a.unmask, "unmask", false, "show card and phone numbers in full (they are masked by default, -o json included)")
+	pf.DurationVar(&a.timeout, "timeout", time.Minute, "give up on the whole command after this long")
+	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		switch a.output {
+		case "table", "json", "csv":
+		default:
+			return usagef("-o must be table, json or csv, not %q", a.output)
+		}
+		return nil
+	}
+	root.AddCommand(paymentsCmd(a), disputesCmd(a), payoutsCmd(a), terminalsCmd(a), balanceCmd(a), banksCmd(a),
+		transfersCmd(a), withdrawalsCmd(a), doctorCmd(a), waitCmd(a), sandboxCmd(a), configHelpTopic())
+	return root
+}
+
+// run is main without the process. It returns the exit code.
+func run(ctx context.Context, args []string, e *env) (code int) {
+	defer func() {
+		// A crash message must not carry a secret: print no panic value
+		// (it could hold a request or a config line), only where it was.
+		if r := recover(); r != nil {
+			fmt.Fprintf(e.stderr, "paykit: internal error (a bug; please report it with this trace):\n%s", debug.Stack())
+			code = 70
+		}
+	}()
+	a := &app{env: e, out: e.stdout}
+	root := newRoot(a)
+	root.SetArgs(args)
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	return report(e.stderr, err)
+}
+
+// report prints err for a person and maps it to the exit code.
+func report(w io.Writer, err error) int {
+	// Without the SDK's own "paykit: " prefix, which the CLI's says already.
+	msg := strings.TrimPrefix(err.Error(), "paykit: ")
+	var ue *usageError
+	var ce *credentialsError
+	var uo *unknownError
+	var apiErr *paykit.Error
+	switch {
+	case errors.As(err, &ue) || isCobraUsage(err):
+		fmt.Fprintf(w, "paykit: %s\nRun 'paykit --help' or add --help to the command for usage.\n", msg)
+		return exitUsage
+	case errors.As(err, &ce):
+		fmt.Fprintln(w, "paykit:", msg)
+		return exitCredentials
+	case errors.As(err, &uo):
+		fmt.Fprintln(w, "paykit:", msg)
+		if uo.settle != "" {
+			fmt.Fprintf(w, "The outcome is unknown: the call may have taken effect. Settle it with:\n  %s\n", uo.settle)
+		}
+		return exitUnknown
+	case errors.Is(err, paykit.ErrUnauthorized):
+		fmt.Fprintln(w, "paykit:", msg)
+		fmt.Fprintln(w, "Check the API key, the secret and the profile (paykit doctor tells which).")
+		return exitCredentials
+	case errors.Is(err, paykit.ErrInvalidParameters) && !errors.As(err, &apiErr):
+		// The SDK's own checks, before anything was sent: a usage error.
+		fmt.Fprintln(w, "paykit:", msg)
+		return exitUsage
+	case errors.As(err, &apiErr):
+		// The SDK's text starts with the code ("PAY_006 (HTTP 404): ...")
+		// when there is one; say it only when it does not.
+		if apiErr.Code != "" && !strings.Contains(msg, apiErr.Code) {
+			msg = apiErr.Code + ": " + msg
+		}
+		fmt.Fprintf(w, "paykit: %s\n", msg)
+		return exitAPI
+	default:
+		fmt.Fprintln(w, "paykit:", msg)
+		return exitAPI
+	}
+}
+
+// isCobraUsage tells cobra's own argument errors (unknown command, wrong
+// number of arguments), which it returns as plain errors.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	return strings.HasPrefix(s, "unknown command") || strings.HasPrefix(s, "accepts ") ||
+		strings.HasPrefix(s, "requires ") || strings.HasPrefix(s, "unknown flag") ||
+		strings.HasPrefix(s, "unknown shorthand flag") || strings.HasPrefix(s, "required flag(s)") ||
+		strings.HasPrefix(s, "if any flags in the group")
+}
+
+// client builds the SDK client from the environment or the profile.
+func (a *app) client() (*paykit.Client, error) {
+	cr, err := loadCredentials(a.env.getenv, a.profile)
+	if err != nil {
+		return nil, err
+	}
+	a.cap = &capture{base: http.DefaultTransport.(*http.Transport).Clone()}
+	opts := []paykit.Option{paykit.WithUserAgent("paykit-cli/" + version()), paykit.WithHTTPClient(&http.Client{Transport: a.cap})}
+	if a.verbose {
+		opts = append(opts, paykit.WithLogger(slog.New(slog.NewTextHandler(a.env.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	}
+	c, err := paykit.NewClient(cr.baseURL, cr.apiKey, paykit.HMACSigner(cr.secret), opts...)
+	if err != nil {
+		return nil, &credentialsError{msg: fmt.Sprintf("profile %q: %v", cr.profile, err)}
+	}
+	return c, nil
+}
+
+// ctx bounds one command by --timeout.
+func (a *app) ctx(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(cmd.Context(), a.timeout)
+}
+
+// confirm asks before a money move. Off a terminal it refuses unless --yes
+// was given: a script must say so explicitly, as gh does for destructive
+// commands.
+func (a *app) confirm(what string) error {
+	if a.yes {
+		return nil
+	}
+	if !a.env.isTerminal(a.env.stdin) {
+		return usagef("%s moves money: pass --yes to confirm when stdin is not a terminal", what)
+	}
+	fmt.Fprintf(a.env.stderr, "%s? [y/N] ", what)
+	var answer string
+	_, _ = fmt.Fscanln(a.env.stdin, &answer)
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return nil
+	}
+	return usagef("not confirmed; nothing was sent")
+}

@@ -1,0 +1,224 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Remote is a typed client of a running sandbox's /sandbox/ controls and
+// inspection endpoints: the binary, a container, or a sandbox shared by a
+// team. It is for code that cannot hold the *Server (a CI job that starts
+// cmd/paykit-sandbox or an image from docker-compose), so that it does not
+// hand-write the JSON POSTs. Its methods mirror the Server's Go controls.
+//
+// With WithControlToken it sends the control token of remote mode as
+// Authorization: Bearer; a refused control comes back as a *ControlError
+// that matches ErrNotFound, ErrWrongState or ErrInvalidArgument with
+// errors.Is, like the Server's own methods. A Remote is safe for concurrent
+// use.
+type Remote struct {
+	base  string
+	token string
+	hc    *http.Client
+}
+
+// RemoteOption configures a Remote in NewRemote.
+type RemoteOption func(*Remote)
+
+// WithControlToken sends token as Authorization: Bearer on every request,
+// as a sandbox started with -control-token requires.
+func WithControlToken(token string) RemoteOption { return func(r *Remote) { r.token = token } }
+
+// WithRemoteHTTPClient sends through hc instead of a client with a 60
+// second timeout (FlushWebhooks may take that long).
+func WithRemoteHTTPClient(hc *http.Client) RemoteOption { return func(r *Remote) { r.hc = hc } }
+
+// NewRemote returns a client of the sandbox at baseURL, such as
+// "http://127.0.0.1:8080".
+func NewRemote(baseURL string, opts ...RemoteOption) (*Remote, error) {
+	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("sandbox: NewRemote: %q is not an http(s) base URL", baseURL)
+	}
+	r := &Remote{base: u.String(), hc: &http.Client{Timeout: 60 * time.Second}}
+	for _, o := range opts {
+		o(r)
+	}
+	return r, nil
+}
+
+// String keeps the control token out of fmt output.
+func (r *Remote) String() string { return "sandbox.Remote(" + r.base + ")" }
+
+// ControlError is a control or inspection request the sandbox refused.
+type ControlError struct {
+	// StatusCode is the HTTP status: 404, 409, 400, 401, 403, 415.
+	StatusCode int
+	// Code is the sandbox's error code, such as SANDBOX_CONFLICT.
+	Code string
+	// Message is the sandbox's explanation.
+	Message string
+}
+
+// Error formats the code, status and message; none of them carries the
+// control token.
+func (e *ControlError) Error() string {
+	return fmt.Sprintf("sandbox: %s (HTTP %d): %s", e.Code, e.StatusCode, e.Message)
+}
+
+// Is maps the refusal onto the errors of the Go controls.
+func (e *ControlError) Is(target error) bool {
+	switch e.StatusCode {
+	case http.StatusNotFound:
+		return target == ErrNotFound
+	case http.StatusConflict:
+		return target == ErrWrongState
+	case http.StatusBadRequest:
+		return target == ErrInvalidArgument
+	}
+	return false
+}
+
+// VerifyPayment plays the service's verification of a PROCESSING payment:
+// outcome is OutcomeCompleted or OutcomeCancelled.
+func (r *Remote) VerifyPayment(ctx context.Context, id, outcome string) error {
+	return r.post(ctx, "/sandbox/payments/"+url.PathEscape(id)+"/verify", map[string]string{"outcome": outcome}, nil)
+}
+
+// ReviewDispute plays the service's review of a disputed payment: outcome
+// is OutcomeApproved or OutcomeRejected.
+func (r *Remote) ReviewDispute(ctx context.Context, id, outcome string) error {
+	return r.post(ctx, "/sandbox/payments/"+url.PathEscape(id)+"/dispute/review", map[string]string{"outcome": outcome}, nil)
+}
+
+// SetPayoutStatus moves a payout to processing, completed, failed or
+// cancelled.
+func (r *Remote) SetPayoutStatus(ctx context.Context, id, status string) error {
+	return r.post(ctx, "/sandbox/payouts/"+url.PathEscape(id)+"/status", map[string]string{"status": status}, nil)
+}
+
+// SetWithdrawalStatus moves a withdrawal to processing, completed (with
+// txHash, or a generated one when empty) or failed.
+func (r *Remote) SetWithdrawalStatus(ctx context.Context, id, status, txHash string) error {
+	body := map[string]string{"status": status}
+	if txHash != "" {
+		body["tx_hash"] = txHash
+	}
+	return r.post(ctx, "/sandbox/withdrawals/"+url.PathEscape(id)+"/status", body, nil)
+}
+
+// Advance moves the sandbox clock forward by d (whole seconds) and
+// returns the new time.
+func (r *Remote) Advance(ctx context.Context, d time.Duration) (time.Time, error) {
+	var out struct {
+		Now time.Time `json:"now"`
+	}
+	err := r.post(ctx, "/sandbox/clock/advance", map[string]int64{"seconds": int64(d / time.Second)}, &out)
+	return out.Now, err
+}
+
+// InjectFault installs a fault (see Fault).
+func (r *Remote) InjectFault(ctx context.Context, f Fault) error {
+	return r.post(ctx, "/sandbox/faults", f, nil)
+}
+
+// Reset puts the sandbox back to its starting state.
+func (r *Remote) Reset(ctx context.Context) error {
+	return r.post(ctx, "/sandbox/reset", struct{}{}, nil)
+}
+
+// FlushWebhooks waits until every webhook queued so far has been delivered
+// or given up on, as Server.FlushWebhooks does: call it before asserting
+// what a webhook did.
+func (r *Remote) FlushWebhooks(ctx context.Context) error {
+	return r.post(ctx, "/sandbox/webhooks/flush", struct{}{}, nil)
+}
+
+// State returns the balances and resource counts (GET /sandbox/state).
+func (r *Remote) State(ctx context.Context) (State, error) {
+	var s State
+	err := r.get(ctx, "/sandbox/state", &s)
+	return s, err
+}
+
+// Requests returns the latest requests the sandbox answered, newest first
+// (GET /sandbox/requests).
+func (r *Remote) Requests(ctx context.Context) ([]RequestRecord, error) {
+	var out struct {
+		Requests []RequestRecord `json:"requests"`
+	}
+	err := r.get(ctx, "/sandbox/requests", &out)
+	return out.Requests, err
+}
+
+// Deliveries returns the webhook delivery log, newest first (GET
+// /sandbox/webhooks).
+func (r *Remote) Deliveries(ctx context.Context) ([]Delivery, error) {
+	var out struct {
+		Deliveries []Delivery `json:"deliveries"`
+	}
+	err := r.get(ctx, "/sandbox/webhooks", &out)
+	return out.Deliveries, err
+}
+
+func (r *Remote) post(ctx context.Context, path string, in, out any) error {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return r.do(ctx, http.MethodPost, path, body, out)
+}
+
+func (r *Remote) get(ctx context.Context, path string, out any) error {
+	return r.do(ctx, http.MethodGet, path, nil, out)
+}
+
+func (r *Remote) do(ctx context.Context, method, path string, body []byte, out any) error {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.base+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.token != "" {
+		req.Header.Set("Authorization", "Bearer "+r.token)
+	}
+	res, err := r.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("sandbox: %s %s: %w", method, path, err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(res.Body, 16<<20))
+	if err != nil {
+		return fmt.Errorf("sandbox: %s %s: %w", method, path, err)
+	}
+	if res.StatusCode/100 != 2 {
+		e := &ControlError{StatusCode: res.StatusCode}
+		var eb errorBody
+		if json.Unmarshal(data, &eb) == nil {
+			e.Code, e.Message = eb.Error, eb.Message
+		} else {
+			e.Message = http.StatusText(res.StatusCode)
+		}
+		return e
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("sandbox: %s %s: decoding the answer: %w", method, path, err)
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+package paykit
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+// Input checks: everything the SDK refuses before any network call, with a
+// *ValidationError (which matches ErrInvalidParameters) that names the
+// field and never echoes its value.
+
+// validate checks CreatePayment's params against the spec's limits.
+func (p CreatePaymentParams) validate() error {
+	if err := checkExtID(p.ExtID, MaxExtIDLength); err != nil {
+		return err
+	}
+	if p.Amount.LessThan(MinPaymentAmount) || p.Amount.GreaterThan(MaxPaymentAmount) {
+		return invalid("amount", "must be between 100 and 300000 RUB")
+	}
+	if p.Method != "" && !slices.Contains(paymentMethods, p.Method) {
+		return invalid("method", "must be CARD, SBP, SIM or CROSS_BORDER")
+	}
+	if p.Country != "" {
+		if !slices.Contains(countries, p.Country) {
+			return invalid("country", "must be TJ, KZ, UZ or KG")
+		}
+		if p.Method != MethodCrossBorder {
+			return invalid("country", "applies only to method CROSS_BORDER")
+		}
+	}
+	return checkURL("notify_url", p.NotifyURL)
+}
+
+// validate checks CreatePayout's params; the spec gives no format for
+// requisites or holder_name, so they need only be present.
+func (p CreatePayoutParams) validate() error {
+	if p.Method != PayoutMethodCard && p.Method != PayoutMethodSBP {
+		return invalid("method", "must be card or sbp")
+	}
+	return firstError(
+		checkExtID(p.ExtID, 0),
+		checkPositive("amount", p.Amount),
+		checkRequired("requisites", p.Requisites),
+		checkRequired("holder_name", p.HolderName),
+		checkURL("notify_url", p.NotifyURL))
+}
+
+// checkExtID validates a merchant ext_id: present, not only white space
+// (which a form or a trim somewhere would turn into another id), valid UTF-8 (JSON would
+// silently turn invalid bytes into U+FFFD, so the server would store another
+// ext_id than the merchant's), and at most maxRunes characters when a bound
+// is given.
+func checkExtID(s string, maxRunes int) error {
+	switch {
+	case s == "":
+		return invalid("ext_id", "is required")
+	case strings.TrimSpace(s) == "":
+		return invalid("ext_id", "is blank")
+	case !utf8.ValidString(s):
+		return invalid("ext_id", "is not valid UTF-8")
+	case maxRunes > 0 && utf8.RuneCountInString(s) > maxRunes:
+		return invalid("ext_id", fmt.Sprintf("is longer than %d characters", maxRunes))
+	}
+	return nil
+}
+
+// checkUUID validates an id that goes into a path: the canonical
+// 8-4-4-4-12 form only (uuid.Parse also takes braces, URNs and bare hex).
+func checkUUID(field, id string) error {
+	if len(id) != 36 || uuid.Validate(id) != nil {
+		return invalid(field, "is not a UUID")
+	}
+	return nil
+}
+
+// checkPositive validates an amount that must be above zero.
+func checkPositive(field string, d decimal.Decimal) error {
+	if !d.IsPositive() {
+		return invalid(field, "must be greater than zero")
+	}
+	return nil
+}
+
+// checkURL validates an optional absolute http(s) URL, such as notify_url.
+func checkURL(field, s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return invalid(field, "must be an absolute http:// or https:// URL")
+	}
+	return nil
+}
+
+// checkRequired validates a string parameter that must not be blank.
+func checkRequired(field, s string) error {
+	if strings.TrimSpace(s) == "" {
+		return invalid(field, "is required")
+	}
+	return nil
+}
+
+// firstError returns the first non-nil error, for validation chains.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
