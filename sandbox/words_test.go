@@ -67,7 +67,7 @@ func TestPaymentPageCrossBorder(t *testing.T) {
 	wantIn(t, body,
 		`<strong id="amount">84,002.80 KZT</strong>`,
 		`data-copy="84002.80" data-what="Amount"`,
-		`Send KZT, not roubles: 84,002.80 KZT is the equivalent of 15,000.50 RUB.`,
+		`Send KZT, not roubles: <span class="nowrap">84,002.80 KZT</span> is the equivalent of <span class="nowrap">15,000.50 RUB</span>.`,
 		`<dd id="method">Cross-border transfer</dd>`,
 		`Pay by <strong id="pay-by">13:20 Moscow time</strong> <span id="time-left">(in 20 minutes)</span>`,
 		`Transfer exactly <strong class="nowrap">84,002.80 KZT</strong>`,
