@@ -325,7 +325,7 @@ func TestBrowserCheckoutFlow(t *testing.T) {
 	}
 	run(t, ctx, chromedp.Navigate(w.ts.URL+"/sandbox/ui/webhooks?refresh=0"))
 	first := `#deliveries tbody tr:first-child`
-	if got := textOf(t, ctx, first+" td:nth-child(1)"); got != "order-1001" {
+	if got := textOf(t, ctx, first+" td:nth-child(1) .ext-id"); got != "order-1001" {
 		t.Fatalf("delivery order %q", got)
 	}
 	if got := textOf(t, ctx, first+" td:nth-child(2)"); got != "payment "+p.ID {
