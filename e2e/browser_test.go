@@ -10,7 +10,8 @@ package e2e
 // PAYKIT_E2E_REQUIRE_BROWSER=1 (set by CI), which turns the skip into a
 // failure so that a CI runner without a browser cannot pass silently.
 //
-// Run with -update to rewrite docs/dashboard.png from the screenshot test.
+// Run with -update to rewrite docs/dashboard.png and the screenshots of
+// pages_test.go (docs/pay-*.png, docs/dashboard-390.png, docs/webhooks-1280.png).
 
 import (
 	"bytes"
