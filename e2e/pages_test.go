@@ -135,6 +135,7 @@ func TestBrowserPagesInWords(t *testing.T) {
 		"#pay-" + card.ID + " td:nth-child(3)":  "Bank card",
 		"#pay-" + cross.ID + " td:nth-child(3)": "Cross-border transfer",
 		"#pay-" + sbp.ID + " td:nth-child(3)":   "SBP (Faster Payments)",
+		"#pay-" + cross.ID + " td.num .local":   "sent as 84,002.80 KZT",
 	} {
 		if got := textOf(t, ctx, sel); got != want {
 			t.Fatalf("dashboard: %s is %q, want %q", sel, got, want)

@@ -73,6 +73,9 @@ func TestPaymentPageCrossBorder(t *testing.T) {
 		`Transfer exactly <strong class="nowrap">84,002.80 KZT</strong>`,
 		`<title>Pay 84,002.80 KZT · order cb-1</title>`)
 	wantNotIn(t, body, "2026-03-02T", "CROSS_BORDER")
+	_, _, body = e.uiGet("/sandbox/ui?refresh=0")
+	wantIn(t, body, `<td class="num">15,000.50 RUB<br><small class="local">sent as 84,002.80 KZT</small></td>`,
+		"<td>Cross-border transfer</td>")
 
 	e.sb.Advance(19*time.Minute + 30*time.Second)
 	_, _, body = e.uiGet("/pay/" + p.str("id"))
