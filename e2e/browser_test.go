@@ -10,7 +10,8 @@ package e2e
 // PAYKIT_E2E_REQUIRE_BROWSER=1 (set by CI), which turns the skip into a
 // failure so that a CI runner without a browser cannot pass silently.
 //
-// Run with -update to rewrite docs/dashboard.png from the screenshot test.
+// Run with -update to rewrite docs/dashboard.png and the screenshots of
+// pages_test.go (docs/pay-*.png, docs/dashboard-390.png, docs/webhooks-1280.png).
 
 import (
 	"bytes"
@@ -273,7 +274,7 @@ func TestBrowserCheckoutFlow(t *testing.T) {
 
 	// The payment page: amount, number, time left, and the I-paid button.
 	run(t, ctx, chromedp.Navigate(p.PaymentURL))
-	if got := textOf(t, ctx, "#amount"); got != "1500.50 RUB" {
+	if got := textOf(t, ctx, "#amount"); got != "1,500.50 RUB" {
 		t.Fatalf("amount %q", got)
 	}
 	if got := textOf(t, ctx, "#requisites"); got != p.Requisites.Value {
@@ -282,7 +283,7 @@ func TestBrowserCheckoutFlow(t *testing.T) {
 	if got := textOf(t, ctx, "#status"); got != "PENDING" {
 		t.Fatalf("status %q", got)
 	}
-	if got := textOf(t, ctx, "#time-left"); got != "20m0s" && got != "19m59s" {
+	if got := textOf(t, ctx, "#time-left"); got != "(in 20 minutes)" {
 		t.Fatalf("time left %q", got)
 	}
 	// The copy buttons appear once the script has run.
@@ -325,16 +326,19 @@ func TestBrowserCheckoutFlow(t *testing.T) {
 	}
 	run(t, ctx, chromedp.Navigate(w.ts.URL+"/sandbox/ui/webhooks?refresh=0"))
 	first := `#deliveries tbody tr:first-child`
-	if got := textOf(t, ctx, first+" td:nth-child(1)"); got != "payment "+p.ID {
+	if got := textOf(t, ctx, first+" td:nth-child(1) .ext-id"); got != "order-1001" {
+		t.Fatalf("delivery order %q", got)
+	}
+	if got := textOf(t, ctx, first+" td:nth-child(2)"); got != "payment "+p.ID {
 		t.Fatalf("delivery resource %q", got)
 	}
-	if got := textOf(t, ctx, first+" td:nth-child(2)"); got != "COMPLETED" {
+	if got := textOf(t, ctx, first+" td:nth-child(3)"); got != "COMPLETED" {
 		t.Fatalf("delivery status %q", got)
 	}
-	if got := textOf(t, ctx, first+" td:nth-child(3)"); got != m.srv.URL+"/paykit/webhook" {
+	if got := textOf(t, ctx, first+" td:nth-child(4)"); got != m.srv.URL+"/paykit/webhook" {
 		t.Fatalf("delivery target %q", got)
 	}
-	if got := textOf(t, ctx, first+" td:nth-child(4)"); got != "delivered" {
+	if got := textOf(t, ctx, first+" td:nth-child(5)"); got != "delivered" {
 		t.Fatalf("delivery state %q", got)
 	}
 	if got := textOf(t, ctx, first+" .answer"); !strings.HasPrefix(got, "200 OK") {

@@ -564,6 +564,7 @@ func (e *contractEnv) inspection(ctx context.Context) {
 	type delivery struct {
 		ID         string `json:"id"`
 		ResourceID string `json:"resource_id"`
+		ExtID      string `json:"ext_id"`
 		State      string `json:"state"`
 	}
 	var hooks struct {
@@ -585,6 +586,22 @@ func (e *contractEnv) inspection(ctx context.Context) {
 		}) {
 			t.Errorf("/sandbox/webhooks does not show a delivered webhook of %s", id)
 		}
+	}
+	// Resend the newest one (the payout's COMPLETED): the receiver gets it
+	// again and validates it against the document.
+	if len(hooks.Deliveries) > 0 {
+		first := hooks.Deliveries[0]
+		if first.ExtID != "po-hook" {
+			t.Errorf("newest delivery's ext_id %q, want po-hook", first.ExtID)
+		}
+		var again delivery
+		must(t, json.Unmarshal(e.control(ctx, "/sandbox/webhooks/"+first.ID+"/resend", `{}`, 200), &again))
+		if again.ResourceID != po.ID || again.ExtID != "po-hook" || again.ID == first.ID {
+			t.Errorf("resend answered %+v", again)
+		}
+		e.control(ctx, "/sandbox/webhooks/dlv_unknown/resend", `{}`, 404)
+		e.control(offContract(ctx), "/sandbox/webhooks/"+first.ID+"/resend", `[]`, 400)
+		must(t, e.sb.FlushWebhooks(flush))
 	}
 	var reqs struct {
 		Requests []sandbox.RequestRecord `json:"requests"`
@@ -624,7 +641,7 @@ func (e *contractEnv) guards(ctx context.Context, paymentID, payoutID, withdrawa
 		"/sandbox/clock/advance":                             `{"seconds":1}`,
 		"/sandbox/faults":                                    `{"path":"/v1/banks","mode":"delay"}`,
 		"/sandbox/reset":                                     `{}`,
-		"/sandbox/webhooks/dlv_x/resend":                     `{}`,
+		"/sandbox/webhooks/dlv_any/resend":                   `{}`,
 	}
 	foreign := http.Header{"Host": {"rebind.example:8080"}}
 	for path, body := range controls {

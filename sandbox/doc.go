@@ -180,6 +180,13 @@
 // confirms a PENDING payment (-> PROCESSING) and redirects (303) back. The
 // post must carry the page's form token and come from the page itself
 // (Sec-Fetch-Site, Origin): another site cannot press I-paid for a payer.
+// It speaks the payer's words, not the wire's: amounts with two decimals
+// and thousands separators ("12,500.50 RUB"; the copy button copies
+// "12500.50"), the method named ("Bank card"), a CROSS_BORDER payment's
+// amount in the currency to send with its RUB equivalent, and the deadline
+// as "Pay by 13:20 Moscow time (in 19 minutes)": Moscow time (UTC+3 all
+// year) because the payers pay from Russian banks; the dashboard stays in
+// UTC like the API.
 //
 // # Controls
 //
@@ -266,6 +273,8 @@
 // In a browser, GET /sandbox/ui is a dashboard of the same state and
 // controls (server-rendered, no JavaScript needed), under the same Host
 // guard, with its forms protected against cross-site submission.
+// Its webhook list shows each delivery's ext_id and payload (card and
+// phone numbers masked) and a Resend button (ResendWebhook).
 //
 // A request record holds method, route, path (long digit runs masked,
 // UUIDs kept), status, error code, fault and duration: no header, body or

@@ -141,6 +141,14 @@ func (r *Remote) FlushWebhooks(ctx context.Context) error {
 	return r.post(ctx, "/sandbox/webhooks/flush", struct{}{}, nil)
 }
 
+// ResendWebhook sends a logged delivery (an id from Deliveries) again, as
+// Server.ResendWebhook does, and returns the new delivery.
+func (r *Remote) ResendWebhook(ctx context.Context, id string) (Delivery, error) {
+	var d Delivery
+	err := r.post(ctx, "/sandbox/webhooks/"+url.PathEscape(id)+"/resend", struct{}{}, &d)
+	return d, err
+}
+
 // State returns the balances and resource counts (GET /sandbox/state).
 func (r *Remote) State(ctx context.Context) (State, error) {
 	var s State

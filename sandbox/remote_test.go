@@ -96,6 +96,16 @@ func TestRemoteControlsARunningSandbox(t *testing.T) {
 	if err != nil || len(ds) != 2 || ds[0].State != DeliveryDelivered {
 		t.Fatalf("deliveries: %v %+v", err, ds)
 	}
+	again, err := r.ResendWebhook(ctx, ds[0].ID)
+	if err != nil || again.ResendOf != ds[0].ID {
+		t.Fatalf("resend: %v %+v", err, again)
+	}
+	if _, err := r.ResendWebhook(ctx, "dlv_nope"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("resend of an unknown delivery: %v", err)
+	}
+	if err := r.FlushWebhooks(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := r.Reset(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func TestResendWebhook(t *testing.T) {
 	wantIn(t, body, `<span class="ext-id">o-&lt;b&gt;9&lt;/b&gt;</span>`, `<small class="resent">resent</small>`,
 		`<details><summary>JSON, `, `&#34;amount&#34;: 1500.50`, `&#34;ext_id&#34;: &#34;o-\u003cb\u003e9\u003c/b\u003e&#34;`,
 		`&#34;value&#34;: &#34;•••• `+num[len(num)-4:]+`&#34;`,
-		`<form method="post" action="/sandbox/ui/webhooks/`+first+`/resend">`, `>Resend</button>`)
+		`<form method="post" action="/sandbox/ui/webhooks/`+first+`/resend" class="resend">`, `>Resend</button>`)
 	wantNotIn(t, body, num, "tok-resend", "<b>9")
 	status, _, _ := e.uiPost("/sandbox/ui/webhooks/"+first+"/resend", form("page", "webhooks"), nil)
 	eq(t, status, http.StatusForbidden)

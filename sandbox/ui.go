@@ -301,6 +301,7 @@ type uiData struct {
 
 type uiPayment struct {
 	ID, ShortID, ExtID, Amount, Method, Status string
+	AmountLocal                                string // what a CROSS_BORDER payer sends: "84,002.80 KZT"
 	ReqLabel, ReqMasked, Bank                  string
 	Created, CreatedTime                       string
 	ValidUntil, ValidUntilTime, TimeLeft       string
@@ -416,6 +417,9 @@ func (s *Server) uiPaymentsLocked(now time.Time) []uiPayment {
 			CanVerify: p.status == statusProcessing, CanReview: p.status == statusDispute}
 		if p.status == statusPending {
 			v.TimeLeft = timeLeft(p.validUntil.Sub(now))
+		}
+		if p.method == methodCrossBorder {
+			v.AmountLocal = moneyText(p.amountLoc, p.currency)
 		}
 		if d := p.dispute; d != nil {
 			v.Dispute = &uiDispute{Comment: d.comment, ReceiptURL: d.receiptURL, Created: uiTime(d.createdAt),

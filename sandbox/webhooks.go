@@ -219,8 +219,10 @@ func (d *dispatcher) resend(id string, at time.Time) (Delivery, error) {
 	}
 	d.logMu.Lock()
 	defer d.logMu.Unlock()
-	c := *rec                                                 // the worker may already be adding attempts
-	c.Attempts = append([]DeliveryAttempt{}, rec.Attempts...) // [] rather than null in JSON
+	// The worker may already be adding attempts; [] not null, as the
+	// document says.
+	c := *rec
+	c.Attempts = append([]DeliveryAttempt{}, rec.Attempts...)
 	return c, nil
 }
 
@@ -441,7 +443,7 @@ func (d *dispatcher) deliveries() []Delivery {
 		// the ring is filling).
 		rec := d.log[((d.logPos-1-i)%n+n)%n].dl.rec
 		c := *rec
-		c.Attempts = append([]DeliveryAttempt(nil), rec.Attempts...)
+		c.Attempts = append([]DeliveryAttempt{}, rec.Attempts...) // [], not null, while none was made
 		out = append(out, c)
 	}
 	return out

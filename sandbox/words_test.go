@@ -67,12 +67,15 @@ func TestPaymentPageCrossBorder(t *testing.T) {
 	wantIn(t, body,
 		`<strong id="amount">84,002.80 KZT</strong>`,
 		`data-copy="84002.80" data-what="Amount"`,
-		`Send KZT, not roubles: 84,002.80 KZT is the equivalent of 15,000.50 RUB.`,
+		`Send KZT, not roubles: <span class="nowrap">84,002.80 KZT</span> is the equivalent of <span class="nowrap">15,000.50 RUB</span>.`,
 		`<dd id="method">Cross-border transfer</dd>`,
 		`Pay by <strong id="pay-by">13:20 Moscow time</strong> <span id="time-left">(in 20 minutes)</span>`,
 		`Transfer exactly <strong class="nowrap">84,002.80 KZT</strong>`,
 		`<title>Pay 84,002.80 KZT · order cb-1</title>`)
 	wantNotIn(t, body, "2026-03-02T", "CROSS_BORDER")
+	_, _, body = e.uiGet("/sandbox/ui?refresh=0")
+	wantIn(t, body, `<td class="num">15,000.50 RUB<br><small class="local">sent as 84,002.80 KZT</small></td>`,
+		"<td>Cross-border transfer</td>")
 
 	e.sb.Advance(19*time.Minute + 30*time.Second)
 	_, _, body = e.uiGet("/pay/" + p.str("id"))
