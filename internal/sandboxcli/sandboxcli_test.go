@@ -1,4 +1,4 @@
-package main
+package sandboxcli
 
 import (
 	"bufio"
@@ -352,4 +352,9 @@ func TestRemoteModeNeedsAControlToken(t *testing.T) {
 	if strings.Contains(banner.String(), "ctl-secret-77") {
 		t.Fatal("the banner printed the control token")
 	}
+}
+
+// run is Run as paykit-sandbox calls it.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return Run(ctx, args, stdout, stderr, Options{Name: "paykit-sandbox"})
 }
