@@ -211,6 +211,7 @@ func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (an
 	w := &withdrawal{m: m, terminal: t, id: uuid.NewString(), amount: req.Amount.d, fee: t.fee, held: held,
 		address: req.Address, status: WithdrawalPending, createdAt: now, updatedAt: now}
 	s.withdrawals[w.id] = w
+	s.pilot.withdrawalCreated(now, w)
 	return w.view(), nil
 }
 

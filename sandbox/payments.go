@@ -203,6 +203,7 @@ func (s *Server) setPaymentStatusLocked(p *payment, status string) {
 		}
 	}
 	p.status = status
+	s.pilot.paymentStatus(s.nowLocked(), p, status)
 	if p.notifyURL != "" {
 		s.hooks.enqueue(hook{key: "payment:" + p.id, resource: "payment", id: p.id, status: status, at: s.nowLocked()},
 			p.notifyURL, p.token, p.getView())
@@ -287,6 +288,9 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 	if term == nil {
 		return nil, newErr(http.StatusServiceUnavailable, "PAY_004", "no requisites available: the merchant has no active terminal")
 	}
+	if aerr := s.pilot.refuseCreate(amt); aerr != nil {
+		return nil, aerr
+	}
 	if m.pendingAmount[amountKey(amt)] >= s.cfg.MaxSamePendingAmount {
 		return nil, newErr(http.StatusTooManyRequests, "PAY_005", "too many pending payments with the same amount")
 	}
@@ -316,6 +320,7 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 	m.paymentsByExt[p.extID] = p
 	m.pendingAmount[amountKey(amt)]++
 	heap.Push(&s.expiry, p)
+	s.pilot.paymentCreated(now, p)
 	return p.view(true, true), nil
 }
 

@@ -110,6 +110,7 @@ func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *
 	s.payouts[p.id] = p
 	m.payoutsByExt[p.extID] = p
 	m.payoutList = append(m.payoutList, p)
+	s.pilot.payoutCreated(now, p)
 	return p.view(), nil
 }
 

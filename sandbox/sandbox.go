@@ -69,6 +69,9 @@ type Config struct {
 	// arrive once the handler starts reading it; a body that stalls longer
 	// is cut off with 400 PAY_002. Default DefaultRequestBodyTimeout.
 	RequestBodyTimeout time.Duration
+	// Autopilot moves payments, disputes, payouts and withdrawals along by
+	// themselves, with outcomes chosen by TestValues. Off by default.
+	Autopilot Autopilot
 }
 
 // Merchant is one account of the sandbox: the API key that X-Identity
@@ -173,6 +176,7 @@ type Server struct {
 	rates map[string]decimal.Decimal
 	mux   *http.ServeMux
 	hooks *dispatcher
+	pilot *pilot // nil with the autopilot off
 
 	mu          sync.Mutex
 	offset      time.Duration
@@ -261,6 +265,7 @@ func New(cfg Config) *Server {
 		DefaultDeliveryLogSize, s.Now, cfg.Logger)
 	s.mux = s.routes()
 	s.resetLocked()
+	s.pilot = newPilot(s, cfg.Autopilot)
 	return s
 }
 
@@ -308,7 +313,7 @@ func (s *Server) Reset() {
 // Close stops webhook delivery: queued deliveries are dropped and attempts
 // in flight are cancelled. The handler keeps answering requests, but no
 // further webhook is sent. Close is idempotent.
-func (s *Server) Close() { s.hooks.close() }
+func (s *Server) Close() { s.pilot.close(); s.hooks.close() }
 
 // FlushWebhooks blocks until every webhook queued so far has been delivered
 // or given up on, or ctx ends. Tests and the quickstart use it instead of
@@ -334,10 +339,12 @@ const maxClockOffset = 100 * 365 * 24 * time.Hour
 
 // Advance moves the sandbox clock forward by d and expires every PENDING
 // payment whose valid_until has passed (status CANCELLED, webhook sent).
+// With the autopilot on, it then runs every autopilot step now due.
 // A negative d is ignored and the total offset is clamped at 100 years:
 // time in the sandbox never runs backwards, not even when huge advances
 // would overflow.
 func (s *Server) Advance(d time.Duration) {
+	defer func() { s.pilot.run(s.Now()) }() // autopilot steps now due, after s.mu is released
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d > 0 {
