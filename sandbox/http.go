@@ -126,6 +126,9 @@ func (s *Server) routes() *http.ServeMux {
 // never apply to /sandbox/ so that a test cannot lock itself out of the
 // controls.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.serveHealth(w, r) { // /healthz, /readyz: no auth, no Host check (health.go)
+		return
+	}
 	start := time.Now()
 	_, pattern := s.mux.Handler(r)
 	sw := &statusWriter{ResponseWriter: w}

@@ -6,9 +6,10 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/paykit-dev/paykit-go/internal/sandboxcmd"
 )
 
-func main() { os.Exit(sandboxcmd.Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { os.Exit(sandboxcmd.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr)) }

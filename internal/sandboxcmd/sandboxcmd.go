@@ -23,6 +23,7 @@ package sandboxcmd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -41,11 +42,11 @@ import (
 )
 
 // Main runs the sandbox command with args (without the program name) until
-// SIGINT or SIGTERM, and returns the process exit code: 0 after a graceful
+// ctx ends or SIGINT or SIGTERM arrives, and returns the process exit code: 0 after a graceful
 // shutdown or -help, 1 on a bad flag, a bad configuration or a failure to
 // serve, the error written to stderr.
-func Main(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, args, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "paykit-sandbox:", err)
@@ -139,6 +140,12 @@ func (f *decimalFlag) Set(s string) error {
 // the process: tests call it with a cancellable context. The banner goes
 // to stdout; logs and warnings go to stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runEnv(ctx, args, os.Getenv, stdout, stderr)
+}
+
+// runEnv is run with the environment as a function, so tests set
+// variables without touching the process's.
+func runEnv(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("paykit-sandbox", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (loopback by default: the controls are unauthenticated)")
@@ -156,10 +163,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	allowRemote := fs.Bool("allow-remote", false,
 		"let the /sandbox/ controls and inspection answer a non-loopback Host (only on a trusted network)")
 	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
+	configPath := fs.String("config", "", "JSON configuration file: merchants, terminals, rates, autopilot (see the README); flags and PAYKIT_SANDBOX_* override it")
+	printConfig := fs.Bool("print-config", false, "print the effective configuration, secrets masked, and exit")
+	autopilot := fs.Bool("autopilot", false, "move payments, disputes, payouts and withdrawals along by themselves; test values choose outcomes")
+	payerDelay := fs.Duration("autopilot-payer-delay", sandbox.DefaultPayerDelay, "autopilot: wait before a payer presses I paid (amount kopecks .11)")
+	verifyDelay := fs.Duration("autopilot-verify-delay", sandbox.DefaultVerifyDelay, "autopilot: wait before a confirmed payment is verified")
+	reviewDelay := fs.Duration("autopilot-review-delay", sandbox.DefaultReviewDelay, "autopilot: wait before a dispute is reviewed")
+	payoutDelay := fs.Duration("autopilot-payout-delay", sandbox.DefaultPayoutDelay, "autopilot: each payout step")
+	withdrawalDelay := fs.Duration("autopilot-withdrawal-delay", sandbox.DefaultWithdrawalDelay, "autopilot: each withdrawal step")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: paykit-sandbox [flags]\n\nServes the paykit sandbox API on -addr.\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: paykit-sandbox [flags]\n       paykit-sandbox healthcheck [-addr host:port]\n\n"+
+			"Serves the paykit sandbox API on -addr. Every flag can also be given as an environment variable\n"+
+			"PAYKIT_SANDBOX_<NAME> (upper case, dashes as underscores: PAYKIT_SANDBOX_API_KEY); a flag on the\n"+
+			"command line wins over the variable, and both win over -config.\n\nFlags:\n")
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), routesHelp)
+	}
+	if len(args) > 0 && args[0] == "healthcheck" {
+		return healthcheck(ctx, args[1:], getenv, stdout)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -170,51 +191,152 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	if *apiKey == "" || *secret == "" {
-		return errors.New("-api-key and -secret must not be empty")
+	if err := applyEnv(fs, getenv); err != nil {
+		return err
 	}
-	if *ttl <= 0 || *samePending <= 0 || *attempts <= 0 || *retryWait <= 0 {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var fc FileConfig
+	if *configPath != "" {
+		var err error
+		if fc, err = loadConfigFile(*configPath); err != nil {
+			return err
+		}
+	}
+	// A flag given explicitly (or through its variable) overrides the
+	// file; the file overrides a flag's default.
+	pick := func(name string, fileZero bool) bool { return set[name] || fileZero }
+	if pick("addr", fc.Addr == "") {
+		fc.Addr = *addr
+	}
+	if set["allow-remote"] {
+		fc.AllowRemote = *allowRemote
+	}
+	if pick("log-format", fc.LogFormat == "") {
+		fc.LogFormat = *logFormat
+	}
+	if pick("payment-validity", fc.PaymentValidity.Duration == 0) {
+		fc.PaymentValidity.Duration = *ttl
+	}
+	if pick("max-same-amount", fc.MaxSameAmount == 0) {
+		fc.MaxSameAmount = *samePending
+	}
+	if pick("webhook-attempts", fc.WebhookAttempts == 0) {
+		fc.WebhookAttempts = *attempts
+	}
+	if pick("webhook-retry-wait", fc.WebhookRetryWait.Duration == 0) {
+		fc.WebhookRetryWait.Duration = *retryWait
+	}
+	if fc.USDTRate.IsZero() {
+		fc.USDTRate = sandbox.DefaultUSDTRate
+	}
+	ap := &fc.Autopilot
+	if set["autopilot"] {
+		ap.Enabled = *autopilot
+	}
+	for _, d := range []struct {
+		name string
+		dst  *Duration
+		v    time.Duration
+	}{{"autopilot-payer-delay", &ap.PayerDelay, *payerDelay}, {"autopilot-verify-delay", &ap.VerifyDelay, *verifyDelay},
+		{"autopilot-review-delay", &ap.ReviewDelay, *reviewDelay}, {"autopilot-payout-delay", &ap.PayoutDelay, *payoutDelay},
+		{"autopilot-withdrawal-delay", &ap.WithdrawalDelay, *withdrawalDelay}} {
+		if pick(d.name, d.dst.Duration == 0) {
+			d.dst.Duration = d.v
+		}
+	}
+	fromFlags := len(fc.Merchants) == 0
+	if fromFlags {
+		if *apiKey == "" || *secret == "" {
+			return errors.New("-api-key and -secret must not be empty")
+		}
+		m := sandbox.DefaultMerchant(*apiKey, *secret)
+		fm := FileMerchant{APIKey: *apiKey, Secret: *secret}
+		for i, t := range m.Terminals {
+			t.WithdrawalFee = fee.d
+			if i == 0 {
+				t.Balance = balance.d
+			}
+			fm.Terminals = append(fm.Terminals, FileTerminal{ID: t.ID, Name: t.Name, Balance: t.Balance,
+				BalanceFrozen: t.BalanceFrozen, WithdrawalFee: t.WithdrawalFee, Inactive: !t.IsActive})
+		}
+		fc.Merchants = []FileMerchant{fm}
+	} else {
+		for _, name := range []string{"api-key", "secret", "start-balance", "withdrawal-fee"} {
+			if set[name] {
+				return fmt.Errorf("-%s cannot be combined with merchants in -config: describe them in the file", name)
+			}
+		}
+	}
+	if fc.PaymentValidity.Duration <= 0 || fc.MaxSameAmount <= 0 || fc.WebhookAttempts <= 0 || fc.WebhookRetryWait.Duration <= 0 {
 		return errors.New("-payment-validity, -max-same-amount, -webhook-attempts and -webhook-retry-wait must be positive")
 	}
+	if !fc.USDTRate.IsPositive() {
+		return errors.New("usdt_rate must be positive")
+	}
+	for c, r := range fc.LocalRates {
+		if _, ok := sandbox.DefaultLocalRates()[c]; !ok || !r.IsPositive() {
+			return fmt.Errorf("local_rates.%s: want one of TJ, KZ, UZ, KG with a positive rate", c)
+		}
+	}
+	merchants, err := fc.merchants(getenv)
+	if err != nil {
+		return err
+	}
+	if *printConfig {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(fc.printable())
+	}
 	var handler slog.Handler
-	switch *logFormat {
+	switch fc.LogFormat {
 	case "text":
 		handler = slog.NewTextHandler(stderr, nil)
 	case "json":
 		handler = slog.NewJSONHandler(stderr, nil)
 	default:
-		return fmt.Errorf("-log-format must be text or json, not %q", *logFormat)
+		return fmt.Errorf("-log-format must be text or json, not %q", fc.LogFormat)
 	}
 
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", fc.Addr)
 	if err != nil {
 		return err
 	}
-	merchant := sandbox.DefaultMerchant(*apiKey, *secret)
-	for i := range merchant.Terminals {
-		merchant.Terminals[i].WithdrawalFee = fee.d
-	}
-	merchant.Terminals[0].Balance = balance.d
 	sb := sandbox.New(sandbox.Config{
-		Merchants:            []sandbox.Merchant{merchant},
-		PaymentTTL:           *ttl,
-		MaxSamePendingAmount: *samePending,
-		WebhookMaxAttempts:   *attempts,
-		WebhookRetryWait:     *retryWait,
-		AllowRemote:          *allowRemote,
+		Merchants:            merchants,
+		PaymentTTL:           fc.PaymentValidity.Duration,
+		USDTRate:             fc.USDTRate,
+		LocalRates:           fc.LocalRates,
+		MaxSamePendingAmount: fc.MaxSameAmount,
+		WebhookMaxAttempts:   fc.WebhookAttempts,
+		WebhookRetryWait:     fc.WebhookRetryWait.Duration,
+		AllowRemote:          fc.AllowRemote,
 		Logger:               slog.New(handler),
 		RequestBodyTimeout:   bodyTimeout,
+		Autopilot: sandbox.Autopilot{Enabled: ap.Enabled, PayerDelay: ap.PayerDelay.Duration, VerifyDelay: ap.VerifyDelay.Duration,
+			ReviewDelay: ap.ReviewDelay.Duration, PayoutDelay: ap.PayoutDelay.Duration, WithdrawalDelay: ap.WithdrawalDelay.Duration},
 	})
 	defer sb.Close()
 	srv := newHTTPServer(sb)
 
-	if w := exposureWarning(ln.Addr(), *allowRemote); w != "" {
+	if w := exposureWarning(ln.Addr(), fc.AllowRemote); w != "" {
 		fmt.Fprintln(stderr, w)
 	}
 	fmt.Fprintf(stdout, "paykit sandbox listening on %s\n", baseURL(ln.Addr()))
-	fmt.Fprintf(stdout, "  api key:   %s\n  secret:    %s\n", *apiKey, *secret)
-	for _, t := range merchant.Terminals {
-		fmt.Fprintf(stdout, "  terminal:  %s (%s, %s USDT)\n", t.ID, t.Name, t.Balance.StringFixed(max(2, -t.Balance.Exponent())))
+	for _, m := range merchants {
+		// The flags' merchant is a local playground whose secret the user
+		// typed; a configured team's secrets stay masked.
+		sec := "****"
+		if fromFlags {
+			sec = m.Secret
+		}
+		fmt.Fprintf(stdout, "  api key:   %s\n  secret:    %s\n", m.APIKey, sec)
+		for _, t := range m.Terminals {
+			fmt.Fprintf(stdout, "  terminal:  %s (%s, %s USDT)\n", t.ID, t.Name, t.Balance.StringFixed(max(2, -t.Balance.Exponent())))
+		}
+	}
+	if ap.Enabled {
+		fmt.Fprintln(stdout, "  autopilot: on (test values: see sandbox.TestValues or /sandbox/ui)")
 	}
 	fmt.Fprintln(stdout, "  controls:  POST /sandbox/... with Content-Type: application/json; inspection: GET /sandbox/state, /sandbox/requests, /sandbox/webhooks (see -help)")
 
