@@ -1,0 +1,260 @@
+package sandboxcmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	paykit "github.com/paykit-dev/paykit-go"
+)
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// startRun serves runEnv in the background and returns its base URL; the
+// server stops with the test.
+func startRun(t *testing.T, args []string, env map[string]string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := runEnv(ctx, args, envOf(env), pw, io.Discard)
+		pw.CloseWithError(io.EOF)
+		done <- err
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+	lines := bufio.NewScanner(pr)
+	if !lines.Scan() {
+		t.Fatal("no output")
+	}
+	go io.Copy(io.Discard, pr)
+	return strings.TrimPrefix(lines.Text(), "paykit sandbox listening on ")
+}
+
+func writeFile(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "sandbox.json")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const teamConfig = `{
+  "merchants": [
+    {"api_key": "pk_team_a", "secret": "${TEAM_A_SECRET}",
+     "terminals": [{"id": "t_a", "name": "A main", "balance": "250.50", "withdrawal_fee": "0.25"}]},
+    {"api_key": "pk_team_b", "secret": "literal_b_secret",
+     "terminals": [{"id": "t_b", "balance": 10, "withdrawal_fee": "1"},
+                   {"id": "t_b_off", "balance": "0", "withdrawal_fee": "1", "inactive": true}]}
+  ],
+  "usdt_rate": "100.00",
+  "local_rates": {"KZ": "5.00"},
+  "payment_validity": "30m",
+  "autopilot": {"enabled": true, "payout_delay": "20ms", "verify_delay": "20ms"}
+}`
+
+// TestConfigFileTeam serves two merchants from a file, one secret from an
+// environment reference, and drives each through the SDK; the autopilot
+// from the file moves a payout with the real clock.
+func TestConfigFileTeam(t *testing.T) {
+	path := writeFile(t, teamConfig)
+	base := startRun(t, []string{"-addr", "127.0.0.1:0", "-config", path}, map[string]string{"TEAM_A_SECRET": "env_a_secret"})
+	ctx := context.Background()
+
+	a, err := paykit.NewClient(base, "pk_team_a", paykit.HMACSigner("env_a_secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms, err := a.ListTerminals(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(terms) != 1 || terms[0].ID != "t_a" || terms[0].Name != "A main" || !terms[0].Balance.Equal(decimal.RequireFromString("250.50")) || !terms[0].IsActive {
+		t.Fatalf("merchant A terminals: %+v", terms)
+	}
+	p, err := a.CreatePayment(ctx, paykit.CreatePaymentParams{ExtID: "cfg-1", Amount: decimal.RequireFromString("1000"), Method: paykit.MethodCard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.USDTRate.Equal(decimal.RequireFromString("100")) || p.ValidUntil.Sub(p.CreatedAt) != 30*time.Minute {
+		t.Fatalf("rate %s, validity %s", p.USDTRate, p.ValidUntil.Sub(p.CreatedAt))
+	}
+
+	b, err := paykit.NewClient(base, "pk_team_b", paykit.HMACSigner("literal_b_secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := b.ListTerminals(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tb) != 2 || tb[0].ID != "t_b" || tb[1].ID != "t_b_off" || tb[1].IsActive || !tb[0].Balance.Equal(decimal.NewFromInt(10)) {
+		t.Fatalf("merchant B terminals: %+v", tb)
+	}
+	// The default merchant is not served when the file names merchants.
+	d, _ := paykit.NewClient(base, "pk_sandbox", paykit.HMACSigner("sk_sandbox_secret"), paykit.WithMaxRetries(0))
+	if _, err := d.ListTerminals(ctx); err == nil {
+		t.Fatal("the default merchant answered")
+	}
+
+	po, err := b.CreatePayout(ctx, paykit.CreatePayoutParams{ExtID: "cfg-po", Amount: decimal.NewFromInt(100),
+		Method: paykit.PayoutMethodCard, Requisites: "4000000000000002", HolderName: "I I"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := b.GetPayout(ctx, po.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == paykit.PayoutStatusFailed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("payout still %s", got.Status)
+		}
+		<-time.After(20 * time.Millisecond) // polling with a deadline
+	}
+}
+
+func TestConfigFileErrors(t *testing.T) {
+	for name, tc := range map[string]struct{ file, want string }{
+		"unknown top key":     {"{\n  \"merchants\": [],\n  \"usdt_rates\": 1\n}", `3:3: unknown key "usdt_rates"`},
+		"unknown nested key":  {"{\"merchants\": [{\"api_key\": \"k\", \"secret\": \"s\",\n \"terminals\": [{\"id\": \"t\", \"fee\": 1}]}]}", `2:28: unknown key "fee"`},
+		"unknown autopilot":   {"{\"autopilot\": {\"enable\": true}}", `1:16: unknown key "enable"`},
+		"wrong type":          {"{\n\"max_same_amount\": \"5\"}", `2:`},
+		"bad duration":        {`{"payment_validity": "soon"}`, `"soon"`},
+		"syntax":              {"{\n\"addr\": }", `2:`},
+		"unset env reference": {`{"merchants": [{"api_key": "k", "secret": "${NOPE_UNSET}"}]}`, "NOPE_UNSET"},
+		"duplicate merchant":  {`{"merchants": [{"api_key": "k", "secret": "s"}, {"api_key": "k", "secret": "t"}]}`, "repeats"},
+		"negative balance":    {`{"merchants": [{"api_key": "k", "secret": "s", "terminals": [{"id": "t", "balance": "-1"}]}]}`, "balance"},
+		"trailing data":       {`{} {}`, "data after"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := writeFile(t, tc.file)
+			var out bytes.Buffer
+			err := runEnv(context.Background(), []string{"-addr", "127.0.0.1:0", "-config", path}, envOf(nil), &out, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "secret\": \"s") {
+				t.Fatalf("error echoes the file: %v", err)
+			}
+		})
+	}
+	// The exit code of the binary's entry point is non-zero.
+	path := writeFile(t, `{"bogus": 1}`)
+	var stderr bytes.Buffer
+	if code := Main(context.Background(), []string{"-config", path}, io.Discard, &stderr); code != 1 || !strings.Contains(stderr.String(), `unknown key "bogus"`) {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestPrintConfig: the effective configuration, with the file, the
+// variables and the flags merged in that order of precedence, and no
+// secret in it.
+func TestPrintConfig(t *testing.T) {
+	path := writeFile(t, teamConfig)
+	var out bytes.Buffer
+	env := map[string]string{"TEAM_A_SECRET": "env_a_secret", "PAYKIT_SANDBOX_MAX_SAME_AMOUNT": "9",
+		"PAYKIT_SANDBOX_WEBHOOK_ATTEMPTS": "7", "PAYKIT_SANDBOX_AUTOPILOT_REVIEW_DELAY": "1m"}
+	err := runEnv(context.Background(), []string{"-config", path, "-print-config", "-webhook-attempts", "3"}, envOf(env), &out, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, secret := range []string{"env_a_secret", "literal_b_secret"} {
+		if strings.Contains(text, secret) {
+			t.Fatalf("secret %q printed:\n%s", secret, text)
+		}
+	}
+	var fc FileConfig
+	if err := json.Unmarshal(out.Bytes(), &fc); err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	if len(fc.Merchants) != 2 || fc.Merchants[0].Secret != "${TEAM_A_SECRET}" || fc.Merchants[1].Secret != "****" {
+		t.Fatalf("merchants %+v", fc.Merchants)
+	}
+	if fc.MaxSameAmount != 9 || fc.WebhookAttempts != 3 || fc.PaymentValidity.Duration != 30*time.Minute ||
+		!fc.Autopilot.Enabled || fc.Autopilot.ReviewDelay.Duration != time.Minute || fc.Autopilot.PayoutDelay.Duration != 20*time.Millisecond ||
+		fc.Autopilot.PayerDelay.Duration != 5*time.Second || !fc.USDTRate.Equal(decimal.NewFromInt(100)) || fc.Addr != "127.0.0.1:8080" {
+		t.Fatalf("effective config %+v", fc)
+	}
+}
+
+// TestEnvVariables: without a file, PAYKIT_SANDBOX_* set the flags; a flag
+// on the command line wins; a bad value names the variable, not the value.
+func TestEnvVariables(t *testing.T) {
+	var out bytes.Buffer
+	env := map[string]string{"PAYKIT_SANDBOX_API_KEY": "pk_env", "PAYKIT_SANDBOX_SECRET": "sk_env_secret",
+		"PAYKIT_SANDBOX_AUTOPILOT": "true", "PAYKIT_SANDBOX_START_BALANCE": "12.5", "PAYKIT_SANDBOX_ADDR": "0.0.0.0:9999"}
+	if err := runEnv(context.Background(), []string{"-print-config", "-addr", "127.0.0.1:7777"}, envOf(env), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var fc FileConfig
+	if err := json.Unmarshal(out.Bytes(), &fc); err != nil {
+		t.Fatal(err)
+	}
+	if fc.Addr != "127.0.0.1:7777" || !fc.Autopilot.Enabled || len(fc.Merchants) != 1 || fc.Merchants[0].APIKey != "pk_env" ||
+		fc.Merchants[0].Secret != "****" || !fc.Merchants[0].Terminals[0].Balance.Equal(decimal.RequireFromString("12.5")) {
+		t.Fatalf("effective config %s", out.String())
+	}
+	err := runEnv(context.Background(), []string{"-print-config"}, envOf(map[string]string{"PAYKIT_SANDBOX_MAX_SAME_AMOUNT": "many"}), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "PAYKIT_SANDBOX_MAX_SAME_AMOUNT") || strings.Contains(err.Error(), "many") {
+		t.Fatalf("bad variable: %v", err)
+	}
+	path := writeFile(t, `{"merchants": [{"api_key": "k", "secret": "s"}]}`)
+	err = runEnv(context.Background(), []string{"-config", path, "-api-key", "x"}, envOf(nil), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "-api-key") {
+		t.Fatalf("flag merchant with file merchants: %v", err)
+	}
+}
+
+// TestHealthEndpointsAndHealthcheck: /healthz and /readyz answer without
+// credentials and with any Host, and the healthcheck subcommand passes
+// against a running sandbox and fails against nothing.
+func TestHealthEndpointsAndHealthcheck(t *testing.T) {
+	base := startRun(t, []string{"-addr", "127.0.0.1:0"}, nil)
+	for path, want := range map[string]string{"/healthz": `{"status":"ok"}`, "/readyz": `{"status":"ready"}`} {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Host = "sandbox.internal.example:8080"
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || strings.TrimSpace(string(body)) != want {
+			t.Fatalf("%s: %d %s", path, res.StatusCode, body)
+		}
+	}
+	addr := strings.TrimPrefix(base, "http://")
+	var out bytes.Buffer
+	if err := runEnv(context.Background(), []string{"healthcheck", "-addr", addr}, envOf(nil), &out, io.Discard); err != nil || out.String() != "ready\n" {
+		t.Fatalf("healthcheck: %v %q", err, out.String())
+	}
+	// PAYKIT_SANDBOX_ADDR serves the subcommand too, as in a container.
+	if err := runEnv(context.Background(), []string{"healthcheck"}, envOf(map[string]string{"PAYKIT_SANDBOX_ADDR": addr}), io.Discard, io.Discard); err != nil {
+		t.Fatalf("healthcheck from the variable: %v", err)
+	}
+	if code := Main(context.Background(), []string{"healthcheck", "-addr", "127.0.0.1:1", "-timeout", "1s"}, io.Discard, io.Discard); code != 1 {
+		t.Fatalf("healthcheck of nothing exited %d", code)
+	}
+}
