@@ -258,3 +258,20 @@ func TestHealthEndpointsAndHealthcheck(t *testing.T) {
 		t.Fatalf("healthcheck of nothing exited %d", code)
 	}
 }
+
+// The example the README links is a valid configuration.
+func TestDocsExampleConfig(t *testing.T) {
+	var out bytes.Buffer
+	err := runEnv(context.Background(), []string{"-config", "../../docs/sandbox.json", "-print-config"},
+		envOf(map[string]string{"TEAM_A_SECRET": "example_secret"}), &out, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fc FileConfig
+	if err := json.Unmarshal(out.Bytes(), &fc); err != nil {
+		t.Fatal(err)
+	}
+	if len(fc.Merchants) != 1 || len(fc.Merchants[0].Terminals) != 2 || !fc.Autopilot.Enabled || strings.Contains(out.String(), "example_secret") {
+		t.Fatalf("docs/sandbox.json: %s", out.String())
+	}
+}
