@@ -3,8 +3,10 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"html/template"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -309,4 +311,26 @@ func (s *Server) inspectPayout(id string) (string, error) {
 		return "", ErrNotFound
 	}
 	return p.status, nil
+}
+
+// The dashboard's test values page renders every row of TestValues and
+// says whether the autopilot is on.
+func TestDashboardTestValues(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		e := newEnv(t, Config{Autopilot: Autopilot{Enabled: on}})
+		status, _, body := e.uiGet("/sandbox/ui/testvalues?refresh=0")
+		if status != 200 {
+			t.Fatalf("status %d", status)
+		}
+		for _, v := range TestValues {
+			row := "<td>" + v.Resource + "</td><td>" + v.Field + "</td><td>" + template.HTMLEscapeString(v.Value) +
+				"</td><td class=\"mono\">" + v.Example + "</td><td>" + template.HTMLEscapeString(v.Outcome) + "</td>"
+			if !strings.Contains(body, row) {
+				t.Fatalf("row missing: %s", row)
+			}
+		}
+		if strings.Contains(body, "The autopilot is on") != on {
+			t.Fatalf("autopilot %v, page says otherwise", on)
+		}
+	}
 }
