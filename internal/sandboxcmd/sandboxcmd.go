@@ -100,6 +100,13 @@ Inspection (JSON GETs, loopback Host only unless -allow-remote):
   GET /sandbox/state      terminals with balances; payments, payouts and withdrawals counted by status
   curl http://127.0.0.1:8080/sandbox/webhooks -H 'Content-Type: application/json'
 
+Health (no credentials, any Host): GET /healthz (up), GET /readyz (ready to serve);
+"paykit-sandbox healthcheck [-addr host:port]" exits 0 only when /readyz answers 200.
+With -autopilot, test values in requests choose outcomes (amount kopecks .11 payer pays by
+itself, .12 not found, .13 stays PROCESSING; 404.04 PAY_004; payout requisites ending 0002
+failed, 0003 cancelled; withdrawal address ending FAIL failed; dispute comment with "reject"
+rejected): the table is in the README, sandbox.TestValues and /sandbox/ui/testvalues.
+
 The hosted payment page is GET /pay/{id}; its I-paid button confirms the payment.
 In a browser, /sandbox/ui is a dashboard of all of the above (loopback Host only).
 Logs: one line per request and per webhook attempt on stderr (-log-format text|json).
