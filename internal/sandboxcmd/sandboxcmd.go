@@ -102,10 +102,6 @@ Inspection (JSON GETs, loopback Host only unless -allow-remote):
 
 Health (no credentials, any Host): GET /healthz (up), GET /readyz (ready to serve);
 "paykit-sandbox healthcheck [-addr host:port]" exits 0 only when /readyz answers 200.
-With -autopilot, test values in requests choose outcomes (amount kopecks .11 payer pays by
-itself, .12 not found, .13 stays PROCESSING; 404.04 PAY_004; payout requisites ending 0002
-failed, 0003 cancelled; withdrawal address ending FAIL failed; dispute comment with "reject"
-rejected): the table is in the README, sandbox.TestValues and /sandbox/ui/testvalues.
 
 The hosted payment page is GET /pay/{id}; its I-paid button confirms the payment.
 In a browser, /sandbox/ui is a dashboard of all of the above (loopback Host only).
@@ -185,6 +181,10 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdo
 			"command line wins over the variable, and both win over -config.\n\nFlags:\n")
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), routesHelp)
+		fmt.Fprint(fs.Output(), "\nTest values (with -autopilot; also at /sandbox/ui/testvalues):\n")
+		for _, v := range sandbox.TestValues {
+			fmt.Fprintf(fs.Output(), "  %-10s %-10s %s (e.g. %s): %s\n", v.Resource, v.Field, v.Value, v.Example, v.Outcome)
+		}
 	}
 	if len(args) > 0 && args[0] == "healthcheck" {
 		return healthcheck(ctx, args[1:], getenv, stdout)
