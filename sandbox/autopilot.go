@@ -34,6 +34,10 @@ type Autopilot struct {
 	// WithdrawalDelay is the time of each withdrawal step (pending ->
 	// processing, processing -> final); default DefaultWithdrawalDelay.
 	WithdrawalDelay time.Duration `json:"withdrawal_delay"`
+	// IgnoreTestValues gives every resource its default outcome (verified,
+	// approved, completed) and never answers PAY_004 by amount: for a team
+	// whose real staging amounts or requisites happen to match a test value.
+	IgnoreTestValues bool `json:"ignore_test_values"`
 }
 
 // Default autopilot delays, short enough for a staging test to wait for
@@ -199,7 +203,7 @@ func (p *pilot) pending() int {
 // paymentCreated lets the payer press "I paid" by itself when the amount
 // says so.
 func (p *pilot) paymentCreated(now time.Time, pm *payment) {
-	if p == nil || paymentTestOutcome(pm.amount) != tvPayerConfirms {
+	if p == nil || p.paymentTestOutcome(pm.amount) != tvPayerConfirms {
 		return
 	}
 	id := pm.id
@@ -216,7 +220,7 @@ func (p *pilot) paymentStatus(now time.Time, pm *payment, status string) {
 	switch status {
 	case statusProcessing:
 		outcome := OutcomeCompleted
-		switch paymentTestOutcome(pm.amount) {
+		switch p.paymentTestOutcome(pm.amount) {
 		case tvNotFound:
 			outcome = OutcomeCancelled
 		case tvStaysProcessing:
@@ -228,7 +232,7 @@ func (p *pilot) paymentStatus(now time.Time, pm *payment, status string) {
 		if pm.dispute != nil {
 			comment = pm.dispute.comment
 		}
-		outcome := disputeTestOutcome(comment)
+		outcome := p.disputeTestOutcome(comment)
 		p.after(now, p.cfg.ReviewDelay, func(s *Server) { _ = s.ReviewDispute(id, outcome) })
 	}
 }
@@ -239,7 +243,7 @@ func (p *pilot) payoutCreated(now time.Time, po *payout) {
 	if p == nil {
 		return
 	}
-	id, final, d := po.id, payoutTestOutcome(po.requisites), p.cfg.PayoutDelay
+	id, final, d := po.id, p.payoutTestOutcome(po.requisites), p.cfg.PayoutDelay
 	p.after(now, d, func(s *Server) {
 		if s.SetPayoutStatus(id, PayoutProcessing) == nil {
 			p.after(s.Now(), d, func(s *Server) { _ = s.SetPayoutStatus(id, final) })
@@ -254,7 +258,7 @@ func (p *pilot) withdrawalCreated(now time.Time, w *withdrawal) {
 	if p == nil {
 		return
 	}
-	id, final, d := w.id, withdrawalTestOutcome(w.address), p.cfg.WithdrawalDelay
+	id, final, d := w.id, p.withdrawalTestOutcome(w.address), p.cfg.WithdrawalDelay
 	p.after(now, d, func(s *Server) {
 		if s.SetWithdrawalStatus(id, WithdrawalProcessing, "") == nil {
 			p.after(s.Now(), d, func(s *Server) { _ = s.SetWithdrawalStatus(id, final, "") })

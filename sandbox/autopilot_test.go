@@ -334,3 +334,41 @@ func TestDashboardTestValues(t *testing.T) {
 		}
 	}
 }
+
+// With IgnoreTestValues every value takes its default outcome.
+func TestAutopilotIgnoreTestValues(t *testing.T) {
+	ctx := context.Background()
+	e, c := pilotEnv(t, Autopilot{Enabled: true, IgnoreTestValues: true})
+	ap := e.sb.pilot.cfg
+	p, err := c.CreatePayment(ctx, paykit.CreatePaymentParams{ExtID: "ign-1", Amount: decimal.RequireFromString("404.04"), Method: paykit.MethodCard})
+	if err != nil {
+		t.Fatalf("404.04 with test values ignored: %v", err)
+	}
+	q, err := c.CreatePayment(ctx, paykit.CreatePaymentParams{ExtID: "ign-2", Amount: decimal.RequireFromString("1500.12"), Method: paykit.MethodCard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{p.ID, q.ID} {
+		if _, err := c.ConfirmPayment(ctx, id, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	po, err := c.CreatePayout(ctx, paykit.CreatePayoutParams{ExtID: "ign-po", Amount: decimal.RequireFromString("100"),
+		Method: paykit.PayoutMethodCard, Requisites: "4000000000000002", HolderName: "I I"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.sb.Advance(ap.VerifyDelay + 2*ap.PayoutDelay)
+	for _, id := range []string{p.ID, q.ID} {
+		if got := paymentStatus(t, ctx, c, id); got != "COMPLETED" {
+			t.Fatalf("payment %s, want COMPLETED", got)
+		}
+	}
+	got, err := c.GetPayout(ctx, po.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != paykit.PayoutStatusCompleted {
+		t.Fatalf("payout %s, want completed", got.Status)
+	}
+}

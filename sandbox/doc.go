@@ -322,8 +322,8 @@
 //
 // Outcomes are chosen by test values in the requests, like a provider's
 // test card numbers, so a test in any language reaches every branch
-// without the controls. They apply only with the autopilot on; TestValues
-// is the same table in Go:
+// without the controls. They apply only with the autopilot on (and not
+// Autopilot.IgnoreTestValues); TestValues is the same table in Go:
 //
 //   - payment amount, any other kopecks (e.g. 1500.00): after the merchant confirms: verified, COMPLETED, terminal credited.
 //   - payment amount, kopecks .11 (e.g. 1500.11): the payer presses "I paid" by itself (PROCESSING), then verified, COMPLETED.

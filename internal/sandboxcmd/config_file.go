@@ -94,6 +94,8 @@ type FileAutopilot struct {
 	PayoutDelay Duration `json:"payout_delay"`
 	// WithdrawalDelay is -autopilot-withdrawal-delay.
 	WithdrawalDelay Duration `json:"withdrawal_delay"`
+	// IgnoreTestValues is -autopilot-ignore-test-values.
+	IgnoreTestValues bool `json:"ignore_test_values,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("1m30s").

@@ -173,6 +173,7 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdo
 	verifyDelay := fs.Duration("autopilot-verify-delay", sandbox.DefaultVerifyDelay, "autopilot: wait before a confirmed payment is verified")
 	reviewDelay := fs.Duration("autopilot-review-delay", sandbox.DefaultReviewDelay, "autopilot: wait before a dispute is reviewed")
 	payoutDelay := fs.Duration("autopilot-payout-delay", sandbox.DefaultPayoutDelay, "autopilot: each payout step")
+	ignoreTV := fs.Bool("autopilot-ignore-test-values", false, "autopilot: default outcomes for every value, no PAY_004 by amount")
 	withdrawalDelay := fs.Duration("autopilot-withdrawal-delay", sandbox.DefaultWithdrawalDelay, "autopilot: each withdrawal step")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: paykit-sandbox [flags]\n       paykit-sandbox healthcheck [-addr host:port]\n\n"+
@@ -240,6 +241,9 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdo
 	ap := &fc.Autopilot
 	if set["autopilot"] {
 		ap.Enabled = *autopilot
+	}
+	if set["autopilot-ignore-test-values"] {
+		ap.IgnoreTestValues = *ignoreTV
 	}
 	for _, d := range []struct {
 		name string
@@ -321,7 +325,8 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdo
 		Logger:               slog.New(handler),
 		RequestBodyTimeout:   bodyTimeout,
 		Autopilot: sandbox.Autopilot{Enabled: ap.Enabled, PayerDelay: ap.PayerDelay.Duration, VerifyDelay: ap.VerifyDelay.Duration,
-			ReviewDelay: ap.ReviewDelay.Duration, PayoutDelay: ap.PayoutDelay.Duration, WithdrawalDelay: ap.WithdrawalDelay.Duration},
+			ReviewDelay: ap.ReviewDelay.Duration, PayoutDelay: ap.PayoutDelay.Duration, WithdrawalDelay: ap.WithdrawalDelay.Duration,
+			IgnoreTestValues: ap.IgnoreTestValues},
 	})
 	defer sb.Close()
 	srv := newHTTPServer(sb)
