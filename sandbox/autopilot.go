@@ -266,6 +266,47 @@ func (p *pilot) withdrawalCreated(now time.Time, w *withdrawal) {
 	})
 }
 
+// resume schedules the steps of every resource already in flight, each a
+// full delay from now: steps live in memory only, so a sandbox restarted
+// on a persistent store (or started with the autopilot switched on over
+// existing state) still moves everything along. New calls it once the
+// state is loaded.
+func (p *pilot) resume() {
+	if p == nil {
+		return
+	}
+	s := p.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.nowLocked()
+	for _, pm := range s.payments {
+		switch pm.status {
+		case statusPending:
+			p.paymentCreated(now, pm)
+		case statusProcessing, statusDispute:
+			p.paymentStatus(now, pm, pm.status)
+		}
+	}
+	for _, po := range s.payouts {
+		switch po.status {
+		case PayoutPending:
+			p.payoutCreated(now, po)
+		case PayoutProcessing:
+			id, final := po.id, p.payoutTestOutcome(po.requisites)
+			p.after(now, p.cfg.PayoutDelay, func(s *Server) { _ = s.SetPayoutStatus(id, final) })
+		}
+	}
+	for _, w := range s.withdrawals {
+		switch w.status {
+		case WithdrawalPending:
+			p.withdrawalCreated(now, w)
+		case WithdrawalProcessing:
+			id, final := w.id, p.withdrawalTestOutcome(w.address)
+			p.after(now, p.cfg.WithdrawalDelay, func(s *Server) { _ = s.SetWithdrawalStatus(id, final, "") })
+		}
+	}
+}
+
 // payerConfirm is the payer pressing "I paid" without a receipt: the same
 // transition as POST /v1/payments/{id}/confirm.
 func (s *Server) payerConfirm(id string) error {

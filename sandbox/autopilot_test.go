@@ -372,3 +372,44 @@ func TestAutopilotIgnoreTestValues(t *testing.T) {
 		t.Fatalf("payout %s, want completed", got.Status)
 	}
 }
+
+// A pilot started over state already in flight (a restart on a persistent
+// store) schedules what it finds: here a Server built without the
+// autopilot gets one over its state.
+func TestAutopilotResume(t *testing.T) {
+	ctx := context.Background()
+	e, c := pilotEnv(t, Autopilot{})
+	p, err := c.CreatePayment(ctx, paykit.CreatePaymentParams{ExtID: "rs-1", Amount: decimal.RequireFromString("1500.00"), Method: paykit.MethodCard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ConfirmPayment(ctx, p.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	po, err := c.CreatePayout(ctx, paykit.CreatePayoutParams{ExtID: "rs-po", Amount: decimal.RequireFromString("100"),
+		Method: paykit.PayoutMethodCard, Requisites: "4000000000000003", HolderName: "I I"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sb.SetPayoutStatus(po.ID, PayoutProcessing); err != nil {
+		t.Fatal(err)
+	}
+	pl := newPilot(e.sb, Autopilot{Enabled: true})
+	e.sb.pilot = pl // safe: no request is in flight
+	t.Cleanup(pl.close)
+	pl.resume()
+	if n := e.sb.AutopilotPending(); n != 2 {
+		t.Fatalf("%d steps resumed, want 2", n)
+	}
+	e.sb.Advance(DefaultVerifyDelay + DefaultPayoutDelay)
+	if got := paymentStatus(t, ctx, c, p.ID); got != "COMPLETED" {
+		t.Fatalf("payment %s", got)
+	}
+	got, err := c.GetPayout(ctx, po.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != paykit.PayoutStatusCancelled {
+		t.Fatalf("payout %s, want cancelled", got.Status)
+	}
+}

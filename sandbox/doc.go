@@ -318,7 +318,9 @@
 // real clock, steps run within 100 ms of their time. The autopilot acts
 // only through the controls (VerifyPayment, ReviewDispute,
 // SetPayoutStatus, SetWithdrawalStatus), so a control call or Reset made
-// before a step simply leaves that step nothing to do.
+// before a step simply leaves that step nothing to do. Steps live in
+// memory: when a Server starts over state already in flight (a restart on a
+// persistent store), each such resource is scheduled a full delay from then.
 //
 // Outcomes are chosen by test values in the requests, like a provider's
 // test card numbers, so a test in any language reaches every branch

@@ -266,6 +266,7 @@ func New(cfg Config) *Server {
 	s.mux = s.routes()
 	s.resetLocked()
 	s.pilot = newPilot(s, cfg.Autopilot)
+	s.pilot.resume() // after the state is loaded: steps of resources in flight
 	return s
 }
 
