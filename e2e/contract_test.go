@@ -405,7 +405,9 @@ func TestContract(t *testing.T) {
 // notYetProduced lists outcomes the document promises that TestContract
 // cannot make the sandbox produce, each with the reason. It is empty: every
 // documented answer is exercised.
-var notYetProduced = map[string]string{}
+var notYetProduced = map[string]string{
+	"sandboxReadyz 503": "the in-memory sandbox is always ready; only a failing persistent store answers it",
+}
 
 // contractEnv is one sandbox served over loopback behind the validator, an
 // SDK client and a plain HTTP client that both send through it.
@@ -588,6 +590,15 @@ func (e *contractEnv) inspection(ctx context.Context) {
 	e.getJSON(ctx, "/sandbox/state", &st)
 	if len(st.Merchants) != 1 || st.Merchants[0].Payments["COMPLETED"] == 0 {
 		t.Errorf("/sandbox/state does not count the COMPLETED payments")
+	}
+	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ready"} {
+		var h struct {
+			Status string `json:"status"`
+		}
+		e.getJSON(ctx, path, &h)
+		if h.Status != want {
+			t.Errorf("GET %s: status %q, want %q", path, h.Status, want)
+		}
 	}
 }
 

@@ -25,6 +25,15 @@ const (
 // instead of hanging the probe.
 const readyTimeout = 2 * time.Second
 
+// healthRoutes registers the endpoints on the mux too, though ServeHTTP
+// answers them before the mux: so the router and openapi.yaml list the
+// same operations.
+func (s *Server) healthRoutes(mux *http.ServeMux) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveHealth(w, r) })
+	mux.Handle("GET "+HealthzPath, h)
+	mux.Handle("GET "+ReadyzPath, h)
+}
+
 // serveHealth answers the health endpoints and reports whether it did.
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) bool {
 	if r.URL.Path != HealthzPath && r.URL.Path != ReadyzPath {

@@ -117,6 +117,7 @@ func (s *Server) routes() *http.ServeMux {
 	s.uiRoutes(mux) // the dashboard at /sandbox/ui and the payment page's assets (ui.go)
 	s.inspectionRoutes(mux)
 	s.openapiRoutes(mux)
+	s.healthRoutes(mux)
 	return mux
 }
 
