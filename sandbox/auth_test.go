@@ -40,7 +40,7 @@ func TestBadSignatureNamesWhatWasSigned(t *testing.T) {
 // re-serialises bodies) gets them through, loudly: a warning per request
 // and a banner on the dashboard. Other merchants still need signatures.
 func TestAcceptUnsignedForANamedMerchant(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncBuffer
 	proxy := DefaultMerchant("pk_proxy", "sk_proxy")
 	proxy.AcceptUnsigned = true
 	e := newEnv(t, Config{Merchants: []Merchant{proxy, DefaultMerchant(DefaultAPIKey, DefaultSecret)},

@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -317,7 +316,7 @@ func TestLargeBodiesAreReadFewAtATime(t *testing.T) {
 // A notify_url's query (?api_key=...) is masked like its password in the
 // delivery log, the dashboard and the log lines.
 func TestNotifyURLQueryIsMasked(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncBuffer
 	e := newEnv(t, Config{WebhookMaxAttempts: 1, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	p := e.createPayment(`{"ext_id":"o-1","amount":1500,"notify_url":"http://user:pw-SECRET1@127.0.0.1:1/hook?api_key=SECRET2&x=SECRET3"}`)
 	e.do("POST", "/v1/payments/"+p.str("id")+"/cancel", "")
@@ -335,22 +334,4 @@ func TestNotifyURLQueryIsMasked(t *testing.T) {
 	if !strings.Contains(string(inspect), "api_key=xxxxx") {
 		t.Fatalf("the masked query is not shown:\n%s", inspect)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for a logger and a test at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
