@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -73,6 +74,14 @@ type testEnv struct {
 	mu   sync.Mutex
 	all  bytes.Buffer
 	sigs []string
+	// confirms are the bodies of confirm requests as they crossed the
+	// wire, with their Content-Type.
+	confirms []wireBody
+}
+
+type wireBody struct {
+	contentType string
+	body        []byte
 }
 
 func newEnv(t *testing.T) *testEnv {
@@ -87,6 +96,17 @@ func newEnv(t *testing.T) *testEnv {
 		if s := r.Header.Get("X-Signature"); s != "" {
 			e.mu.Lock()
 			e.sigs = append(e.sigs, s)
+			e.mu.Unlock()
+		}
+		if strings.HasSuffix(r.URL.Path, "/confirm") {
+			b, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			e.mu.Lock()
+			e.confirms = append(e.confirms, wireBody{r.Header.Get("Content-Type"), b})
 			e.mu.Unlock()
 		}
 		e.sb.ServeHTTP(w, r)
@@ -145,7 +165,10 @@ var (
 	holderRE = regexp.MustCompile(`"holder":"[^"]*"`)
 	portRE   = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`)
 	provRE   = regexp.MustCompile(`prv_[0-9a-f]+`)
-	tmpRE    = regexp.MustCompile(`\S*/receipt\.png`)
+	tmpRE    = regexp.MustCompile(`\S*/(receipt\.png|notes\.txt)`)
+	// doctor's measures: the latency and the clock skew.
+	latencyRE = regexp.MustCompile(`median of 3: [0-9.]+[µmn]?s \(fastest [0-9.]+[µmn]?s\)`)
+	skewRE    = regexp.MustCompile(`skew -?[0-9hms.]+ `)
 )
 
 // normalise replaces what varies between runs; the payout test numbers
@@ -154,7 +177,9 @@ func normalise(s string) string {
 	s = uuidRE.ReplaceAllString(s, "<uuid>")
 	s = portRE.ReplaceAllString(s, "<base>")
 	s = provRE.ReplaceAllString(s, "prv_<id>")
-	s = tmpRE.ReplaceAllString(s, "<dir>/receipt.png")
+	s = tmpRE.ReplaceAllString(s, "<dir>/$1")
+	s = latencyRE.ReplaceAllString(s, "median of 3: <d> (fastest <d>)")
+	s = skewRE.ReplaceAllString(s, "skew <s> ")
 	s = holderRE.ReplaceAllString(s, `"holder":"<holder>"`)
 	s = maskedRE.ReplaceAllStringFunc(s, func(m string) string {
 		if strings.HasSuffix(m, "1111") || strings.HasSuffix(m, "4567") {
@@ -168,7 +193,11 @@ func normalise(s string) string {
 // golden compares the normalised transcript of one command with its file.
 func (e *testEnv) golden(name string, r result, args []string) {
 	e.t.Helper()
-	got := normalise("$ paykit " + strings.Join(args, " ") + "\n" + r.stdout + "--- stderr\n" + r.stderr + "--- exit " + strconv.Itoa(r.code) + "\n")
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = shellQuote(a)
+	}
+	got := normalise("$ paykit " + strings.Join(quoted, " ") + "\n" + r.stdout + "--- stderr\n" + r.stderr + "--- exit " + strconv.Itoa(r.code) + "\n")
 	path := filepath.Join("testdata", name+".golden")
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {

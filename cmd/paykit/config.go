@@ -149,13 +149,24 @@ func readProfile(path, profile string) (map[string]string, error) {
 	return out, nil
 }
 
-// shellQuote quotes a path for the printed chmod when it needs it.
+// shellQuote quotes a word for a printed command (the chmod, the command
+// that settles an unknown outcome) when it holds anything beyond the
+// characters a POSIX shell leaves alone, as Python's shlex.quote does.
 func shellQuote(s string) string {
-	if strings.ContainsAny(s, " '\"$`\\!&;()<>|*?[]#~") {
-		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r)) {
+			safe = false
+			break
+		}
 	}
-	return s
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+const configExample = "  paykit --profile sandbox balance\n  PAYKIT_PROFILE=staging paykit doctor"
 
 func configHelpTopic() *cobra.Command {
 	return &cobra.Command{
@@ -179,7 +190,11 @@ wins over the profile, or from a profile of the config file:
 --profile NAME (or PAYKIT_PROFILE) picks a profile; "default" otherwise. The file
 must be readable by you alone (chmod 600): paykit refuses it otherwise, exit 4.
 The profile "sandbox" needs no file: it targets a local sandbox
-(paykit sandbox) at ` + sandboxBaseURL + ` with its default credentials.`,
-		Example: "  paykit --profile sandbox balance\n  PAYKIT_PROFILE=staging paykit doctor",
+(paykit sandbox) at ` + sandboxBaseURL + ` with its default credentials.
+
+Examples:
+` + configExample,
+		// A help topic (no Run) prints Long alone: the example is in it too.
+		Example: configExample,
 	}
 }

@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,11 +19,13 @@ import (
 	paykit "github.com/paykit-dev/paykit-go"
 )
 
-// Verdicts of doctor's lines.
+// Verdicts of doctor's lines: ok, warn and FAIL judge the setup; info
+// reports what doctor learnt of a point the spec leaves unsaid.
 const (
 	verdictOK   = "ok"
 	verdictWarn = "warn"
 	verdictFail = "FAIL"
+	verdictInfo = "info"
 )
 
 // maxClockSkew is the skew doctor warns about: a service that checks
@@ -28,20 +33,38 @@ const (
 // and webhook timestamps would look wrong long before.
 const maxClockSkew = 30 * time.Second
 
-// probeLimit is the page size doctor asks for to learn the service's cap
-// on the payout list's limit, which the spec does not state.
-const probeLimit = 1000
+// probeLimits are the payout-list page sizes doctor asks for, in turn, to
+// learn the largest the service accepts (the spec shows none). They are
+// asked over a window of time in 2000 that holds no payout, so that even
+// a page of a million costs the service nothing.
+var probeLimits = []int{100, 1_000, 10_000, 100_000, 1_000_000}
+
+// emptyFrom and emptyTo bound that window.
+var (
+	emptyFrom = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	emptyTo   = emptyFrom.Add(time.Second)
+)
+
+// Credentials doctor sends on purpose to see how the service refuses
+// them: made up, so no real secret is involved.
+const (
+	doctorUnknownKey  = "paykit-doctor-unknown-key"
+	doctorWrongSecret = "paykit-doctor-wrong-secret"
+)
 
 func doctorCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor",
 		Short: "Check a setup against the service without moving money",
-		Long: "doctor checks, with reads only: the base URL and TLS, the clock skew from the Date header,\n" +
-			"the API key and signing scheme (CheckCredentials), the latency of a signed read, and what the\n" +
-			"service's answers tell of points the spec leaves unsaid (the largest payout-list limit).\n" +
-			"Each line ends with a verdict: ok, warn or FAIL. It exits 4 when the credentials are refused,\n" +
-			"1 when another check fails.",
-		Example: "  paykit doctor\n  paykit --profile staging doctor",
+		Long: "doctor checks, with reads only: the base URL and TLS, the API key and signing scheme\n" +
+			"(CheckCredentials), the clock skew from the Date header, the latency of a signed read, and\n" +
+			"what the service's answers tell of points the spec leaves unsaid: how it refuses a wrong\n" +
+			"signature and an unknown key, the largest payout-list limit it accepts, the order of the\n" +
+			"payout list, whether its from and to bounds are inclusive, and its rate-limit headers.\n" +
+			"Each line starts with a verdict: ok, warn or FAIL, or info for what was learnt. It exits 4\n" +
+			"when the credentials are refused, 1 when another check fails. -o json and -o csv give the\n" +
+			"lines as records (verdict, check, detail).",
+		Example: "  paykit doctor\n  paykit --profile staging doctor -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cr, err := loadCredentials(a.env.getenv, a.profile)
@@ -54,27 +77,64 @@ func doctorCmd(a *app) *cobra.Command {
 			}
 			ctx, cancel := a.ctx(cmd)
 			defer cancel()
-			d := &doctor{a: a, c: c}
-			d.run(ctx, cr.baseURL)
+			d := &doctor{a: a, c: c, cr: cr}
+			d.run(ctx)
+			if err := d.print(); err != nil {
+				return err
+			}
 			return d.err
 		},
 	}
 }
 
-type doctor struct {
-	a   *app
-	c   *paykit.Client
-	err error
+// finding is one line of doctor's report.
+type finding struct {
+	Verdict string `json:"verdict"`
+	Check   string `json:"check"`
+	Detail  string `json:"detail"`
 }
 
+type doctor struct {
+	a     *app
+	c     *paykit.Client
+	cr    *credentials
+	lines []finding
+	err   error
+}
+
+// line records a finding; the table prints it at once, so a person sees
+// each check as it ends.
 func (d *doctor) line(verdict, check, detail string) {
-	fmt.Fprintf(d.a.out, "%-4s  %-20s %s\n", verdict, check, detail)
+	d.lines = append(d.lines, finding{verdict, check, detail})
+	if d.a.output == "table" {
+		fmt.Fprintf(d.a.out, "%-4s  %-20s %s\n", verdict, check, detail)
+	}
 	if verdict == verdictFail && d.err == nil {
 		d.err = errors.New("doctor: a check failed")
 	}
 }
 
-func (d *doctor) run(ctx context.Context, base string) {
+// print writes the report for -o json and -o csv.
+func (d *doctor) print() error {
+	switch d.a.output {
+	case "json":
+		b, err := json.Marshal(d.lines)
+		if err != nil {
+			return err
+		}
+		return writeJSON(d.a.out, b)
+	case "csv":
+		l := list{header: []string{"verdict", "check", "detail"}}
+		for _, f := range d.lines {
+			l.rows = append(l.rows, []string{f.Verdict, f.Check, f.Detail})
+		}
+		return writeCSV(d.a.out, l)
+	}
+	return nil
+}
+
+func (d *doctor) run(ctx context.Context) {
+	base := d.cr.baseURL
 	u, err := url.Parse(base)
 	if err != nil {
 		d.line(verdictFail, "base URL", err.Error())
@@ -90,7 +150,6 @@ func (d *doctor) run(ctx context.Context, base string) {
 	}
 
 	err = d.c.CheckCredentials(ctx)
-	skewDone := d.skew()
 	switch {
 	case err == nil:
 		d.line(verdictOK, "credentials", "the service accepts the API key and the HMAC signing scheme")
@@ -102,9 +161,7 @@ func (d *doctor) run(ctx context.Context, base string) {
 		d.line(verdictFail, "credentials", "not judged: "+err.Error())
 		return
 	}
-	if !skewDone {
-		d.skew()
-	}
+	d.skew()
 
 	var times []time.Duration
 	for range 3 {
@@ -121,34 +178,32 @@ func (d *doctor) run(ctx context.Context, base string) {
 		verdict = verdictWarn
 	}
 	d.line(verdict, "latency", fmt.Sprintf("GET /v1/balance, median of 3: %s (fastest %s)", times[1].Round(time.Microsecond), times[0].Round(time.Microsecond)))
-
-	page, err := d.c.ListPayouts(ctx, paykit.ListPayoutsParams{Limit: probeLimit})
-	switch {
-	case err != nil:
-		d.line(verdictWarn, "payout list limit", fmt.Sprintf("limit=%d refused: %v", probeLimit, err))
-	case page.Limit < probeLimit:
-		d.line(verdictOK, "payout list limit", fmt.Sprintf("the service caps limit at %d (asked %d); paykit payouts list --all pages past it", page.Limit, probeLimit))
-	default:
-		d.line(verdictOK, "payout list limit", fmt.Sprintf("limit=%d accepted (no cap at or below it)", page.Limit))
-	}
-	if _, err := d.c.ListBanks(ctx); err != nil {
+	if banks, err := d.c.ListBanks(ctx); err != nil {
 		d.line(verdictWarn, "banks", err.Error())
+	} else {
+		d.line(verdictOK, "banks", fmt.Sprintf("%d banks listed", len(banks)))
 	}
+
+	// What the spec leaves unsaid, learnt by reads alone.
+	d.refusals(ctx)
+	d.listLimit(ctx)
+	d.listOrderAndBounds(ctx)
+	d.rateLimits()
 }
 
-// skew compares the Date header of the last answer with the local clock;
-// false when there was none to read.
-func (d *doctor) skew() bool {
+// skew compares the Date header of the last answer with the local clock.
+func (d *doctor) skew() {
 	d.a.cap.mu.Lock()
 	date, rtt := d.a.cap.date, d.a.cap.elapsed
 	d.a.cap.mu.Unlock()
 	if date == "" {
-		return false
+		d.line(verdictWarn, "clock", "the service sends no Date header: the clock skew is unknown")
+		return
 	}
 	t, err := http.ParseTime(date)
 	if err != nil {
 		d.line(verdictWarn, "clock", "the Date header is not an HTTP date")
-		return true
+		return
 	}
 	// The Date header has second precision and was written somewhere in
 	// the round trip: allow a second plus the round trip before blaming
@@ -159,7 +214,178 @@ func (d *doctor) skew() bool {
 		verdict = verdictWarn
 	}
 	d.line(verdict, "clock", fmt.Sprintf("skew %s against the service's Date header (warn beyond %s)", skew.Round(time.Second), maxClockSkew))
-	return true
+}
+
+// refusals reads the balance with a wrong signature and with an unknown
+// key (spec: "Response to a missing or invalid key or signature: not
+// shown"). A service that answers either with the balance does not check
+// what it should.
+func (d *doctor) refusals(ctx context.Context) {
+	var parts []string
+	verdict := verdictInfo
+	for _, probe := range []struct{ what, key, secret string }{
+		{"a wrong signature", d.cr.apiKey, doctorWrongSecret},
+		{"an unknown key", doctorUnknownKey, doctorWrongSecret},
+	} {
+		c, err := paykit.NewClient(d.cr.baseURL, probe.key, paykit.HMACSigner(probe.secret),
+			paykit.WithHTTPClient(&http.Client{Transport: d.a.cap}), paykit.WithUserAgent("paykit-cli/"+version()))
+		if err != nil {
+			d.line(verdictWarn, "refusals", err.Error())
+			return
+		}
+		_, err = c.GetBalance(ctx)
+		var apiErr *paykit.Error
+		switch {
+		case err == nil:
+			verdict = verdictWarn
+			parts = append(parts, probe.what+": ACCEPTED (the service does not check it)")
+		case errors.As(err, &apiErr):
+			s := fmt.Sprintf("%s: HTTP %d", probe.what, apiErr.HTTPStatus)
+			if apiErr.Code != "" {
+				s += " " + apiErr.Code
+			}
+			parts = append(parts, s)
+		default:
+			d.line(verdictWarn, "refusals", probe.what+": "+err.Error())
+			return
+		}
+	}
+	d.line(verdict, "refusals", strings.Join(parts, "; "))
+}
+
+// listLimit learns the largest payout-list limit the service accepts
+// (spec: "Maximum value of the payout list limit: not shown"): the probe
+// sizes in turn over an empty window; a size answered with a smaller
+// limit is a cap, a refused one is bisected against the last accepted.
+func (d *doctor) listLimit(ctx context.Context) {
+	const check = "payout list limit"
+	page := func(limit int) (int, error) {
+		p, err := d.c.ListPayouts(ctx, paykit.ListPayoutsParams{From: emptyFrom, To: emptyTo, Limit: limit})
+		if err != nil {
+			return 0, err
+		}
+		return p.Limit, nil
+	}
+	refused := func(err error) bool {
+		var apiErr *paykit.Error
+		return errors.As(err, &apiErr) && apiErr.HTTPStatus >= 400 && apiErr.HTTPStatus < 500
+	}
+	accepted := 0
+	for _, asked := range probeLimits {
+		got, err := page(asked)
+		switch {
+		case err != nil && refused(err) && accepted > 0:
+			lo, hi := accepted, asked // lo accepted, hi refused
+			var hiErr = err
+			for hi-lo > 1 {
+				mid := lo + (hi-lo)/2
+				if _, err := page(mid); err == nil {
+					lo = mid
+				} else if refused(err) {
+					hi, hiErr = mid, err
+				} else {
+					d.line(verdictWarn, check, fmt.Sprintf("limit=%d: %v", mid, err))
+					return
+				}
+			}
+			d.line(verdictInfo, check, fmt.Sprintf("the largest limit accepted is %d; limit=%d is refused (%s)", lo, hi, short(hiErr)))
+			return
+		case err != nil:
+			d.line(verdictWarn, check, fmt.Sprintf("limit=%d: %v", asked, err))
+			return
+		case got == 0:
+			d.line(verdictInfo, check, fmt.Sprintf("limit=%d accepted; the answer does not say the limit it used", asked))
+			return
+		case got < asked:
+			d.line(verdictInfo, check, fmt.Sprintf("a larger limit is lowered to %d, not refused (asked %d); paykit payouts list --all pages past it", got, asked))
+			return
+		}
+		accepted = asked
+	}
+	d.line(verdictInfo, check, fmt.Sprintf("limit=%d accepted and used: no cap up to there", accepted))
+}
+
+// listOrderAndBounds learns the payout list's order and whether from and
+// to are inclusive (spec: "Ordering of the payout list and whether the
+// from and to bounds are inclusive: not shown") from the merchant's own
+// payouts: the first and the last of the list, and the first again in a
+// one-second window starting or ending at its created_at.
+func (d *doctor) listOrderAndBounds(ctx context.Context) {
+	first, err := d.c.ListPayouts(ctx, paykit.ListPayoutsParams{Limit: 1})
+	if err != nil {
+		d.line(verdictWarn, "payout list order", err.Error())
+		return
+	}
+	if len(first.Payouts) == 0 {
+		d.line(verdictInfo, "payout list order", "not learnt: there is no payout to look at")
+		d.line(verdictInfo, "payout list bounds", "not learnt: there is no payout to look at")
+		return
+	}
+	p := first.Payouts[0]
+	switch last, err := d.c.ListPayouts(ctx, paykit.ListPayoutsParams{Limit: 1, Offset: first.Total - 1}); {
+	case err != nil:
+		d.line(verdictWarn, "payout list order", err.Error())
+	case first.Total < 2 || len(last.Payouts) == 0:
+		d.line(verdictInfo, "payout list order", "not learnt: fewer than two payouts")
+	case last.Payouts[0].CreatedAt.Before(p.CreatedAt):
+		d.line(verdictInfo, "payout list order", fmt.Sprintf("newest first (created_at of the first and last of %d payouts)", first.Total))
+	case p.CreatedAt.Before(last.Payouts[0].CreatedAt):
+		d.line(verdictInfo, "payout list order", fmt.Sprintf("oldest first (created_at of the first and last of %d payouts)", first.Total))
+	default:
+		d.line(verdictInfo, "payout list order", "not learnt: the first and last payouts have the same created_at")
+	}
+	if p.CreatedAt.IsZero() {
+		d.line(verdictInfo, "payout list bounds", "not learnt: the payout has no created_at")
+		return
+	}
+	holds := func(from, to time.Time) (bool, error) {
+		page, err := d.c.ListPayouts(ctx, paykit.ListPayoutsParams{From: from, To: to, Limit: 100})
+		if err != nil {
+			return false, err
+		}
+		return slices.ContainsFunc(page.Payouts, func(q paykit.Payout) bool { return q.ID == p.ID }), nil
+	}
+	t := p.CreatedAt
+	fromIn, err := holds(t, t.Add(time.Second))
+	if err != nil {
+		d.line(verdictWarn, "payout list bounds", err.Error())
+		return
+	}
+	toIn, err := holds(t.Add(-time.Second), t)
+	if err != nil {
+		d.line(verdictWarn, "payout list bounds", err.Error())
+		return
+	}
+	word := map[bool]string{true: "inclusive", false: "exclusive"}
+	d.line(verdictInfo, "payout list bounds", fmt.Sprintf("from is %s, to is %s (a payout's own created_at as the bound, at its precision)", word[fromIn], word[toIn]))
+}
+
+// rateLimits reports the rate-limit headers seen on doctor's reads (spec:
+// "Rate limits of requests: not shown").
+func (d *doctor) rateLimits() {
+	d.a.cap.mu.Lock()
+	var seen []string
+	for _, h := range rateHeaders {
+		if v, ok := d.a.cap.rate[h]; ok {
+			seen = append(seen, fmt.Sprintf("%s: %q", h, truncate(v, 80)))
+		}
+	}
+	d.a.cap.mu.Unlock()
+	if len(seen) == 0 {
+		d.line(verdictInfo, "rate limits", "no rate-limit header on any answer (RateLimit-*, X-RateLimit-*, Retry-After)")
+		return
+	}
+	d.line(verdictInfo, "rate limits", strings.Join(seen, ", "))
+}
+
+// short is an error's text without the SDK's prefix.
+func short(err error) string { return strings.TrimPrefix(err.Error(), "paykit: ") }
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
 }
 
 func (d *doctor) tls(ctx context.Context, u *url.URL) {

@@ -37,7 +37,14 @@ type capture struct {
 	body    []byte
 	date    string
 	elapsed time.Duration
+	// rate holds the rate-limit headers seen on any answer, for doctor.
+	rate map[string]string
 }
+
+// rateHeaders are the rate-limit headers in use (the IETF draft's and the
+// common X- ones); the spec shows none.
+var rateHeaders = []string{"RateLimit", "RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset",
+	"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"}
 
 func (c *capture) RoundTrip(req *http.Request) (*http.Response, error) {
 	start := time.Now()
@@ -48,6 +55,14 @@ func (c *capture) RoundTrip(req *http.Request) (*http.Response, error) {
 	elapsed := time.Since(start)
 	c.mu.Lock()
 	c.date, c.elapsed = resp.Header.Get("Date"), elapsed
+	for _, h := range rateHeaders {
+		if v := resp.Header.Get(h); v != "" {
+			if c.rate == nil {
+				c.rate = map[string]string{}
+			}
+			c.rate[h] = v
+		}
+	}
 	c.mu.Unlock()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp, nil
@@ -71,14 +86,54 @@ func (c *capture) last() []byte {
 	return c.body
 }
 
-// record is one resource for a person: labelled values in order.
+// record is one resource: labelled values in order, for a person (the
+// table) and for a spreadsheet (csv). They differ in two ways: csv has
+// every column, empty or not, so that rows of one command line up, and an
+// amount there is plain decimal text with its currency in a column of its
+// own, where the table says "1500.50 RUB".
 type record struct {
-	keys, values []string
+	keys, values       []string
+	csvKeys, csvValues []string
 }
 
+// add shows k in the table and in csv.
 func (r *record) add(k, v string) {
 	r.keys = append(r.keys, k)
 	r.values = append(r.values, v)
+	r.csvOnly(k, v)
+}
+
+// opt shows k in the table only when it has a value; csv always has it.
+func (r *record) opt(k, v string) {
+	if v != "" {
+		r.keys = append(r.keys, k)
+		r.values = append(r.values, v)
+	}
+	r.csvOnly(k, v)
+}
+
+// csvOnly is a column the table does not show (a currency the table
+// writes beside its amount).
+func (r *record) csvOnly(k, v string) {
+	r.csvKeys = append(r.csvKeys, k)
+	r.csvValues = append(r.csvValues, v)
+}
+
+// amount shows d: "1500.50 RUB" in the table, "1500.50" in csv (the
+// caller adds the currency column). present false leaves the table line
+// out and the csv cell empty.
+func (r *record) amount(k string, d decimal.Decimal, cur string, present bool) {
+	if !present {
+		r.csvOnly(k, "")
+		return
+	}
+	v := money(d)
+	if cur != "" {
+		v += " " + cur
+	}
+	r.keys = append(r.keys, k)
+	r.values = append(r.values, v)
+	r.csvOnly(k, money(d))
 }
 
 // list is rows of one kind of resource.
@@ -94,7 +149,7 @@ func (a *app) printRecord(raw []byte, r record) error {
 	case "json":
 		return writeJSON(a.out, a.maskJSON(raw))
 	case "csv":
-		return writeCSV(a.out, list{header: r.keys, rows: [][]string{r.values}})
+		return writeCSV(a.out, list{header: r.csvKeys, rows: [][]string{r.csvValues}})
 	}
 	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
 	for i, k := range r.keys {
@@ -128,20 +183,60 @@ func upper(s []string) []string {
 	return out
 }
 
-// maskJSON replaces, in the API's answer, each card or phone number the
-// typed result held by its masked form, leaving every other byte as the
-// service wrote it. Card and phone numbers are secrets by this project's
-// rules: they reach no output unless --unmask asks for them.
+// maskJSON masks, in the API's answer, each card or phone number the typed
+// result held, leaving every other byte as the service wrote it. Card and
+// phone numbers are secrets by this project's rules: they reach no output
+// unless --unmask asks for them. It works on the JSON's string tokens, not
+// on bytes, so a number the service wrote with escapes ("\u0034111...")
+// is found all the same; a string holding one is re-encoded with the
+// number masked.
 func (a *app) maskJSON(raw []byte) []byte {
-	for _, n := range a.sensitive {
-		enc, err := json.Marshal(n)
-		if err != nil {
-			continue
-		}
-		m, _ := json.Marshal(masked(n))
-		raw = bytes.ReplaceAll(raw, enc, m)
+	if len(a.sensitive) == 0 {
+		return raw
 	}
-	return raw
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var out []byte
+	copied, prev := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break // the end, or not JSON: writeJSON says so
+		}
+		end := int(dec.InputOffset())
+		if s, ok := tok.(string); ok {
+			if m := a.maskText(s); m != s {
+				start := prev + bytes.IndexByte(raw[prev:end], '"')
+				out = append(out, raw[copied:start]...)
+				out = appendJSONString(out, m)
+				copied = end
+			}
+		}
+		prev = end
+	}
+	if out == nil {
+		return raw
+	}
+	return append(out, raw[copied:]...)
+}
+
+// maskText masks every sensitive number inside s.
+func (a *app) maskText(s string) string {
+	for _, n := range a.sensitive {
+		if strings.Contains(s, n) {
+			s = strings.ReplaceAll(s, n, masked(n))
+		}
+	}
+	return s
+}
+
+// appendJSONString appends s as a JSON string, without the HTML escaping
+// of json.Marshal (a masked "+" or "&" stays as the service would write it).
+func appendJSONString(dst []byte, s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return append(dst, bytes.TrimRight(b.Bytes(), "\n")...)
 }
 
 // writeJSON prints the answer as the service wrote it, with one newline:

@@ -15,46 +15,41 @@ func paymentRecord(a *app, p *paykit.Payment) record {
 	r.add("id", p.ID)
 	r.add("ext_id", p.ExtID)
 	r.add("status", string(p.Status))
-	r.add("amount", money(p.Amount)+" "+p.Currency)
-	if p.Method != "" {
-		r.add("method", string(p.Method))
-	}
+	// The dispute-cancel answer carries no amount: say nothing rather
+	// than 0.00.
+	r.amount("amount", p.Amount, p.Currency, p.Currency != "" || !p.Amount.IsZero())
+	r.csvOnly("currency", p.Currency)
+	r.opt("method", string(p.Method))
+	req := ""
 	if p.Requisites.Value != "" {
-		r.add("requisites", string(p.Requisites.Type)+" "+a.mask(p.Requisites.Value))
-		bank := p.Requisites.BankName
-		if bank == "" {
-			bank = p.Requisites.BankCode
-		}
-		r.add("bank", bank)
+		req = string(p.Requisites.Type) + " " + a.mask(p.Requisites.Value)
 	}
-	if p.Requisites.Country != "" {
-		r.add("amount_local", money(p.Requisites.AmountLocal)+" "+p.Requisites.Currency)
+	r.opt("requisites", req)
+	bank := p.Requisites.BankName
+	if bank == "" {
+		bank = p.Requisites.BankCode
 	}
-	if !p.USDTRate.IsZero() {
-		r.add("usdt_rate", money(p.USDTRate))
+	r.opt("bank", bank)
+	r.opt("country", string(p.Requisites.Country))
+	r.amount("amount_local", p.Requisites.AmountLocal, p.Requisites.Currency, p.Requisites.Country != "")
+	r.csvOnly("currency_local", p.Requisites.Currency)
+	r.amount("usdt_rate", p.USDTRate, "", !p.USDTRate.IsZero())
+	r.opt("payment_url", p.PaymentURL)
+	r.opt("created_at", a.when(p.CreatedAt))
+	r.opt("valid_until", a.when(p.ValidUntil))
+	r.opt("message", p.Message)
+	d := p.Dispute
+	if d == nil {
+		d = &paykit.Dispute{}
 	}
-	if p.PaymentURL != "" {
-		r.add("payment_url", p.PaymentURL)
-	}
-	if !p.CreatedAt.IsZero() {
-		r.add("created_at", a.when(p.CreatedAt))
-	}
-	if !p.ValidUntil.IsZero() {
-		r.add("valid_until", a.when(p.ValidUntil))
-	}
-	if p.Message != "" {
-		r.add("message", p.Message)
-	}
-	if d := p.Dispute; d != nil {
-		if d.Amount.Valid {
-			r.add("dispute_amount", money(d.Amount.Decimal))
-		}
-		r.add("dispute_receipt_url", d.ReceiptURL)
-		r.add("dispute_comment", d.Comment)
-	}
+	r.amount("dispute_amount", d.Amount.Decimal, p.Currency, d.Amount.Valid)
+	r.opt("dispute_receipt_url", d.ReceiptURL)
+	r.opt("dispute_comment", d.Comment)
+	reconciled := ""
 	if p.Reconciled {
-		r.add("reconciled", "yes (the answer was lost; read back)")
+		reconciled = "yes (the answer was lost; read back)"
 	}
+	r.opt("reconciled", reconciled)
 	return r
 }
 
@@ -74,7 +69,8 @@ func decimalArg(flag, s string) (decimal.Decimal, error) {
 }
 
 func paymentsCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "payments", Short: "Create, read, confirm and cancel RUB payments"}
+	cmd := &cobra.Command{Use: "payments", Short: "Create, read, confirm and cancel RUB payments",
+		Example: "  paykit payments create --ext-id order-1001 --amount 1500.00 --method SBP\n  paykit payments get --ext-id order-1001"}
 
 	var p paykit.CreatePaymentParams
 	var amount, method, country string
@@ -212,7 +208,8 @@ func settle(err error, command string) error {
 }
 
 func disputesCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "disputes", Short: "Open or cancel a dispute on a cancelled payment"}
+	cmd := &cobra.Command{Use: "disputes", Short: "Open or cancel a dispute on a cancelled payment",
+		Example: "  paykit disputes open 3f0c... --amount 1500.00 --comment 'paid late'\n  paykit disputes cancel 3f0c..."}
 	var p paykit.OpenDisputeParams
 	var amount string
 	open := &cobra.Command{

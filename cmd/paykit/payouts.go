@@ -22,19 +22,24 @@ func payoutRow(a *app, p *paykit.Payout) []string {
 		p.Bank, p.ProviderOrderID, a.when(p.CreatedAt), a.when(p.CompletedAt)}
 }
 
+// payoutRecord is payoutRow for one payout: in csv the very columns of
+// payouts list -o csv, so rows from get and list can be appended.
 func payoutRecord(a *app, p *paykit.Payout) record {
 	var r record
 	for i, v := range payoutRow(a, p) {
-		if payoutHeader[i] == "amount" {
-			v += " " + p.Currency
+		k := payoutHeader[i]
+		switch k {
+		case "amount":
+			r.amount(k, p.Amount, p.Currency, true)
+		case "currency":
+			r.csvOnly(k, v)
+		default:
+			r.opt(k, v)
 		}
-		if payoutHeader[i] == "currency" || v == "" {
-			continue
-		}
-		r.add(payoutHeader[i], v)
 	}
 	if p.Reconciled {
-		r.add("reconciled", "yes (the answer was lost; read back)")
+		r.keys = append(r.keys, "reconciled")
+		r.values = append(r.values, "yes (the answer was lost; read back)")
 	}
 	return r
 }
@@ -54,7 +59,8 @@ func parseWhen(flag, s string) (time.Time, error) {
 }
 
 func payoutsCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "payouts", Short: "Send RUB payouts to cards or through SBP, and read them"}
+	cmd := &cobra.Command{Use: "payouts", Short: "Send RUB payouts to cards or through SBP, and read them",
+		Example: "  paykit payouts get --ext-id payout-77\n  paykit payouts list --all --from 2026-11-01 --to 2026-12-01 -o csv > november.csv"}
 
 	var p paykit.CreatePayoutParams
 	var amount, method string

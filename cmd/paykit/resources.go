@@ -53,8 +53,9 @@ func balanceCmd(a *app) *cobra.Command {
 				return err
 			}
 			var r record
-			r.add("balance", money(b.Balance)+" "+b.Currency)
-			r.add("balance_frozen", money(b.BalanceFrozen)+" "+b.Currency)
+			r.amount("balance", b.Balance, b.Currency, true)
+			r.amount("balance_frozen", b.BalanceFrozen, b.Currency, true)
+			r.csvOnly("currency", b.Currency)
 			return a.printRecord(a.cap.last(), r)
 		},
 	}
@@ -87,7 +88,8 @@ func banksCmd(a *app) *cobra.Command {
 }
 
 func transfersCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "transfers", Short: "Move USDT between your terminals"}
+	cmd := &cobra.Command{Use: "transfers", Short: "Move USDT between your terminals",
+		Example: "  paykit transfers create --from term_main --to term_reserve --amount 100.00"}
 	var p paykit.CreateTransferParams
 	var amount string
 	create := &cobra.Command{
@@ -118,7 +120,8 @@ func transfersCmd(a *app) *cobra.Command {
 			var r record
 			r.add("from", t.FromTerminalID)
 			r.add("to", t.ToTerminalID)
-			r.add("amount", money(t.Amount)+" "+t.Currency)
+			r.amount("amount", t.Amount, t.Currency, true)
+			r.csvOnly("currency", t.Currency)
 			r.add("success", strconv.FormatBool(t.Success))
 			return a.printRecord(a.cap.last(), r)
 		},
@@ -139,19 +142,19 @@ func withdrawalRecord(a *app, w *paykit.Withdrawal) record {
 	var r record
 	r.add("id", w.ID)
 	r.add("status", string(w.Status))
-	r.add("amount", money(w.Amount)+" "+w.Currency)
-	r.add("fee", money(w.Fee)+" "+w.Currency)
+	r.amount("amount", w.Amount, w.Currency, true)
+	r.amount("fee", w.Fee, w.Currency, true)
+	r.csvOnly("currency", w.Currency)
 	r.add("address", w.Address)
-	if w.TxHash != "" {
-		r.add("tx_hash", w.TxHash)
-	}
+	r.opt("tx_hash", w.TxHash)
 	r.add("created_at", a.when(w.CreatedAt))
 	r.add("updated_at", a.when(w.UpdatedAt))
 	return r
 }
 
 func withdrawalsCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "withdrawals", Short: "Withdraw USDT to a TRC-20 wallet, and read withdrawals and the fee"}
+	cmd := &cobra.Command{Use: "withdrawals", Short: "Withdraw USDT to a TRC-20 wallet, and read withdrawals and the fee",
+		Example: "  paykit withdrawals fee\n  paykit withdrawals create --terminal term_main --amount 50.00 --address TXYZ..."}
 	var p paykit.CreateWithdrawalParams
 	var amount string
 	create := &cobra.Command{
@@ -232,7 +235,8 @@ func withdrawalsCmd(a *app) *cobra.Command {
 				return err
 			}
 			var r record
-			r.add("fee", money(f.Fee)+" "+f.Currency)
+			r.amount("fee", f.Fee, f.Currency, true)
+			r.csvOnly("currency", f.Currency)
 			return a.printRecord(a.cap.last(), r)
 		},
 	}

@@ -128,7 +128,7 @@ func newRoot(a *app) *cobra.Command {
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log each HTTP attempt on stderr (no secret is logged)")
 	pf.BoolVar(&a.localTime, "local-time", false, "show times in the local time zone instead of UTC (table and csv)")
 	pf.BoolVar(&a.unmask, "unmask", false, "show card and phone numbers in full (they are masked by default, -o json included)")
-	pf.DurationVar(&a.timeout, "timeout", time.Minute, "give up on the whole command after this long")
+	pf.DurationVar(&a.timeout, "timeout", time.Minute, "give up on the whole command after this long (wait: no limit unless given)")
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		switch a.output {
@@ -140,7 +140,30 @@ func newRoot(a *app) *cobra.Command {
 	}
 	root.AddCommand(paymentsCmd(a), disputesCmd(a), payoutsCmd(a), terminalsCmd(a), balanceCmd(a), banksCmd(a),
 		transfersCmd(a), withdrawalsCmd(a), doctorCmd(a), waitCmd(a), sandboxCmd(a), configHelpTopic())
+	// cobra's own help and completion commands get examples too: every
+	// command's --help shows one.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Example = "  paykit help payouts list\n  paykit help config"
+		case "completion":
+			c.Example = "  source <(paykit completion bash)\n  paykit completion zsh > \"${fpath[1]}/_paykit\"\n  paykit completion fish > ~/.config/fish/completions/paykit.fish"
+			for _, sh := range c.Commands() {
+				sh.Example = completionExamples[sh.Name()]
+			}
+		}
+	}
 	return root
+}
+
+// completionExamples show where each shell's script goes.
+var completionExamples = map[string]string{
+	"bash":       "  source <(paykit completion bash)\n  paykit completion bash > /etc/bash_completion.d/paykit",
+	"zsh":        "  paykit completion zsh > \"${fpath[1]}/_paykit\"",
+	"fish":       "  paykit completion fish > ~/.config/fish/completions/paykit.fish",
+	"powershell": "  paykit completion powershell | Out-String | Invoke-Expression",
 }
 
 // run is main without the process. It returns the exit code.
@@ -245,13 +268,15 @@ func (a *app) ctx(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 
 // confirm asks before a money move. Off a terminal it refuses unless --yes
 // was given: a script must say so explicitly, as gh does for destructive
-// commands.
+// commands. The question goes to stderr (stdout may be a file being
+// written with -o json), so both stdin and stderr must be a terminal: a
+// question nobody sees would hang a script.
 func (a *app) confirm(what string) error {
 	if a.yes {
 		return nil
 	}
-	if !a.env.isTerminal(a.env.stdin) {
-		return usagef("%s moves money: pass --yes to confirm when stdin is not a terminal", what)
+	if !a.env.isTerminal(a.env.stdin) || !a.env.isTerminal(a.env.stderr) {
+		return usagef("%s moves money: pass --yes to confirm when stdin and stderr are not a terminal", what)
 	}
 	fmt.Fprintf(a.env.stderr, "%s? [y/N] ", what)
 	var answer string

@@ -1,13 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"io"
+	"mime"
+	"mime/multipart"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/shopspring/decimal"
 
 	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/sandbox"
@@ -19,178 +25,372 @@ const (
 	testPhone = "+79001234567"
 )
 
+// formats are the three outputs; table is the default, so its command
+// line has no -o.
+var formats = []string{"table", "json", "csv"}
+
+func withFormat(f string, args ...string) []string {
+	if f == "table" {
+		return args
+	}
+	return append(args, "-o", f)
+}
+
+// readCSV parses an RFC 4180 answer with a header and returns its rows as
+// maps, failing the test when it does not parse.
+func readCSV(t *testing.T, name, s string) []map[string]string {
+	t.Helper()
+	if !strings.HasSuffix(s, "\r\n") {
+		t.Errorf("%s: csv lines do not end in CRLF: %q", name, s)
+	}
+	recs, err := csv.NewReader(strings.NewReader(s)).ReadAll()
+	if err != nil || len(recs) < 1 {
+		t.Fatalf("%s: not RFC 4180 csv: %v\n%s", name, err, s)
+	}
+	var out []map[string]string
+	for _, rec := range recs[1:] {
+		m := map[string]string{}
+		for i, k := range recs[0] {
+			m[k] = rec[i]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// checkFormat checks what every format promises, beyond the golden file:
+// json is valid JSON (the API's answer), csv parses with a header row and
+// its amount columns are plain decimal text.
+func checkFormat(t *testing.T, name, f string, r result) {
+	t.Helper()
+	switch f {
+	case "json":
+		if !json.Valid([]byte(r.stdout)) || !strings.HasSuffix(r.stdout, "\n") {
+			t.Errorf("%s: -o json is not one JSON value and a newline: %q", name, r.stdout)
+		}
+	case "csv":
+		for _, row := range readCSV(t, name, r.stdout) {
+			for _, k := range []string{"amount", "fee", "balance", "balance_frozen", "withdrawal_fee", "amount_local", "dispute_amount"} {
+				v, ok := row[k]
+				if !ok || v == "" {
+					continue
+				}
+				if !plainDecimal.MatchString(v) {
+					t.Errorf("%s: csv %s %q is not plain decimal text", name, k, v)
+				}
+			}
+		}
+	}
+}
+
 // TestSession runs every subcommand in every output format against one
 // sandbox, compares each transcript with its golden file, then greps all
-// output of the session for the API key, the secret, every signature the
+// output of the session (doctor, wait, -v logs, errors and unknown
+// outcomes included) for the API key, the secret, every signature the
 // sandbox received and every full card and phone number, and finds none.
 func TestSession(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
+	run := func(name string, code int, args ...string) result {
+		t.Helper()
+		return e.step(name, code, args...)
+	}
+	each := func(name string, code int, args func(f string) []string) map[string]result {
+		t.Helper()
+		out := map[string]result{}
+		for _, f := range formats {
+			r := run(name+"_"+f, code, withFormat(f, args(f)...)...)
+			checkFormat(t, name+"_"+f, f, r)
+			out[f] = r
+		}
+		return out
+	}
+	idOf := func(args ...string) string { return id(t, e.run("", append(args, "-o", "json")...)) }
+	sdkPayment := func(ext string) string {
+		p, err := e.sdk.CreatePayment(ctx, paykit.CreatePaymentParams{ExtID: ext, Amount: decimal.RequireFromString("300.00")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.ID
+	}
 
-	// Payments.
-	r := e.step("payments_create", 0, "payments", "create", "--ext-id", "order-1001", "--amount", "1500.50", "--method", "SBP", "--bank", "sber")
-	if !strings.Contains(r.stdout, "1500.50 RUB") {
-		t.Errorf("amount not shown with two decimals: %s", r.stdout)
+	// Payments: one per format for each change.
+	ext := map[string]string{"table": "order-1001", "json": "order-1002", "csv": "order-1003"}
+	rs := each("payments_create", 0, func(f string) []string {
+		return []string{"payments", "create", "--ext-id", ext[f], "--amount", "1500.50", "--method", "SBP", "--bank", "sber"}
+	})
+	if !strings.Contains(rs["table"].stdout, "amount:       1500.50 RUB\n") {
+		t.Errorf("table amount not shown with two decimals and its currency: %s", rs["table"].stdout)
 	}
-	r = e.step("payments_create_json", 0, "payments", "create", "--ext-id", "order-1002", "--amount", "2000.00", "-o", "json")
-	if !strings.Contains(r.stdout, `"amount":2000.00,`) {
-		t.Errorf("-o json did not keep the service's number: %s", r.stdout)
+	if !strings.Contains(rs["json"].stdout, `"amount":1500.50,`) {
+		t.Errorf("-o json did not keep the service's number: %s", rs["json"].stdout)
 	}
-	pay2 := id(t, r)
-	pay1 := id(t, e.run("", "payments", "get", "--ext-id", "order-1001", "-o", "json"))
-	e.step("payments_get_extid", 0, "payments", "get", "--ext-id", "order-1001")
-	e.step("payments_get_json", 0, "payments", "get", pay1, "-o", "json")
-	e.step("payments_get_csv", 0, "payments", "get", pay1, "-o", "csv")
+	if row := readCSV(t, "payments_create_csv", rs["csv"].stdout)[0]; row["amount"] != "1500.50" || row["currency"] != "RUB" || row["ext_id"] != "order-1003" {
+		t.Errorf("payments create -o csv: %v", row)
+	}
+	pay := map[string]string{}
+	for f, x := range ext {
+		pay[f] = idOf("payments", "get", "--ext-id", x)
+	}
+	each("payments_get", 0, func(string) []string { return []string{"payments", "get", pay["table"]} })
+	each("payments_get_extid", 0, func(string) []string { return []string{"payments", "get", "--ext-id", "order-1001"} })
+
 	png := filepath.Join(t.TempDir(), "receipt.png")
-	if err := os.WriteFile(png, []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR"), 0o600); err != nil {
+	receipt := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR receipt bytes")
+	if err := os.WriteFile(png, receipt, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e.step("payments_confirm", 0, "payments", "confirm", pay1, "--receipt", png)
-	if got := e.sb.RequestCount("POST", "/v1/payments/{id}/confirm"); got != 1 {
-		t.Errorf("confirm requests: %d, want 1", got)
+	each("payments_confirm", 0, func(f string) []string { return []string{"payments", "confirm", pay[f], "--receipt", png} })
+	e.checkReceipts(receipt, 3)
+
+	cancelled := map[string]string{}
+	for _, f := range formats {
+		cancelled[f] = sdkPayment("cancel-" + f)
 	}
-	e.step("payments_cancel", 0, "payments", "cancel", pay2)
-	e.step("disputes_open", 0, "disputes", "open", pay2, "--amount", "2000.00", "--receipt-url", "https://example.com/r.png", "--comment", "paid late")
-	e.step("disputes_cancel", 0, "disputes", "cancel", pay2, "-o", "json")
+	each("payments_cancel", 0, func(f string) []string { return []string{"payments", "cancel", cancelled[f]} })
+	each("disputes_open", 0, func(f string) []string {
+		return []string{"disputes", "open", cancelled[f], "--amount", "300.00", "--receipt-url", "https://example.com/r.png", "--comment", "paid late"}
+	})
+	each("disputes_cancel", 0, func(f string) []string { return []string{"disputes", "cancel", cancelled[f]} })
 
 	// Payouts.
-	e.step("payouts_create", 0, "payouts", "create", "--ext-id", "payout-77", "--amount", "500", "--method", "card",
-		"--requisites", testCard, "--holder-name", "Ivan Petrov", "--yes")
-	r = e.step("payouts_create_json", 0, "payouts", "create", "--ext-id", "payout-78", "--amount", "750.25", "--method", "sbp",
-		"--requisites", testPhone, "--holder-name", "Olga Ivanova", "--bank", "sber", "--yes", "-o", "json")
-	po2 := id(t, r)
-	e.step("payouts_create_no_yes", 2, "payouts", "create", "--ext-id", "payout-79", "--amount", "1", "--method", "card",
+	payoutArgs := map[string][]string{
+		"table": {"--ext-id", "payout-77", "--amount", "500", "--method", "card", "--requisites", testCard, "--holder-name", "Ivan Petrov"},
+		"json":  {"--ext-id", "payout-78", "--amount", "750.25", "--method", "sbp", "--requisites", testPhone, "--holder-name", "Olga Ivanova", "--bank", "sber"},
+		"csv":   {"--ext-id", "payout-79", "--amount", "0.5", "--method", "card", "--requisites", testCard, "--holder-name", "Anna Smirnova"},
+	}
+	rs = each("payouts_create", 0, func(f string) []string {
+		return append(append([]string{"payouts", "create"}, payoutArgs[f]...), "--yes")
+	})
+	if row := readCSV(t, "payouts_create_csv", rs["csv"].stdout)[0]; row["amount"] != "0.50" || row["currency"] != "RUB" || row["requisites"] != "************1111" {
+		t.Errorf("payouts create -o csv: %v", row)
+	}
+	po := map[string]string{}
+	for f, a := range payoutArgs {
+		po[f] = idOf("payouts", "get", "--ext-id", a[1])
+	}
+	run("payouts_create_no_yes", 2, "payouts", "create", "--ext-id", "payout-80", "--amount", "1", "--method", "card",
 		"--requisites", testCard, "--holder-name", "Ivan Petrov")
-	if _, err := e.sdk.GetPayoutByExtID(ctx, "payout-79"); err == nil {
+	if _, err := e.sdk.GetPayoutByExtID(ctx, "payout-80"); err == nil {
 		t.Error("a payout refused for want of --yes was sent")
 	}
-	e.step("payouts_get_extid", 0, "payouts", "get", "--ext-id", "payout-77")
-	e.step("payouts_get_json", 0, "payouts", "get", po2, "-o", "json")
-	e.step("payouts_list", 0, "payouts", "list")
-	e.step("payouts_list_json", 0, "payouts", "list", "-o", "json")
-	r = e.step("payouts_list_csv", 0, "payouts", "list", "-o", "csv")
-	recs, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
-	if err != nil || len(recs) != 3 || recs[0][3] != "amount" || recs[1][3] != "500.00" || recs[2][3] != "750.25" || recs[1][6] != "************1111" {
-		t.Errorf("payouts list -o csv does not read back as RFC 4180 with plain decimal amounts: %q (%v)", recs, err)
+	each("payouts_get", 0, func(string) []string { return []string{"payouts", "get", po["json"]} })
+	each("payouts_get_extid", 0, func(string) []string { return []string{"payouts", "get", "--ext-id", "payout-77"} })
+	rs = each("payouts_list", 0, func(string) []string { return []string{"payouts", "list"} })
+	rows := readCSV(t, "payouts_list_csv", rs["csv"].stdout)
+	if len(rows) != 3 || rows[0]["amount"] != "500.00" || rows[1]["amount"] != "750.25" || rows[0]["requisites"] != "************1111" ||
+		rows[1]["requisites"] != "'+*******4567" || rows[2]["amount"] != "0.50" {
+		t.Errorf("payouts list -o csv: %v", rows)
 	}
-	e.step("payouts_list_all_csv", 0, "payouts", "list", "--all", "--limit", "1", "-o", "csv")
-	if got := e.sb.RequestCount("GET", "/v1/payouts"); got < 5 {
-		t.Errorf("--all --limit 1 over 2 payouts made %d list requests in all, want at least 2 of its own", got)
+	before := e.sb.RequestCount("GET", "/v1/payouts")
+	rs = each("payouts_list_all", 0, func(string) []string { return []string{"payouts", "list", "--all", "--limit", "1"} })
+	if got := e.sb.RequestCount("GET", "/v1/payouts") - before; got != 9 {
+		t.Errorf("--all --limit 1 over 3 payouts, three times: %d list requests, want 9", got)
 	}
-	e.step("payouts_list_all_json", 0, "payouts", "list", "--all", "--limit", "1", "-o", "json")
-	e.step("payouts_list_status", 0, "payouts", "list", "--status", "completed", "--from", "2026-11-01", "--to", "2026-12-01")
+	if len(readCSV(t, "payouts_list_all_csv", rs["csv"].stdout)) != 3 {
+		t.Errorf("--all -o csv: %q", rs["csv"].stdout)
+	}
+	var all struct {
+		Payouts []json.RawMessage `json:"payouts"`
+		Total   int               `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(rs["json"].stdout), &all); err != nil || len(all.Payouts) != 3 || all.Total != 3 {
+		t.Errorf("--all -o json: %v %q", err, rs["json"].stdout)
+	}
+	each("payouts_list_status", 0, func(string) []string {
+		return []string{"payouts", "list", "--status", "pending", "--from", "2026-11-01", "--to", "2026-12-01", "--limit", "2", "--offset", "1"}
+	})
 
-	// Wait: the payout settles, the command returns it.
-	if err := e.sb.SetPayoutStatus(po2, "completed"); err != nil {
-		t.Fatal(err)
+	// Wait: settled resources come back at once, in every format.
+	for _, f := range formats {
+		if err := e.sb.SetPayoutStatus(po[f], "completed"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.sb.VerifyPayment(pay[f], "completed"); err != nil {
+			t.Fatal(err)
+		}
 	}
-	e.step("wait_payout", 0, "wait", "payout", po2, "--interval", "10ms")
-	e.step("wait_payment_timeout", 1, "wait", "payment", pay1, "--interval", "10ms", "--timeout", "300ms")
-	if err := e.sb.VerifyPayment(pay1, "completed"); err != nil {
-		t.Fatal(err)
-	}
-	e.step("wait_payment", 0, "wait", "payment", pay1, "-o", "json")
+	each("wait_payout", 0, func(f string) []string { return []string{"wait", "payout", po[f], "--interval", "10ms"} })
+	each("wait_payment", 0, func(f string) []string { return []string{"wait", "payment", pay[f], "--interval", "10ms"} })
+	pending := sdkPayment("order-pending")
+	run("wait_payment_timeout", 1, "wait", "payment", pending, "--interval", "10ms", "--timeout", "300ms")
 
 	// Terminals, balance, banks.
-	e.step("terminals", 0, "terminals")
-	e.step("terminals_json", 0, "terminals", "-o", "json")
-	e.step("terminals_csv", 0, "terminals", "-o", "csv")
-	e.step("balance", 0, "balance")
-	e.step("balance_json", 0, "balance", "-o", "json")
-	e.step("banks", 0, "banks")
-	e.step("banks_csv", 0, "banks", "-o", "csv")
-	e.step("banks_json", 0, "banks", "-o", "json")
+	each("terminals", 0, func(string) []string { return []string{"terminals"} })
+	each("balance", 0, func(string) []string { return []string{"balance"} })
+	each("banks", 0, func(string) []string { return []string{"banks"} })
 
 	// Money moves between terminals and out.
-	e.step("transfers_create", 0, "transfers", "create", "--from", sandbox.DefaultMainTerminalID, "--to", sandbox.DefaultReserveTerminalID, "--amount", "100.00", "--yes")
-	e.step("transfers_create_json", 0, "transfers", "create", "--from", sandbox.DefaultMainTerminalID, "--to", sandbox.DefaultReserveTerminalID, "--amount", "0.5", "--yes", "-o", "json")
-	e.step("transfers_create_no_yes", 2, "transfers", "create", "--from", sandbox.DefaultMainTerminalID, "--to", sandbox.DefaultReserveTerminalID, "--amount", "1")
-	r = e.step("withdrawals_create", 0, "withdrawals", "create", "--terminal", sandbox.DefaultMainTerminalID, "--amount", "50.00",
-		"--address", "TXYZabcdefghijklmnopqrstuvwxyz1234", "--yes", "-o", "json")
-	wd := id(t, r)
-	e.step("withdrawals_get", 0, "withdrawals", "get", wd)
-	e.step("withdrawals_get_csv", 0, "withdrawals", "get", wd, "-o", "csv")
-	e.step("withdrawals_fee", 0, "withdrawals", "fee")
-	e.step("withdrawals_fee_json", 0, "withdrawals", "fee", "-o", "json")
+	each("transfers_create", 0, func(f string) []string {
+		return []string{"transfers", "create", "--from", sandbox.DefaultMainTerminalID, "--to", sandbox.DefaultReserveTerminalID,
+			"--amount", map[string]string{"table": "100.00", "json": "0.5", "csv": "1.25"}[f], "--yes"}
+	})
+	run("transfers_create_no_yes", 2, "transfers", "create", "--from", sandbox.DefaultMainTerminalID, "--to", sandbox.DefaultReserveTerminalID, "--amount", "1")
+	wd := map[string]string{}
+	rs = each("withdrawals_create", 0, func(f string) []string {
+		return []string{"withdrawals", "create", "--terminal", sandbox.DefaultMainTerminalID, "--amount", "50.00",
+			"--address", "TXYZabcdefghijklmnopqrstuvwxyz1234", "--yes"}
+	})
+	wd["json"] = id(t, rs["json"])
+	each("withdrawals_get", 0, func(string) []string { return []string{"withdrawals", "get", wd["json"]} })
+	each("withdrawals_fee", 0, func(string) []string { return []string{"withdrawals", "fee"} })
 	terms, err := e.sdk.ListTerminals(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 1000 - 100 - 0.5 - (50 + 1.50 fee) + 1500.50 RUB / 92.50 credited by the completed payment.
-	if got := terms[0].Balance.String(); got != "864.22" {
-		t.Errorf("main terminal balance %s after the session's moves, want 864.22", got)
+	// 1000 + 3 x 16.22 (1500.50 RUB / 92.50) credited by the completed
+	// payments, - 101.75 transferred, - 3 x (50 + 1.50 fee) withdrawn.
+	if got := terms[0].Balance.String(); got != "792.41" {
+		t.Errorf("main terminal balance %s after the session's moves, want 792.41", got)
+	}
+
+	// doctor, in every format: reads only.
+	moves := func() int {
+		return e.sb.RequestCount("POST", "/v1/payouts") + e.sb.RequestCount("POST", "/v1/transfers") + e.sb.RequestCount("POST", "/v1/withdrawals")
+	}
+	m := moves()
+	each("doctor", 0, func(string) []string { return []string{"doctor"} })
+	if moves() != m {
+		t.Errorf("doctor moved money: %d requests", moves()-m)
 	}
 
 	// The payments' requisites, for the leak check (before Reset below).
 	secrets := []string{testKey, testSecret, testCard, testPhone}
-	for _, pid := range []string{pay1, pay2} {
+	for _, pid := range append(mapValues(pay), mapValues(cancelled)...) {
 		if p, err := e.sdk.GetPayment(ctx, pid); err == nil && p.Requisites.Value != "" {
 			secrets = append(secrets, p.Requisites.Value)
 		}
 	}
 
 	// Failures and their exit codes.
-	e.step("error_not_found", 1, "payments", "get", "--ext-id", "no-such-order")
-	e.step("error_usage_output", 2, "balance", "-o", "yaml")
-	e.step("error_usage_args", 2, "payments", "get")
-	e.step("error_usage_required", 2, "payments", "create", "--amount", "100")
-	e.step("error_usage_unknown_command", 2, "refunds", "create")
-	e.step("error_usage_amount", 2, "payments", "create", "--ext-id", "x", "--amount", "lots")
-	e.step("error_validation", 2, "payments", "get", "not-a-uuid")
+	run("error_not_found", 1, "payments", "get", "--ext-id", "no-such-order")
+	run("error_usage_output", 2, "balance", "-o", "yaml")
+	run("error_usage_args", 2, "payments", "get")
+	run("error_usage_required", 2, "payments", "create", "--amount", "100")
+	run("error_usage_unknown_command", 2, "refunds", "create")
+	run("error_usage_amount", 2, "payments", "create", "--ext-id", "x", "--amount", "lots")
+	run("error_validation", 2, "payments", "get", "not-a-uuid")
+	notes := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notes, []byte("not an image"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run("error_receipt_not_image", 2, "payments", "confirm", pay["table"], "--receipt", notes)
+	run("error_receipt_missing", 2, "payments", "confirm", pay["table"], "--receipt", filepath.Join(filepath.Dir(notes), "receipt.png"))
 	for _, amount := range []string{"1e999999999", "-5", "1.1234567", "0x10", "1,5"} {
 		r := e.run("", "transfers", "create", "--from", "a", "--to", "b", "--amount", amount, "--yes")
 		if r.code != 2 || !strings.Contains(r.stderr, "want a decimal amount") {
 			t.Errorf("--amount %s: exit %d, stderr %q; want 2 before any call", amount, r.code, r.stderr)
 		}
 	}
-	r = e.runEnv(map[string]string{"PAYKIT_BASE_URL": e.srv.URL, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": "wrong-secret"}, "", "balance")
-	if r.code != 4 || !strings.Contains(r.stderr, "AUTH_001") && !strings.Contains(r.stderr, "unauthorized") {
+	r := e.runEnv(map[string]string{"PAYKIT_BASE_URL": e.srv.URL, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": "wrong-secret"}, "", "balance")
+	if r.code != 4 || !strings.Contains(r.stderr, "AUTH_001") {
 		t.Errorf("a wrong secret: exit %d, stderr %q; want 4 naming the refusal", r.code, r.stderr)
 	}
 
-	// Unknown outcome: the payout's answer is lost and so is every read
-	// that could settle it. Exit 3 and the command that settles it.
-	if err := e.sb.InjectFault(sandbox.Fault{Method: "POST", Path: "/v1/payouts", Mode: sandbox.FaultDropAfter}); err != nil {
-		t.Fatal(err)
+	// Unknown outcomes: the answer is lost and so is every read that could
+	// settle it. Exit 3 and the command that settles it.
+	inject := func(f sandbox.Fault) {
+		t.Helper()
+		if err := e.sb.InjectFault(f); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := e.sb.InjectFault(sandbox.Fault{Method: "GET", Path: "/v1/payouts/by-ext-id/{id}", Mode: sandbox.FaultErrorBefore, Count: 100}); err != nil {
-		t.Fatal(err)
-	}
-	e.step("unknown_outcome", 3, "payouts", "create", "--ext-id", "payout-80", "--amount", "10", "--method", "card",
+	inject(sandbox.Fault{Method: "POST", Path: "/v1/payouts", Mode: sandbox.FaultDropAfter})
+	inject(sandbox.Fault{Method: "GET", Path: "/v1/payouts/by-ext-id/{id}", Mode: sandbox.FaultErrorBefore, Count: 100})
+	run("unknown_outcome_payout", 3, "payouts", "create", "--ext-id", "payout-81", "--amount", "10", "--method", "card",
 		"--requisites", testCard, "--holder-name", "Ivan Petrov", "--yes")
-	// A transfer has no id to read back: its settling command is the
-	// terminals' balances.
-	if err := e.sb.InjectFault(sandbox.Fault{Method: "POST", Path: "/v1/transfers", Mode: sandbox.FaultDropAfter}); err != nil {
-		t.Fatal(err)
-	}
-	e.step("unknown_outcome_transfer", 3, "transfers", "create", "--from", sandbox.DefaultMainTerminalID, "--to", sandbox.DefaultReserveTerminalID, "--amount", "1", "--yes")
+	inject(sandbox.Fault{Method: "POST", Path: "/v1/payments", Mode: sandbox.FaultDropAfter})
+	inject(sandbox.Fault{Method: "GET", Path: "/v1/payments/by-ext-id/{id}", Mode: sandbox.FaultErrorBefore, Count: 100})
+	run("unknown_outcome_payment", 3, "payments", "create", "--ext-id", "order 2001", "--amount", "100")
+	// A transfer and a withdrawal have no id to read back: the settling
+	// command is the terminals' balances.
+	inject(sandbox.Fault{Method: "POST", Path: "/v1/transfers", Mode: sandbox.FaultDropAfter})
+	run("unknown_outcome_transfer", 3, "transfers", "create", "--from", sandbox.DefaultMainTerminalID, "--to", sandbox.DefaultReserveTerminalID, "--amount", "1", "--yes")
+	inject(sandbox.Fault{Method: "POST", Path: "/v1/withdrawals", Mode: sandbox.FaultDropAfter})
+	run("unknown_outcome_withdrawal", 3, "withdrawals", "create", "--terminal", sandbox.DefaultMainTerminalID, "--amount", "5",
+		"--address", "TXYZabcdefghijklmnopqrstuvwxyz1234", "--yes")
 	e.sb.Reset()
 
 	// -v logs every attempt: part of the session the leak test reads.
-	r = e.run("", "-v", "payouts", "create", "--ext-id", "payout-81", "--amount", "10", "--method", "card",
-		"--requisites", testCard, "--holder-name", "Ivan Petrov", "--yes")
-	if r.code != 0 || r.stderr == "" {
-		t.Errorf("-v: exit %d, stderr %q; want 0 and log lines", r.code, r.stderr)
+	for _, args := range [][]string{
+		{"payouts", "create", "--ext-id", "payout-82", "--amount", "10", "--method", "sbp", "--requisites", testPhone, "--holder-name", "Ivan Petrov", "--yes"},
+		{"payouts", "list", "--all", "-o", "json"},
+		{"payments", "create", "--ext-id", "order-3001", "--amount", "100", "-o", "csv"},
+		{"doctor"},
+		{"balance"},
+	} {
+		r := e.run("", append([]string{"-v"}, args...)...)
+		if r.code != 0 || !strings.Contains(r.stderr, "level=") {
+			t.Errorf("-v %v: exit %d, stderr %q; want 0 and log lines", args, r.code, r.stderr)
+		}
+	}
+	if p, err := e.sdk.GetPaymentByExtID(ctx, "order-3001"); err == nil {
+		secrets = append(secrets, p.Requisites.Value)
 	}
 
 	// The leak check over everything the binary wrote.
 	e.mu.Lock()
-	all, sigs := e.all.String(), append([]string(nil), e.sigs...)
+	everything, sigs := e.all.String(), append([]string(nil), e.sigs...)
 	e.mu.Unlock()
-	if len(sigs) < 40 {
+	if len(sigs) < 100 {
 		t.Errorf("only %d signatures recorded: the session did not run", len(sigs))
 	}
 	for _, s := range append(secrets, sigs...) {
-		if s != "" && strings.Contains(all, s) {
+		if s != "" && strings.Contains(everything, s) {
 			t.Errorf("the session's output contains a secret or full number (%d characters, ending %q)", len(s), s[max(0, len(s)-4):])
 		}
 	}
-	if len(secrets) < 5 {
+	if len(secrets) < 10 {
 		t.Errorf("the payments' requisites were not read back for the leak check: %d values", len(secrets))
 	}
 }
 
-// TestUnmask: --unmask is the one way to see a full number.
+func mapValues(m map[string]string) []string {
+	var out []string
+	for _, f := range formats {
+		out = append(out, m[f])
+	}
+	return out
+}
+
+// checkReceipts: each confirm carried the receipt file as the attachment
+// part of a multipart/form-data body, byte for byte, named by its base
+// name (no local directory) and typed as an image.
+func (e *testEnv) checkReceipts(want []byte, n int) {
+	t := e.t
+	t.Helper()
+	e.mu.Lock()
+	bodies := append([]wireBody(nil), e.confirms...)
+	e.mu.Unlock()
+	if len(bodies) != n {
+		t.Fatalf("%d confirm requests crossed the wire, want %d", len(bodies), n)
+	}
+	for _, b := range bodies {
+		mt, params, err := mime.ParseMediaType(b.contentType)
+		if err != nil || mt != "multipart/form-data" {
+			t.Fatalf("confirm Content-Type %q", b.contentType)
+		}
+		mr := multipart.NewReader(bytes.NewReader(b.body), params["boundary"])
+		part, err := mr.NextPart()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if part.FormName() != "attachment" || part.FileName() != "receipt.png" || part.Header.Get("Content-Type") != "image/png" || !bytes.Equal(data, want) {
+			t.Errorf("confirm part %q, file %q, type %q, %d bytes; want attachment, receipt.png, image/png, the file's %d bytes",
+				part.FormName(), part.FileName(), part.Header.Get("Content-Type"), len(data), len(want))
+		}
+		if _, err := mr.NextPart(); err != io.EOF {
+			t.Errorf("confirm body has a part after the attachment: %v", err)
+		}
+	}
+}
+
+// TestUnmask: --unmask is the one way to see a full number; without it a
+// number is masked even where the service escaped its digits.
 func TestUnmask(t *testing.T) {
 	e := newEnv(t)
 	r := e.run("", "payouts", "create", "--ext-id", "p-1", "--amount", "10", "--method", "card", "--requisites", testCard,
@@ -201,5 +401,22 @@ func TestUnmask(t *testing.T) {
 	var p paykit.Payout
 	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || p.ExtID != "p-1" {
 		t.Fatalf("the answer does not decode as a payout: %v", err)
+	}
+}
+
+// TestMaskJSON: the masking of -o json works on string tokens: an escaped
+// number is found, a number inside a longer text is masked there, and
+// every other byte (spacing, number spellings, key order) is the service's.
+func TestMaskJSON(t *testing.T) {
+	a := &app{sensitive: []string{testCard, testPhone}}
+	raw := `{ "requisites" : "\u0034111111111111111", "amount":1500.50,` + "\n" +
+		`"message":"paid from 4111111111111111 & ok", "phone":"+79001234567", "n":[1e3, "x"]}`
+	want := `{ "requisites" : "************1111", "amount":1500.50,` + "\n" +
+		`"message":"paid from ************1111 & ok", "phone":"+*******4567", "n":[1e3, "x"]}`
+	if got := string(a.maskJSON([]byte(raw))); got != want {
+		t.Fatalf("maskJSON:\n got %s\nwant %s", got, want)
+	}
+	if got := string(a.maskJSON([]byte("not json"))); got != "not json" {
+		t.Fatalf("not JSON: %q", got)
 	}
 }

@@ -7,8 +7,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	paykit "github.com/paykit-dev/paykit-go"
 )
 
+// waitCmd is the SDK's waiters (Client.WaitPayment, Client.WaitPayout):
+// their settled statuses, growing pauses and Retry-After handling, with no
+// loop of the CLI's own.
 func waitCmd(a *app) *cobra.Command {
 	var minI, maxI time.Duration
 	cmd := &cobra.Command{
@@ -16,7 +21,8 @@ func waitCmd(a *app) *cobra.Command {
 		Short: "Block until a payment or payout settles (for scripts and incident work)",
 		Long: "wait polls the resource until it reaches a settled status, then prints it and exits 0.\n" +
 			"A payment settles in COMPLETED, CANCELLED or CANCELLED_APPEAL; a payout in completed,\n" +
-			"failed or cancelled. When --timeout passes first, the last state is printed and it exits 1.",
+			"failed or cancelled. It waits as long as it takes unless --timeout is given; when that\n" +
+			"passes first, the last state read is printed and it exits 1.",
 		Example:   "  paykit wait payout 9d2a... --timeout 30m\n  paykit wait payment 3f0c... -o json | jq .status",
 		Args:      cobra.ExactArgs(2),
 		ValidArgs: []string{"payment", "payout"},
@@ -31,11 +37,16 @@ func waitCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := a.ctx(cmd)
+			// Settling can take hours: the global --timeout's default of a
+			// minute applies only when given on this command line.
+			ctx, cancel := cmd.Context(), context.CancelFunc(func() {})
+			if cmd.Flags().Changed("timeout") {
+				ctx, cancel = a.ctx(cmd)
+			}
 			defer cancel()
-			o := waitOptions{MinInterval: minI, MaxInterval: maxI}
+			o := paykit.WaitOptions{MinInterval: minI, MaxInterval: maxI}
 			if args[0] == "payment" {
-				p, err := waitPayment(ctx, c, args[1], o)
+				p, err := c.WaitPayment(ctx, args[1], o)
 				if p != nil {
 					if perr := a.printRecord(a.cap.last(), paymentRecord(a, p)); perr != nil {
 						return perr
@@ -43,7 +54,7 @@ func waitCmd(a *app) *cobra.Command {
 				}
 				return waitErr(err)
 			}
-			p, err := waitPayout(ctx, c, args[1], o)
+			p, err := c.WaitPayout(ctx, args[1], o)
 			if p != nil {
 				if perr := a.printRecord(a.cap.last(), payoutRecord(a, p)); perr != nil {
 					return perr
