@@ -45,10 +45,19 @@
 //
 // -o table (default) is for people: amounts with at least two decimals,
 // card and phone numbers masked by the SDK's own LogValue, times in UTC or
-// local time with --local-time. -o json is for programs: the API's answer as
-// JSON with amounts as exact decimal numbers (see the note in output.go on
-// how it is produced). -o csv is for lists (RFC 4180, a header row, amounts
-// as plain decimal text, numbers masked as in the table).
+// local time with --local-time. -o json is for programs: the API's answer
+// as it came, amounts as the exact decimal numbers the service wrote (see
+// capture in output.go), card and phone numbers masked unless --unmask.
+// -o csv is for spreadsheets (RFC 4180, a header row, every column on
+// every row, amounts as plain decimal text with the currency in a column
+// of its own, formula-looking text cells prefixed with ').
+//
+// # Money moves
+//
+// payouts create, transfers create and withdrawals create ask on stderr
+// when stdin and stderr are a terminal, and refuse without --yes
+// otherwise (exit 2). An unknown outcome exits 3 and prints the paykit
+// command that settles it.
 //
 // # Exit codes
 //
