@@ -18,10 +18,23 @@ import (
 // default: the built-in "sandbox" profile points there.
 const sandboxBaseURL = "http://127.0.0.1:8080"
 
-// credentials are what a client needs. String never shows the secrets.
+// credentials are what a client needs.
 type credentials struct {
 	profile                 string
 	baseURL, apiKey, secret string
+	// fromEnv names the variables that won over the profile.
+	fromEnv []string
+}
+
+// source says where the credentials came from, for an error message.
+func (c *credentials) source() string {
+	switch len(c.fromEnv) {
+	case 3:
+		return "from the environment"
+	case 0:
+		return fmt.Sprintf("profile %q", c.profile)
+	}
+	return fmt.Sprintf("profile %q and %s", c.profile, strings.Join(c.fromEnv, ", "))
 }
 
 // configPath is <user config dir>/paykit/config; PAYKIT_CONFIG overrides it
@@ -61,6 +74,7 @@ func loadCredentials(getenv func(string) string, profile string) (*credentials, 
 	}
 	pick := func(envName, key string) string {
 		if v := getenv(envName); v != "" {
+			cr.fromEnv = append(cr.fromEnv, envName)
 			return v
 		}
 		return fromFile[key]

@@ -167,6 +167,12 @@ func TestNetworkFailure(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "connection refused") || strings.Contains(r.stderr+r.stdout, testSecret) || strings.Contains(r.stderr+r.stdout, testKey) {
 		t.Fatalf("no service: exit %d, %q", r.code, r.stderr)
 	}
+	// A base URL the SDK refuses is a credentials error (exit 4) naming
+	// where the values came from, and not the URL's password.
+	r = e.runEnv(map[string]string{"PAYKIT_BASE_URL": "http://user:" + testSecret + "@127.0.0.1:1", "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": testSecret}, "", "balance")
+	if r.code != 4 || r.stderr != "paykit: credentials (from the environment): NewClient: base URL must not carry credentials\n" {
+		t.Fatalf("base URL with a password: exit %d, %q", r.code, r.stderr)
+	}
 }
 
 // TestCrashMessage: a panic inside a command is exit 70 with a trace but

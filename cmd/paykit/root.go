@@ -256,7 +256,7 @@ func (a *app) client() (*paykit.Client, error) {
 	}
 	c, err := paykit.NewClient(cr.baseURL, cr.apiKey, paykit.HMACSigner(cr.secret), opts...)
 	if err != nil {
-		return nil, &credentialsError{msg: fmt.Sprintf("profile %q: %v", cr.profile, err)}
+		return nil, &credentialsError{msg: fmt.Sprintf("credentials (%s): %s", cr.source(), strings.TrimPrefix(err.Error(), "paykit: "))}
 	}
 	return c, nil
 }

@@ -340,6 +340,13 @@ func TestSession(t *testing.T) {
 			t.Errorf("the session's output contains a secret or full number (%d characters, ending %q)", len(s), s[max(0, len(s)-4):])
 		}
 	}
+	// The numbers did pass through the output, masked: the check above
+	// looked where they would have been.
+	for _, m := range []string{"************1111", "+*******4567"} {
+		if !strings.Contains(everything, m) {
+			t.Errorf("the session's output never shows %s: the leak check saw no number at all", m)
+		}
+	}
 	if len(secrets) < 10 {
 		t.Errorf("the payments' requisites were not read back for the leak check: %d values", len(secrets))
 	}
