@@ -228,7 +228,7 @@ func (d *doctor) refusals(ctx context.Context) {
 		{"an unknown key", doctorUnknownKey, doctorWrongSecret},
 	} {
 		c, err := paykit.NewClient(d.cr.baseURL, probe.key, paykit.HMACSigner(probe.secret),
-			paykit.WithHTTPClient(&http.Client{Transport: d.a.cap}), paykit.WithUserAgent("paykit-cli/"+version()))
+			paykit.WithHTTPClient(&http.Client{Transport: d.a.cap, Timeout: paykit.DefaultAttemptTimeout}), paykit.WithUserAgent("paykit-cli/"+version()))
 		if err != nil {
 			d.line(verdictWarn, "refusals", err.Error())
 			return

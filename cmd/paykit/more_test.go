@@ -163,7 +163,7 @@ func TestNetworkFailure(t *testing.T) {
 	base := "http://" + ln.Addr().String()
 	ln.Close() // nothing listens there now
 	e := &testEnv{t: t}
-	r := e.runEnv(map[string]string{"PAYKIT_BASE_URL": base, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": testSecret}, "", "balance", "--timeout", "10s")
+	r := e.runEnv(map[string]string{"PAYKIT_BASE_URL": base, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": testSecret}, "", "balance")
 	if r.code != 1 || !strings.Contains(r.stderr, "connection refused") || strings.Contains(r.stderr+r.stdout, testSecret) || strings.Contains(r.stderr+r.stdout, testKey) {
 		t.Fatalf("no service: exit %d, %q", r.code, r.stderr)
 	}

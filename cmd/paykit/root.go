@@ -128,13 +128,16 @@ func newRoot(a *app) *cobra.Command {
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log each HTTP attempt on stderr (no secret is logged)")
 	pf.BoolVar(&a.localTime, "local-time", false, "show times in the local time zone instead of UTC (table and csv)")
 	pf.BoolVar(&a.unmask, "unmask", false, "show card and phone numbers in full (they are masked by default, -o json included)")
-	pf.DurationVar(&a.timeout, "timeout", time.Minute, "give up on the whole command after this long (wait: no limit unless given)")
+	pf.DurationVar(&a.timeout, "timeout", 0, "give up on the whole command after this long (default: no limit; each HTTP attempt gives up after 30s)")
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		switch a.output {
 		case "table", "json", "csv":
 		default:
 			return usagef("-o must be table, json or csv, not %q", a.output)
+		}
+		if a.timeout < 0 {
+			return usagef("--timeout must not be negative")
 		}
 		return nil
 	}
@@ -250,7 +253,7 @@ func (a *app) client() (*paykit.Client, error) {
 		return nil, err
 	}
 	a.cap = &capture{base: http.DefaultTransport.(*http.Transport).Clone()}
-	opts := []paykit.Option{paykit.WithUserAgent("paykit-cli/" + version()), paykit.WithHTTPClient(&http.Client{Transport: a.cap})}
+	opts := []paykit.Option{paykit.WithUserAgent("paykit-cli/" + version()), paykit.WithHTTPClient(&http.Client{Transport: a.cap, Timeout: paykit.DefaultAttemptTimeout})}
 	if a.verbose {
 		opts = append(opts, paykit.WithLogger(slog.New(slog.NewTextHandler(a.env.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	}
@@ -261,8 +264,15 @@ func (a *app) client() (*paykit.Client, error) {
 	return c, nil
 }
 
-// ctx bounds one command by --timeout.
+// ctx bounds one command by --timeout when given. Without it nothing
+// hangs all the same: each HTTP attempt has the SDK's DefaultAttemptTimeout
+// and retries are bounded by the SDK; only wait polls until the resource
+// settles, which is what it is for, and payouts list --all pages until the
+// service's total, however long a month of payouts takes.
 func (a *app) ctx(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	if a.timeout == 0 {
+		return context.WithCancel(cmd.Context())
+	}
 	return context.WithTimeout(cmd.Context(), a.timeout)
 }
 

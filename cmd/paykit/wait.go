@@ -37,12 +37,7 @@ func waitCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// Settling can take hours: the global --timeout's default of a
-			// minute applies only when given on this command line.
-			ctx, cancel := cmd.Context(), context.CancelFunc(func() {})
-			if cmd.Flags().Changed("timeout") {
-				ctx, cancel = a.ctx(cmd)
-			}
+			ctx, cancel := a.ctx(cmd)
 			defer cancel()
 			o := paykit.WaitOptions{MinInterval: minI, MaxInterval: maxI}
 			if args[0] == "payment" {
