@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"encoding/pem"
@@ -505,8 +506,9 @@ func TestLocalTime(t *testing.T) {
 }
 
 // TestSandboxFlagsMatchPaykitSandbox: `paykit sandbox` takes exactly the
-// flags of paykit-sandbox, read from both binaries' -help (the adapter
-// copies the flag set until it moves to a shared package).
+// flags of paykit-sandbox, read from both binaries' -help. Both run
+// internal/sandboxcli, so a flag added there (-db, -config, -autopilot...)
+// reaches both with no change here; this test catches a copy creeping back.
 func TestSandboxFlagsMatchPaykitSandbox(t *testing.T) {
 	other := filepath.Join(t.TempDir(), "paykit-sandbox")
 	if out, err := exec.Command("go", "build", "-C", "../..", "-o", other, "./cmd/paykit-sandbox").CombinedOutput(); err != nil {
@@ -525,5 +527,30 @@ func TestSandboxFlagsMatchPaykitSandbox(t *testing.T) {
 	got, _ := exec.Command(binary, "sandbox", "-help").Output()
 	if w, g := strings.Join(flagsOf(want), " "), strings.Join(flagsOf(got), " "); w != g || len(flagsOf(want)) < 10 {
 		t.Fatalf("paykit sandbox flags:\n  %s\npaykit-sandbox flags:\n  %s", g, w)
+	}
+}
+
+// TestListAllStuck: a service that ignores offset (the same payout on
+// every page, a total it never reaches) ends payouts list --all with exit
+// 1 and the SDK's reason after two pages, not an endless loop, and prints
+// nothing on stdout.
+func TestListAllStuck(t *testing.T) {
+	pages := 0
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		pages++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"payouts":[{"id":"00000000-0000-4000-8000-000000000001","ext_id":"a","amount":1,"currency":"RUB","method":"card","status":"pending","created_at":"2026-11-03T09:30:00Z"}],"total":1000000,"limit":1,"offset":%s}`,
+			cmp.Or(r.URL.Query().Get("offset"), "0"))
+	}))
+	t.Cleanup(srv.Close)
+	e := &testEnv{t: t}
+	r := e.runEnv(map[string]string{"PAYKIT_BASE_URL": srv.URL, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": testSecret}, "", "payouts", "list", "--all", "--limit", "1", "-o", "csv")
+	mu.Lock()
+	defer mu.Unlock()
+	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "no payout not already seen") || pages != 2 {
+		t.Fatalf("exit %d after %d pages, stdout %q, stderr %q", r.code, pages, r.stdout, r.stderr)
 	}
 }

@@ -35,6 +35,7 @@ type capture struct {
 
 	mu      sync.Mutex
 	body    []byte
+	seq     int // answers kept so far: tells a new page from the last one
 	date    string
 	elapsed time.Duration
 	// rate holds the rate-limit headers seen on any answer, for doctor.
@@ -75,15 +76,22 @@ func (c *capture) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Body = io.NopCloser(bytes.NewReader(b))
 	c.mu.Lock()
 	c.body = b
+	c.seq++
 	c.mu.Unlock()
 	return resp, nil
 }
 
 // last returns the body of the last successful answer.
 func (c *capture) last() []byte {
+	b, _ := c.lastSeq()
+	return b
+}
+
+// lastSeq is last with its sequence number.
+func (c *capture) lastSeq() ([]byte, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.body
+	return c.body, c.seq
 }
 
 // record is one resource: labelled values in order, for a person (the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -174,7 +175,7 @@ func payoutsCmd(a *app) *cobra.Command {
 				}
 				return a.printList(a.cap.last(), l)
 			}
-			return a.listAll(cmd, c, lp)
+			return a.listAll(ctx, c, lp)
 		},
 	}
 	lf := listCmd.Flags()
@@ -190,48 +191,64 @@ func payoutsCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// listAll pages with ListPayouts from lp.Offset until the service's total
-// is reached or a page comes back empty. A payout seen on an earlier page
-// (the list shifted while paging) is shown once. -o json prints
-// {"payouts":[...],"total":N} where each payout is the service's own JSON.
-func (a *app) listAll(cmd *cobra.Command, c *paykit.Client, lp paykit.ListPayoutsParams) error {
+// listAll is the SDK's AllPayouts, with its guards against a list that
+// shifts or a service that ignores offset (a payout listed again is shown
+// once; paging that brings nothing new is an error, not an endless loop).
+// The CLI adds the service's own JSON of each payout, taken from the page
+// the SDK just fetched, and the progress line. -o json prints
+// {"payouts":[...],"total":N} where each payout is the service's JSON.
+// Nothing is printed on stdout unless every page was read.
+func (a *app) listAll(ctx context.Context, c *paykit.Client, lp paykit.ListPayoutsParams) error {
 	progress := a.env.isTerminal(a.env.stderr)
-	seen := map[string]bool{}
+	shown := -1
+	show := func(n, total int) {
+		if progress && n != shown {
+			fmt.Fprintf(a.env.stderr, "\rfetched %d of %d payouts", n, total)
+			shown = n
+		}
+	}
 	var raws []json.RawMessage
 	l := list{header: payoutHeader}
-	total := 0
-	for {
-		page, err := c.ListPayouts(cmd.Context(), lp)
+	pageSeq, total := -1, 0
+	var pageRaw map[string]json.RawMessage
+	var lastID string
+	for p, err := range c.AllPayouts(ctx, lp) {
 		if err != nil {
-			if progress {
+			if progress && shown >= 0 {
 				fmt.Fprintln(a.env.stderr)
 			}
 			return err
 		}
-		var raw struct {
-			Payouts []json.RawMessage `json:"payouts"`
-		}
-		if err := json.Unmarshal(a.cap.last(), &raw); err != nil || len(raw.Payouts) != len(page.Payouts) {
-			return fmt.Errorf("payout page at offset %d: the answer changed under the CLI", lp.Offset)
-		}
-		total = page.Total
-		for i := range page.Payouts {
-			if seen[page.Payouts[i].ID] {
-				continue
+		if body, seq := a.cap.lastSeq(); seq != pageSeq {
+			var page struct {
+				Payouts []json.RawMessage `json:"payouts"`
+				Total   int               `json:"total"`
 			}
-			seen[page.Payouts[i].ID] = true
-			l.rows = append(l.rows, payoutRow(a, &page.Payouts[i])) // first: it registers the number maskJSON masks
-			raws = append(raws, a.maskJSON(raw.Payouts[i]))
+			if err := json.Unmarshal(body, &page); err != nil {
+				return fmt.Errorf("payout page at offset %d: %w", len(l.rows), err)
+			}
+			pageSeq, total, pageRaw, lastID = seq, page.Total, make(map[string]json.RawMessage, len(page.Payouts)), ""
+			for _, r := range page.Payouts {
+				var id struct {
+					ID string `json:"id"`
+				}
+				if json.Unmarshal(r, &id) == nil {
+					pageRaw[id.ID], lastID = r, id.ID
+				}
+			}
 		}
-		if progress {
-			fmt.Fprintf(a.env.stderr, "\rfetched %d of %d payouts", len(l.rows), total)
+		raw, ok := pageRaw[p.ID]
+		if !ok {
+			return fmt.Errorf("payout %s: not in the page the service answered", p.ID)
 		}
-		lp.Offset += len(page.Payouts)
-		if len(page.Payouts) == 0 || lp.Offset >= page.Total {
-			break
+		l.rows = append(l.rows, payoutRow(a, &p)) // first: it registers the number maskJSON masks
+		raws = append(raws, a.maskJSON(raw))
+		if p.ID == lastID {
+			show(len(l.rows), total)
 		}
 	}
 	if progress {
+		show(len(l.rows), total)
 		fmt.Fprintln(a.env.stderr)
 	}
 	if a.output == "json" {
