@@ -71,14 +71,19 @@ func doctorCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
 			ctx, cancel := a.ctx(cmd)
 			defer cancel()
-			d := &doctor{a: a, c: c, cr: cr}
-			d.run(ctx)
+			d := &doctor{a: a, cr: cr}
+			if d.baseURL(ctx) {
+				if d.c, err = a.client(); err != nil {
+					// The SDK's own refusal (a malformed URL, a key with a
+					// line break): a line of the report, then exit 4.
+					d.line(verdictFail, "client", err.Error())
+					d.err = err
+				} else {
+					d.run(ctx)
+				}
+			}
 			if err := d.print(); err != nil {
 				return err
 			}
@@ -133,23 +138,36 @@ func (d *doctor) print() error {
 	return nil
 }
 
-func (d *doctor) run(ctx context.Context) {
-	base := d.cr.baseURL
-	u, err := url.Parse(base)
-	if err != nil {
-		d.line(verdictFail, "base URL", err.Error())
-		return
+// baseURL judges the base URL, and TLS for https; false when nothing
+// more can be checked.
+func (d *doctor) baseURL(ctx context.Context) bool {
+	u, err := url.Parse(d.cr.baseURL)
+	if err != nil || u.Host == "" {
+		// Not echoed: a mistyped URL may hold a password.
+		d.line(verdictFail, "base URL", "not an absolute http(s) URL")
+		d.err = &credentialsError{msg: "doctor: the base URL is unusable"}
+		return false
 	}
+	base := u.Redacted() // a password in it stays out of the report
 	switch {
 	case u.Scheme == "https":
-		d.tls(ctx, u)
-	case isLoopbackHost(u.Hostname()):
+		return d.tls(ctx, u)
+	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
 		d.line(verdictOK, "base URL", base+" (plain http on loopback: a local sandbox)")
+		return true
+	case u.Scheme == "http":
+		d.line(verdictFail, "base URL", base+": plain http beyond loopback would send the key and signatures in clear text; the SDK refuses it: use https://")
+		d.err = &credentialsError{msg: "doctor: the base URL is unusable"}
+		return false
 	default:
-		d.line(verdictWarn, "base URL", base+": plain http beyond loopback sends the key and signatures in clear text")
+		d.line(verdictFail, "base URL", fmt.Sprintf("%s: the scheme must be https (or http on loopback)", base))
+		d.err = &credentialsError{msg: "doctor: the base URL is unusable"}
+		return false
 	}
+}
 
-	err = d.c.CheckCredentials(ctx)
+func (d *doctor) run(ctx context.Context) {
+	err := d.c.CheckCredentials(ctx)
 	switch {
 	case err == nil:
 		d.line(verdictOK, "credentials", "the service accepts the API key and the HMAC signing scheme")
@@ -388,7 +406,9 @@ func truncate(s string, n int) string {
 	return s
 }
 
-func (d *doctor) tls(ctx context.Context, u *url.URL) {
+// tls dials the host and judges its certificate; false when the
+// handshake fails, which every request would then fail too.
+func (d *doctor) tls(ctx context.Context, u *url.URL) bool {
 	host := u.Host
 	if u.Port() == "" {
 		host = net.JoinHostPort(u.Hostname(), "443")
@@ -397,7 +417,7 @@ func (d *doctor) tls(ctx context.Context, u *url.URL) {
 	conn, err := dialer.DialContext(ctx, "tcp", host)
 	if err != nil {
 		d.line(verdictFail, "TLS", err.Error())
-		return
+		return false
 	}
 	defer conn.Close()
 	st := conn.(*tls.Conn).ConnectionState()
@@ -409,6 +429,7 @@ func (d *doctor) tls(ctx context.Context, u *url.URL) {
 	}
 	d.line(verdict, "TLS", fmt.Sprintf("%s, %s, certificate valid until %s (%d days)", u.Host, tls.VersionName(st.Version),
 		leaf.NotAfter.UTC().Format(time.DateOnly), int(left.Hours()/24)))
+	return true
 }
 
 func isLoopbackHost(h string) bool {

@@ -279,6 +279,20 @@ func TestDoctor(t *testing.T) {
 	if r.code != 4 || !strings.Contains(r.stdout, "FAIL  credentials") {
 		t.Errorf("doctor, wrong secret: exit %d\n%s", r.code, r.stdout)
 	}
+	// Base URLs the SDK refuses: a line saying why, exit 4, no request
+	// (the addresses are not reachable from a test), no password shown.
+	for base, want := range map[string]string{
+		"http://10.255.255.1:1":                    "FAIL  base URL             http://10.255.255.1:1: plain http beyond loopback would send the key and signatures in clear text; the SDK refuses it: use https://\n",
+		"ftp://example.com":                        "FAIL  base URL             ftp://example.com: the scheme must be https (or http on loopback)\n",
+		"ht tp://u:" + testSecret + "@example.com": "FAIL  base URL             not an absolute http(s) URL\n",
+		"http://u:" + testSecret + "@127.0.0.1:1": "ok    base URL             http://u:xxxxx@127.0.0.1:1 (plain http on loopback: a local sandbox)\n" +
+			"FAIL  client               credentials (from the environment): NewClient: base URL must not carry credentials\n",
+	} {
+		r = e.runEnv(map[string]string{"PAYKIT_BASE_URL": base, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": testSecret}, "", "doctor")
+		if r.code != 4 || r.stdout != want || strings.Contains(r.stdout+r.stderr, testSecret) {
+			t.Errorf("doctor with base URL %q: exit %d\n%s%s", base, r.code, r.stdout, r.stderr)
+		}
+	}
 
 	// A service whose clock is an hour behind, over TLS.
 	skewed := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
