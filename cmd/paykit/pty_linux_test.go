@@ -174,6 +174,29 @@ func TestTerminalConfirm(t *testing.T) {
 		t.Fatalf("answer n: %d payout requests in all, want 1", n)
 	}
 
+	// Transfers and withdrawals ask the same way; "n" sends nothing.
+	for _, m := range []struct {
+		args   []string
+		prompt string
+		route  string
+	}{
+		{[]string{"transfers", "create", "--from", "term_sandbox_main", "--to", "term_sandbox_reserve", "--amount", "5"},
+			"Transfer 5.00 USDT from term_sandbox_main to term_sandbox_reserve? [y/N] ", "/v1/transfers"},
+		{[]string{"withdrawals", "create", "--terminal", "term_sandbox_main", "--amount", "5", "--address", "TXYZ", "--subtract-fee"},
+			"Withdraw 5.00 USDT (fee subtracted) from term_sandbox_main to TXYZ? [y/N] ", "/v1/withdrawals"},
+	} {
+		p = openTTY(t)
+		cmd, out, cancel := e.start(p.slave, p.slave, m.args...)
+		defer cancel()
+		p.waitFor(m.prompt)
+		if _, err := p.master.Write([]byte("n\n")); err != nil {
+			t.Fatal(err)
+		}
+		if code := exitCode(cmd.Wait()); code != 2 || out.Len() != 0 || e.sb.RequestCount("POST", m.route) != 0 {
+			t.Fatalf("%s, answer n: exit %d, stdout %q, %d requests", m.route, code, out.String(), e.sb.RequestCount("POST", m.route))
+		}
+	}
+
 	// stdin a terminal, stderr a pipe.
 	p = openTTY(t)
 	var errb bytes.Buffer

@@ -427,3 +427,20 @@ func TestMaskJSON(t *testing.T) {
 		t.Fatalf("not JSON: %q", got)
 	}
 }
+
+// TestMaskedAsSDK: the CLI's masking is the SDK's, for payout and
+// payment numbers alike.
+func TestMaskedAsSDK(t *testing.T) {
+	for _, n := range []string{testCard, testPhone, "2200 1234 5678 9010", "12345", "+7 (900) 123-45-67"} {
+		want := paykit.Requisites{Value: n}.LogValue()
+		var sdk string
+		for _, a := range want.Group() {
+			if a.Key == "value" {
+				sdk = a.Value.String()
+			}
+		}
+		if got := masked(n); got != sdk || got == n {
+			t.Errorf("masked(%q) = %q, the SDK masks it as %q", n, got, sdk)
+		}
+	}
+}
