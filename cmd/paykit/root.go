@@ -101,6 +101,7 @@ Exit codes:
   2  usage: a bad flag, argument or value, or a money move without --yes off a terminal
   3  unknown outcome: the call may or may not have taken effect; the settling command is printed
   4  credentials refused: by the service, or missing, or a config file others can read
+  70 internal error: a bug (the trace printed holds no values)
 
 Credentials: PAYKIT_BASE_URL, PAYKIT_API_KEY, PAYKIT_SECRET, or a profile of
 <config dir>/paykit/config chosen with --profile (see "paykit help config").
@@ -123,7 +124,7 @@ func newRoot(a *app) *cobra.Command {
 	root.SetVersionTemplate("paykit {{.Version}}\n")
 	root.SetUsageTemplate(root.UsageTemplate() + exitCodesHelp)
 	pf := root.PersistentFlags()
-	pf.StringVarP(&a.output, "output", "o", "table", "output format: table, json or csv (csv for lists)")
+	pf.StringVarP(&a.output, "output", "o", "table", "output format: table (for people), json (the API's answer) or csv (RFC 4180, for spreadsheets)")
 	pf.StringVar(&a.profile, "profile", "", "profile of the config file (default: $PAYKIT_PROFILE, else \"default\")")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log each HTTP attempt on stderr (no secret is logged)")
 	pf.BoolVar(&a.localTime, "local-time", false, "show times in the local time zone instead of UTC (table and csv)")
