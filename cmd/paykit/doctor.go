@@ -94,9 +94,12 @@ func doctorCmd(a *app) *cobra.Command {
 
 // finding is one line of doctor's report.
 type finding struct {
+	// Verdict is ok, warn, FAIL or info.
 	Verdict string `json:"verdict"`
-	Check   string `json:"check"`
-	Detail  string `json:"detail"`
+	// Check names what was looked at, such as "payout list limit".
+	Check string `json:"check"`
+	// Detail is what doctor saw, for a person.
+	Detail string `json:"detail"`
 }
 
 type doctor struct {
