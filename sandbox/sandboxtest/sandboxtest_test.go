@@ -195,3 +195,27 @@ func checkReadmeLines(t *testing.T) {
 		t.Fatalf("%d Go blocks in README's In Go tests, want 2", blocks)
 	}
 }
+
+// Everything New starts ends with the test: afterwards neither the
+// sandbox's URL nor the receiver's answers.
+func TestEnvClosedWithTheTest(t *testing.T) {
+	var env *sandboxtest.Env
+	t.Run("inner", func(t *testing.T) {
+		env = sandboxtest.New(t)
+		if err := env.Client.CheckCredentials(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	hc := &http.Client{Timeout: 5 * time.Second}
+	for _, u := range []string{env.URL + "/v1/balance", env.WebhookURL} {
+		if res, err := hc.Get(u); err == nil {
+			res.Body.Close()
+			t.Errorf("%s still answers after the test: HTTP %d", u, res.StatusCode)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := env.Sandbox.FlushWebhooks(ctx); err != nil {
+		t.Errorf("the closed sandbox still has webhooks queued: %v", err)
+	}
+}
