@@ -1,10 +1,15 @@
 package e2e
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/paykit-dev/paykit-go/sandbox"
 )
 
 // readmeBlock returns the first fenced block of language lang in the
@@ -61,5 +66,36 @@ func TestReadmePythonDecimalRecipe(t *testing.T) {
 	}
 	if !strings.Contains(block, "# "+want) {
 		t.Fatalf("the recipe's closing comment does not show what it prints (%s)", want)
+	}
+}
+
+// TestReadmeRefusedSignatureLine sends the README's first signing vector
+// with a wrong signature to the sandbox and expects the 401 message the
+// README shows, word for word.
+func TestReadmeRefusedSignatureLine(t *testing.T) {
+	want := strings.TrimSpace(readmeBlock(t, "text", "invalid signature:"))
+	v := readmeVectors(t)[0]
+	sb := sandbox.New(sandbox.Config{})
+	t.Cleanup(sb.Close)
+	srv := httptest.NewServer(sb)
+	t.Cleanup(srv.Close)
+	req, err := http.NewRequest(v.Method, srv.URL+v.URI, strings.NewReader(v.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Identity", v.Key)
+	req.Header.Set("X-Signature", strings.Repeat("0", 64))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct{ Error, Message string }
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusUnauthorized || body.Error != "AUTH_001" || body.Message != want {
+		t.Fatalf("HTTP %d %s %q\nREADME shows %q", res.StatusCode, body.Error, body.Message, want)
 	}
 }
