@@ -43,7 +43,8 @@ func shoot(t *testing.T, ctx context.Context, url, sel string, width int64, name
 	}
 	h := min(max(sh, 600), 1800)
 	var shot []byte
-	run(t, ctx, emulation.SetDeviceMetricsOverride(width, h, 1, false), chromedp.CaptureScreenshot(&shot))
+	run(t, ctx, emulation.SetDeviceMetricsOverride(width, h, 1, false),
+		chromedp.Evaluate(`window.scrollTo(0, 0)`, nil), chromedp.CaptureScreenshot(&shot))
 	img, err := imgpng.Decode(bytes.NewReader(shot))
 	if err != nil {
 		t.Fatalf("%s: screenshot is not a PNG: %v", name, err)
@@ -56,11 +57,68 @@ func shoot(t *testing.T, ctx context.Context, url, sel string, width int64, name
 	}
 	t.Logf("%s: %dx%d, %d bytes", name, width, h, len(shot))
 	if !update() {
+		checkCommittedShot(t, name, width)
 		return
 	}
 	path := filepath.Join("..", "docs", name)
 	if err := os.WriteFile(path, shot, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// docsShots are the screenshots in docs/ and the width each is taken at:
+// every page the issue names at a phone's 390 px and a desktop's 1280 px.
+var docsShots = map[string]int{
+	"pay-card-390.png": 390, "pay-card-1280.png": 1280,
+	"pay-cross-border-390.png": 390, "pay-cross-border-1280.png": 1280,
+	"dashboard-390.png": 390, "dashboard.png": 1280,
+	"webhooks-390.png": 390, "webhooks-1280.png": 1280,
+}
+
+// checkCommittedShot fails when docs/<name> is missing, is not a PNG, or
+// was taken at another width than the test renders: the README must show
+// what the browser tests check. (Pixels are not compared: fonts differ
+// between machines.)
+func checkCommittedShot(t *testing.T, name string, width int64) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "docs", name))
+	if err != nil {
+		t.Fatalf("%s is not committed (go test -run TestBrowser -update writes it): %v", name, err)
+	}
+	cfg, err := imgpng.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("docs/%s is not a PNG: %v", name, err)
+	}
+	if int64(cfg.Width) != width {
+		t.Fatalf("docs/%s is %d px wide, the test renders it at %d (go test -run TestBrowser -update)", name, cfg.Width, width)
+	}
+}
+
+// TestDocsScreenshots runs without a browser: every screenshot of docs/
+// is committed at its width, none is over the size limit, and the README
+// links each one.
+func TestDocsScreenshots(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, width := range docsShots {
+		checkCommittedShot(t, name, int64(width))
+		if fi, err := os.Stat(filepath.Join("..", "docs", name)); err != nil || fi.Size() >= maxScreenshotBytes {
+			t.Errorf("docs/%s: %v, over %d bytes", name, err, maxScreenshotBytes)
+		}
+		if !strings.Contains(string(readme), "(docs/"+name+")") {
+			t.Errorf("README does not link docs/%s", name)
+		}
+	}
+	files, err := filepath.Glob("../docs/*.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if _, ok := docsShots[filepath.Base(f)]; !ok {
+			t.Errorf("docs/%s is not checked by any test: add it to docsShots or remove it", filepath.Base(f))
+		}
 	}
 }
 
@@ -184,8 +242,18 @@ func TestBrowserPagesInWords(t *testing.T) {
 	if tokens != "tok-words,tok-words" {
 		t.Fatalf("tokens %s", tokens)
 	}
-	shoot(t, ctx, w.ts.URL+"/sandbox/ui/webhooks?refresh=0", first, 1280, "webhooks-1280.png",
-		chromedp.Click(first+" details summary", chromedp.ByQuery), chromedp.WaitVisible(first+" details pre", chromedp.ByQuery))
+	for _, width := range []int64{390, 1280} {
+		shoot(t, ctx, w.ts.URL+"/sandbox/ui/webhooks?refresh=0", first, width, fmt.Sprintf("webhooks-%d.png", width),
+			chromedp.Click(first+" details summary", chromedp.ByQuery), chromedp.WaitVisible(first+" details pre", chromedp.ByQuery))
+		// On a phone each delivery is a card: its order, answer and
+		// payload show without scrolling the list sideways.
+		var sideways bool
+		run(t, ctx, chromedp.Evaluate(`(() => { const b = document.querySelector("#deliveries").closest(".scroll");
+			return b.scrollWidth > b.clientWidth; })()`, &sideways))
+		if sideways && width == 390 {
+			t.Fatalf("the webhook list scrolls sideways at %d px", width)
+		}
+	}
 	var page string
 	run(t, ctx, chromedp.OuterHTML("html", &page, chromedp.ByQuery))
 	if strings.Contains(page, "tok-words") || strings.Contains(page, num) {

@@ -31,6 +31,14 @@ func TestBadSignatureNamesWhatWasSigned(t *testing.T) {
 			t.Fatalf("the 401 shows a secret: %s", r.raw)
 		}
 	}
+	// A request without a body: length 0 and the SHA-256 of nothing.
+	get, _ := http.NewRequest("GET", e.ts.URL+"/v1/balance", nil)
+	get.Header.Set("X-Identity", DefaultAPIKey)
+	get.Header.Set("X-Signature", "00")
+	r = e.send(get)
+	wantStatus(t, r, 401, "AUTH_001")
+	eq(t, r.str("message"), "invalid signature: the sandbox signed method GET, request URI /v1/balance and a body of "+
+		"0 bytes with SHA-256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
 	// An unknown key still learns nothing.
 	req.Header.Set("X-Identity", "pk_nobody")
 	wantStatus(t, e.send(req), 401, "AUTH_001")
@@ -53,18 +61,35 @@ func TestAcceptUnsignedForANamedMerchant(t *testing.T) {
 		}
 		wantStatus(t, e.send(req), 200, "")
 	}
-	if n := strings.Count(logs.String(), "request accepted without a valid signature"); n != 2 {
-		t.Fatalf("%d warnings for unsigned requests:\n%s", n, logs.String())
+	var accepted int
+	var started bool
+	for _, l := range logs.lines(t) {
+		switch l["msg"] {
+		case "request accepted without a valid signature (the merchant accepts unsigned requests)":
+			accepted++
+			if l["level"] != "WARN" || l["api_key"] != "pk_p…" || l["method"] != "POST" || l["path"] != "/v1/payments" {
+				t.Errorf("unsigned request line: %v", l)
+			}
+		case "merchant accepts unsigned requests: X-Signature is not checked for it":
+			started = true
+			if l["level"] != "WARN" || l["merchant"] != "Merchant 1 (API key pk_p…)" {
+				t.Errorf("start line: %v", l)
+			}
+		}
 	}
-	if !strings.Contains(logs.String(), "merchant accepts unsigned requests") {
-		t.Fatal("no warning at start")
+	if accepted != 2 || !started {
+		t.Fatalf("%d warnings for unsigned requests, start warning %v:\n%s", accepted, started, logs.String())
+	}
+	if strings.Contains(logs.String(), "pk_proxy") || strings.Contains(logs.String(), "sk_proxy") {
+		t.Fatalf("the log shows the merchant's key or secret:\n%s", logs.String())
 	}
 	req, _ := http.NewRequest("GET", e.ts.URL+"/v1/balance", nil)
 	req.Header.Set("X-Identity", DefaultAPIKey)
 	wantStatus(t, e.send(req), 401, "AUTH_001")
 	_, _, page := e.uiGet("/sandbox/ui?refresh=0")
-	if !strings.Contains(page, `id="unsigned-banner"`) {
-		t.Fatal("no banner on the dashboard")
+	banner := `id="unsigned-banner"><strong>Signatures off:</strong> Merchant 1 (API key pk_p…) accepts unsigned requests`
+	if !strings.Contains(page, banner) || strings.Contains(page, "pk_proxy") {
+		t.Fatalf("the dashboard's banner does not name the merchant (want %s):\n%s", banner, page)
 	}
 	plain := newEnv(t, Config{})
 	if _, _, page := plain.uiGet("/sandbox/ui?refresh=0"); strings.Contains(page, "unsigned-banner") {

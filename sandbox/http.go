@@ -210,7 +210,8 @@ func (s *Server) authenticated(limit int64, badBody string, h apiHandler) http.H
 			}
 			if l := s.cfg.Logger; l != nil {
 				l.Warn("request accepted without a valid signature (the merchant accepts unsigned requests)",
-					slog.String("method", r.Method), slog.String("path", maskPath(r.URL.EscapedPath())))
+					slog.String("api_key", maskKey(m.apiKey)), slog.String("method", r.Method),
+					slog.String("path", maskPath(r.URL.EscapedPath())))
 			}
 		}
 		v, aerr := h(r, m, body)

@@ -108,6 +108,44 @@ func TestLogLines(t *testing.T) {
 	}
 }
 
+// A delivery the sandbox stops trying is one ERROR line after its WARN
+// attempts, naming the delivery so it can be resent.
+func TestLogWebhookGivenUpAtError(t *testing.T) {
+	var buf syncBuffer
+	sink := newHookSink(t, 1000)
+	e := newEnv(t, Config{Logger: slog.New(slog.NewJSONHandler(&buf, nil)), WebhookMaxAttempts: 2})
+	p := e.createPayment(`{"ext_id":"gone-1","amount":150,"notify_url":"` + sink.srv.URL + `/h","notification_token":"tok-gone"}`)
+	e.do("POST", "/v1/payments/"+p.str("id")+"/cancel", "")
+	e.flush()
+	var levels []string
+	var gaveUp map[string]any
+	for _, l := range buf.lines(t) {
+		switch l["msg"] {
+		case "webhook attempt":
+			levels = append(levels, l["level"].(string))
+		case "webhook given up":
+			gaveUp = l
+		}
+	}
+	eq(t, strings.Join(levels, ","), "WARN,WARN")
+	if gaveUp == nil {
+		t.Fatalf("no line for the delivery given up:\n%s", buf.String())
+	}
+	ds := e.sb.Deliveries()
+	if len(ds) != 1 || ds[0].State != DeliveryFailed {
+		t.Fatalf("deliveries: %+v", ds)
+	}
+	eq(t, gaveUp["level"], any("ERROR"))
+	eq(t, gaveUp["attempts"], any(float64(2)))
+	eq(t, gaveUp["delivery_id"], any(ds[0].ID))
+	eq(t, gaveUp["resource_id"], any(p.str("id")))
+	eq(t, gaveUp["status"], any("CANCELLED"))
+	eq(t, gaveUp["target_host"], any(strings.TrimPrefix(sink.srv.URL, "http://")))
+	if strings.Contains(buf.String(), "tok-gone") {
+		t.Fatal("the log shows the notification token")
+	}
+}
+
 // A 5xx answer is logged at ERROR, a refusal (4xx) at INFO.
 func TestLogLevelOf5xx(t *testing.T) {
 	var buf syncBuffer

@@ -89,19 +89,19 @@ func (e *ControlError) Is(target error) bool {
 // VerifyPayment plays the service's verification of a PROCESSING payment:
 // outcome is OutcomeCompleted or OutcomeCancelled.
 func (r *Remote) VerifyPayment(ctx context.Context, id, outcome string) error {
-	return r.post(ctx, "/sandbox/payments/"+url.PathEscape(id)+"/verify", map[string]string{"outcome": outcome}, nil)
+	return r.postID(ctx, "payments", id, "/verify", map[string]string{"outcome": outcome})
 }
 
 // ReviewDispute plays the service's review of a disputed payment: outcome
 // is OutcomeApproved or OutcomeRejected.
 func (r *Remote) ReviewDispute(ctx context.Context, id, outcome string) error {
-	return r.post(ctx, "/sandbox/payments/"+url.PathEscape(id)+"/dispute/review", map[string]string{"outcome": outcome}, nil)
+	return r.postID(ctx, "payments", id, "/dispute/review", map[string]string{"outcome": outcome})
 }
 
 // SetPayoutStatus moves a payout to processing, completed, failed or
 // cancelled.
 func (r *Remote) SetPayoutStatus(ctx context.Context, id, status string) error {
-	return r.post(ctx, "/sandbox/payouts/"+url.PathEscape(id)+"/status", map[string]string{"status": status}, nil)
+	return r.postID(ctx, "payouts", id, "/status", map[string]string{"status": status})
 }
 
 // SetWithdrawalStatus moves a withdrawal to processing, completed (with
@@ -111,14 +111,18 @@ func (r *Remote) SetWithdrawalStatus(ctx context.Context, id, status, txHash str
 	if txHash != "" {
 		body["tx_hash"] = txHash
 	}
-	return r.post(ctx, "/sandbox/withdrawals/"+url.PathEscape(id)+"/status", body, nil)
+	return r.postID(ctx, "withdrawals", id, "/status", body)
 }
 
-// Advance moves the sandbox clock forward by d (whole seconds) and
-// returns the new time.
+// Advance moves the sandbox clock forward by d and returns the new time.
+// The control counts whole seconds, so a negative d or one with a
+// fraction of a second is refused before any request.
 func (r *Remote) Advance(ctx context.Context, d time.Duration) (time.Time, error) {
 	var out struct {
 		Now time.Time `json:"now"`
+	}
+	if d < 0 || d%time.Second != 0 {
+		return time.Time{}, fmt.Errorf("sandbox: Advance(%v): %w: the clock moves forward by whole seconds", d, ErrInvalidArgument)
 	}
 	err := r.post(ctx, "/sandbox/clock/advance", map[string]int64{"seconds": int64(d / time.Second)}, &out)
 	return out.Now, err
@@ -145,6 +149,9 @@ func (r *Remote) FlushWebhooks(ctx context.Context) error {
 // Server.ResendWebhook does, and returns the new delivery.
 func (r *Remote) ResendWebhook(ctx context.Context, id string) (Delivery, error) {
 	var d Delivery
+	if id == "" {
+		return d, fmt.Errorf("sandbox: ResendWebhook: %w: empty delivery id", ErrInvalidArgument)
+	}
 	err := r.post(ctx, "/sandbox/webhooks/"+url.PathEscape(id)+"/resend", struct{}{}, &d)
 	return d, err
 }
@@ -174,6 +181,15 @@ func (r *Remote) Deliveries(ctx context.Context) ([]Delivery, error) {
 	}
 	err := r.get(ctx, "/sandbox/webhooks", &out)
 	return out.Deliveries, err
+}
+
+// postID posts a control about one resource, refusing an empty id before
+// any request (it would name another route).
+func (r *Remote) postID(ctx context.Context, kind, id, tail string, in any) error {
+	if id == "" {
+		return fmt.Errorf("sandbox: %w: empty %s id", ErrInvalidArgument, strings.TrimSuffix(kind, "s"))
+	}
+	return r.post(ctx, "/sandbox/"+kind+"/"+url.PathEscape(id)+tail, in, nil)
 }
 
 func (r *Remote) post(ctx context.Context, path string, in, out any) error {

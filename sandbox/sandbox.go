@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -317,17 +316,12 @@ func New(cfg Config) *Server {
 	if cfg.Logger != nil {
 		for i, m := range cfg.Merchants {
 			if m.AcceptUnsigned {
-				cfg.Logger.Warn("merchant accepts unsigned requests: X-Signature is not checked for it", slog.Int("merchant", i))
+				cfg.Logger.Warn("merchant accepts unsigned requests: X-Signature is not checked for it",
+					slog.String("merchant", merchantLabel(i, m.APIKey)))
 			}
 		}
 	}
 	return s
-}
-
-// unsignedMerchants reports whether any merchant accepts unsigned requests,
-// for the dashboard's banner.
-func (s *Server) unsignedMerchants() bool {
-	return slices.ContainsFunc(s.cfg.Merchants, func(m Merchant) bool { return m.AcceptUnsigned })
 }
 
 // orDefault sets *v to d when it is not positive: the zero value of a

@@ -288,8 +288,9 @@ type uiData struct {
 	// never relative: an error page's own URL is a POST-only action.
 	RefreshOffHref, RefreshOnHref string
 	Error                         string
-	// Unsigned: some merchant accepts unsigned requests (a banner says so).
-	Unsigned bool
+	// Unsigned names the merchants that accept unsigned requests (a banner
+	// says so).
+	Unsigned []string
 
 	Payments    []uiPayment
 	Payouts     []uiPayout
@@ -478,7 +479,7 @@ func (s *Server) uiMerchantsLocked() []uiMerchant {
 	out := make([]uiMerchant, 0, len(s.cfg.Merchants))
 	for i, mc := range s.cfg.Merchants {
 		m := s.merchants[mc.APIKey]
-		um := uiMerchant{Label: fmt.Sprintf("Merchant %d (API key %s)", i+1, maskKey(mc.APIKey))}
+		um := uiMerchant{Label: merchantLabel(i, mc.APIKey)}
 		for _, t := range m.terminals {
 			um.Terminals = append(um.Terminals, uiTerminal{ID: t.id, Name: t.name,
 				Balance: moneyText(t.balance, ""), Frozen: moneyText(t.frozen, ""),
@@ -607,6 +608,24 @@ func maskNumber(v string) string {
 		return "•••• " + strings.Repeat("•", len(ds))
 	}
 	return "•••• " + string(ds[len(ds)-4:])
+}
+
+// unsignedMerchants names the merchants that accept unsigned requests, as
+// the dashboard's merchant list labels them, for its banner.
+func (s *Server) unsignedMerchants() []string {
+	var out []string
+	for i, m := range s.cfg.Merchants {
+		if m.AcceptUnsigned {
+			out = append(out, merchantLabel(i, m.APIKey))
+		}
+	}
+	return out
+}
+
+// merchantLabel names the i-th merchant (from 0) without its API key:
+// "Merchant 1 (API key pk_s…)".
+func merchantLabel(i int, apiKey string) string {
+	return fmt.Sprintf("Merchant %d (API key %s)", i+1, maskKey(apiKey))
 }
 
 // maskKey shows the start of an API key, which tells merchants apart

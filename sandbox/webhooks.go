@@ -278,12 +278,19 @@ func (d *dispatcher) run(key string) {
 // maxAttempts, then gives up. It stops at once when the dispatcher closes.
 func (d *dispatcher) deliver(dl delivery) {
 	state := DeliveryFailed
-	defer func() { d.finish(dl.rec, state) }()
+	made := 0
+	defer func() {
+		if state == DeliveryFailed && made > 0 && d.ctx.Err() == nil {
+			d.logGaveUp(dl, made)
+		}
+		d.finish(dl.rec, state)
+	}()
 	wait := d.wait
 	for attempt := 1; attempt <= d.maxAttempts; attempt++ {
 		if d.ctx.Err() != nil {
 			return
 		}
+		made = attempt
 		ok, retry := d.attempt(dl, attempt)
 		if ok {
 			state = DeliveryDelivered
@@ -383,6 +390,23 @@ func (d *dispatcher) logAttempt(dl delivery, n int, a DeliveryAttempt) {
 		level = slog.LevelWarn // a failed attempt: someone's webhook is not arriving
 	}
 	d.logger.LogAttrs(context.Background(), level, "webhook attempt", attrs...)
+}
+
+// logGaveUp writes the ERROR line of a delivery the sandbox stopped
+// trying: the merchant will never get this notification unless someone
+// resends it. A sandbox that is closing gives up silently.
+func (d *dispatcher) logGaveUp(dl delivery, attempts int) {
+	if d.logger == nil {
+		return
+	}
+	host := "(invalid URL)"
+	if u, err := url.Parse(dl.url); err == nil {
+		host = u.Host
+	}
+	d.logger.LogAttrs(context.Background(), slog.LevelError, "webhook given up",
+		slog.String("resource", dl.rec.Resource), slog.String("resource_id", dl.rec.ResourceID),
+		slog.String("status", dl.rec.ResourceStatus), slog.String("target_host", host),
+		slog.Int("attempts", attempts), slog.String("delivery_id", dl.rec.ID))
 }
 
 // redactURL masks the secrets a notify_url may carry: its password and

@@ -39,3 +39,6 @@ export const withdrawalCodes: Same<Codes<JSONOf<operations["createWithdrawal"], 
 export const createCodes429: Same<Codes<JSONOf<operations["createPayment"], 429>>, "PAY_005"> = true;
 export const subtractFeeOptional: Optional<S["CreateWithdrawalRequest"], "subtract_fee_from_amount"> = true;
 export const methodOptional: Optional<S["CreatePaymentRequest"], "method"> = true;
+export const confirmCodes: Same<Codes<JSONOf<operations["confirmPayment"], 400>>, "PAY_008" | "PAY_002"> = true;
+export const createDuplicateExtID: Same<NonNullable<JSONOf<operations["createPayment"], 409>["data"]>["ext_id"], string> = true;
+export const errorDataFieldIsString: Same<NonNullable<S["Error"]["data"]["field"]>, string> = true;

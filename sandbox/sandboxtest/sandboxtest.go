@@ -7,8 +7,8 @@
 //		p, err := env.Client.CreatePayment(ctx, paykit.CreatePaymentParams{
 //			ExtID: "o-1", Amount: decimal.NewFromInt(1500), NotifyURL: env.WebhookURL, NotificationToken: "tok"})
 //		…
-//		env.Flush()                  // every webhook queued so far has arrived
-//		got := env.Deliveries()       // what the receiver got, oldest first
+//		env.Flush()             // every webhook queued so far has arrived
+//		got := env.Deliveries() // what the receiver got, oldest first
 //	}
 //
 // The client retries within milliseconds and the sandbox retries webhooks

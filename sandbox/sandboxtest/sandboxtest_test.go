@@ -4,8 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -81,5 +86,136 @@ func TestNewWithConfigAndClientOptions(t *testing.T) {
 		sandboxtest.WithClientOptions(paykit.WithMaxRetries(0)))
 	if err := env.Client.CheckCredentials(context.Background()); err != nil {
 		t.Fatalf("the client does not speak for the configured merchant: %v", err)
+	}
+}
+
+// TestReadmeInGoTests runs the two blocks of the README's "In Go tests"
+// as they stand (the README's lines are checked to be this test's lines)
+// and asserts what they promise: the webhooks have arrived when Flush or
+// FlushWebhooks returns.
+func TestReadmeInGoTests(t *testing.T) {
+	checkReadmeLines(t)
+	ctx := context.Background()
+	t.Run("sandboxtest", func(t *testing.T) {
+		env := sandboxtest.New(t)
+		p, err := env.Client.CreatePayment(ctx, paykit.CreatePaymentParams{ExtID: "o-1",
+			Amount: decimal.NewFromInt(1500), NotifyURL: env.WebhookURL, NotificationToken: "tok"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.Client.CancelPayment(ctx, p.ID); err != nil {
+			t.Fatal(err)
+		}
+		env.Flush()             // deliveries are asynchronous: wait for them before asserting
+		got := env.Deliveries() // what the receiver got, oldest first
+		if len(got) != 1 || !got[0].TokenIs("tok") || !strings.Contains(string(got[0].Body), `"status":"CANCELLED"`) {
+			t.Fatalf("deliveries: %d %+v", len(got), got)
+		}
+	})
+	t.Run("by hand", func(t *testing.T) {
+		var mu sync.Mutex
+		var statuses []string
+		hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var b struct{ Status string }
+			json.NewDecoder(r.Body).Decode(&b)
+			mu.Lock()
+			statuses = append(statuses, b.Status)
+			mu.Unlock()
+		}))
+		t.Cleanup(hooks.Close)
+
+		sb := sandbox.New(sandbox.Config{WebhookRetryWait: time.Millisecond})
+		t.Cleanup(sb.Close)
+		srv := httptest.NewServer(sb)
+		t.Cleanup(srv.Close)
+		c, err := paykit.NewClient(srv.URL, sandbox.DefaultAPIKey, paykit.HMACSigner(sandbox.DefaultSecret),
+			paykit.WithRetryWait(time.Millisecond, 5*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := c.CreatePayment(ctx, paykit.CreatePaymentParams{ExtID: "o-1", Amount: decimal.NewFromInt(1500),
+			NotifyURL: hooks.URL, NotificationToken: "tok"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ConfirmPayment(ctx, p.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := sb.VerifyPayment(p.ID, sandbox.OutcomeCompleted); err != nil { // the service's verification
+			t.Fatal(err)
+		}
+		if err := sb.FlushWebhooks(ctx); err != nil { // PROCESSING and COMPLETED have reached hooks
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Join(statuses, ",") != "PROCESSING,COMPLETED" {
+			t.Fatalf("webhooks after FlushWebhooks: %v", statuses)
+		}
+	})
+}
+
+// checkReadmeLines fails unless every line of the Go blocks of the
+// README's "In Go tests" is a line of this file (indentation aside), so
+// the README shows code this test runs.
+func checkReadmeLines(t *testing.T) {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.ReadFile("sandboxtest_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := map[string]bool{}
+	for _, l := range strings.Split(string(self), "\n") {
+		mine[strings.TrimSpace(l)] = true
+	}
+	_, section, ok := strings.Cut(string(readme), "\n### In Go tests\n")
+	if !ok {
+		t.Fatal(`README.md has no "### In Go tests" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n### ")
+	blocks := 0
+	for rest := section; ; blocks++ {
+		_, after, ok := strings.Cut(rest, "```go\n")
+		if !ok {
+			break
+		}
+		block, tail, _ := strings.Cut(after, "```")
+		for _, l := range strings.Split(block, "\n") {
+			if l = strings.TrimSpace(l); l != "" && !mine[l] {
+				t.Errorf("README line not in TestReadmeInGoTests: %s", l)
+			}
+		}
+		rest = tail
+	}
+	if blocks != 2 {
+		t.Fatalf("%d Go blocks in README's In Go tests, want 2", blocks)
+	}
+}
+
+// Everything New starts ends with the test: afterwards neither the
+// sandbox's URL nor the receiver's answers.
+func TestEnvClosedWithTheTest(t *testing.T) {
+	var env *sandboxtest.Env
+	t.Run("inner", func(t *testing.T) {
+		env = sandboxtest.New(t)
+		if err := env.Client.CheckCredentials(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	hc := &http.Client{Timeout: 5 * time.Second}
+	for _, u := range []string{env.URL + "/v1/balance", env.WebhookURL} {
+		if res, err := hc.Get(u); err == nil {
+			res.Body.Close()
+			t.Errorf("%s still answers after the test: HTTP %d", u, res.StatusCode)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := env.Sandbox.FlushWebhooks(ctx); err != nil {
+		t.Errorf("the closed sandbox still has webhooks queued: %v", err)
 	}
 }
