@@ -408,6 +408,7 @@ func TestContract(t *testing.T) {
 var notYetProduced = map[string]string{
 	"confirmPayment 503": "needs a stalled upload holding every large-body slot; " +
 		"sandbox's TestLargeBodiesAreReadFewAtATime produces it",
+	"sandboxReadyz 503": "the in-memory sandbox is always ready; only a failing persistent store (-db) answers it",
 }
 
 // contractEnv is one sandbox served over loopback behind the validator, an
@@ -618,6 +619,15 @@ func (e *contractEnv) inspection(ctx context.Context) {
 	e.getJSON(ctx, "/sandbox/state", &st)
 	if len(st.Merchants) != 1 || st.Merchants[0].Payments["COMPLETED"] == 0 {
 		t.Errorf("/sandbox/state does not count the COMPLETED payments")
+	}
+	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ready"} {
+		var h struct {
+			Status string `json:"status"`
+		}
+		e.getJSON(ctx, path, &h)
+		if h.Status != want {
+			t.Errorf("GET %s: status %q, want %q", path, h.Status, want)
+		}
 	}
 }
 

@@ -59,6 +59,7 @@ var uiPages = []struct{ Name, Title string }{
 	{"terminals", "Terminals"},
 	{"webhooks", "Webhooks"},
 	{"faults", "Faults"},
+	{"testvalues", "Test values"}, // testvalues.go, autopilot.go
 }
 
 var uiFuncs = template.FuncMap{
@@ -297,6 +298,9 @@ type uiData struct {
 	Merchants   []uiMerchant
 	Deliveries  []uiDelivery
 	Faults      []uiFault
+	// TestValues and Autopilot fill the test values page.
+	TestValues []TestValue
+	Autopilot  bool
 }
 
 type uiPayment struct {
@@ -381,6 +385,8 @@ func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg
 		d.Merchants = s.uiMerchantsLocked()
 	case "faults":
 		d.Faults = s.uiFaultsLocked()
+	case "testvalues":
+		d.TestValues, d.Autopilot = TestValues, s.pilot != nil
 	}
 	s.mu.Unlock()
 	if page == "webhooks" {
