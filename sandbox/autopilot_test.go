@@ -337,10 +337,18 @@ func TestDashboardTestValues(t *testing.T) {
 			t.Fatalf("status %d", status)
 		}
 		for _, v := range TestValues {
-			row := "<td>" + v.Resource + "</td><td>" + v.Field + "</td><td>" + template.HTMLEscapeString(v.Value) +
-				"</td><td class=\"mono\">" + v.Example + "</td><td>" + template.HTMLEscapeString(v.Outcome) + "</td>"
+			row := "<li><strong>" + template.HTMLEscapeString(v.Value) + "</strong>, e.g. <code>" + v.Example + "</code>: " +
+				template.HTMLEscapeString(v.Outcome) + "</li>"
 			if !strings.Contains(body, row) {
 				t.Fatalf("row missing: %s", row)
+			}
+		}
+		if n := strings.Count(body, "<li><strong>"); n != len(TestValues) {
+			t.Fatalf("%d rows on the page, want %d", n, len(TestValues))
+		}
+		for _, h := range []string{"Payments: the amount", "Disputes: the comment", "Payouts: the requisites", "Withdrawals: the address"} {
+			if strings.Count(body, "<h2>"+h+"</h2>") != 1 {
+				t.Fatalf("heading %q not once on the page", h)
 			}
 		}
 		if strings.Contains(body, "The autopilot is on") != on {

@@ -387,11 +387,11 @@
 //   - payment amount, exactly 404.04 (e.g. 404.04): create answers 503 PAY_004 (no requisites available).
 //   - dispute comment, any other comment, or none (e.g. receipt attached): reviewed: approved, COMPLETED, terminal credited.
 //   - dispute comment, contains "reject" (any case) (e.g. please reject): reviewed: rejected, CANCELLED.
-//   - payout requisites, any other requisites (e.g. 4111111111111111): pending -> processing -> completed.
-//   - payout requisites, ends in 0002 (e.g. 4000000000000002): pending -> processing -> failed.
-//   - payout requisites, ends in 0003 (e.g. 4000000000000003): pending -> processing -> cancelled.
-//   - withdrawal address, any other address (e.g. TXYZsandboxAddress): pending -> processing -> completed, with a generated tx_hash.
-//   - withdrawal address, ends in FAIL (any case) (e.g. TXYZsandboxFAIL): pending -> processing -> failed, amount and fee back on the balance.
+//   - payout requisites, any other requisites (e.g. 4111111111111111): pending → processing → completed.
+//   - payout requisites, ends in 0002 (e.g. 4000000000000002): pending → processing → failed.
+//   - payout requisites, ends in 0003 (e.g. 4000000000000003): pending → processing → cancelled.
+//   - withdrawal address, any other address (e.g. TXYZsandboxAddress): pending → processing → completed, with a generated tx_hash.
+//   - withdrawal address, ends in FAIL (any case) (e.g. TXYZsandboxFAIL): pending → processing → failed, amount and fee back on the balance.
 //
 // # Health
 //

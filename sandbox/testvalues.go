@@ -47,15 +47,15 @@ var TestValues = []TestValue{
 	{"dispute", "comment", "contains \"reject\" (any case)", "please reject",
 		"reviewed: rejected, CANCELLED"},
 	{"payout", "requisites", "any other requisites", "4111111111111111",
-		"pending -> processing -> completed"},
+		"pending → processing → completed"},
 	{"payout", "requisites", "ends in 0002", "4000000000000002",
-		"pending -> processing -> failed"},
+		"pending → processing → failed"},
 	{"payout", "requisites", "ends in 0003", "4000000000000003",
-		"pending -> processing -> cancelled"},
+		"pending → processing → cancelled"},
 	{"withdrawal", "address", "any other address", "TXYZsandboxAddress",
-		"pending -> processing -> completed, with a generated tx_hash"},
+		"pending → processing → completed, with a generated tx_hash"},
 	{"withdrawal", "address", "ends in FAIL (any case)", "TXYZsandboxFAIL",
-		"pending -> processing -> failed, amount and fee back on the balance"},
+		"pending → processing → failed, amount and fee back on the balance"},
 }
 
 // Outcomes chosen by a payment amount.
