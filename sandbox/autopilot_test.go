@@ -484,3 +484,29 @@ func TestAutopilotManualMovesAndReset(t *testing.T) {
 		t.Fatalf("%d steps after Reset", n)
 	}
 }
+
+// With the autopilot on, a payment nobody pays still expires at
+// valid_until (expiry's own timer, not an autopilot step), and its
+// expiry leaves no step behind.
+func TestAutopilotUnpaidExpires(t *testing.T) {
+	ctx := context.Background()
+	e, c := pilotEnv(t, Autopilot{Enabled: true})
+	p, err := c.CreatePayment(ctx, paykit.CreatePaymentParams{ExtID: "ex-1", Amount: decimal.RequireFromString("1500.00"), Method: paykit.MethodCard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := e.sb.AutopilotPending(); n != 0 {
+		t.Fatalf("%d steps for an unpaid 1500.00, want 0", n)
+	}
+	e.sb.Advance(DefaultPaymentTTL - time.Second)
+	if got := paymentStatus(t, ctx, c, p.ID); got != "PENDING" {
+		t.Fatalf("a second before valid_until: %s", got)
+	}
+	e.sb.Advance(time.Second)
+	if got := paymentStatus(t, ctx, c, p.ID); got != "CANCELLED" {
+		t.Fatalf("at valid_until: %s, want CANCELLED", got)
+	}
+	if n := e.sb.AutopilotPending(); n != 0 {
+		t.Fatalf("%d steps after expiry", n)
+	}
+}
