@@ -133,6 +133,7 @@ func (s *Server) routes() *http.ServeMux {
 // Faults never apply to /sandbox/ so that a test cannot lock itself out of
 // the controls.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.self.learn(r) // even a probe names an address webhooks must not dial
 	if s.serveHealth(w, r) { // /healthz, /readyz: no auth, no Host check, no fault, no log (health.go)
 		return
 	}
@@ -142,7 +143,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.pilot.runDue(s.Now())
 	}
 	start := time.Now()
-	s.self.learn(r)
 	_, pattern := s.mux.Handler(r)
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() { s.recordRequest(r, pattern, sw, time.Since(start)) }()

@@ -152,6 +152,9 @@ type config struct {
 	file      FileConfig
 	sandbox   sandbox.Config
 	fromFlags bool // the one merchant came from -api-key and -secret
+	// showSecret: the banner may print the flags' merchant's secret, since
+	// it was typed on the command line or is the documented default.
+	showSecret bool
 }
 
 // effective merges the command line (and the variables applyEnv set), the

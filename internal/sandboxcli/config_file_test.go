@@ -401,3 +401,43 @@ func noToken(t *testing.T, base string) *sandbox.Remote {
 	}
 	return r
 }
+
+// A secret from PAYKIT_SANDBOX_SECRET stays out of the banner (a
+// container's stdout is its log); one typed on the command line or the
+// default is shown, as before.
+func TestBannerHidesSecretFromEnvironment(t *testing.T) {
+	banner := func(args []string, env map[string]string) string {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		pr, pw := io.Pipe()
+		done := make(chan error, 1)
+		go func() {
+			done <- runEnv(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), envOf(env), pw, io.Discard)
+			pw.Close()
+		}()
+		var b strings.Builder
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			b.WriteString(sc.Text() + "\n")
+			if strings.HasPrefix(sc.Text(), "  controls:") {
+				break
+			}
+		}
+		cancel()
+		go io.Copy(io.Discard, pr)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	got := banner(nil, map[string]string{"PAYKIT_SANDBOX_SECRET": "sk_from_env_77"})
+	if strings.Contains(got, "sk_from_env_77") || !strings.Contains(got, "secret:    **** (from PAYKIT_SANDBOX_SECRET)") {
+		t.Fatalf("banner with the secret from the environment:\n%s", got)
+	}
+	if got := banner([]string{"-secret", "sk_typed"}, nil); !strings.Contains(got, "secret:    sk_typed") {
+		t.Fatalf("banner with a typed secret:\n%s", got)
+	}
+	if got := banner(nil, nil); !strings.Contains(got, "secret:    "+sandbox.DefaultSecret) {
+		t.Fatalf("banner with the default secret:\n%s", got)
+	}
+}

@@ -244,6 +244,8 @@ func runWith(ctx context.Context, args []string, env environment, stdout, stderr
 	for _, w := range unknownEnv(f.fs, env) {
 		fmt.Fprintln(stderr, w)
 	}
+	typed := false // -secret on the command line: the user sees it anyway
+	f.fs.Visit(func(fl *flag.Flag) { typed = typed || fl.Name == "secret" })
 	if err := applyEnv(f.fs, env); err != nil {
 		return err
 	}
@@ -251,6 +253,7 @@ func runWith(ctx context.Context, args []string, env environment, stdout, stderr
 	if err != nil {
 		return err
 	}
+	eff.showSecret = eff.fromFlags && (typed || *f.secret == sandbox.DefaultSecret)
 	if *f.printConfig {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -289,10 +292,14 @@ func serve(ctx context.Context, eff *config, stdout, stderr io.Writer, o Options
 	for _, m := range cfg.Merchants {
 		switch {
 		case o.HideCredentials:
-		case eff.fromFlags:
+		case eff.showSecret:
 			// The flags' merchant is a local playground whose secret the
-			// user typed; a configured team's keys and secrets stay masked.
+			// user typed (or the documented default); a secret from the
+			// environment or a team's file stays out of the output, which
+			// a container sends to its logs.
 			fmt.Fprintf(stdout, "  api key:   %s\n  secret:    %s\n", m.APIKey, m.Secret)
+		case eff.fromFlags:
+			fmt.Fprintf(stdout, "  api key:   %s\n  secret:    **** (from %s)\n", m.APIKey, envName("secret"))
 		default:
 			fmt.Fprintf(stdout, "  api key:   %s (secret from the configuration)\n", maskKey(m.APIKey))
 		}
