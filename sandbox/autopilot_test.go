@@ -268,6 +268,9 @@ func TestAutopilotOffNothingMoves(t *testing.T) {
 	if got := paymentStatus(t, ctx, c, p.ID); got != "PROCESSING" {
 		t.Fatalf("confirmed payment: %s, want PROCESSING", got)
 	}
+	if st := e.sb.State().Autopilot; st != (AutopilotState{}) {
+		t.Fatalf("state says the autopilot is %+v", st)
+	}
 	if got := paymentStatus(t, ctx, c, q.ID); got != "CANCELLED" {
 		t.Fatalf("unpaid payment: %s, want CANCELLED (expired)", got)
 	}
@@ -478,6 +481,15 @@ func TestAutopilotManualMovesAndReset(t *testing.T) {
 	}
 	if n := e.sb.AutopilotPending(); n != 1 {
 		t.Fatalf("%d steps after a 1500.11 create, want 1 (the payer)", n)
+	}
+	// GET /sandbox/state says so to any language.
+	r, err := NewRemote(e.ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.State(ctx)
+	if err != nil || st.Autopilot != (AutopilotState{Enabled: true, PendingSteps: 1}) {
+		t.Fatalf("state %+v %v, want the autopilot on with 1 step", st.Autopilot, err)
 	}
 	e.sb.Reset()
 	if n := e.sb.AutopilotPending(); n != 0 {

@@ -372,7 +372,8 @@
 // hand is still finished by the autopilot. Steps live in memory: when a
 // Server starts over state already in flight (a restart on a persistent
 // store), each such resource is scheduled a full delay from then.
-// AutopilotPending counts the steps not yet run.
+// AutopilotPending counts the steps not yet run, and GET /sandbox/state
+// reports it as autopilot.pending_steps.
 //
 // Outcomes are chosen by test values in the requests, like a provider's
 // test card numbers, so a test in any language reaches every branch
