@@ -133,7 +133,7 @@ func (s *Server) routes() *http.ServeMux {
 // Faults never apply to /sandbox/ so that a test cannot lock itself out of
 // the controls.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.self.learn(r) // even a probe names an address webhooks must not dial
+	s.self.learn(r)          // even a probe names an address webhooks must not dial
 	if s.serveHealth(w, r) { // /healthz, /readyz: no auth, no Host check, no fault, no log (health.go)
 		return
 	}
