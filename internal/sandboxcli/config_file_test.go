@@ -358,6 +358,11 @@ func TestHealthEndpointsAndHealthcheck(t *testing.T) {
 	if err := runEnv(context.Background(), []string{"healthcheck"}, envOf(map[string]string{"PAYKIT_SANDBOX_ADDR": addr}), io.Discard, io.Discard); err != nil {
 		t.Fatalf("healthcheck from the variable: %v", err)
 	}
+	// ... and so does the addr of the PAYKIT_SANDBOX_CONFIG file.
+	cfg := writeFile(t, `{"addr": "`+addr+`"}`)
+	if err := runEnv(context.Background(), []string{"healthcheck"}, envOf(map[string]string{"PAYKIT_SANDBOX_CONFIG": cfg}), io.Discard, io.Discard); err != nil {
+		t.Fatalf("healthcheck from the configuration file: %v", err)
+	}
 	err := runEnv(context.Background(), []string{"healthcheck", "-addr", "127.0.0.1:1", "-timeout", "1s"}, envOf(nil), io.Discard, io.Discard)
 	var ue *UsageError
 	if err == nil || errors.As(err, &ue) {
