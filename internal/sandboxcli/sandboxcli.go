@@ -123,8 +123,9 @@ type Options struct {
 	Hint string
 }
 
-// UsageError is a refusal of the command line itself (a bad flag or
-// value), as opposed to a failure while serving.
+// UsageError is a refusal of the configuration itself (a bad flag, a bad
+// PAYKIT_SANDBOX_ variable, a -config file refused), as opposed to a
+// failure while serving; the binaries exit 2 on it.
 type UsageError struct{ msg string }
 
 func (e *UsageError) Error() string { return e.msg }
