@@ -464,6 +464,7 @@ var notYetProduced = map[string]string{
 		"sandbox's TestLargeBodiesAreReadFewAtATime produces it",
 	"sandboxFlushWebhooks 409 SANDBOX_CONFLICT": "needs a delivery still pending a whole minute into the request; " +
 		"the Go FlushWebhooks it wraps fails that way in sandbox's TestWebhooksPayoutGiveUpAndClose (a cancelled context)",
+	"sandboxReadyz 503": "the in-memory sandbox is always ready; only a failing persistent store (-db) answers it",
 }
 
 // contractEnv is one sandbox served over loopback behind the validator, an
@@ -674,6 +675,15 @@ func (e *contractEnv) inspection(ctx context.Context) {
 	e.getJSON(ctx, "/sandbox/state", &st)
 	if len(st.Merchants) != 1 || st.Merchants[0].Payments["COMPLETED"] == 0 {
 		t.Errorf("/sandbox/state does not count the COMPLETED payments")
+	}
+	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ready"} {
+		var h struct {
+			Status string `json:"status"`
+		}
+		e.getJSON(ctx, path, &h)
+		if h.Status != want {
+			t.Errorf("GET %s: status %q, want %q", path, h.Status, want)
+		}
 	}
 }
 

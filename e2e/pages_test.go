@@ -260,3 +260,28 @@ func TestBrowserPagesInWords(t *testing.T) {
 		t.Fatal("a token or card number is on the webhooks page")
 	}
 }
+
+// The dashboard's Test values page lists every row of sandbox.TestValues,
+// says whether the autopilot is on, and fits a phone: the table scrolls in
+// its own region, the page never sideways.
+func TestBrowserTestValuesPage(t *testing.T) {
+	ctx := newBrowser(t)
+	w := newWorld(t, sandbox.Config{Autopilot: sandbox.Autopilot{Enabled: true}})
+	for _, width := range []int64{390, 1280} {
+		shoot(t, ctx, w.ts.URL+"/sandbox/ui/testvalues?refresh=0", "#testvalues", width, fmt.Sprintf("testvalues-%d.png", width))
+		var rows int
+		run(t, ctx, chromedp.Evaluate(`document.querySelectorAll("#testvalues li").length`, &rows))
+		if rows != len(sandbox.TestValues) {
+			t.Fatalf("%d rows at %d px, want %d", rows, width, len(sandbox.TestValues))
+		}
+		if got := textOf(t, ctx, "#autopilot-state"); !strings.HasPrefix(got, "The autopilot is on") {
+			t.Fatalf("autopilot state: %q", got)
+		}
+		txt := bodyText(t, ctx)
+		for _, v := range sandbox.TestValues {
+			if !strings.Contains(txt, v.Example) {
+				t.Fatalf("example %q not on the page at %d px", v.Example, width)
+			}
+		}
+	}
+}

@@ -1,21 +1,35 @@
 package sandbox
 
-import "net/http"
+import (
+	"net/http"
+	"slices"
+)
 
-// bank is one entry of GET /v1/banks. Country is an extra field of the
-// sandbox ("RU" for Russian banks) so that a client can tell which country
-// a cross-border bank code belongs to; the spec's clients ignore it.
-type bank struct {
-	Code     string `json:"code"`
-	Name     string `json:"name"`
-	IsActive bool   `json:"is_active"`
-	Country  string `json:"country"`
+// Bank is one entry of GET /v1/banks (Config.Banks). Country is an extra
+// field of the sandbox ("RU" for Russian banks) so that a client can tell
+// which country a cross-border bank code belongs to; the spec's clients
+// ignore it.
+type Bank struct {
+	// Code is what a create request's bank field names; unique.
+	Code string `json:"code"`
+	// Name is the bank's display name.
+	Name string `json:"name"`
+	// IsActive: an inactive bank is listed, but a payment that asks for it
+	// answers PAY_004 (no requisites).
+	IsActive bool `json:"is_active"`
+	// Country is "RU", or TJ, KZ, UZ or KG for a cross-border bank; a bank
+	// of any other country is listed but never serves a payment.
+	Country string `json:"country"`
 }
 
-// banks is the fixed bank list. gazprom is inactive on purpose: creating a
-// payment with bank "gazprom" answers PAY_004, the way a real bank with no
-// free requisites does.
-var banks = []bank{
+type bank = Bank
+
+// DefaultBanks returns the bank list a Config without Banks serves.
+// gazprom is inactive on purpose: creating a payment with bank "gazprom"
+// answers PAY_004, the way a real bank with no free requisites does.
+func DefaultBanks() []Bank { return slices.Clone(defaultBanks) }
+
+var defaultBanks = []bank{
 	{"sber", "Sberbank", true, "RU"},
 	{"tinkoff", "T-Bank", true, "RU"},
 	{"vtb", "VTB", true, "RU"},
@@ -53,7 +67,7 @@ var countries = map[string]struct {
 // CROSS_BORDER payment names neither country nor bank.
 var countryOrder = []string{"TJ", "KZ", "UZ", "KG"}
 
-func findBank(code string) (bank, bool) {
+func findBank(banks []bank, code string) (bank, bool) {
 	for _, b := range banks {
 		if b.Code == code {
 			return b, true
@@ -63,7 +77,7 @@ func findBank(code string) (bank, bool) {
 }
 
 // firstActiveBank returns the first active bank of a country, in list order.
-func firstActiveBank(country string) (bank, bool) {
+func firstActiveBank(banks []bank, country string) (bank, bool) {
 	for _, b := range banks {
 		if b.Country == country && b.IsActive {
 			return b, true
@@ -73,7 +87,5 @@ func firstActiveBank(country string) (bank, bool) {
 }
 
 func (s *Server) listBanks(*http.Request, *merchant, []byte) (any, *apiError) {
-	out := make([]bank, len(banks))
-	copy(out, banks)
-	return map[string]any{"banks": out}, nil
+	return map[string]any{"banks": s.banks}, nil
 }

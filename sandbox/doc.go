@@ -70,7 +70,8 @@
 // 1500.50), the next create with that amount answers PAY_005 (429) until one
 // of them leaves PENDING.
 //
-// Banks come from GET /v1/banks: sber, tinkoff, vtb, alfa, raif and gazprom
+// Banks come from GET /v1/banks (Config.Banks replaces the list; by
+// default DefaultBanks): sber, tinkoff, vtb, alfa, raif and gazprom
 // (Russian; gazprom is inactive), eskhata, amonatbonk, dushanbecity (TJ),
 // kaspi, halyk, jusan (KZ), kapitalbank, hamkorbank, ipakyuli (UZ), mbank,
 // optima, demir (KG). Each bank object carries an extra "country" field
@@ -349,4 +350,56 @@
 // reads the body, waits DelayMS, then processes, unless the client went
 // away meanwhile, in which case nothing is applied; drop_after processes
 // the request fully and then closes the connection without an answer.
+//
+// # Autopilot and test values
+//
+// With Config.Autopilot enabled (flag -autopilot) the sandbox moves
+// everything along by itself, the way the service would: a confirmed
+// payment is verified after VerifyDelay, an opened dispute is reviewed
+// after ReviewDelay, a payout goes pending -> processing -> a final status
+// and a withdrawal pending -> processing -> completed (with a generated
+// tx_hash) or failed, each step after PayoutDelay or WithdrawalDelay. A
+// payment nobody pays expires at valid_until, with or without the
+// autopilot: that is expiry's own timer, not the autopilot's. Delays run on
+// the sandbox clock: with an injected Config.Now, Advance runs every step
+// that falls due before it returns, so tests never sleep; with the real
+// clock one timer fires at the earliest step, and every request first runs
+// what is due, so a read made after a step's time sees it done. The
+// autopilot acts only through the controls (VerifyPayment, ReviewDispute,
+// SetPayoutStatus, SetWithdrawalStatus, and the payment page's I-paid), so
+// a control call, an expiry or a Reset made before a step simply leaves
+// that step nothing to do; a payout or withdrawal moved to processing by
+// hand is still finished by the autopilot. Steps live in memory: when a
+// Server starts over state already in flight (a restart on a persistent
+// store), each such resource is scheduled a full delay from then.
+// AutopilotPending counts the steps not yet run, and GET /sandbox/state
+// reports it as autopilot.pending_steps.
+//
+// Outcomes are chosen by test values in the requests, like a provider's
+// test card numbers, so a test in any language reaches every branch
+// without the controls. They apply only with the autopilot on (and not
+// Autopilot.IgnoreTestValues); TestValues is the same table in Go, and the
+// dashboard shows it at /sandbox/ui/testvalues:
+//
+//   - payment amount, any other kopecks (e.g. 1500.00): after the merchant confirms: verified, COMPLETED, terminal credited.
+//   - payment amount, kopecks .11 (e.g. 1500.11): the payer presses "I paid" by itself (PROCESSING), then verified, COMPLETED.
+//   - payment amount, kopecks .12 (e.g. 1500.12): after the merchant confirms: transfer not found, CANCELLED.
+//   - payment amount, kopecks .13 (e.g. 1500.13): after the merchant confirms: stays PROCESSING (never verified).
+//   - payment amount, exactly 404.04 (e.g. 404.04): create answers 503 PAY_004 (no requisites available).
+//   - dispute comment, any other comment, or none (e.g. receipt attached): reviewed: approved, COMPLETED, terminal credited.
+//   - dispute comment, contains "reject" (any case) (e.g. please reject): reviewed: rejected, CANCELLED.
+//   - payout requisites, any other requisites (e.g. 4111111111111111): pending → processing → completed.
+//   - payout requisites, ends in 0002 (e.g. 4000000000000002): pending → processing → failed.
+//   - payout requisites, ends in 0003 (e.g. 4000000000000003): pending → processing → cancelled.
+//   - withdrawal address, any other address (e.g. TXYZsandboxAddress): pending → processing → completed, with a generated tx_hash.
+//   - withdrawal address, ends in FAIL (any case) (e.g. TXYZsandboxFAIL): pending → processing → failed, amount and fee back on the balance.
+//
+// # Health
+//
+// GET /healthz answers 200 {"status":"ok"} while the process serves, and
+// GET /readyz 200 {"status":"ready"} when the sandbox can serve requests
+// (503 {"status":"unavailable"} otherwise, the reason in the log only).
+// Both answer without credentials and for any Host, since probes come from
+// outside; they bypass faults and stay out of the request log, so a probe
+// every few seconds neither trips a fault nor pushes real requests out.
 package sandbox

@@ -30,3 +30,33 @@ func TestCurlLinesCarryJSONHeader(t *testing.T) {
 		}
 	}
 }
+
+// testValueDocLines renders TestValues the way the package documentation
+// carries them, one list item a row.
+func testValueDocLines() []string {
+	var out []string
+	for _, v := range TestValues {
+		out = append(out, "//   - "+v.Resource+" "+v.Field+", "+v.Value+" (e.g. "+v.Example+"): "+v.Outcome+".")
+	}
+	return out
+}
+
+// The test values table has one source, TestValues: the package
+// documentation and the README must carry exactly its rows, in its order.
+func TestTestValuesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join(testValueDocLines(), "\n")
+	if !strings.Contains(string(doc), want) {
+		t.Errorf("doc.go does not carry the test values; the block should read:\n%s", want)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), TestValuesMarkdown()) {
+		t.Errorf("README.md does not carry the test values; the table should read:\n%s", TestValuesMarkdown())
+	}
+}

@@ -214,6 +214,7 @@ func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (an
 	w := &withdrawal{m: m, terminal: t, id: uuid.NewString(), amount: req.Amount.d, fee: t.fee, held: held,
 		address: req.Address, status: WithdrawalPending, createdAt: now, updatedAt: now}
 	s.withdrawals[w.id] = w
+	s.pilot.withdrawalEntered(s.nowLocked(), w.id, w.status, w.address)
 	return w.view(), nil
 }
 
@@ -299,6 +300,7 @@ func (s *Server) setWithdrawalStatus(id, status, txHash string) (*withdrawalView
 	}
 	w.status = status
 	w.updatedAt = now
+	s.pilot.withdrawalEntered(s.nowLocked(), w.id, status, w.address)
 	v := w.view()
 	return &v, nil
 }

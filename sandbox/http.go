@@ -122,17 +122,27 @@ func (s *Server) routes() *http.ServeMux {
 	s.uiRoutes(mux) // the dashboard at /sandbox/ui and the payment page's assets (ui.go)
 	s.inspectionRoutes(mux)
 	s.openapiRoutes(mux)
+	s.healthRoutes(mux)
 	return mux
 }
 
-// ServeHTTP counts the request by its route, applies an injected fault if
-// one matches, dispatches, and records the request (the ring behind
-// GET /sandbox/requests and, with Config.Logger, one log line). Faults
-// never apply to /sandbox/ so that a test cannot lock itself out of the
-// controls.
+// ServeHTTP answers the health endpoints first (health.go), runs the
+// autopilot steps now due, then counts the request by its route, applies an
+// injected fault if one matches, dispatches, and records the request (the
+// ring behind GET /sandbox/requests and, with Config.Logger, one log line).
+// Faults never apply to /sandbox/ so that a test cannot lock itself out of
+// the controls.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.self.learn(r)          // even a probe names an address webhooks must not dial
+	if s.serveHealth(w, r) { // /healthz, /readyz: no auth, no Host check, no fault, no log (health.go)
+		return
+	}
+	if s.pilot != nil {
+		// Autopilot steps now due run first, so that a read made after a
+		// step's time always sees it done (the timer may not have fired).
+		s.pilot.runDue(s.Now())
+	}
 	start := time.Now()
-	s.self.learn(r)
 	_, pattern := s.mux.Handler(r)
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() { s.recordRequest(r, pattern, sw, time.Since(start)) }()

@@ -134,6 +134,18 @@ type State struct {
 	// Merchants are the configured merchants, in Config order. Their API
 	// keys are left out: the endpoint needs no credentials.
 	Merchants []MerchantState `json:"merchants"`
+	// Autopilot says whether the autopilot runs and how many of its steps
+	// wait: a staging check in any language polls it to 0 instead of
+	// sleeping.
+	Autopilot AutopilotState `json:"autopilot"`
+}
+
+// AutopilotState is the autopilot part of State.
+type AutopilotState struct {
+	// Enabled is Config.Autopilot.Enabled.
+	Enabled bool `json:"enabled"`
+	// PendingSteps is AutopilotPending: steps scheduled and not yet run.
+	PendingSteps int `json:"pending_steps"`
 }
 
 // MerchantState is one merchant's terminals and how many of its
@@ -183,7 +195,8 @@ func (s *Server) State() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.tickLocked()
-	st := State{Now: now, Merchants: []MerchantState{}}
+	st := State{Now: now, Merchants: []MerchantState{},
+		Autopilot: AutopilotState{Enabled: s.pilot != nil, PendingSteps: s.pilot.pending()}}
 	byMerchant := map[*merchant]*MerchantState{}
 	for i, mc := range s.cfg.Merchants {
 		m := s.merchants[mc.APIKey]

@@ -183,7 +183,8 @@ func TestInspectionEndpoints(t *testing.T) {
 	want := `{"now":"2025-03-01T12:00:00Z","merchants":[{"index":0,"terminals":[` +
 		`{"id":"term_sandbox_main","name":"Main terminal","balance":988.50,"balance_frozen":11.50,"withdrawal_fee":1.50,"currency":"USDT","is_active":true},` +
 		`{"id":"term_sandbox_reserve","name":"Reserve terminal","balance":0.00,"balance_frozen":0.00,"withdrawal_fee":1.50,"currency":"USDT","is_active":true}],` +
-		`"payments":{"CANCELLED":1,"PENDING":1},"payouts":{"pending":1},"withdrawals":{"pending":1},"transfers":0}]}`
+		`"payments":{"CANCELLED":1,"PENDING":1},"payouts":{"pending":1},"withdrawals":{"pending":1},"transfers":0}],` +
+		`"autopilot":{"enabled":false,"pending_steps":0}}`
 	eq(t, strings.TrimSpace(st.raw), want)
 
 	wh := get("/sandbox/webhooks")

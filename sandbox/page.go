@@ -86,19 +86,30 @@ func (s *Server) postPage(w http.ResponseWriter, r *http.Request) {
 			http.StatusForbidden)
 		return
 	}
-	s.mu.Lock()
-	s.tickLocked()
-	p := s.payments[r.PathValue("id")]
-	if p == nil {
-		s.mu.Unlock()
+	id := r.PathValue("id")
+	if s.payerPaid(id) != nil {
 		http.Error(w, "payment not found", http.StatusNotFound)
 		return
+	}
+	http.Redirect(w, r, "/pay/"+id, http.StatusSeeOther)
+}
+
+// payerPaid is the payer pressing "I paid": the page's button, or the
+// autopilot for a test amount. A PENDING payment becomes PROCESSING as by
+// POST /v1/payments/{id}/confirm without a receipt; any other status is
+// left alone. ErrNotFound for an unknown id.
+func (s *Server) payerPaid(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tickLocked()
+	p := s.payments[id]
+	if p == nil {
+		return notFound("payment", id)
 	}
 	if p.status == statusPending {
 		s.confirmLocked(p, 0)
 	}
-	s.mu.Unlock()
-	http.Redirect(w, r, "/pay/"+p.id, http.StatusSeeOther)
+	return nil
 }
 
 // pageSameOrigin is sameOrigin for the payment page, whose no-referrer

@@ -203,6 +203,13 @@ func (s *Server) setPaymentStatusLocked(p *payment, status string) {
 		}
 	}
 	p.status = status
+	if s.pilot != nil {
+		comment := ""
+		if p.dispute != nil {
+			comment = p.dispute.comment
+		}
+		s.pilot.paymentEntered(s.nowLocked(), p.id, status, p.amount, comment)
+	}
 	if p.notifyURL != "" {
 		s.hooks.enqueue(hook{key: "payment:" + p.id, resource: "payment", id: p.id, status: status, at: s.nowLocked()},
 			p.notifyURL, p.token, p.getView())
@@ -277,7 +284,7 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 		return nil, &apiError{status: http.StatusConflict, code: "PAY_003",
 			msg: "a payment with this ext_id already exists", data: map[string]any{"ext_id": req.ExtID}}
 	}
-	b, country, aerr := pickBank(method, req.Bank, country)
+	b, country, aerr := pickBank(s.banks, method, req.Bank, country)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -290,6 +297,9 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 	}
 	if term == nil {
 		return nil, newErr(http.StatusServiceUnavailable, "PAY_004", "no requisites available: the merchant has no active terminal")
+	}
+	if aerr := s.pilot.refuseCreate(amt); aerr != nil { // test value 404.04 (testvalues.go)
+		return nil, aerr
 	}
 	if m.pendingAmount[amountKey(amt)] >= s.cfg.MaxSamePendingAmount {
 		return nil, newErr(http.StatusTooManyRequests, "PAY_005", "too many pending payments with the same amount")
@@ -321,13 +331,14 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 	m.pendingAmount[amountKey(amt)]++
 	heap.Push(&s.expiry, p)
 	s.armExpiryLocked(now)
+	s.pilot.paymentCreated(now, p.id, amt)
 	return p.view(true, true), nil
 }
 
 // pickBank applies the bank and country filters of a create request. A
 // code that is unknown, inactive, or of the wrong country leaves no
 // requisites to offer, hence PAY_004 rather than PAY_002.
-func pickBank(method, code, country string) (bank, string, *apiError) {
+func pickBank(banks []bank, method, code, country string) (bank, string, *apiError) {
 	none := func(why string) (bank, string, *apiError) {
 		return bank{}, "", newErr(http.StatusServiceUnavailable, "PAY_004", "no requisites available: "+why)
 	}
@@ -339,13 +350,13 @@ func pickBank(method, code, country string) (bank, string, *apiError) {
 		if want == "" {
 			want = countryOrder[0]
 		}
-		b, ok := firstActiveBank(want)
+		b, ok := firstActiveBank(banks, want)
 		if !ok {
 			return none("no active bank")
 		}
 		return b, want, nil
 	}
-	b, ok := findBank(code)
+	b, ok := findBank(banks, code)
 	if !ok {
 		return none("unknown bank " + strconv.Quote(code))
 	}

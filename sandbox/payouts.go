@@ -117,6 +117,7 @@ func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *
 	s.payouts[p.id] = p
 	m.payoutsByExt[p.extID] = p
 	m.payoutList = append(m.payoutList, p)
+	s.pilot.payoutEntered(now, p.id, p.status, p.requisites)
 	return p.view(), nil
 }
 
@@ -274,6 +275,7 @@ func (s *Server) setPayoutStatus(id, status string) (*payoutView, error) {
 	if status == PayoutCompleted {
 		p.completedAt = now.Truncate(time.Second)
 	}
+	s.pilot.payoutEntered(now, p.id, status, p.requisites)
 	v := p.view()
 	if p.notifyURL != "" {
 		s.hooks.enqueue(hook{key: "payout:" + p.id, resource: "payout", id: p.id, status: status, at: now},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -98,6 +99,12 @@ type Config struct {
 	// arrive once the handler starts reading it; a body that stalls longer
 	// is cut off with 400 PAY_002. Default DefaultRequestBodyTimeout.
 	RequestBodyTimeout time.Duration
+	// Banks is the list GET /v1/banks answers and payments pick from; nil
+	// means DefaultBanks(). Codes must be unique and non-empty.
+	Banks []Bank
+	// Autopilot moves payments, disputes, payouts and withdrawals along by
+	// themselves, with outcomes chosen by TestValues. Off by default.
+	Autopilot Autopilot
 }
 
 // Merchant is one account of the sandbox: the API key that X-Identity
@@ -211,6 +218,7 @@ func DefaultMerchant(apiKey, secret string) Merchant {
 type Server struct {
 	cfg   Config
 	rates map[string]decimal.Decimal
+	banks []bank // never changed after New: read without a lock
 	mux   *http.ServeMux
 	hooks *dispatcher
 	self  *selfAddrs
@@ -220,6 +228,7 @@ type Server struct {
 	expiryTimer *time.Timer // under mu
 	closed      bool        // under mu: Close stops the timer for good
 	largeBodies semaphore
+	pilot       *pilot // nil with the autopilot off (autopilot.go)
 
 	mu          sync.Mutex
 	offset      time.Duration
@@ -274,6 +283,17 @@ func New(cfg Config) *Server {
 		}
 		seen[m.APIKey] = true
 	}
+	banks := DefaultBanks()
+	if cfg.Banks != nil {
+		banks = slices.Clone(cfg.Banks)
+	}
+	codes := map[string]bool{}
+	for _, b := range banks {
+		if b.Code == "" || codes[b.Code] {
+			panic("sandbox: a bank with an empty or repeated Code")
+		}
+		codes[b.Code] = true
+	}
 	realClock := cfg.Now == nil
 	if realClock {
 		cfg.Now = time.Now
@@ -307,12 +327,14 @@ func New(cfg Config) *Server {
 			rates[k] = v
 		}
 	}
-	s := &Server{cfg: cfg, rates: rates, self: self, realClock: realClock,
+	s := &Server{cfg: cfg, rates: rates, banks: banks, self: self, realClock: realClock,
 		largeBodies: make(semaphore, cfg.LargeBodyConcurrency)}
 	s.hooks = newDispatcher(cfg.WebhookClient, cfg.WebhookMaxAttempts, cfg.WebhookRetryWait,
 		DefaultDeliveryLogSize, s.Now, cfg.Logger, cfg.WebhookConcurrency, cfg.WebhookPerReceiver)
 	s.mux = s.routes()
 	s.resetLocked()
+	s.pilot = newPilot(s, cfg.Autopilot, realClock)
+	s.pilot.resume() // after the state is there: the steps of resources in flight
 	if cfg.Logger != nil {
 		for i, m := range cfg.Merchants {
 			if m.AcceptUnsigned {
@@ -375,6 +397,7 @@ func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.resetLocked()
+	s.pilot.clear()
 }
 
 // Close stops webhook delivery: queued deliveries are dropped and attempts
@@ -387,6 +410,7 @@ func (s *Server) Close() {
 		s.expiryTimer.Stop()
 	}
 	s.mu.Unlock()
+	s.pilot.close()
 	s.hooks.close()
 }
 
@@ -426,10 +450,13 @@ const maxClockOffset = 100 * 365 * 24 * time.Hour
 
 // Advance moves the sandbox clock forward by d and expires every PENDING
 // payment whose valid_until has passed (status CANCELLED, webhook sent).
+// With the autopilot on, it then runs every autopilot step now due, so
+// Advance returns with them done.
 // A negative d is ignored and the total offset is clamped at 100 years:
 // time in the sandbox never runs backwards, not even when huge advances
 // would overflow.
 func (s *Server) Advance(d time.Duration) {
+	defer func() { s.pilot.run(s.Now()) }() // after s.mu is released
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d > 0 {

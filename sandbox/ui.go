@@ -59,6 +59,7 @@ var uiPages = []struct{ Name, Title string }{
 	{"terminals", "Terminals"},
 	{"webhooks", "Webhooks"},
 	{"faults", "Faults"},
+	{"testvalues", "Test values"}, // testvalues.go, autopilot.go
 }
 
 var uiFuncs = template.FuncMap{
@@ -298,6 +299,31 @@ type uiData struct {
 	Merchants   []uiMerchant
 	Deliveries  []uiDelivery
 	Faults      []uiFault
+	// TestValueGroups and Autopilot fill the test values page.
+	TestValueGroups []uiTestValueGroup
+	Autopilot       bool
+}
+
+// uiTestValueGroup is the test values of one resource and field, in
+// TestValues order.
+type uiTestValueGroup struct {
+	Title string
+	Rows  []TestValue
+}
+
+// uiTestValueGroups groups TestValues by resource and field for the page:
+// a list a phone can read, where a five-column table could not.
+func uiTestValueGroups() []uiTestValueGroup {
+	plural := map[string]string{"payment": "Payments", "dispute": "Disputes", "payout": "Payouts", "withdrawal": "Withdrawals"}
+	var out []uiTestValueGroup
+	for _, v := range TestValues {
+		title := plural[v.Resource] + ": the " + v.Field
+		if len(out) == 0 || out[len(out)-1].Title != title {
+			out = append(out, uiTestValueGroup{Title: title})
+		}
+		out[len(out)-1].Rows = append(out[len(out)-1].Rows, v)
+	}
+	return out
 }
 
 type uiPayment struct {
@@ -382,6 +408,8 @@ func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg
 		d.Merchants = s.uiMerchantsLocked()
 	case "faults":
 		d.Faults = s.uiFaultsLocked()
+	case "testvalues":
+		d.TestValueGroups, d.Autopilot = uiTestValueGroups(), s.pilot != nil
 	}
 	s.mu.Unlock()
 	if page == "webhooks" {

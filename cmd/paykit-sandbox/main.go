@@ -1,20 +1,25 @@
-// Command paykit-sandbox serves the paykit sandbox, a stateful in-memory
-// stand-in for the payment service, so that merchants and the SDK's
-// examples can run the whole API offline:
+// Command paykit-sandbox serves the paykit sandbox, a stateful stand-in for
+// the payment service, so that merchants, their staging backends and the
+// SDK's examples can run the whole API offline:
 //
 //	go run ./cmd/paykit-sandbox [-addr 127.0.0.1:8080] [-api-key KEY] [-secret SECRET]
 //	    [-payment-validity 20m] [-max-same-amount 5] [-withdrawal-fee 1.50]
 //	    [-start-balance 1000.00] [-webhook-attempts 5] [-webhook-retry-wait 1s]
 //	    [-allow-remote -control-token TOKEN] [-log-format text|json]
+//	    [-autopilot [-autopilot-verify-delay 10s ...]] [-config FILE] [-print-config]
+//	go run ./cmd/paykit-sandbox healthcheck [-addr host:port]
 //
-// It serves one merchant (sandbox.DefaultMerchant) with the given
-// credentials, verifying X-Signature with paykit.HMACSigner(secret), and
-// prints the base URL, the credentials and the terminal ids at start. It
-// binds to loopback by default, and a remote sandbox needs a control token.
-// It logs one line per request and per webhook delivery attempt on stderr.
-// SIGINT or SIGTERM shuts it down gracefully. Run it with -help for the
-// routes, the controls and the inspection endpoints; the paykit tool's
-// "paykit sandbox" takes the same flags (both run internal/sandboxcli).
+// Without -config it serves one merchant (sandbox.DefaultMerchant) with the
+// given credentials, verifying X-Signature with paykit.HMACSigner(secret),
+// and prints the base URL, the credentials and the terminal ids at start;
+// -config FILE describes several merchants, banks, rates, webhooks and the
+// autopilot. Every flag also reads PAYKIT_SANDBOX_<NAME>. It binds to
+// loopback by default, and a remote sandbox needs a control token. It logs
+// one line per request and per webhook delivery attempt on stderr. SIGINT
+// or SIGTERM shuts it down gracefully. Run it with -help for the routes,
+// the controls, the inspection endpoints and the autopilot's test values;
+// the paykit tool's "paykit sandbox" takes the same flags (both run
+// internal/sandboxcli).
 package main
 
 import (

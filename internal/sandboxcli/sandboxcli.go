@@ -6,6 +6,7 @@ package sandboxcli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -69,6 +70,9 @@ Inspection (JSON GETs, loopback Host only unless -allow-remote):
   GET /sandbox/state      terminals with balances; payments, payouts and withdrawals counted by status
   curl http://127.0.0.1:8080/sandbox/webhooks -H 'Content-Type: application/json'
 
+Health (no credentials, any Host): GET /healthz (up), GET /readyz (ready to serve); the
+healthcheck subcommand exits 0 only when /readyz answers 200 (a scratch image has no curl).
+
 The hosted payment page is GET /pay/{id}; its I-paid button confirms the payment.
 In a browser, /sandbox/ui is a dashboard of all of the above (loopback Host only).
 Logs: one line per request and per webhook attempt on stderr (-log-format text|json).
@@ -119,8 +123,9 @@ type Options struct {
 	Hint string
 }
 
-// UsageError is a refusal of the command line itself (a bad flag or
-// value), as opposed to a failure while serving.
+// UsageError is a refusal of the configuration itself (a bad flag, a bad
+// PAYKIT_SANDBOX_ variable, a -config file refused), as opposed to a
+// failure while serving; the binaries exit 2 on it.
 type UsageError struct{ msg string }
 
 func (e *UsageError) Error() string { return e.msg }
@@ -128,113 +133,187 @@ func (e *UsageError) Error() string { return e.msg }
 func usage(format string, a ...any) error { return &UsageError{msg: fmt.Sprintf(format, a...)} }
 
 // Run serves until ctx ends, then shuts down gracefully. The banner goes
-// to stdout; logs and warnings go to stderr.
+// to stdout; logs and warnings go to stderr. "healthcheck" as the first
+// argument runs the health check instead (healthcheck.go). Every flag also
+// reads PAYKIT_SANDBOX_<NAME> from the environment, and -config FILE
+// describes the rest (config_file.go).
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, o Options) error {
+	return runWith(ctx, args, osEnv{}, stdout, stderr, o)
+}
+
+// environment is the process environment as Run reads it; tests give
+// their own instead of touching the process's.
+type environment interface {
+	Getenv(name string) string
+	Environ() []string
+}
+
+type osEnv struct{}
+
+func (osEnv) Getenv(name string) string { return os.Getenv(name) }
+func (osEnv) Environ() []string         { return os.Environ() }
+
+// flags are the command line's values, before the environment and the
+// configuration file are merged in.
+type flags struct {
+	fs                                                          *flag.FlagSet
+	addr, apiKey, secret, controlToken, logFormat, configPath   *string
+	ttl, retryWait                                              *time.Duration
+	samePending, attempts, hookTotal, hookPer                   *int
+	fee, balance                                                *decimalFlag
+	allowRemote, unsigned, printConfig, autopilot, ignoreTV     *bool
+	payerDelay, verifyDelay, reviewDelay, payoutDelay, wdrDelay *time.Duration
+}
+
+func newFlags(name string, out io.Writer) *flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	f := &flags{fs: fs}
+	f.addr = fs.String("addr", "127.0.0.1:8080", "listen address (loopback by default: the controls are unauthenticated)")
+	f.apiKey = fs.String("api-key", sandbox.DefaultAPIKey, "API key of the merchant (X-Identity)")
+	f.secret = fs.String("secret", sandbox.DefaultSecret, "signing secret of the merchant (HMACSigner)")
+	f.ttl = fs.Duration("payment-validity", sandbox.DefaultPaymentTTL, "span from created_at to valid_until of a payment")
+	f.samePending = fs.Int("max-same-amount", sandbox.DefaultMaxSamePendingAmount,
+		"PENDING payments that may share an amount before the next create answers PAY_005")
+	f.fee = &decimalFlag{d: decimal.RequireFromString("1.50")}
+	fs.Var(f.fee, "withdrawal-fee", "withdrawal fee of each terminal, USDT")
+	f.balance = &decimalFlag{d: decimal.RequireFromString("1000.00")}
+	fs.Var(f.balance, "start-balance", "starting balance of "+sandbox.DefaultMainTerminalID+", USDT")
+	f.attempts = fs.Int("webhook-attempts", sandbox.DefaultWebhookMaxAttempts, "attempts per webhook delivery before giving up")
+	f.retryWait = fs.Duration("webhook-retry-wait", sandbox.DefaultWebhookRetryWait, "wait after the first failed webhook attempt, doubled after each")
+	f.allowRemote = fs.Bool("allow-remote", false,
+		"let the /sandbox/ controls and inspection answer a non-loopback Host (only on a trusted network)")
+	f.controlToken = fs.String("control-token", "",
+		"token required on /sandbox/ controls, inspection and dashboard (Authorization: Bearer, or the dashboard's login); "+
+			"required with -allow-remote; prefer $PAYKIT_SANDBOX_CONTROL_TOKEN, which keeps it out of the process list")
+	f.unsigned = fs.Bool("accept-unsigned", false,
+		"accept the merchant's requests without a valid X-Signature (for a validation proxy that re-serialises bodies); loud in the log and the dashboard")
+	f.hookTotal = fs.Int("webhook-concurrency", sandbox.DefaultWebhookConcurrency, "webhook attempts in flight at once")
+	f.hookPer = fs.Int("webhook-per-receiver", sandbox.DefaultWebhookPerReceiver, "webhook attempts in flight to one receiver (host:port)")
+	f.logFormat = fs.String("log-format", "text", "log format on stderr: text or json")
+	f.configPath = fs.String("config", "", "JSON configuration file: merchants, terminals, banks, rates, webhooks, autopilot (README, \"Run a shared staging sandbox\")")
+	f.printConfig = fs.Bool("print-config", false, "print the effective configuration as JSON, secrets masked, and exit")
+	f.autopilot = fs.Bool("autopilot", false, "move payments, disputes, payouts and withdrawals along by themselves; test values choose outcomes")
+	f.payerDelay = fs.Duration("autopilot-payer-delay", sandbox.DefaultPayerDelay, "autopilot: wait before a payer presses I paid (amount kopecks .11)")
+	f.verifyDelay = fs.Duration("autopilot-verify-delay", sandbox.DefaultVerifyDelay, "autopilot: wait before a confirmed payment is verified")
+	f.reviewDelay = fs.Duration("autopilot-review-delay", sandbox.DefaultReviewDelay, "autopilot: wait before a dispute is reviewed")
+	f.payoutDelay = fs.Duration("autopilot-payout-delay", sandbox.DefaultPayoutDelay, "autopilot: each payout step")
+	f.wdrDelay = fs.Duration("autopilot-withdrawal-delay", sandbox.DefaultWithdrawalDelay, "autopilot: each withdrawal step")
+	f.ignoreTV = fs.Bool("autopilot-ignore-test-values", false, "autopilot: default outcomes for every value, no PAY_004 by amount")
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: %s [flags]\n       %s healthcheck [-addr host:port]\n\n", name, name)
+		fmt.Fprint(w, "Serves the paykit sandbox API on -addr. Every flag can also be given as an environment variable\n"+
+			"PAYKIT_SANDBOX_<NAME> (upper case, dashes as underscores: PAYKIT_SANDBOX_API_KEY); a flag on the\n"+
+			"command line wins over the variable, and both win over -config.\n\nFlags:\n")
+		fs.PrintDefaults()
+		fmt.Fprint(w, routesHelp)
+		fmt.Fprint(w, testValuesHelp())
+	}
+	return f
+}
+
+// testValuesHelp renders sandbox.TestValues for -help: the same table the
+// README, the package documentation and the dashboard carry.
+func testValuesHelp() string {
+	var b strings.Builder
+	b.WriteString("\nTest values (with -autopilot; also at /sandbox/ui/testvalues):\n")
+	for _, v := range sandbox.TestValues {
+		fmt.Fprintf(&b, "  %-10s %-10s %s (e.g. %s): %s\n", v.Resource, v.Field, v.Value, v.Example, v.Outcome)
+	}
+	return b.String()
+}
+
+// runWith is Run with the environment given.
+func runWith(ctx context.Context, args []string, env environment, stdout, stderr io.Writer, o Options) error {
 	if o.Name == "" {
 		o.Name = "paykit-sandbox"
 	}
-	fs := flag.NewFlagSet(o.Name, flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	addr := fs.String("addr", "127.0.0.1:8080", "listen address (loopback by default: the controls are unauthenticated)")
-	apiKey := fs.String("api-key", sandbox.DefaultAPIKey, "API key of the merchant (X-Identity)")
-	secret := fs.String("secret", sandbox.DefaultSecret, "signing secret of the merchant (HMACSigner)")
-	ttl := fs.Duration("payment-validity", sandbox.DefaultPaymentTTL, "span from created_at to valid_until of a payment")
-	samePending := fs.Int("max-same-amount", sandbox.DefaultMaxSamePendingAmount,
-		"PENDING payments that may share an amount before the next create answers PAY_005")
-	fee := &decimalFlag{d: decimal.RequireFromString("1.50")}
-	fs.Var(fee, "withdrawal-fee", "withdrawal fee of each terminal, USDT")
-	balance := &decimalFlag{d: decimal.RequireFromString("1000.00")}
-	fs.Var(balance, "start-balance", "starting balance of "+sandbox.DefaultMainTerminalID+", USDT")
-	attempts := fs.Int("webhook-attempts", sandbox.DefaultWebhookMaxAttempts, "attempts per webhook delivery before giving up")
-	retryWait := fs.Duration("webhook-retry-wait", sandbox.DefaultWebhookRetryWait, "wait after the first failed webhook attempt, doubled after each")
-	allowRemote := fs.Bool("allow-remote", false,
-		"let the /sandbox/ controls and inspection answer a non-loopback Host (only on a trusted network)")
-	controlToken := fs.String("control-token", os.Getenv("PAYKIT_SANDBOX_CONTROL_TOKEN"),
-		"token required on /sandbox/ controls, inspection and dashboard (Authorization: Bearer, or the dashboard's login); "+
-			"required with -allow-remote; default $PAYKIT_SANDBOX_CONTROL_TOKEN")
-	unsigned := fs.Bool("accept-unsigned", false,
-		"accept the merchant's requests without a valid X-Signature (for a validation proxy that re-serialises bodies); loud in the log and the dashboard")
-	hookTotal := fs.Int("webhook-concurrency", sandbox.DefaultWebhookConcurrency, "webhook attempts in flight at once")
-	hookPer := fs.Int("webhook-per-receiver", sandbox.DefaultWebhookPerReceiver, "webhook attempts in flight to one receiver (host:port)")
-	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: %s [flags]\n\nServes the paykit sandbox API on -addr.\n\nFlags:\n", o.Name)
-		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), routesHelp)
+	if len(args) > 0 && args[0] == "healthcheck" {
+		return healthcheck(ctx, o.Name, args[1:], env, stdout)
 	}
-	if err := fs.Parse(args); err != nil {
+	f := newFlags(o.Name, stdout)
+	if err := f.fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return &UsageError{msg: err.Error()}
 	}
-	if fs.NArg() > 0 {
-		return usage("unexpected arguments: %v", fs.Args())
+	if f.fs.NArg() > 0 {
+		return usage("unexpected arguments: %v", f.fs.Args())
 	}
-	if *apiKey == "" || *secret == "" {
-		return usage("-api-key and -secret must not be empty")
+	for _, w := range unknownEnv(f.fs, env) {
+		fmt.Fprintln(stderr, w)
 	}
-	if *ttl <= 0 || *samePending <= 0 || *attempts <= 0 || *retryWait <= 0 || *hookTotal <= 0 || *hookPer <= 0 {
-		return usage("-payment-validity, -max-same-amount, -webhook-attempts, -webhook-retry-wait, " +
-			"-webhook-concurrency and -webhook-per-receiver must be positive")
+	typed := false // -secret on the command line: the user sees it anyway
+	f.fs.Visit(func(fl *flag.Flag) { typed = typed || fl.Name == "secret" })
+	if err := applyEnv(f.fs, env); err != nil {
+		return err
 	}
-	if *allowRemote && *controlToken == "" {
-		return usage("-allow-remote needs a control token: set -control-token or PAYKIT_SANDBOX_CONTROL_TOKEN " +
-			"(anyone who reaches a remote sandbox could otherwise reset it and settle its money)")
-	}
-	var handler slog.Handler
-	switch *logFormat {
-	case "text":
-		handler = slog.NewTextHandler(stderr, nil)
-	case "json":
-		handler = slog.NewJSONHandler(stderr, nil)
-	default:
-		return usage("-log-format must be text or json, not %q", *logFormat)
-	}
-
-	ln, err := net.Listen("tcp", *addr)
+	eff, err := effective(f, env)
 	if err != nil {
 		return err
 	}
-	merchant := sandbox.DefaultMerchant(*apiKey, *secret)
-	for i := range merchant.Terminals {
-		merchant.Terminals[i].WithdrawalFee = fee.d
+	eff.showSecret = eff.fromFlags && (typed || *f.secret == sandbox.DefaultSecret)
+	if *f.printConfig {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(eff.file.printable())
 	}
-	merchant.Terminals[0].Balance = balance.d
-	merchant.AcceptUnsigned = *unsigned
-	sb := sandbox.New(sandbox.Config{
-		Merchants:            []sandbox.Merchant{merchant},
-		PaymentTTL:           *ttl,
-		MaxSamePendingAmount: *samePending,
-		WebhookMaxAttempts:   *attempts,
-		WebhookRetryWait:     *retryWait,
-		AllowRemote:          *allowRemote,
-		ControlToken:         *controlToken,
-		ListenAddrs:          []string{ln.Addr().String()},
-		WebhookConcurrency:   *hookTotal,
-		WebhookPerReceiver:   *hookPer,
-		Logger:               slog.New(handler),
-		RequestBodyTimeout:   bodyTimeout,
-	})
+	return serve(ctx, eff, stdout, stderr, o)
+}
+
+func serve(ctx context.Context, eff *config, stdout, stderr io.Writer, o Options) error {
+	var handler slog.Handler
+	switch eff.file.LogFormat {
+	case "text":
+		handler = slog.NewTextHandler(stderr, nil)
+	default: // "json": effective refused anything else
+		handler = slog.NewJSONHandler(stderr, nil)
+	}
+	ln, err := net.Listen("tcp", eff.file.Addr)
+	if err != nil {
+		return err
+	}
+	cfg := eff.sandbox
+	cfg.ListenAddrs = []string{ln.Addr().String()}
+	cfg.Logger = slog.New(handler)
+	cfg.RequestBodyTimeout = bodyTimeout
+	sb := sandbox.New(cfg)
 	defer sb.Close()
 	srv := newHTTPServer(sb)
 
-	if w := exposureWarning(ln.Addr(), *allowRemote, *controlToken != ""); w != "" {
+	if w := exposureWarning(ln.Addr(), cfg.AllowRemote, cfg.ControlToken != ""); w != "" {
 		fmt.Fprintln(stderr, w)
 	}
 	fmt.Fprintf(stdout, "paykit sandbox listening on %s\n", baseURL(ln.Addr()))
-	if o.HideCredentials {
-		if o.Hint != "" {
-			fmt.Fprintln(stdout, "  "+o.Hint)
-		}
-	} else {
-		fmt.Fprintf(stdout, "  api key:   %s\n  secret:    %s\n", *apiKey, *secret)
+	if o.HideCredentials && o.Hint != "" {
+		fmt.Fprintln(stdout, "  "+o.Hint)
 	}
-	for _, t := range merchant.Terminals {
-		fmt.Fprintf(stdout, "  terminal:  %s (%s, %s USDT)\n", t.ID, t.Name, t.Balance.StringFixed(max(2, -t.Balance.Exponent())))
+	for _, m := range cfg.Merchants {
+		switch {
+		case o.HideCredentials:
+		case eff.showSecret:
+			// The flags' merchant is a local playground whose secret the
+			// user typed (or the documented default); a secret from the
+			// environment or a team's file stays out of the output, which
+			// a container sends to its logs.
+			fmt.Fprintf(stdout, "  api key:   %s\n  secret:    %s\n", m.APIKey, m.Secret)
+		case eff.fromFlags:
+			fmt.Fprintf(stdout, "  api key:   %s\n  secret:    **** (from %s)\n", m.APIKey, envName("secret"))
+		default:
+			fmt.Fprintf(stdout, "  api key:   %s (secret from the configuration)\n", maskKey(m.APIKey))
+		}
+		for _, t := range m.Terminals {
+			fmt.Fprintf(stdout, "  terminal:  %s (%s, %s USDT)\n", t.ID, t.Name, t.Balance.StringFixed(max(2, -t.Balance.Exponent())))
+		}
+	}
+	if cfg.Autopilot.Enabled {
+		fmt.Fprintln(stdout, "  autopilot: on (test values: -help, or /sandbox/ui/testvalues)")
 	}
 	fmt.Fprintln(stdout, "  controls:  POST /sandbox/... with Content-Type: application/json; inspection: GET /sandbox/state, /sandbox/requests, /sandbox/webhooks (see -help)")
-	if *controlToken != "" {
+	fmt.Fprintln(stdout, "  health:    GET /healthz, GET /readyz (no credentials)")
+	if cfg.ControlToken != "" {
 		fmt.Fprintln(stdout, "  control token: set; send it as Authorization: Bearer TOKEN, or log in at /sandbox/login")
 	}
 

@@ -354,6 +354,29 @@ func TestRemoteModeNeedsAControlToken(t *testing.T) {
 	}
 }
 
+// -help names the team knobs, the health endpoints and the healthcheck
+// subcommand, and renders every row of sandbox.TestValues (no second copy
+// of the table).
+func TestHelpRendersTestValues(t *testing.T) {
+	var out strings.Builder
+	if err := run(context.Background(), []string{"-help"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	help := out.String()
+	for _, want := range []string{"-config", "-print-config", "-autopilot", "-autopilot-payer-delay", "-autopilot-verify-delay",
+		"-autopilot-review-delay", "-autopilot-payout-delay", "-autopilot-withdrawal-delay", "-autopilot-ignore-test-values",
+		"paykit-sandbox healthcheck", "GET /healthz", "GET /readyz", "PAYKIT_SANDBOX_<NAME>", testValuesHelp()} {
+		if !strings.Contains(help, want) {
+			t.Fatalf("%q not in help:\n%s", want, help)
+		}
+	}
+	for _, v := range sandbox.TestValues {
+		if !strings.Contains(testValuesHelp(), v.Example+"): "+v.Outcome+"\n") {
+			t.Fatalf("row %s %s not rendered", v.Resource, v.Example)
+		}
+	}
+}
+
 // run is Run as paykit-sandbox calls it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return Run(ctx, args, stdout, stderr, Options{Name: "paykit-sandbox"})
