@@ -446,3 +446,25 @@ func TestBannerHidesSecretFromEnvironment(t *testing.T) {
 		t.Fatalf("banner with the default secret:\n%s", got)
 	}
 }
+
+// -help renders flag defaults; values that came from PAYKIT_SANDBOX_*
+// variables (a control token, a secret, an API key) must not appear there,
+// since a container's help output lands in its log.
+func TestHelpShowsNoValueFromEnvironment(t *testing.T) {
+	env := map[string]string{
+		"PAYKIT_SANDBOX_CONTROL_TOKEN": "tok_env_secret_123",
+		"PAYKIT_SANDBOX_SECRET":        "sk_env_secret_456",
+		"PAYKIT_SANDBOX_API_KEY":       "pk_env_key_789",
+	}
+	var out, errOut strings.Builder
+	_ = runEnv(context.Background(), []string{"-help"}, envOf(env), &out, &errOut)
+	all := out.String() + errOut.String()
+	if !strings.Contains(all, "-control-token") {
+		t.Fatalf("-help printed no flags:\n%s", all)
+	}
+	for _, v := range env {
+		if strings.Contains(all, v) {
+			t.Fatalf("-help shows %q from the environment", v)
+		}
+	}
+}
