@@ -46,7 +46,11 @@ func startBinary(t *testing.T, args ...string) string {
 		t.Fatalf("no output: %v", lines.Err())
 	}
 	go io.Copy(io.Discard, pr)
-	return strings.TrimPrefix(lines.Text(), "paykit sandbox listening on ")
+	base, ok := strings.CutPrefix(lines.Text(), "paykit sandbox listening on ")
+	if !ok {
+		t.Fatalf("the sandbox did not start: %s", lines.Text())
+	}
+	return base
 }
 
 // call sends one request to the binary at base (signed for /v1/) and
