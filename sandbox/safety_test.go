@@ -24,7 +24,8 @@ func TestWebhooksNeverReachTheSandbox(t *testing.T) {
 	e := newEnv(t, Config{WebhookMaxAttempts: 2})
 	other := e.createPayment(`{"ext_id":"someone-elses","amount":1500}`)
 	u, _ := url.Parse(e.ts.URL)
-	for i, target := range []string{e.ts.URL + "/sandbox/reset", "http://localhost:" + u.Port() + "/sandbox/reset"} {
+	for i, target := range []string{e.ts.URL + "/sandbox/reset", "http://localhost:" + u.Port() + "/sandbox/reset",
+		"http://0.0.0.0:" + u.Port() + "/sandbox/reset"} { // connecting to 0.0.0.0 reaches loopback
 		p := e.createPayment(fmt.Sprintf(`{"ext_id":"attacker-%d","amount":1500,"notify_url":%q}`, i, target))
 		wantStatus(t, e.do("POST", "/v1/payments/"+p.str("id")+"/cancel", ""), 200, "")
 	}
