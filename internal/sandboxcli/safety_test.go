@@ -159,3 +159,39 @@ func TestBinaryDeliveryPoolFlags(t *testing.T) {
 		t.Fatalf("%d deliveries in flight, want %d: the flags did not reach the pool", got, n)
 	}
 }
+
+// The control token from PAYKIT_SANDBOX_CONTROL_TOKEN is what a remote
+// sandbox asks for: a request from another host (any Host) without it is
+// 401, with it as a bearer token it is served.
+func TestBinaryControlTokenFromTheEnvironment(t *testing.T) {
+	t.Setenv("PAYKIT_SANDBOX_CONTROL_TOKEN", "ctl-env-31")
+	base := startBinary(t, "-addr", "127.0.0.1:0", "-allow-remote")
+	send := func(method, path, bearer string) int {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(`{}`))
+		req.Host = "sandbox.team.internal"
+		req.Header.Set("Content-Type", "application/json")
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for _, c := range []struct {
+		method, path, bearer string
+		want                 int
+	}{
+		{"GET", "/sandbox/state", "", http.StatusUnauthorized},
+		{"GET", "/sandbox/state", "wrong", http.StatusUnauthorized},
+		{"POST", "/sandbox/reset", "", http.StatusUnauthorized},
+		{"GET", "/sandbox/state", "ctl-env-31", http.StatusOK},
+		{"POST", "/sandbox/reset", "ctl-env-31", http.StatusOK},
+	} {
+		if got := send(c.method, c.path, c.bearer); got != c.want {
+			t.Errorf("%s %s with bearer %q: %d, want %d", c.method, c.path, c.bearer, got, c.want)
+		}
+	}
+}
