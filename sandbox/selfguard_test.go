@@ -50,7 +50,11 @@ func TestSelfAddrsGuardOnlyTheSandbox(t *testing.T) {
 			}
 		}
 		for _, a := range tc.not {
-			if s.isSelf(netip.MustParseAddrPort(a)) {
+			ap := netip.MustParseAddrPort(a)
+			if !ap.Addr().IsLoopback() && localIP(ap.Addr()) {
+				continue // this machine happens to own the address: it is the sandbox here
+			}
+			if s.isSelf(ap) {
 				t.Errorf("listening on %v: %s is a merchant's receiver, refused", tc.listen, a)
 			}
 		}
