@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/shopspring/decimal"
 
@@ -589,5 +590,65 @@ func TestBrowserRemoteDashboardLogin(t *testing.T) {
 	run(t, ctx, chromedp.Evaluate(`document.cookie`, &cookies))
 	if strings.Contains(cookies, "paykit_sandbox_session") || strings.Contains(cookies, "team-token-42") {
 		t.Fatalf("a page script can read the session: %q", cookies)
+	}
+	// What the browser stored: one HttpOnly, SameSite=Strict session, not
+	// the token.
+	var jar []*network.Cookie
+	run(t, ctx, chromedp.ActionFunc(func(ctx context.Context) error {
+		var err error
+		jar, err = network.GetCookies().Do(ctx)
+		return err
+	}))
+	if len(jar) != 1 || jar[0].Name != "paykit_sandbox_session" || !jar[0].HTTPOnly ||
+		jar[0].SameSite != network.CookieSameSiteStrict || strings.Contains(jar[0].Value, "team-token-42") {
+		t.Fatalf("cookies after the login: %+v", jar)
+	}
+	// Logged in, the dashboard's forms act: the clock moves by an hour.
+	before := w.sb.Now()
+	run(t, ctx, chromedp.SetValue("#advance-seconds", "3600", chromedp.ByQuery),
+		chromedp.Submit("#advance-seconds", chromedp.ByQuery))
+	waitJS(t, ctx, fmt.Sprintf(`(document.getElementById("sandbox-now") || {}).textContent === %q`,
+		before.Add(time.Hour).Format("2006-01-02 15:04:05 UTC")))
+}
+
+// A page of another site that auto-submits the payment page's I-paid form,
+// even with the page's own form token, is refused: the payment stays
+// PENDING. The payer's own press on the page still works.
+func TestBrowserPaymentPageCrossSitePostRefused(t *testing.T) {
+	ctx := newBrowser(t)
+	w := newWorld(t, sandbox.Config{})
+	p := w.pay(t, paykit.CreatePaymentParams{ExtID: "xsite-1", Amount: decimal.RequireFromString("1300")})
+	var token string
+	run(t, ctx, chromedp.Navigate(p.PaymentURL), chromedp.WaitReady(`#paid`, chromedp.ByQuery),
+		chromedp.Value(`input[name="token"]`, &token, chromedp.ByQuery))
+	if len(token) != 64 {
+		t.Fatalf("token %q", token)
+	}
+	evil := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(rw, `<!DOCTYPE html><html><body>
+<form id="f" method="post" action="%s"><input name="token" value="%s"></form>
+<script>document.getElementById("f").submit();</script>
+</body></html>`, p.PaymentURL, token)
+	}))
+	defer evil.Close()
+	run(t, ctx, chromedp.Navigate(evil.URL))
+	waitLocation(t, ctx, p.PaymentURL)
+	var body string
+	run(t, ctx, chromedp.Text("body", &body, chromedp.ByQuery))
+	if !strings.Contains(body, "cross-site or stale form refused") {
+		t.Fatalf("cross-site I-paid answered: %q", body)
+	}
+	got, err := w.client.GetPayment(context.Background(), p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != paykit.PaymentStatusPending {
+		t.Fatalf("status %s after a cross-site post, want PENDING", got.Status)
+	}
+	run(t, ctx, chromedp.Navigate(p.PaymentURL), chromedp.Click("#paid", chromedp.ByQuery),
+		chromedp.WaitVisible(".note-processing", chromedp.ByQuery))
+	if got := textOf(t, ctx, "#status"); got != "PROCESSING" {
+		t.Fatalf("after the payer's own press: status %q", got)
 	}
 }

@@ -300,7 +300,8 @@
 //     (at most 40 characters, exponent within ±18) before any arithmetic.
 //   - Payment ext_id is 1 to 255 characters (the spec's limit, counted in
 //     characters, not bytes). Payout ext_id has no limit in the spec; the
-//     sandbox refuses an empty or all-blank one and one over 1020 bytes, a
+//     sandbox refuses an empty or all-blank one and one over 255 characters
+//     (MaxPayoutExtIDLength, as for payments; the message names the cap), a
 //     bound for memory rather than a rule.
 //   - bank is matched exactly against the codes of GET /v1/banks; an
 //     unknown, inactive or foreign bank is PAY_004 (no requisites), not

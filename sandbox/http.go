@@ -260,7 +260,9 @@ const largeBody = 1 << 20
 // pin memory; one that finds no slot within a quarter of the body timeout
 // is 503.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, code string) ([]byte, *apiError) {
-	if limit > largeBody && r.ContentLength != 0 {
+	// A declared length cannot be exceeded (net/http stops there), so only
+	// a large or undeclared (chunked) body takes a slot.
+	if limit > largeBody && (r.ContentLength < 0 || r.ContentLength > largeBody) {
 		// Wait a quarter of the body timeout: less than a stalled upload
 		// may hold the slot, so a flood is refused rather than queued.
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestBodyTimeout/4)

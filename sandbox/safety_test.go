@@ -24,7 +24,8 @@ func TestWebhooksNeverReachTheSandbox(t *testing.T) {
 	e := newEnv(t, Config{WebhookMaxAttempts: 2})
 	other := e.createPayment(`{"ext_id":"someone-elses","amount":1500}`)
 	u, _ := url.Parse(e.ts.URL)
-	for i, target := range []string{e.ts.URL + "/sandbox/reset", "http://localhost:" + u.Port() + "/sandbox/reset"} {
+	for i, target := range []string{e.ts.URL + "/sandbox/reset", "http://localhost:" + u.Port() + "/sandbox/reset",
+		"http://0.0.0.0:" + u.Port() + "/sandbox/reset"} { // connecting to 0.0.0.0 reaches loopback
 		p := e.createPayment(fmt.Sprintf(`{"ext_id":"attacker-%d","amount":1500,"notify_url":%q}`, i, target))
 		wantStatus(t, e.do("POST", "/v1/payments/"+p.str("id")+"/cancel", ""), 200, "")
 	}
@@ -80,7 +81,8 @@ func TestWebhookRedirectsAreNotFollowed(t *testing.T) {
 		http.Redirect(w, r, target.srv.URL, http.StatusFound)
 	}))
 	t.Cleanup(redirector.Close)
-	e := newEnv(t, Config{WebhookMaxAttempts: 3})
+	var logs syncBuffer
+	e := newEnv(t, Config{WebhookMaxAttempts: 3, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	p := e.createPayment(`{"ext_id":"o-1","amount":1500,"notify_url":"` + redirector.URL + `"}`)
 	e.do("POST", "/v1/payments/"+p.str("id")+"/cancel", "")
 	e.flush()
@@ -94,6 +96,18 @@ func TestWebhookRedirectsAreNotFollowed(t *testing.T) {
 	target.mu.Lock()
 	eq(t, target.attempts, 0)
 	target.mu.Unlock()
+	// Logged as failed attempts: a warning each, with the 302 and why.
+	var warned int
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == "webhook attempt" {
+			eq(t, m["level"], any("WARN"))
+			eq(t, m["response_status"], any(float64(http.StatusFound)))
+			eq(t, m["error"], any("redirect not followed"))
+			warned++
+		}
+	}
+	eq(t, warned, 3)
 }
 
 // Remote mode needs the control token; with it, the controls, inspection
@@ -142,6 +156,33 @@ func TestRemoteModeNeedsTheControlToken(t *testing.T) {
 	res, _ = noFollow.Do(req)
 	res.Body.Close()
 	eq(t, res.StatusCode, http.StatusOK)
+	wantStatus(t, get("/sandbox/webhooks", "Authorization", "Bearer ctl-token-9"), 200, "")
+	wantStatus(t, get("/sandbox/requests"), 401, CodeControlUnauthorized)
+	wantStatus(t, get("/sandbox/ui?refresh=0", "Authorization", "Bearer ctl-token-9"), 200, "")
+
+	// The dashboard's forms act with the login cookie, and not without it
+	// (even with the form token).
+	uiForm := func(c *http.Cookie) int {
+		req, _ := http.NewRequest("POST", e.ts.URL+"/sandbox/ui/clock/advance",
+			strings.NewReader(url.Values{"seconds": {"60"}, "token": {uiToken}, "page": {"payments"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", e.ts.URL)
+		if c != nil {
+			req.AddCookie(c)
+		}
+		res, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	before := e.sb.Now()
+	eq(t, uiForm(nil), http.StatusUnauthorized)
+	eq(t, uiForm(&http.Cookie{Name: sessionCookie, Value: "ctl-token-9"}), http.StatusUnauthorized)
+	eq(t, e.sb.Now(), before)
+	eq(t, uiForm(cookies[0]), http.StatusSeeOther)
+	eq(t, e.sb.Now(), before.Add(time.Minute))
 
 	// Loopback-only mode keeps working without one.
 	local := newEnv(t, Config{})
@@ -192,28 +233,46 @@ func TestWebhookDeliveryIsBounded(t *testing.T) {
 }
 
 // With the real clock a PENDING payment nobody touches is cancelled at its
-// valid_until, and its webhook goes out: no request or control needed.
+// valid_until (not before), and its webhook goes out: no request or
+// control needed.
 func TestExpiryOnTimeWithTheRealClock(t *testing.T) {
-	got := make(chan map[string]any, 1)
+	type arrival struct {
+		body map[string]any
+		at   time.Time
+	}
+	got := make(chan arrival, 1)
 	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var m map[string]any
 		json.NewDecoder(r.Body).Decode(&m)
-		got <- m
+		got <- arrival{m, time.Now()}
 	}))
 	t.Cleanup(sink.Close)
-	sb := New(Config{PaymentTTL: 200 * time.Millisecond, WebhookRetryWait: time.Millisecond})
+	// created_at is whole seconds, so valid_until is 1 to 2 s away.
+	sb := New(Config{PaymentTTL: 2 * time.Second, WebhookRetryWait: time.Millisecond})
 	ts := httptest.NewServer(sb)
 	t.Cleanup(func() { ts.Close(); sb.Close() })
 	e := &env{t: t, sb: sb, ts: ts, key: DefaultAPIKey, sec: DefaultSecret}
 	p := e.createPayment(`{"ext_id":"unpaid","amount":1500,"notify_url":"` + sink.URL + `"}`)
+	validUntil, err := time.Parse(time.RFC3339, p.str("valid_until"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	select {
-	case m := <-got:
-		eq(t, m["id"], any(p.str("id")))
-		eq(t, m["status"], any("CANCELLED"))
+	case a := <-got:
+		eq(t, a.body["id"], any(p.str("id")))
+		eq(t, a.body["status"], any("CANCELLED"))
+		if a.at.Before(validUntil) {
+			t.Fatalf("expired at %s, before valid_until %s", a.at, validUntil)
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no CANCELLED webhook at valid_until")
 	}
 	eq(t, sb.State().Merchants[0].Payments["CANCELLED"], 1)
+	// The dashboard shows it expired.
+	_, _, dash := e.uiGet("/sandbox/ui?refresh=0")
+	if !strings.Contains(dash, `id="pay-`+p.str("id")+`" data-status="CANCELLED"`) {
+		t.Fatalf("the dashboard does not show the payment CANCELLED:\n%s", dash)
+	}
 }
 
 // The I-paid post of the hosted page refuses a cross-site request even
@@ -278,7 +337,7 @@ func TestBoundedInputs(t *testing.T) {
 
 // At most LargeBodyConcurrency large bodies are read at once: with the slot
 // held by a stalled upload, another upload is answered 503 rather than
-// buffered.
+// buffered, while a small confirm goes through.
 func TestLargeBodiesAreReadFewAtATime(t *testing.T) {
 	e := newEnv(t, Config{LargeBodyConcurrency: 1, RequestBodyTimeout: 2 * time.Second})
 	id := e.createPayment(`{"ext_id":"o-1","amount":1500}`).str("id")
@@ -309,6 +368,8 @@ func TestLargeBodiesAreReadFewAtATime(t *testing.T) {
 	req.Header.Set("Content-Type", "multipart/form-data; boundary=x")
 	r := e.send(req)
 	wantStatus(t, r, http.StatusServiceUnavailable, "SANDBOX_BUSY")
+	// A small confirm (no receipt) is no large body: it needs no slot.
+	wantStatus(t, e.confirm("/v1/payments/"+id), 200, "")
 	pw.Close()
 	<-stalled
 }

@@ -48,7 +48,7 @@ func newSelfAddrs(listen []string) *selfAddrs {
 }
 
 func (s *selfAddrs) add(ap netip.AddrPort) {
-	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	ap = netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())
 	s.mu.RLock()
 	_, known := s.addrs[ap]
 	_, knownPort := s.ports[ap.Port()]
@@ -76,7 +76,14 @@ func (s *selfAddrs) learn(r *http.Request) {
 
 // isSelf reports whether dialling ap would reach the sandbox.
 func (s *selfAddrs) isSelf(ap netip.AddrPort) bool {
-	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	// A link-local address names its interface (fe80::1%eth0); the
+	// interface's address list does not.
+	ap = netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())
+	if ap.Addr().IsUnspecified() {
+		// Connecting to 0.0.0.0 or [::] reaches this machine's loopback.
+		return s.isSelf(netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), ap.Port())) ||
+			s.isSelf(netip.AddrPortFrom(netip.IPv6Loopback(), ap.Port()))
+	}
 	s.mu.RLock()
 	_, exact := s.addrs[ap]
 	_, port := s.ports[ap.Port()]

@@ -323,7 +323,10 @@ func TestServerLimits(t *testing.T) {
 // reached the port could otherwise reset the sandbox and settle its money.
 // The token may come from the environment, and the banner never prints it.
 func TestRemoteModeNeedsAControlToken(t *testing.T) {
-	err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-allow-remote"}, io.Discard, io.Discard)
+	// Bounded, so that a sandbox that does start ends the call (err nil).
+	refused, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	err := run(refused, []string{"-addr", "127.0.0.1:0", "-allow-remote"}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "-control-token") {
 		t.Fatalf("remote mode without a token: %v", err)
 	}
