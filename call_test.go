@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -488,4 +489,38 @@ func TestPanickingObserverDoesNotLoseTheCall(t *testing.T) {
 	out := logs.String()
 	assert.Equal(t, 1, strings.Count(out, "panicked"), out)
 	assert.NotContains(t, out, "4111111111111111")
+}
+
+// A caller's own httptrace hooks fire for a money move as for a read: the
+// SDK's connection trace is composed with them, never put in their place.
+// (Before, newRequest set its hooks after WithClientTrace had composed the
+// caller's into them, which silenced the caller's for every write.)
+func TestCallersClientTraceFires(t *testing.T) {
+	t.Parallel()
+	rt := newRoutes(map[string]func() (int, string){
+		"POST /v1/transfers":            fixed(200, transferJSON),
+		"GET /v1/payments/" + paymentID: fixed(200, paymentBody(paymentID, "order-A", "1500.50", "PENDING")),
+	})
+	c, _ := serverClient(t, rt)
+	traced := func() (context.Context, *atomic.Int32, *atomic.Int32) {
+		var wrote, got atomic.Int32
+		return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			GotConn:      func(httptrace.GotConnInfo) { got.Add(1) },
+			WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Add(1) },
+		}), &wrote, &got
+	}
+
+	tctx, wrote, got := traced()
+	tr, err := c.CreateTransfer(tctx, CreateTransferParams{FromTerminalID: "term-main", ToTerminalID: "term-2", Amount: dec("150.25")})
+	require.NoError(t, err)
+	assertDec(t, "150.25", tr.Amount, "amount")
+	assert.Equal(t, int32(1), got.Load(), "caller's GotConn for CreateTransfer")
+	assert.Equal(t, int32(1), wrote.Load(), "caller's WroteRequest for CreateTransfer")
+
+	tctx, wrote, got = traced()
+	p, err := c.GetPayment(tctx, paymentID)
+	require.NoError(t, err)
+	assert.Equal(t, paymentID, p.ID)
+	assert.Equal(t, int32(1), got.Load(), "caller's GotConn for GetPayment")
+	assert.Equal(t, int32(1), wrote.Load(), "caller's WroteRequest for GetPayment")
 }
