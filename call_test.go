@@ -183,6 +183,20 @@ func TestAnswerAboutAnotherResource(t *testing.T) {
 		require.ErrorIs(t, err, ErrUnknownOutcome)
 		assert.Contains(t, err.Error(), "amount is 15005, not 1500.5")
 	})
+	t.Run("payment created with another method", func(t *testing.T) {
+		t.Parallel()
+		sbp := strings.Replace(paymentBody(paymentID, "order-A", "1500.50", "PENDING"), `"method":"CARD"`, `"method":"SBP"`, 1)
+		rt := newRoutes(map[string]func() (int, string){
+			"POST /v1/payments":                  fixed(201, sbp),
+			"GET /v1/payments/by-ext-id/order-A": fixed(200, sbp),
+		})
+		c, _ := serverClient(t, rt)
+		p, err := c.CreatePayment(ctx, createParams)
+		assert.Nil(t, p, "a payment by SBP is not the CARD payment asked for")
+		require.ErrorIs(t, err, ErrUnknownOutcome)
+		assert.Contains(t, err.Error(), `method is "SBP", not "CARD"`)
+		assert.Equal(t, 1, rt.count("GET /v1/payments/by-ext-id/order-A"), "read back once")
+	})
 	t.Run("cancel answered with payment B cancelled while A is pending", func(t *testing.T) {
 		t.Parallel()
 		rt := newRoutes(map[string]func() (int, string){
@@ -361,6 +375,54 @@ func TestErrorCodeIsSanitized(t *testing.T) {
 		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q"} {
 			assert.NotContains(t, fmt.Sprintf(verb, err), testKey)
 			assert.NotContains(t, fmt.Sprintf(verb, err), "4111111111111111")
+		}
+	}
+}
+
+// codeRecorder keeps the codes and errors an Observer is shown.
+type codeRecorder struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (o *codeRecorder) add(s string)                                               { o.mu.Lock(); o.got = append(o.got, s); o.mu.Unlock() }
+func (o *codeRecorder) CallStart(ctx context.Context, _ *CallInfo) context.Context { return ctx }
+func (o *codeRecorder) AttemptStart(ctx context.Context, _ *AttemptInfo) context.Context {
+	return ctx
+}
+func (o *codeRecorder) AttemptEnd(_ context.Context, a *AttemptInfo) {
+	o.add(fmt.Sprintf("attempt code=%s err=%v", a.Code, a.Err))
+}
+func (o *codeRecorder) RetryWait(context.Context, *RetryInfo) {}
+func (o *codeRecorder) CallEnd(_ context.Context, end *CallEndInfo) {
+	o.add(fmt.Sprintf("end code=%s err=%v", end.Code, end.Err))
+}
+func (o *codeRecorder) all() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.got...)
+}
+
+// The API key and card numbers in the "error" field reach an Observer's
+// AttemptInfo.Code and CallEndInfo.Code only as the fixed word.
+func TestErrorCodeIsSanitizedForObservers(t *testing.T) {
+	t.Parallel()
+	for _, code := range []string{testKey, "4111111111111111", strings.Repeat("A", 33)} {
+		rt := newRoutes(map[string]func() (int, string){
+			"GET /v1/payments/" + paymentID: fixed(400, `{"error":"`+code+`","message":"x"}`),
+		})
+		rec := &codeRecorder{}
+		c, _ := serverClient(t, rt, WithObserver(rec))
+		_, err := c.GetPayment(ctx, paymentID)
+		require.Error(t, err)
+		got := rec.all()
+		require.Len(t, got, 2, code)
+		assert.True(t, strings.HasPrefix(got[0], "attempt code="+invalidCode+" "), "%s: %s", code, got[0])
+		assert.True(t, strings.HasPrefix(got[1], "end code="+invalidCode+" "), "%s: %s", code, got[1])
+		for _, line := range got {
+			assert.NotContains(t, line, testKey)
+			assert.NotContains(t, line, "4111111111111111")
+			assert.NotContains(t, line, strings.Repeat("A", 33))
 		}
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"image"
 	"image/color"
 	"image/png"
@@ -468,5 +471,18 @@ func TestReceiptLimitIsTenMillionBytes(t *testing.T) {
 	var vErr *ValidationError
 	require.ErrorAs(t, err, &vErr)
 	assert.Equal(t, "attachment", vErr.Field)
+	assert.Equal(t, "is larger than 10 MB (10,000,000 bytes)", vErr.Reason, "MB, as counted, not MiB")
 	assert.Equal(t, 1, rec.count(), "nothing sent")
+
+	// ConfirmPayment's godoc states the same limit in the same unit.
+	f, err := parser.ParseFile(token.NewFileSet(), "payments.go", nil, parser.ParseComments|parser.SkipObjectResolution)
+	require.NoError(t, err)
+	var doc string
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "ConfirmPayment" {
+			doc = fn.Doc.Text()
+		}
+	}
+	assert.Contains(t, doc, "10 MB")
+	assert.NotContains(t, doc, "MiB")
 }
