@@ -258,6 +258,8 @@ func TestOversizedSuccessIsReadBack(t *testing.T) {
 func TestBankCacheHonoursEachCallersContext(t *testing.T) {
 	t.Parallel()
 	arrived, release := make(chan struct{}, 4), make(chan struct{})
+	var releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
 	var calls atomic.Int32
 	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
@@ -265,6 +267,7 @@ func TestBankCacheHonoursEachCallersContext(t *testing.T) {
 		<-release
 		w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank","is_active":true}]}`))
 	}))
+	t.Cleanup(unblock) // runs before the server's Close, so a failure ends the test instead of hanging it
 	first := make(chan error, 1)
 	go func() {
 		_, err := c.bankName(ctx, "sber")
@@ -284,7 +287,7 @@ func TestBankCacheHonoursEachCallersContext(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the second caller waited for the first one's network read")
 	}
-	close(release)
+	unblock()
 	require.NoError(t, <-first)
 	name, err := c.bankName(ctx, "SBER")
 	require.NoError(t, err)
@@ -334,8 +337,9 @@ func TestOutcomeOfAnAnswerAboutAnotherResource(t *testing.T) {
 	})
 	c, _ := serverClient(t, rt, WithObserver(rec))
 	_, err := c.GetPayment(ctx, paymentID)
-	require.ErrorContains(t, err, "the answer is about id")
+	require.Error(t, err)
 	assert.Equal(t, []Outcome{OutcomeInvalidAnswer}, rec.outcomes())
+	assert.ErrorContains(t, err, "the answer is about id")
 }
 
 type outcomeRecorder struct {
