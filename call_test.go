@@ -22,54 +22,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// paymentBody is a payment answer with the given identity, amount and status.
-func paymentBody(id, extID, amount, status string) string {
-	return fmt.Sprintf(`{"id":%q,"ext_id":%q,"amount":%s,"currency":"RUB","status":%q,"method":"CARD",`+
-		`"requisites":{"type":"card","value":"2200123456789012","bank":"Sberbank","bank_code":"sber","holder":"I. I."},`+
-		`"valid_until":"2026-11-22T10:20:00Z","created_at":"2026-11-22T10:00:00Z","usdt_rate":92.5}`, id, extID, amount, status)
-}
-
-const otherPaymentID = "11111111-2222-4333-8444-555555555555"
-
-// routes answers each "METHOD path" with its status and body, and counts
-// the requests per route.
-type routes struct {
-	mu     sync.Mutex
-	answer map[string]func() (int, string)
-	hits   map[string]int
-}
-
-func newRoutes(answers map[string]func() (int, string)) *routes {
-	return &routes{answer: answers, hits: map[string]int{}}
-}
-
-func fixed(status int, body string) func() (int, string) {
-	return func() (int, string) { return status, body }
-}
-
-func (rt *routes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	key := r.Method + " " + r.URL.EscapedPath()
-	rt.mu.Lock()
-	rt.hits[key]++
-	f := rt.answer[key]
-	rt.mu.Unlock()
-	if f == nil {
-		w.WriteHeader(http.StatusNotFound)
-		w.Write([]byte(`{"error":"PAY_006","message":"no route ` + key + `"}`))
-		return
-	}
-	status, body := f()
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write([]byte(body))
-}
-
-func (rt *routes) count(key string) int {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	return rt.hits[key]
-}
-
 var createParams = CreatePaymentParams{ExtID: "order-A", Amount: dec("1500.50"), Method: MethodCard}
 
 // Hole 1: a 2xx whose body is not the resource is never a success.

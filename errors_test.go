@@ -12,11 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var allSentinels = []error{ErrInvalidParameters, ErrDuplicateExtID, ErrNoRequisites, ErrTooManySameAmount,
-	ErrPaymentNotFound, ErrPaymentNotCancellable, ErrPaymentNotConfirmable, ErrDisputeNotAllowed, ErrDisputeExists,
-	ErrDisputeNotActive, ErrPayoutNotFound, ErrInternal, ErrWithdrawalNotFound, ErrInsufficientFunds,
-	ErrTerminalNotFound, ErrUnauthorized, ErrUnknownOutcome}
-
 // TestErrorTable drives one row of the spec's error table per case through
 // the operation that raises it, and checks that exactly the right sentinel
 // matches.

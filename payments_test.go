@@ -26,8 +26,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var ctx = context.Background()
-
 const cardPaymentJSON = `{
   "id": "6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70",
   "ext_id": "order-1001",
@@ -350,94 +348,6 @@ func TestCancelAndDisputeOperations(t *testing.T) {
 		assert.Equal(t, paymentID, p.ID)
 		assert.Equal(t, "order-1001", p.ExtID)
 	})
-}
-
-func TestPaymentValidationSendsNothing(t *testing.T) {
-	t.Parallel()
-	valid := CreatePaymentParams{ExtID: "o-1", Amount: dec("100")}
-	with := func(f func(*CreatePaymentParams)) CreatePaymentParams { p := valid; f(&p); return p }
-	bigImage := append(pngBytes(t), make([]byte, MaxAttachmentSize)...)
-	cases := []struct {
-		name  string
-		field string
-		call  func(c *Client) error
-	}{
-		{"amount below 100", "amount", createWith(with(func(p *CreatePaymentParams) { p.Amount = dec("99.99") }))},
-		{"amount above 300000", "amount", createWith(with(func(p *CreatePaymentParams) { p.Amount = dec("300000.01") }))},
-		{"zero amount", "amount", createWith(with(func(p *CreatePaymentParams) { p.Amount = dec("0") }))},
-		{"empty ext_id", "ext_id", createWith(with(func(p *CreatePaymentParams) { p.ExtID = "" }))},
-		{"256-character ext_id", "ext_id", createWith(with(func(p *CreatePaymentParams) { p.ExtID = strings.Repeat("я", 256) }))},
-		{"invalid UTF-8 ext_id", "ext_id", createWith(with(func(p *CreatePaymentParams) { p.ExtID = "a\xffb" }))},
-		{"unknown method", "method", createWith(with(func(p *CreatePaymentParams) { p.Method = "card" }))},
-		{"unknown country", "country", createWith(with(func(p *CreatePaymentParams) { p.Method, p.Country = MethodCrossBorder, "RU" }))},
-		{"country without cross-border", "country", createWith(with(func(p *CreatePaymentParams) { p.Country = CountryKZ }))},
-		{"relative notify_url", "notify_url", createWith(with(func(p *CreatePaymentParams) { p.NotifyURL = "/hook" }))},
-		{"get: not a UUID", "id", func(c *Client) error { _, err := c.GetPayment(ctx, "../balance"); return err }},
-		{"get: braces UUID", "id", func(c *Client) error { _, err := c.GetPayment(ctx, "{"+paymentID+"}"); return err }},
-		{"get: bare hex UUID", "id", func(c *Client) error {
-			_, err := c.GetPayment(ctx, strings.ReplaceAll(paymentID, "-", ""))
-			return err
-		}},
-		{"by ext id: empty", "ext_id", func(c *Client) error { _, err := c.GetPaymentByExtID(ctx, ""); return err }},
-		{"confirm: bad id", "id", func(c *Client) error { _, err := c.ConfirmPayment(ctx, "x", nil); return err }},
-		{"confirm: not an image", "attachment", func(c *Client) error {
-			_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Filename: "r.png", Content: strings.NewReader("%PDF-1.7 not an image")})
-			return err
-		}},
-		{"confirm: over 10 MiB", "attachment", func(c *Client) error {
-			_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Content: bytes.NewReader(bigImage)})
-			return err
-		}},
-		{"confirm: empty file", "attachment", func(c *Client) error {
-			_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Content: strings.NewReader("")})
-			return err
-		}},
-		{"confirm: nil content", "attachment", func(c *Client) error {
-			_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Filename: "x.png"})
-			return err
-		}},
-		{"cancel: bad id", "id", func(c *Client) error { _, err := c.CancelPayment(ctx, "1"); return err }},
-		{"dispute: bad id", "id", func(c *Client) error { _, err := c.OpenDispute(ctx, "1", OpenDisputeParams{}); return err }},
-		{"dispute: negative amount", "amount", func(c *Client) error {
-			_, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{Amount: dec("-1")})
-			return err
-		}},
-		{"dispute: bad receipt_url", "receipt_url", func(c *Client) error {
-			_, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{ReceiptURL: "ftp://x/y"})
-			return err
-		}},
-		{"cancel dispute: bad id", "id", func(c *Client) error { _, err := c.CancelDispute(ctx, ""); return err }},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c, rec := mockClient(t, http.StatusOK, cardPaymentJSON)
-			err := tc.call(c)
-			var ve *ValidationError
-			require.ErrorAs(t, err, &ve)
-			assert.Equal(t, tc.field, ve.Field)
-			assert.ErrorIs(t, err, ErrInvalidParameters)
-			assert.Equal(t, 0, rec.count(), "nothing may be sent")
-		})
-	}
-}
-
-func createWith(p CreatePaymentParams) func(c *Client) error {
-	return func(c *Client) error { _, err := c.CreatePayment(ctx, p); return err }
-}
-
-func TestPaymentBoundsAccepted(t *testing.T) {
-	t.Parallel()
-	for _, p := range []CreatePaymentParams{
-		{ExtID: "a", Amount: dec("100.00")},
-		{ExtID: strings.Repeat("я", 255), Amount: dec("300000")},
-		{ExtID: "cb", Amount: dec("150"), Method: MethodCrossBorder},
-	} {
-		c, rec := echoClient(t, http.StatusOK, cardPaymentJSON)
-		_, err := c.CreatePayment(ctx, p)
-		require.NoError(t, err)
-		assert.Equal(t, 1, rec.count())
-	}
 }
 
 func TestConfirmReceiptReadError(t *testing.T) {
