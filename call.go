@@ -324,13 +324,15 @@ func (c *Client) apiError(a *attempt) *Error {
 // 4% of a GetPayment.
 func (c *Client) newRequest(ctx context.Context, k *call) (*retryablehttp.Request, error) {
 	ctx = context.WithValue(ctx, callKey{}, k)
+	k.log = k.first[:0]
 	if k.op.class != classRead {
 		// What may have reached the server matters only for calls that
-		// change something.
+		// change something. The hooks are set before WithClientTrace,
+		// which composes a caller's own ClientTrace into them: assigning
+		// them afterwards would silence the caller's hooks.
+		k.trace.hooks = httptrace.ClientTrace{GetConn: k.trace.onGetConn, GotConn: k.trace.onGotConn}
 		ctx = httptrace.WithClientTrace(ctx, &k.trace.hooks)
 	}
-	k.log = k.first[:0]
-	k.trace.hooks = httptrace.ClientTrace{GetConn: k.trace.onGetConn, GotConn: k.trace.onGotConn}
 	hreq, err := http.NewRequestWithContext(ctx, k.op.method, "", nil)
 	if err != nil {
 		return nil, fmt.Errorf("paykit: %s: building request: %w", k.op.name, err)

@@ -1,12 +1,8 @@
 package paykit
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -113,95 +109,6 @@ func TestRedirectsAreNeverFollowed(t *testing.T) {
 	assert.Nil(t, userClient.Transport)
 }
 
-func TestResponseBodyIsCapped(t *testing.T) {
-	t.Parallel()
-	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`{"banks":[`))
-		chunk := bytes.Repeat([]byte(`{"code":"x","name":"y"},`), 4096)
-		for written := 0; written <= MaxResponseBytes; written += len(chunk) {
-			if _, err := w.Write(chunk); err != nil {
-				return
-			}
-		}
-	}), WithMaxRetries(2))
-	_, err := c.ListBanks(ctx)
-	require.ErrorContains(t, err, "larger than 16777216 bytes")
-	var answer *answerError
-	assert.ErrorAs(t, err, &answer, "an answer that arrived, not a lost one")
-}
-
-func TestDecodingFailuresAreErrorsNotPanics(t *testing.T) {
-	t.Parallel()
-	for _, body := range []string{
-		``, ` null `, `not json`, `{"id": 5}`, `{"amount":"1e999999999"}`, `{"amount":"12abc"}`, `{"created_at":"yesterday"}`,
-		`{"created_at":5}`, `{"status":5}`, `{"requisites":"x"}`, `{"usdt_rate":1e-99999}`, `[]`,
-	} {
-		c, _ := mockClient(t, 200, body)
-		p, err := c.GetPayment(ctx, paymentID)
-		if body == `[]` {
-			// An array where an object was expected is a decode error too.
-			require.Error(t, err, body)
-			continue
-		}
-		assert.Nil(t, p, body)
-		require.Error(t, err, body)
-		assert.Contains(t, err.Error(), "paykit: GetPayment: decoding response (HTTP 200)", body)
-	}
-}
-
-func TestContextHandling(t *testing.T) {
-	t.Parallel()
-	c, rec := mockClient(t, 200, `{"banks":[]}`)
-	cancelled, cancel := context.WithCancel(ctx)
-	cancel()
-	_, err := c.ListBanks(cancelled)
-	assert.ErrorIs(t, err, context.Canceled)
-	//lint:ignore SA1012 checking the nil-context guard on purpose
-	_, err = c.ListBanks(nil) //nolint:staticcheck
-	assert.ErrorContains(t, err, "nil context")
-	assert.Equal(t, 0, rec.count())
-}
-
-// connCounter counts the TCP connections a test server accepts.
-func connCounter(srv *httptest.Server) *atomic.Int32 {
-	var n atomic.Int32
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			n.Add(1)
-		}
-	}
-	return &n
-}
-
-func TestFailedCallsKeepTheConnectionPool(t *testing.T) {
-	t.Parallel()
-	var fail atomic.Bool
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if fail.Load() {
-			// Far past the 4 KiB that retryablehttp drains: the SDK reads
-			// whole bodies, so the connection still goes back to the pool.
-			w.WriteHeader(502)
-			w.Write(bytes.Repeat([]byte("<p>bad gateway</p>"), 100<<10/18))
-			return
-		}
-		w.Write([]byte(`{"banks":[]}`))
-	}))
-	conns := connCounter(srv)
-	srv.Start()
-	defer srv.Close()
-	c, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithRetryWait(time.Millisecond, time.Millisecond))
-	require.NoError(t, err)
-	_, err = c.ListBanks(ctx)
-	require.NoError(t, err)
-	fail.Store(true)
-	_, err = c.ListBanks(ctx)
-	require.ErrorIs(t, err, ErrInternal)
-	fail.Store(false)
-	_, err = c.ListBanks(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, int32(1), conns.Load(), "one connection serves every attempt, failed ones included")
-}
-
 func TestClientIsSafeForConcurrentUse(t *testing.T) {
 	t.Parallel()
 	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -225,90 +132,6 @@ func TestClientIsSafeForConcurrentUse(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-}
-
-func TestLoggingOneLinePerAttemptWithoutSecrets(t *testing.T) {
-	t.Parallel()
-	var calls atomic.Int32
-	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) == 1 {
-			w.WriteHeader(502)
-			w.Write([]byte("card 4111111111111111"))
-			return
-		}
-		w.WriteHeader(201)
-		w.Write([]byte(`{"id":"` + payoutID + `","ext_id":"po-9","amount":10,"method":"card","requisites":"4111111111111111",` +
-			`"holder_name":"IVAN IVANOV","bank":"","status":"pending"}`))
-	}))
-	var buf TestLog
-	c2, err := NewClient(c.base.String(), testKey, HMACSigner(testSecret), WithLogger(buf.Logger()),
-		WithRetryWait(time.Millisecond, time.Millisecond))
-	require.NoError(t, err)
-	_, err = c2.CreatePayout(ctx, CreatePayoutParams{ExtID: "po-9", Amount: dec("10"), Method: PayoutMethodCard,
-		Requisites: "4111111111111111", HolderName: "IVAN IVANOV"})
-	require.NoError(t, err)
-	out := buf.String()
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 3, out)
-	assert.Contains(t, lines[1], `"msg":"paykit: retrying"`)
-	assert.Contains(t, lines[1], `"reason":"server error"`)
-	lines = []string{lines[0], lines[2]}
-	for i, want := range []string{`"status":502`, `"status":201`} {
-		assert.Contains(t, lines[i], `"msg":"paykit: attempt"`)
-		assert.Contains(t, lines[i], `"op":"CreatePayout"`)
-		assert.Contains(t, lines[i], `"method":"POST"`)
-		assert.Contains(t, lines[i], `"path":"/v1/payouts"`)
-		assert.Contains(t, lines[i], fmt.Sprintf(`"attempt":%d`, i+1))
-		assert.Contains(t, lines[i], `"duration":`)
-		assert.Contains(t, lines[i], want)
-	}
-	for _, secret := range []string{testKey, testSecret, "4111111111111111", "IVAN", "X-Signature"} {
-		assert.NotContains(t, out, secret)
-	}
-}
-
-func TestSilentByDefault(t *testing.T) {
-	t.Parallel()
-	c, _ := mockClient(t, 200, `{"banks":[]}`)
-	assert.False(t, c.logger.Enabled(ctx, slog.LevelError))
-}
-
-func TestAttemptTimeout(t *testing.T) {
-	t.Parallel()
-	release := make(chan struct{})
-	defer close(release)
-	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) == 1 {
-			select { // the first attempt stalls until the test ends
-			case <-release:
-			case <-r.Context().Done():
-			}
-			return
-		}
-		w.Write([]byte(`{"fee":"1.50","currency":"USDT"}`))
-	}))
-	defer srv.Close()
-	var logs TestLog
-	hc := &http.Client{Timeout: 100 * time.Millisecond}
-	c, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithHTTPClient(hc),
-		WithRetryWait(time.Millisecond, time.Millisecond), WithLogger(logs.Logger()))
-	require.NoError(t, err)
-	fee, err := c.GetWithdrawalFee(ctx)
-	require.NoError(t, err, "the stalled attempt is abandoned and retried")
-	assert.Equal(t, "1.50", fee.Fee.StringFixed(2))
-	// At least the stalled attempt and the one that answered; on a loaded
-	// machine a retry may time out too before one answers.
-	assert.GreaterOrEqual(t, calls.Load(), int32(2))
-	assert.Contains(t, logs.String(), "attempt timed out after 100ms")
-	assert.Equal(t, 100*time.Millisecond, hc.Timeout, "the merchant's client is left untouched")
-
-	calls.Store(0)
-	c, err = NewClient(srv.URL, testKey, HMACSigner(testSecret), WithHTTPClient(hc), WithMaxRetries(0))
-	require.NoError(t, err)
-	_, err = c.GetWithdrawalFee(ctx)
-	require.ErrorContains(t, err, "attempt timed out after 100ms")
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
 func TestDoEscapeHatch(t *testing.T) {

@@ -12,11 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var allSentinels = []error{ErrInvalidParameters, ErrDuplicateExtID, ErrNoRequisites, ErrTooManySameAmount,
-	ErrPaymentNotFound, ErrPaymentNotCancellable, ErrPaymentNotConfirmable, ErrDisputeNotAllowed, ErrDisputeExists,
-	ErrDisputeNotActive, ErrPayoutNotFound, ErrInternal, ErrWithdrawalNotFound, ErrInsufficientFunds,
-	ErrTerminalNotFound, ErrUnauthorized, ErrUnknownOutcome}
-
 // TestErrorTable drives one row of the spec's error table per case through
 // the operation that raises it, and checks that exactly the right sentinel
 // matches.
@@ -269,5 +264,24 @@ func TestSanitizeCode(t *testing.T) {
 	for _, bad := range []string{"", "4111111111111111", "79001234567", "_PAY", "1PAY", "PAY 004", "PAY-004", "PAY_0041234",
 		strings.Repeat("A", 33), "карта", "PAY_004\n", `PAY"`} {
 		assert.Equal(t, invalidCode, sanitizeCode(bad), bad)
+	}
+}
+
+// The API key and card numbers never reach an error's code.
+func TestErrorCodeIsSanitized(t *testing.T) {
+	t.Parallel()
+	for _, code := range []string{testKey, "4111111111111111", "4111111111111111 x", strings.Repeat("A", 33), "PAY 004"} {
+		rt := newRoutes(map[string]func() (int, string){
+			"GET /v1/payments/" + paymentID: fixed(400, `{"error":"`+code+`","message":"x"}`),
+		})
+		c, _ := serverClient(t, rt)
+		_, err := c.GetPayment(ctx, paymentID)
+		var apiErr *Error
+		require.ErrorAs(t, err, &apiErr, code)
+		assert.Equal(t, invalidCode, apiErr.Code, code)
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q"} {
+			assert.NotContains(t, fmt.Sprintf(verb, err), testKey)
+			assert.NotContains(t, fmt.Sprintf(verb, err), "4111111111111111")
+		}
 	}
 }

@@ -1,10 +1,13 @@
 package paykit
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -177,4 +180,138 @@ func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 func assertDec(t *testing.T, want string, got decimal.Decimal, field string) {
 	t.Helper()
 	assert.True(t, dec(want).Equal(got), "%s: want %s, got %s", field, want, got)
+}
+
+// ctx is the context of calls a test does not cancel.
+var ctx = context.Background()
+
+// paymentBody is a payment answer with the given identity, amount and status.
+func paymentBody(id, extID, amount, status string) string {
+	return fmt.Sprintf(`{"id":%q,"ext_id":%q,"amount":%s,"currency":"RUB","status":%q,"method":"CARD",`+
+		`"requisites":{"type":"card","value":"2200123456789012","bank":"Sberbank","bank_code":"sber","holder":"I. I."},`+
+		`"valid_until":"2026-11-22T10:20:00Z","created_at":"2026-11-22T10:00:00Z","usdt_rate":92.5}`, id, extID, amount, status)
+}
+
+// otherPaymentID names a payment other than paymentID, for answers about
+// another resource.
+const otherPaymentID = "11111111-2222-4333-8444-555555555555"
+
+// routes answers each "METHOD path" with its status and body, and counts
+// the requests per route.
+type routes struct {
+	mu     sync.Mutex
+	answer map[string]func() (int, string)
+	hits   map[string]int
+}
+
+// newRoutes returns a handler answering each "METHOD path" of answers.
+func newRoutes(answers map[string]func() (int, string)) *routes {
+	return &routes{answer: answers, hits: map[string]int{}}
+}
+
+// fixed is an answer that never changes.
+func fixed(status int, body string) func() (int, string) {
+	return func() (int, string) { return status, body }
+}
+
+func (rt *routes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key := r.Method + " " + r.URL.EscapedPath()
+	rt.mu.Lock()
+	rt.hits[key]++
+	f := rt.answer[key]
+	rt.mu.Unlock()
+	if f == nil {
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte(`{"error":"PAY_006","message":"no route ` + key + `"}`))
+		return
+	}
+	status, body := f()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write([]byte(body))
+}
+
+// count returns how many requests the route "METHOD path" received.
+func (rt *routes) count(key string) int {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.hits[key]
+}
+
+// allSentinels lists every sentinel error (opSentinels names them).
+var allSentinels = []error{ErrInvalidParameters, ErrDuplicateExtID, ErrNoRequisites, ErrTooManySameAmount,
+	ErrPaymentNotFound, ErrPaymentNotCancellable, ErrPaymentNotConfirmable, ErrDisputeNotAllowed, ErrDisputeExists,
+	ErrDisputeNotActive, ErrPayoutNotFound, ErrInternal, ErrWithdrawalNotFound, ErrInsufficientFunds,
+	ErrTerminalNotFound, ErrUnauthorized, ErrUnknownOutcome}
+
+// opRequireValidation asserts that err is a *ValidationError on field that
+// matches ErrInvalidParameters, and that nothing was sent.
+func opRequireValidation(t *testing.T, err error, rec *recorder, field string) {
+	t.Helper()
+	require.Error(t, err)
+	var ve *ValidationError
+	require.True(t, errors.As(err, &ve), "want *ValidationError, got %T: %v", err, err)
+	assert.Equal(t, field, ve.Field, "ValidationError.Field")
+	assert.ErrorIs(t, err, ErrInvalidParameters)
+	assert.Equal(t, 0, rec.count(), "no request may be sent before validation passes")
+}
+
+// opRequireAPIError asserts that err carries an *Error with code and status.
+func opRequireAPIError(t *testing.T, err error, code string, status int) *Error {
+	t.Helper()
+	require.Error(t, err)
+	var apiErr *Error
+	require.True(t, errors.As(err, &apiErr), "want *Error, got %T: %v", err, err)
+	assert.Equal(t, code, apiErr.Code, "Error.Code")
+	assert.Equal(t, status, apiErr.HTTPStatus, "Error.HTTPStatus")
+	return apiErr
+}
+
+// opAssertTime compares a decoded time exactly, location included.
+func opAssertTime(t *testing.T, want, got time.Time, field string) {
+	t.Helper()
+	assert.True(t, want.Equal(got), "%s: want %s, got %s", field, want, got)
+	assert.Equal(t, time.UTC, got.Location(), "%s: location", field)
+	assert.Equal(t, want, got, field)
+}
+
+// opErrBody is an API error body as the spec shapes it.
+func opErrBody(code, message string) string {
+	return fmt.Sprintf(`{"error":%q,"message":%q,"data":{}}`, code, message)
+}
+
+// opSentinels lists every sentinel, to check that an error matches exactly
+// the expected ones.
+var opSentinels = map[string]error{
+	"ErrInvalidParameters":     ErrInvalidParameters,
+	"ErrDuplicateExtID":        ErrDuplicateExtID,
+	"ErrNoRequisites":          ErrNoRequisites,
+	"ErrTooManySameAmount":     ErrTooManySameAmount,
+	"ErrPaymentNotFound":       ErrPaymentNotFound,
+	"ErrPaymentNotCancellable": ErrPaymentNotCancellable,
+	"ErrPaymentNotConfirmable": ErrPaymentNotConfirmable,
+	"ErrDisputeNotAllowed":     ErrDisputeNotAllowed,
+	"ErrDisputeExists":         ErrDisputeExists,
+	"ErrDisputeNotActive":      ErrDisputeNotActive,
+	"ErrPayoutNotFound":        ErrPayoutNotFound,
+	"ErrInternal":              ErrInternal,
+	"ErrWithdrawalNotFound":    ErrWithdrawalNotFound,
+	"ErrInsufficientFunds":     ErrInsufficientFunds,
+	"ErrTerminalNotFound":      ErrTerminalNotFound,
+	"ErrUnauthorized":          ErrUnauthorized,
+	"ErrUnknownOutcome":        ErrUnknownOutcome,
+}
+
+// opAssertOnlySentinels asserts err matches the named sentinels and no other.
+func opAssertOnlySentinels(t *testing.T, err error, want ...string) {
+	t.Helper()
+	wanted := map[string]bool{}
+	for _, w := range want {
+		_, ok := opSentinels[w]
+		require.True(t, ok, "unknown sentinel %s", w)
+		wanted[w] = true
+	}
+	for name, s := range opSentinels {
+		assert.Equal(t, wanted[name], errors.Is(err, s), "errors.Is(err, %s) for %v", name, err)
+	}
 }

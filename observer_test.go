@@ -3,11 +3,16 @@ package paykit_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -198,3 +203,50 @@ func (callInfoGrabber) AttemptStart(ctx context.Context, _ *paykit.AttemptInfo) 
 func (callInfoGrabber) AttemptEnd(context.Context, *paykit.AttemptInfo) {}
 func (callInfoGrabber) RetryWait(context.Context, *paykit.RetryInfo)    {}
 func (callInfoGrabber) CallEnd(context.Context, *paykit.CallEndInfo)    {}
+
+// panicky panics in every hook.
+type panicky struct{}
+
+func (panicky) CallStart(context.Context, *paykit.CallInfo) context.Context {
+	panic("CallStart 4111111111111111")
+}
+
+func (panicky) AttemptStart(context.Context, *paykit.AttemptInfo) context.Context {
+	panic("AttemptStart")
+}
+
+func (panicky) AttemptEnd(context.Context, *paykit.AttemptInfo) { panic("AttemptEnd") }
+
+func (panicky) RetryWait(context.Context, *paykit.RetryInfo) { panic("RetryWait") }
+
+func (panicky) CallEnd(context.Context, *paykit.CallEndInfo) { panic("CallEnd") }
+
+// An Observer that panics does not turn a created payout into a panic with
+// no outcome: the call returns its payout, and the panic is logged once.
+func TestPanickingObserverDoesNotLoseTheCall(t *testing.T) {
+	t.Parallel()
+	const payoutID = "0b7d3c2a-1e4f-4a5b-8c6d-7e8f9a0b1c2d"
+	var logs paykit.TestLog
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.WriteHeader(502) // a retry, so RetryWait runs too
+			return
+		}
+		w.WriteHeader(201)
+		io.WriteString(w, `{"id":"`+payoutID+`","ext_id":"po-1","amount":5,"method":"sbp","requisites":"+79001234567",`+
+			`"holder_name":"A B","bank":"","status":"pending"}`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := paykit.NewClient(srv.URL, "key", paykit.HMACSigner("secret"), paykit.WithRetryWait(time.Millisecond, 5*time.Millisecond),
+		paykit.WithObserver(panicky{}), paykit.WithLogger(logs.Logger()))
+	require.NoError(t, err)
+	p, err := c.CreatePayout(context.Background(), paykit.CreatePayoutParams{ExtID: "po-1", Amount: decimal.RequireFromString("5"),
+		Method: paykit.PayoutMethodSBP, Requisites: "+79001234567", HolderName: "A B"})
+	require.NoError(t, err)
+	assert.Equal(t, payoutID, p.ID)
+	assert.Equal(t, int32(2), calls.Load(), "the 502 was retried")
+	out := logs.String()
+	assert.Equal(t, 1, strings.Count(out, "panicked"), out)
+	assert.NotContains(t, out, "4111111111111111")
+}

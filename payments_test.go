@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"image"
 	"image/color"
 	"image/png"
@@ -14,6 +17,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -22,8 +27,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-var ctx = context.Background()
 
 const cardPaymentJSON = `{
   "id": "6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70",
@@ -349,94 +352,6 @@ func TestCancelAndDisputeOperations(t *testing.T) {
 	})
 }
 
-func TestPaymentValidationSendsNothing(t *testing.T) {
-	t.Parallel()
-	valid := CreatePaymentParams{ExtID: "o-1", Amount: dec("100")}
-	with := func(f func(*CreatePaymentParams)) CreatePaymentParams { p := valid; f(&p); return p }
-	bigImage := append(pngBytes(t), make([]byte, MaxAttachmentSize)...)
-	cases := []struct {
-		name  string
-		field string
-		call  func(c *Client) error
-	}{
-		{"amount below 100", "amount", createWith(with(func(p *CreatePaymentParams) { p.Amount = dec("99.99") }))},
-		{"amount above 300000", "amount", createWith(with(func(p *CreatePaymentParams) { p.Amount = dec("300000.01") }))},
-		{"zero amount", "amount", createWith(with(func(p *CreatePaymentParams) { p.Amount = dec("0") }))},
-		{"empty ext_id", "ext_id", createWith(with(func(p *CreatePaymentParams) { p.ExtID = "" }))},
-		{"256-character ext_id", "ext_id", createWith(with(func(p *CreatePaymentParams) { p.ExtID = strings.Repeat("я", 256) }))},
-		{"invalid UTF-8 ext_id", "ext_id", createWith(with(func(p *CreatePaymentParams) { p.ExtID = "a\xffb" }))},
-		{"unknown method", "method", createWith(with(func(p *CreatePaymentParams) { p.Method = "card" }))},
-		{"unknown country", "country", createWith(with(func(p *CreatePaymentParams) { p.Method, p.Country = MethodCrossBorder, "RU" }))},
-		{"country without cross-border", "country", createWith(with(func(p *CreatePaymentParams) { p.Country = CountryKZ }))},
-		{"relative notify_url", "notify_url", createWith(with(func(p *CreatePaymentParams) { p.NotifyURL = "/hook" }))},
-		{"get: not a UUID", "id", func(c *Client) error { _, err := c.GetPayment(ctx, "../balance"); return err }},
-		{"get: braces UUID", "id", func(c *Client) error { _, err := c.GetPayment(ctx, "{"+paymentID+"}"); return err }},
-		{"get: bare hex UUID", "id", func(c *Client) error {
-			_, err := c.GetPayment(ctx, strings.ReplaceAll(paymentID, "-", ""))
-			return err
-		}},
-		{"by ext id: empty", "ext_id", func(c *Client) error { _, err := c.GetPaymentByExtID(ctx, ""); return err }},
-		{"confirm: bad id", "id", func(c *Client) error { _, err := c.ConfirmPayment(ctx, "x", nil); return err }},
-		{"confirm: not an image", "attachment", func(c *Client) error {
-			_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Filename: "r.png", Content: strings.NewReader("%PDF-1.7 not an image")})
-			return err
-		}},
-		{"confirm: over 10 MiB", "attachment", func(c *Client) error {
-			_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Content: bytes.NewReader(bigImage)})
-			return err
-		}},
-		{"confirm: empty file", "attachment", func(c *Client) error {
-			_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Content: strings.NewReader("")})
-			return err
-		}},
-		{"confirm: nil content", "attachment", func(c *Client) error {
-			_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Filename: "x.png"})
-			return err
-		}},
-		{"cancel: bad id", "id", func(c *Client) error { _, err := c.CancelPayment(ctx, "1"); return err }},
-		{"dispute: bad id", "id", func(c *Client) error { _, err := c.OpenDispute(ctx, "1", OpenDisputeParams{}); return err }},
-		{"dispute: negative amount", "amount", func(c *Client) error {
-			_, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{Amount: dec("-1")})
-			return err
-		}},
-		{"dispute: bad receipt_url", "receipt_url", func(c *Client) error {
-			_, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{ReceiptURL: "ftp://x/y"})
-			return err
-		}},
-		{"cancel dispute: bad id", "id", func(c *Client) error { _, err := c.CancelDispute(ctx, ""); return err }},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c, rec := mockClient(t, http.StatusOK, cardPaymentJSON)
-			err := tc.call(c)
-			var ve *ValidationError
-			require.ErrorAs(t, err, &ve)
-			assert.Equal(t, tc.field, ve.Field)
-			assert.ErrorIs(t, err, ErrInvalidParameters)
-			assert.Equal(t, 0, rec.count(), "nothing may be sent")
-		})
-	}
-}
-
-func createWith(p CreatePaymentParams) func(c *Client) error {
-	return func(c *Client) error { _, err := c.CreatePayment(ctx, p); return err }
-}
-
-func TestPaymentBoundsAccepted(t *testing.T) {
-	t.Parallel()
-	for _, p := range []CreatePaymentParams{
-		{ExtID: "a", Amount: dec("100.00")},
-		{ExtID: strings.Repeat("я", 255), Amount: dec("300000")},
-		{ExtID: "cb", Amount: dec("150"), Method: MethodCrossBorder},
-	} {
-		c, rec := echoClient(t, http.StatusOK, cardPaymentJSON)
-		_, err := c.CreatePayment(ctx, p)
-		require.NoError(t, err)
-		assert.Equal(t, 1, rec.count())
-	}
-}
-
 func TestConfirmReceiptReadError(t *testing.T) {
 	t.Parallel()
 	c, rec := mockClient(t, http.StatusOK, confirmJSON)
@@ -468,5 +383,93 @@ func TestReceiptLimitIsTenMillionBytes(t *testing.T) {
 	var vErr *ValidationError
 	require.ErrorAs(t, err, &vErr)
 	assert.Equal(t, "attachment", vErr.Field)
+	assert.Equal(t, "is larger than 10 MB (10,000,000 bytes)", vErr.Reason, "MB, as counted, not MiB")
 	assert.Equal(t, 1, rec.count(), "nothing sent")
+
+	// ConfirmPayment's godoc states the same limit in the same unit.
+	f, err := parser.ParseFile(token.NewFileSet(), "payments.go", nil, parser.ParseComments|parser.SkipObjectResolution)
+	require.NoError(t, err)
+	var doc string
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "ConfirmPayment" {
+			doc = fn.Doc.Text()
+		}
+	}
+	assert.Contains(t, doc, "10 MB")
+	assert.NotContains(t, doc, "MiB")
+}
+
+// Hole 4: the bank cache never holds a lock across the network, each
+// caller waits only as long as its own context allows, and a code missing
+// from the cache refreshes it, rate-limited.
+func TestBankCacheHonoursEachCallersContext(t *testing.T) {
+	t.Parallel()
+	arrived, release := make(chan struct{}, 4), make(chan struct{})
+	var releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	var calls atomic.Int32
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		arrived <- struct{}{}
+		<-release
+		w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank","is_active":true}]}`))
+	}))
+	t.Cleanup(unblock) // runs before the server's Close, so a failure ends the test instead of hanging it
+	first := make(chan error, 1)
+	go func() {
+		_, err := c.bankName(ctx, "sber")
+		first <- err
+	}()
+	<-arrived // the first caller's ListBanks is in flight
+	short, cancel := context.WithCancel(ctx)
+	second := make(chan error, 1)
+	go func() {
+		_, err := c.bankName(short, "sber")
+		second <- err
+	}()
+	cancel()
+	select {
+	case err := <-second:
+		require.ErrorIs(t, err, context.Canceled, "the second caller left when its own context ended")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second caller waited for the first one's network read")
+	}
+	unblock()
+	require.NoError(t, <-first)
+	name, err := c.bankName(ctx, "SBER")
+	require.NoError(t, err)
+	assert.Equal(t, "Sberbank", name)
+	assert.Equal(t, int32(1), calls.Load(), "one ListBanks for all of them")
+}
+
+func TestBankCacheRefreshesForAMissingCode(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank","is_active":true}]}`))
+			return
+		}
+		w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank"},{"code":"alfa","name":"Alfa-Bank"}]}`))
+	}))
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+
+	_, err := c.bankName(ctx, "sber")
+	require.NoError(t, err)
+	_, err = c.bankName(ctx, "alfa")
+	require.ErrorContains(t, err, `bank "alfa" is not in ListBanks`)
+	assert.Equal(t, int32(1), calls.Load(), "a refresh right after a read is rate-limited")
+
+	advance(bankRefreshInterval)
+	name, err := c.bankName(ctx, "alfa")
+	require.NoError(t, err)
+	assert.Equal(t, "Alfa-Bank", name)
+	assert.Equal(t, int32(2), calls.Load(), "the missing code refreshed the cache")
+
+	_, err = c.bankName(ctx, "nope")
+	require.Error(t, err)
+	assert.Equal(t, int32(2), calls.Load(), "at most one refresh per interval")
 }

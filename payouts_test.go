@@ -14,85 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// Helpers shared by the operation tests (payouts, terminals, banks,
-// transfers, withdrawals). Prefixed "op" to stay clear of helpers_test.go.
-
-// opRequireValidation asserts that err is a *ValidationError on field that
-// matches ErrInvalidParameters, and that nothing was sent.
-func opRequireValidation(t *testing.T, err error, rec *recorder, field string) {
-	t.Helper()
-	require.Error(t, err)
-	var ve *ValidationError
-	require.True(t, errors.As(err, &ve), "want *ValidationError, got %T: %v", err, err)
-	assert.Equal(t, field, ve.Field, "ValidationError.Field")
-	assert.ErrorIs(t, err, ErrInvalidParameters)
-	assert.Equal(t, 0, rec.count(), "no request may be sent before validation passes")
-}
-
-// opRequireAPIError asserts that err carries an *Error with code and status.
-func opRequireAPIError(t *testing.T, err error, code string, status int) *Error {
-	t.Helper()
-	require.Error(t, err)
-	var apiErr *Error
-	require.True(t, errors.As(err, &apiErr), "want *Error, got %T: %v", err, err)
-	assert.Equal(t, code, apiErr.Code, "Error.Code")
-	assert.Equal(t, status, apiErr.HTTPStatus, "Error.HTTPStatus")
-	return apiErr
-}
-
-// opAssertTime compares a decoded time exactly, location included.
-func opAssertTime(t *testing.T, want, got time.Time, field string) {
-	t.Helper()
-	assert.True(t, want.Equal(got), "%s: want %s, got %s", field, want, got)
-	assert.Equal(t, time.UTC, got.Location(), "%s: location", field)
-	assert.Equal(t, want, got, field)
-}
-
-// opErrBody is an API error body as the spec shapes it.
-func opErrBody(code, message string) string {
-	return fmt.Sprintf(`{"error":%q,"message":%q,"data":{}}`, code, message)
-}
-
-// opSentinels lists every sentinel, to check that an error matches exactly
-// the expected ones.
-var opSentinels = map[string]error{
-	"ErrInvalidParameters":     ErrInvalidParameters,
-	"ErrDuplicateExtID":        ErrDuplicateExtID,
-	"ErrNoRequisites":          ErrNoRequisites,
-	"ErrTooManySameAmount":     ErrTooManySameAmount,
-	"ErrPaymentNotFound":       ErrPaymentNotFound,
-	"ErrPaymentNotCancellable": ErrPaymentNotCancellable,
-	"ErrPaymentNotConfirmable": ErrPaymentNotConfirmable,
-	"ErrDisputeNotAllowed":     ErrDisputeNotAllowed,
-	"ErrDisputeExists":         ErrDisputeExists,
-	"ErrDisputeNotActive":      ErrDisputeNotActive,
-	"ErrPayoutNotFound":        ErrPayoutNotFound,
-	"ErrInternal":              ErrInternal,
-	"ErrWithdrawalNotFound":    ErrWithdrawalNotFound,
-	"ErrInsufficientFunds":     ErrInsufficientFunds,
-	"ErrTerminalNotFound":      ErrTerminalNotFound,
-	"ErrUnauthorized":          ErrUnauthorized,
-	"ErrUnknownOutcome":        ErrUnknownOutcome,
-}
-
-// opAssertOnlySentinels asserts err matches the named sentinels and no other.
-func opAssertOnlySentinels(t *testing.T, err error, want ...string) {
-	t.Helper()
-	wanted := map[string]bool{}
-	for _, w := range want {
-		_, ok := opSentinels[w]
-		require.True(t, ok, "unknown sentinel %s", w)
-		wanted[w] = true
-	}
-	for name, s := range opSentinels {
-		assert.Equal(t, wanted[name], errors.Is(err, s), "errors.Is(err, %s) for %v", name, err)
-	}
-}
 
 // ---------------------------------------------------------------------------
 // Response bodies shaped after the spec's Payout table.
@@ -211,47 +135,6 @@ func TestCreatePayoutDecodesResponse(t *testing.T) {
 	assertPendingPayout(t, p)
 }
 
-func TestCreatePayoutValidation(t *testing.T) {
-	t.Parallel()
-	valid := CreatePayoutParams{ExtID: "po-1", Amount: dec("2500.00"), Method: PayoutMethodCard,
-		Requisites: "4111111111111111", HolderName: "IVAN IVANOV"}
-	tests := []struct {
-		name   string
-		mutate func(p *CreatePayoutParams)
-		field  string
-	}{
-		{"empty ext_id", func(p *CreatePayoutParams) { p.ExtID = "" }, "ext_id"},
-		{"ext_id not UTF-8", func(p *CreatePayoutParams) { p.ExtID = "po-\xff" }, "ext_id"},
-		{"zero amount", func(p *CreatePayoutParams) { p.Amount = dec("0") }, "amount"},
-		{"zero amount with decimals", func(p *CreatePayoutParams) { p.Amount = dec("0.00") }, "amount"},
-		{"unset amount", func(p *CreatePayoutParams) { p.Amount = decimal.Decimal{} }, "amount"},
-		{"negative amount", func(p *CreatePayoutParams) { p.Amount = dec("-1.00") }, "amount"},
-		{"empty method", func(p *CreatePayoutParams) { p.Method = "" }, "method"},
-		{"unknown method", func(p *CreatePayoutParams) { p.Method = "crypto" }, "method"},
-		{"upper-case method", func(p *CreatePayoutParams) { p.Method = "CARD" }, "method"},
-		{"empty requisites", func(p *CreatePayoutParams) { p.Requisites = "" }, "requisites"},
-		{"blank requisites", func(p *CreatePayoutParams) { p.Requisites = "   " }, "requisites"},
-		{"empty holder_name", func(p *CreatePayoutParams) { p.HolderName = "" }, "holder_name"},
-		{"blank holder_name", func(p *CreatePayoutParams) { p.HolderName = "\t " }, "holder_name"},
-		{"notify_url without scheme", func(p *CreatePayoutParams) { p.NotifyURL = "shop.example/cb" }, "notify_url"},
-		{"notify_url relative", func(p *CreatePayoutParams) { p.NotifyURL = "/hooks/payout" }, "notify_url"},
-		{"notify_url ftp", func(p *CreatePayoutParams) { p.NotifyURL = "ftp://shop.example/cb" }, "notify_url"},
-		{"notify_url without host", func(p *CreatePayoutParams) { p.NotifyURL = "https://" }, "notify_url"},
-		{"notify_url malformed", func(p *CreatePayoutParams) { p.NotifyURL = "http://[::1" }, "notify_url"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			c, rec := mockClient(t, http.StatusOK, payoutPendingJSON)
-			p := valid
-			tt.mutate(&p)
-			got, err := c.CreatePayout(context.Background(), p)
-			assert.Nil(t, got)
-			opRequireValidation(t, err, rec, tt.field)
-		})
-	}
-}
-
 // ---------------------------------------------------------------------------
 // 9. GET /v1/payouts/{id} and 10. GET /v1/payouts/by-ext-id/{extId}
 
@@ -286,48 +169,6 @@ func TestGetPayoutByExtIDRequest(t *testing.T) {
 			p.ExtID = "po-2"
 			assertCompletedPayout(t, p)
 		})
-	}
-}
-
-func TestGetPayoutByExtIDValidation(t *testing.T) {
-	t.Parallel()
-	for _, extID := range []string{"", "bad-\xc3"} {
-		c, rec := mockClient(t, http.StatusOK, payoutCompletedJSON)
-		p, err := c.GetPayoutByExtID(context.Background(), extID)
-		assert.Nil(t, p)
-		opRequireValidation(t, err, rec, "ext_id")
-	}
-}
-
-func TestGetPayoutIDValidation(t *testing.T) {
-	t.Parallel()
-	bad := map[string]string{
-		"empty":             "",
-		"braces":            "{" + payoutID + "}",
-		"32 hex no hyphens": "0b7d3c2a1e4f4a5b8c6d7e8f9a0b1c2d",
-		"urn":               "urn:uuid:" + payoutID,
-		"too short":         payoutID[:35],
-		"non-hex":           "0b7d3c2a-1e4f-4a5b-8c6d-7e8f9a0b1c2g",
-		"hyphens misplaced": "0b7d3c2a1-e4f-4a5b-8c6d-7e8f9a0b1c2d",
-		"path traversal":    "../../v1/balance",
-		"ext id":            "po-1",
-		"trailing space":    payoutID + " ",
-	}
-	for name, id := range bad {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			c, rec := mockClient(t, http.StatusOK, payoutCompletedJSON)
-			p, err := c.GetPayout(context.Background(), id)
-			assert.Nil(t, p)
-			opRequireValidation(t, err, rec, "id")
-		})
-	}
-	// The canonical 36-character form is accepted in either case and sent as given.
-	for _, id := range []string{payoutID, "0B7D3C2A-1E4F-4A5B-8C6D-7E8F9A0B1C2D"} {
-		c, rec := mockClient(t, http.StatusOK, payoutCompletedJSON)
-		_, err := c.GetPayout(context.Background(), id)
-		require.NoError(t, err, id)
-		assertWire(t, rec.only(t), http.MethodGet, "/v1/payouts/"+id, "", "")
 	}
 }
 
@@ -561,33 +402,6 @@ func TestListPayoutsDecodesEnvelope(t *testing.T) {
 	assert.Equal(t, "1c8e4d3b-2f50-4b6c-9d7e-8f9a0b1c2d3e", second.ID)
 	second.ID = payoutID
 	assertCompletedPayout(t, &second)
-}
-
-func TestListPayoutsValidation(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name   string
-		params ListPayoutsParams
-		field  string
-	}{
-		{"negative limit", ListPayoutsParams{Limit: -1}, "limit"},
-		{"negative offset", ListPayoutsParams{Offset: -5}, "offset"},
-		{"to before from", ListPayoutsParams{From: time.Date(2024, 5, 2, 0, 0, 0, 0, time.UTC),
-			To: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}, "to"},
-		{"to before from across zones", ListPayoutsParams{From: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC),
-			To: time.Date(2024, 5, 1, 14, 0, 0, 0, time.FixedZone("MSK", 3*60*60))}, "to"},
-		{"unknown status", ListPayoutsParams{Status: "on_hold"}, "status"},
-		{"upper-case status", ListPayoutsParams{Status: "PENDING"}, "status"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			c, rec := mockClient(t, http.StatusOK, payoutListJSON)
-			l, err := c.ListPayouts(context.Background(), tt.params)
-			assert.Nil(t, l)
-			opRequireValidation(t, err, rec, tt.field)
-		})
-	}
 }
 
 // ---------------------------------------------------------------------------
@@ -997,7 +811,13 @@ func TestAllPayoutsStopsOnAPageWithNothingNew(t *testing.T) {
 	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		off, _ := strconv.Atoi(r.URL.Query().Get("offset"))
 		order := []string{"po-1", "po-2"}
-		if pages.Add(1)%2 == 0 {
+		n := pages.Add(1)
+		if n > 100 { // the test's own bound, so a client that pages on fails instead of running for hours
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error":"STOP","message":"paged past 100 pages"}`)
+			return
+		}
+		if n%2 == 0 {
 			order = []string{"po-2", "po-1"}
 		}
 		fmt.Fprintf(w, `{"payouts":[{"id":%q,"amount":1},{"id":%q,"amount":1}],"total":4000000000,"limit":2,"offset":%d}`,

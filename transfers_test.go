@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -72,35 +71,6 @@ func TestCreateTransferRefusesBadAmountInResponse(t *testing.T) {
 	tr, err := c.CreateTransfer(context.Background(), CreateTransferParams{FromTerminalID: "a", ToTerminalID: "b", Amount: dec("1")})
 	assert.Error(t, err)
 	assert.Nil(t, tr)
-}
-
-func TestCreateTransferValidation(t *testing.T) {
-	t.Parallel()
-	valid := CreateTransferParams{FromTerminalID: "term-main", ToTerminalID: "term-2", Amount: dec("150.25")}
-	tests := []struct {
-		name   string
-		mutate func(*CreateTransferParams)
-		field  string
-	}{
-		{"empty from", func(p *CreateTransferParams) { p.FromTerminalID = "" }, "from_terminal_id"},
-		{"blank from", func(p *CreateTransferParams) { p.FromTerminalID = "  " }, "from_terminal_id"},
-		{"empty to", func(p *CreateTransferParams) { p.ToTerminalID = "" }, "to_terminal_id"},
-		{"blank to", func(p *CreateTransferParams) { p.ToTerminalID = "\n" }, "to_terminal_id"},
-		{"unset amount", func(p *CreateTransferParams) { p.Amount = decimal.Decimal{} }, "amount"},
-		{"zero amount", func(p *CreateTransferParams) { p.Amount = dec("0.00") }, "amount"},
-		{"negative amount", func(p *CreateTransferParams) { p.Amount = dec("-10") }, "amount"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			c, rec := mockClient(t, http.StatusOK, transferJSON)
-			p := valid
-			tt.mutate(&p)
-			tr, err := c.CreateTransfer(context.Background(), p)
-			assert.Nil(t, tr)
-			opRequireValidation(t, err, rec, tt.field)
-		})
-	}
 }
 
 func TestCreateTransferErrors(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -155,62 +154,6 @@ func TestWithdrawalDecodingRefusesBadBodies(t *testing.T) {
 			assert.Nil(t, w)
 		})
 	}
-}
-
-func TestCreateWithdrawalValidation(t *testing.T) {
-	t.Parallel()
-	valid := CreateWithdrawalParams{TerminalID: "term-main", Amount: dec("100.00"), Address: tronAddress}
-	tests := []struct {
-		name   string
-		mutate func(*CreateWithdrawalParams)
-		field  string
-	}{
-		{"empty terminal", func(p *CreateWithdrawalParams) { p.TerminalID = "" }, "terminal_id"},
-		{"blank terminal", func(p *CreateWithdrawalParams) { p.TerminalID = " " }, "terminal_id"},
-		{"unset amount", func(p *CreateWithdrawalParams) { p.Amount = decimal.Decimal{} }, "amount"},
-		{"zero amount", func(p *CreateWithdrawalParams) { p.Amount = dec("0.000") }, "amount"},
-		{"negative amount", func(p *CreateWithdrawalParams) { p.Amount = dec("-0.01") }, "amount"},
-		{"empty address", func(p *CreateWithdrawalParams) { p.Address = "" }, "address"},
-		{"blank address", func(p *CreateWithdrawalParams) { p.Address = "\t" }, "address"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			c, rec := mockClient(t, http.StatusOK, withdrawalPendingJSON)
-			p := valid
-			tt.mutate(&p)
-			w, err := c.CreateWithdrawal(context.Background(), p)
-			assert.Nil(t, w)
-			opRequireValidation(t, err, rec, tt.field)
-		})
-	}
-}
-
-func TestGetWithdrawalIDValidation(t *testing.T) {
-	t.Parallel()
-	bad := map[string]string{
-		"empty":             "",
-		"braces":            "{" + withdrawID + "}",
-		"32 hex no hyphens": "9a8b7c6d5e4f4321876543210fedcba9",
-		"urn":               "urn:uuid:" + withdrawID,
-		"fee keyword":       "fee",
-		"path traversal":    "../payouts",
-		"non-hex":           "9a8b7c6d-5e4f-4321-8765-43210fedcbaz",
-	}
-	for name, id := range bad {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			c, rec := mockClient(t, http.StatusOK, withdrawalCompletedJSON)
-			w, err := c.GetWithdrawal(context.Background(), id)
-			assert.Nil(t, w)
-			opRequireValidation(t, err, rec, "id")
-		})
-	}
-	upper := "9A8B7C6D-5E4F-4321-8765-43210FEDCBA9"
-	c, rec := mockClient(t, http.StatusOK, withdrawalCompletedJSON)
-	_, err := c.GetWithdrawal(context.Background(), upper)
-	require.NoError(t, err)
-	assertWire(t, rec.only(t), http.MethodGet, "/v1/withdrawals/"+upper, "", "")
 }
 
 func TestGetWithdrawalFeeRequestAndDecode(t *testing.T) {

@@ -1,0 +1,301 @@
+package paykit
+
+// Tests of the input checks (validate.go and the checks each method makes
+// with its helpers): every refusal is a *ValidationError naming the field,
+// matching ErrInvalidParameters, with nothing sent.
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPaymentValidationSendsNothing(t *testing.T) {
+	t.Parallel()
+	valid := CreatePaymentParams{ExtID: "o-1", Amount: dec("100")}
+	with := func(f func(*CreatePaymentParams)) CreatePaymentParams { p := valid; f(&p); return p }
+	bigImage := append(pngBytes(t), make([]byte, MaxAttachmentSize)...)
+	cases := []struct {
+		name  string
+		field string
+		call  func(c *Client) error
+	}{
+		{"amount below 100", "amount", createWith(with(func(p *CreatePaymentParams) { p.Amount = dec("99.99") }))},
+		{"amount above 300000", "amount", createWith(with(func(p *CreatePaymentParams) { p.Amount = dec("300000.01") }))},
+		{"zero amount", "amount", createWith(with(func(p *CreatePaymentParams) { p.Amount = dec("0") }))},
+		{"empty ext_id", "ext_id", createWith(with(func(p *CreatePaymentParams) { p.ExtID = "" }))},
+		{"256-character ext_id", "ext_id", createWith(with(func(p *CreatePaymentParams) { p.ExtID = strings.Repeat("я", 256) }))},
+		{"invalid UTF-8 ext_id", "ext_id", createWith(with(func(p *CreatePaymentParams) { p.ExtID = "a\xffb" }))},
+		{"unknown method", "method", createWith(with(func(p *CreatePaymentParams) { p.Method = "card" }))},
+		{"unknown country", "country", createWith(with(func(p *CreatePaymentParams) { p.Method, p.Country = MethodCrossBorder, "RU" }))},
+		{"country without cross-border", "country", createWith(with(func(p *CreatePaymentParams) { p.Country = CountryKZ }))},
+		{"relative notify_url", "notify_url", createWith(with(func(p *CreatePaymentParams) { p.NotifyURL = "/hook" }))},
+		{"get: not a UUID", "id", func(c *Client) error { _, err := c.GetPayment(ctx, "../balance"); return err }},
+		{"get: braces UUID", "id", func(c *Client) error { _, err := c.GetPayment(ctx, "{"+paymentID+"}"); return err }},
+		{"get: bare hex UUID", "id", func(c *Client) error {
+			_, err := c.GetPayment(ctx, strings.ReplaceAll(paymentID, "-", ""))
+			return err
+		}},
+		{"by ext id: empty", "ext_id", func(c *Client) error { _, err := c.GetPaymentByExtID(ctx, ""); return err }},
+		{"confirm: bad id", "id", func(c *Client) error { _, err := c.ConfirmPayment(ctx, "x", nil); return err }},
+		{"confirm: not an image", "attachment", func(c *Client) error {
+			_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Filename: "r.png", Content: strings.NewReader("%PDF-1.7 not an image")})
+			return err
+		}},
+		{"confirm: over 10 MiB", "attachment", func(c *Client) error {
+			_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Content: bytes.NewReader(bigImage)})
+			return err
+		}},
+		{"confirm: empty file", "attachment", func(c *Client) error {
+			_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Content: strings.NewReader("")})
+			return err
+		}},
+		{"confirm: nil content", "attachment", func(c *Client) error {
+			_, err := c.ConfirmPayment(ctx, paymentID, &Attachment{Filename: "x.png"})
+			return err
+		}},
+		{"cancel: bad id", "id", func(c *Client) error { _, err := c.CancelPayment(ctx, "1"); return err }},
+		{"dispute: bad id", "id", func(c *Client) error { _, err := c.OpenDispute(ctx, "1", OpenDisputeParams{}); return err }},
+		{"dispute: negative amount", "amount", func(c *Client) error {
+			_, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{Amount: dec("-1")})
+			return err
+		}},
+		{"dispute: bad receipt_url", "receipt_url", func(c *Client) error {
+			_, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{ReceiptURL: "ftp://x/y"})
+			return err
+		}},
+		{"cancel dispute: bad id", "id", func(c *Client) error { _, err := c.CancelDispute(ctx, ""); return err }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, rec := mockClient(t, http.StatusOK, cardPaymentJSON)
+			err := tc.call(c)
+			var ve *ValidationError
+			require.ErrorAs(t, err, &ve)
+			assert.Equal(t, tc.field, ve.Field)
+			assert.ErrorIs(t, err, ErrInvalidParameters)
+			assert.Equal(t, 0, rec.count(), "nothing may be sent")
+		})
+	}
+}
+
+func createWith(p CreatePaymentParams) func(c *Client) error {
+	return func(c *Client) error { _, err := c.CreatePayment(ctx, p); return err }
+}
+
+func TestPaymentBoundsAccepted(t *testing.T) {
+	t.Parallel()
+	for _, p := range []CreatePaymentParams{
+		{ExtID: "a", Amount: dec("100.00")},
+		{ExtID: strings.Repeat("я", 255), Amount: dec("300000")},
+		{ExtID: "cb", Amount: dec("150"), Method: MethodCrossBorder},
+	} {
+		c, rec := echoClient(t, http.StatusOK, cardPaymentJSON)
+		_, err := c.CreatePayment(ctx, p)
+		require.NoError(t, err)
+		assert.Equal(t, 1, rec.count())
+	}
+}
+
+func TestCreatePayoutValidation(t *testing.T) {
+	t.Parallel()
+	valid := CreatePayoutParams{ExtID: "po-1", Amount: dec("2500.00"), Method: PayoutMethodCard,
+		Requisites: "4111111111111111", HolderName: "IVAN IVANOV"}
+	tests := []struct {
+		name   string
+		mutate func(p *CreatePayoutParams)
+		field  string
+	}{
+		{"empty ext_id", func(p *CreatePayoutParams) { p.ExtID = "" }, "ext_id"},
+		{"ext_id not UTF-8", func(p *CreatePayoutParams) { p.ExtID = "po-\xff" }, "ext_id"},
+		{"zero amount", func(p *CreatePayoutParams) { p.Amount = dec("0") }, "amount"},
+		{"zero amount with decimals", func(p *CreatePayoutParams) { p.Amount = dec("0.00") }, "amount"},
+		{"unset amount", func(p *CreatePayoutParams) { p.Amount = decimal.Decimal{} }, "amount"},
+		{"negative amount", func(p *CreatePayoutParams) { p.Amount = dec("-1.00") }, "amount"},
+		{"empty method", func(p *CreatePayoutParams) { p.Method = "" }, "method"},
+		{"unknown method", func(p *CreatePayoutParams) { p.Method = "crypto" }, "method"},
+		{"upper-case method", func(p *CreatePayoutParams) { p.Method = "CARD" }, "method"},
+		{"empty requisites", func(p *CreatePayoutParams) { p.Requisites = "" }, "requisites"},
+		{"blank requisites", func(p *CreatePayoutParams) { p.Requisites = "   " }, "requisites"},
+		{"empty holder_name", func(p *CreatePayoutParams) { p.HolderName = "" }, "holder_name"},
+		{"blank holder_name", func(p *CreatePayoutParams) { p.HolderName = "\t " }, "holder_name"},
+		{"notify_url without scheme", func(p *CreatePayoutParams) { p.NotifyURL = "shop.example/cb" }, "notify_url"},
+		{"notify_url relative", func(p *CreatePayoutParams) { p.NotifyURL = "/hooks/payout" }, "notify_url"},
+		{"notify_url ftp", func(p *CreatePayoutParams) { p.NotifyURL = "ftp://shop.example/cb" }, "notify_url"},
+		{"notify_url without host", func(p *CreatePayoutParams) { p.NotifyURL = "https://" }, "notify_url"},
+		{"notify_url malformed", func(p *CreatePayoutParams) { p.NotifyURL = "http://[::1" }, "notify_url"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, rec := mockClient(t, http.StatusOK, payoutPendingJSON)
+			p := valid
+			tt.mutate(&p)
+			got, err := c.CreatePayout(context.Background(), p)
+			assert.Nil(t, got)
+			opRequireValidation(t, err, rec, tt.field)
+		})
+	}
+}
+
+func TestGetPayoutByExtIDValidation(t *testing.T) {
+	t.Parallel()
+	for _, extID := range []string{"", "bad-\xc3"} {
+		c, rec := mockClient(t, http.StatusOK, payoutCompletedJSON)
+		p, err := c.GetPayoutByExtID(context.Background(), extID)
+		assert.Nil(t, p)
+		opRequireValidation(t, err, rec, "ext_id")
+	}
+}
+
+func TestGetPayoutIDValidation(t *testing.T) {
+	t.Parallel()
+	bad := map[string]string{
+		"empty":             "",
+		"braces":            "{" + payoutID + "}",
+		"32 hex no hyphens": "0b7d3c2a1e4f4a5b8c6d7e8f9a0b1c2d",
+		"urn":               "urn:uuid:" + payoutID,
+		"too short":         payoutID[:35],
+		"non-hex":           "0b7d3c2a-1e4f-4a5b-8c6d-7e8f9a0b1c2g",
+		"hyphens misplaced": "0b7d3c2a1-e4f-4a5b-8c6d-7e8f9a0b1c2d",
+		"path traversal":    "../../v1/balance",
+		"ext id":            "po-1",
+		"trailing space":    payoutID + " ",
+	}
+	for name, id := range bad {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, rec := mockClient(t, http.StatusOK, payoutCompletedJSON)
+			p, err := c.GetPayout(context.Background(), id)
+			assert.Nil(t, p)
+			opRequireValidation(t, err, rec, "id")
+		})
+	}
+	// The canonical 36-character form is accepted in either case and sent as given.
+	for _, id := range []string{payoutID, "0B7D3C2A-1E4F-4A5B-8C6D-7E8F9A0B1C2D"} {
+		c, rec := mockClient(t, http.StatusOK, payoutCompletedJSON)
+		_, err := c.GetPayout(context.Background(), id)
+		require.NoError(t, err, id)
+		assertWire(t, rec.only(t), http.MethodGet, "/v1/payouts/"+id, "", "")
+	}
+}
+
+func TestListPayoutsValidation(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		params ListPayoutsParams
+		field  string
+	}{
+		{"negative limit", ListPayoutsParams{Limit: -1}, "limit"},
+		{"negative offset", ListPayoutsParams{Offset: -5}, "offset"},
+		{"to before from", ListPayoutsParams{From: time.Date(2024, 5, 2, 0, 0, 0, 0, time.UTC),
+			To: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}, "to"},
+		{"to before from across zones", ListPayoutsParams{From: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC),
+			To: time.Date(2024, 5, 1, 14, 0, 0, 0, time.FixedZone("MSK", 3*60*60))}, "to"},
+		{"unknown status", ListPayoutsParams{Status: "on_hold"}, "status"},
+		{"upper-case status", ListPayoutsParams{Status: "PENDING"}, "status"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, rec := mockClient(t, http.StatusOK, payoutListJSON)
+			l, err := c.ListPayouts(context.Background(), tt.params)
+			assert.Nil(t, l)
+			opRequireValidation(t, err, rec, tt.field)
+		})
+	}
+}
+
+func TestCreateTransferValidation(t *testing.T) {
+	t.Parallel()
+	valid := CreateTransferParams{FromTerminalID: "term-main", ToTerminalID: "term-2", Amount: dec("150.25")}
+	tests := []struct {
+		name   string
+		mutate func(*CreateTransferParams)
+		field  string
+	}{
+		{"empty from", func(p *CreateTransferParams) { p.FromTerminalID = "" }, "from_terminal_id"},
+		{"blank from", func(p *CreateTransferParams) { p.FromTerminalID = "  " }, "from_terminal_id"},
+		{"empty to", func(p *CreateTransferParams) { p.ToTerminalID = "" }, "to_terminal_id"},
+		{"blank to", func(p *CreateTransferParams) { p.ToTerminalID = "\n" }, "to_terminal_id"},
+		{"unset amount", func(p *CreateTransferParams) { p.Amount = decimal.Decimal{} }, "amount"},
+		{"zero amount", func(p *CreateTransferParams) { p.Amount = dec("0.00") }, "amount"},
+		{"negative amount", func(p *CreateTransferParams) { p.Amount = dec("-10") }, "amount"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, rec := mockClient(t, http.StatusOK, transferJSON)
+			p := valid
+			tt.mutate(&p)
+			tr, err := c.CreateTransfer(context.Background(), p)
+			assert.Nil(t, tr)
+			opRequireValidation(t, err, rec, tt.field)
+		})
+	}
+}
+
+func TestCreateWithdrawalValidation(t *testing.T) {
+	t.Parallel()
+	valid := CreateWithdrawalParams{TerminalID: "term-main", Amount: dec("100.00"), Address: tronAddress}
+	tests := []struct {
+		name   string
+		mutate func(*CreateWithdrawalParams)
+		field  string
+	}{
+		{"empty terminal", func(p *CreateWithdrawalParams) { p.TerminalID = "" }, "terminal_id"},
+		{"blank terminal", func(p *CreateWithdrawalParams) { p.TerminalID = " " }, "terminal_id"},
+		{"unset amount", func(p *CreateWithdrawalParams) { p.Amount = decimal.Decimal{} }, "amount"},
+		{"zero amount", func(p *CreateWithdrawalParams) { p.Amount = dec("0.000") }, "amount"},
+		{"negative amount", func(p *CreateWithdrawalParams) { p.Amount = dec("-0.01") }, "amount"},
+		{"empty address", func(p *CreateWithdrawalParams) { p.Address = "" }, "address"},
+		{"blank address", func(p *CreateWithdrawalParams) { p.Address = "\t" }, "address"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, rec := mockClient(t, http.StatusOK, withdrawalPendingJSON)
+			p := valid
+			tt.mutate(&p)
+			w, err := c.CreateWithdrawal(context.Background(), p)
+			assert.Nil(t, w)
+			opRequireValidation(t, err, rec, tt.field)
+		})
+	}
+}
+
+func TestGetWithdrawalIDValidation(t *testing.T) {
+	t.Parallel()
+	bad := map[string]string{
+		"empty":             "",
+		"braces":            "{" + withdrawID + "}",
+		"32 hex no hyphens": "9a8b7c6d5e4f4321876543210fedcba9",
+		"urn":               "urn:uuid:" + withdrawID,
+		"fee keyword":       "fee",
+		"path traversal":    "../payouts",
+		"non-hex":           "9a8b7c6d-5e4f-4321-8765-43210fedcbaz",
+	}
+	for name, id := range bad {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, rec := mockClient(t, http.StatusOK, withdrawalCompletedJSON)
+			w, err := c.GetWithdrawal(context.Background(), id)
+			assert.Nil(t, w)
+			opRequireValidation(t, err, rec, "id")
+		})
+	}
+	upper := "9A8B7C6D-5E4F-4321-8765-43210FEDCBA9"
+	c, rec := mockClient(t, http.StatusOK, withdrawalCompletedJSON)
+	_, err := c.GetWithdrawal(context.Background(), upper)
+	require.NoError(t, err)
+	assertWire(t, rec.only(t), http.MethodGet, "/v1/withdrawals/"+upper, "", "")
+}
