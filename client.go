@@ -1,6 +1,7 @@
 package paykit
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -210,12 +211,8 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 		logger: cfg.logger,
 		now:    time.Now,
 	}
-	if o := combineObservers(cfg.observers); o != nil {
-		alert := cfg.logger
-		if alert == nil {
-			alert = slog.Default()
-		}
-		c.obs = safeObserver{o: o, logger: alert, once: new(sync.Once)}
+	if len(cfg.observers) > 0 {
+		c.obs = observers{os: cfg.observers, logger: cmp.Or(cfg.logger, slog.Default()), once: new(sync.Once)}
 	}
 	c.basePath = strings.TrimRight(base.Path, "/")
 	c.baseRawPath = strings.TrimRight(base.EscapedPath(), "/")
@@ -360,13 +357,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 			return invalid("path", "has a malformed query")
 		}
 	}
-	k := &call{op: doOperation(method, u.EscapedPath()), path: u.EscapedPath(), query: q}
-	if body != nil {
-		if k.body, err = json.Marshal(body); err != nil {
-			return fmt.Errorf("paykit: Do: encoding body: %w", err)
-		}
-		k.contentType = contentJSON
-	}
+	k := &call{op: doOperation(method, u.EscapedPath()), path: u.EscapedPath(), query: q, in: body}
 	if out == nil {
 		_, err = send[discard](ctx, c, k, nil)
 		return err

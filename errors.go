@@ -114,49 +114,31 @@ func (e *Error) Is(target error) bool {
 	return s != nil && s == target
 }
 
-// sentinel resolves the meaning of e, nil when it has none. PAY_001 means "internal error" on
-// payment calls and "payout not found" on payout reads; the two are told apart
-// by HTTP status alone, never by message text.
+// sentinel resolves the meaning of e, nil when it has none. PAY_001 means
+// "internal error" on payment calls and "payout not found" on payout
+// reads; the two are told apart by HTTP status alone, never by message text.
 func (e *Error) sentinel() error {
-	if e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden {
+	switch s := codeSentinels[e.Code]; {
+	case e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden:
 		return ErrUnauthorized
-	}
-	switch e.Code {
-	case "PAY_001":
-		if e.HTTPStatus == http.StatusNotFound {
-			return ErrPayoutNotFound
-		}
-	case "PAY_002", "WDR_001", "TRF_001":
-		return ErrInvalidParameters
-	case "PAY_003":
-		return ErrDuplicateExtID
-	case "PAY_004":
-		return ErrNoRequisites
-	case "PAY_005":
-		return ErrTooManySameAmount
-	case "PAY_006":
-		return ErrPaymentNotFound
-	case "PAY_007":
-		return ErrPaymentNotCancellable
-	case "PAY_008":
-		return ErrPaymentNotConfirmable
-	case "DIS_001":
-		return ErrDisputeNotAllowed
-	case "DIS_002":
-		return ErrDisputeExists
-	case "DIS_003":
-		return ErrDisputeNotActive
-	case "WDR_002", "TRF_003":
-		return ErrInsufficientFunds
-	case "WDR_003":
-		return ErrWithdrawalNotFound
-	case "TRF_002":
-		return ErrTerminalNotFound
-	}
-	if e.HTTPStatus >= 500 {
+	case e.Code == "PAY_001" && e.HTTPStatus == http.StatusNotFound:
+		return ErrPayoutNotFound
+	case s != nil:
+		return s
+	case e.HTTPStatus >= 500:
 		return ErrInternal
 	}
 	return nil
+}
+
+// codeSentinels maps each API error code to the sentinel it means.
+var codeSentinels = map[string]error{
+	"PAY_002": ErrInvalidParameters, "WDR_001": ErrInvalidParameters, "TRF_001": ErrInvalidParameters,
+	"PAY_003": ErrDuplicateExtID, "PAY_004": ErrNoRequisites, "PAY_005": ErrTooManySameAmount,
+	"PAY_006": ErrPaymentNotFound, "PAY_007": ErrPaymentNotCancellable, "PAY_008": ErrPaymentNotConfirmable,
+	"DIS_001": ErrDisputeNotAllowed, "DIS_002": ErrDisputeExists, "DIS_003": ErrDisputeNotActive,
+	"WDR_002": ErrInsufficientFunds, "TRF_003": ErrInsufficientFunds,
+	"WDR_003": ErrWithdrawalNotFound, "TRF_002": ErrTerminalNotFound,
 }
 
 // ExtID returns data.ext_id of the error body: for PAY_003, the ext_id that

@@ -159,103 +159,66 @@ func WithObserver(o Observer) Option {
 	}
 }
 
-// observers composes several Observers, as WithObserver documents.
-type observers []Observer
-
-func (os observers) CallStart(ctx context.Context, call *CallInfo) context.Context {
-	for _, o := range os {
-		ctx = o.CallStart(ctx, call)
-	}
-	return ctx
-}
-
-func (os observers) AttemptStart(ctx context.Context, a *AttemptInfo) context.Context {
-	for _, o := range os {
-		ctx = o.AttemptStart(ctx, a)
-	}
-	return ctx
-}
-
-func (os observers) AttemptEnd(ctx context.Context, a *AttemptInfo) {
-	for i := len(os) - 1; i >= 0; i-- {
-		os[i].AttemptEnd(ctx, a)
-	}
-}
-
-func (os observers) RetryWait(ctx context.Context, w *RetryInfo) {
-	for _, o := range os {
-		o.RetryWait(ctx, w)
-	}
-}
-
-func (os observers) CallEnd(ctx context.Context, end *CallEndInfo) {
-	for i := len(os) - 1; i >= 0; i-- {
-		os[i].CallEnd(ctx, end)
-	}
-}
-
-// safeObserver runs another Observer's hooks so that a panic in one is
+// observers is the Client's Observer: the merchant's, composed as
+// WithObserver documents, each hook of each one run so that a panic is
 // recovered, logged once, and the call goes on: a bug in telemetry must
 // not turn a created payout into a panic with no outcome.
-type safeObserver struct {
-	o      Observer
+type observers struct {
+	os     []Observer
 	logger *slog.Logger // the Client's, or slog.Default() without one
 	once   *sync.Once
 }
 
-// recovered is deferred by every hook; recover works only there.
-func (s safeObserver) recovered(hook string) {
-	if v := recover(); v != nil {
-		s.once.Do(func() {
-			s.logger.Error("paykit: Observer."+hook+" panicked; calls go on without that hook's work (logged once)",
-				slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))))
-		})
+// each runs f on every observer, last to first when reverse.
+func (s observers) each(hook string, reverse bool, f func(Observer)) {
+	for i := range s.os {
+		if reverse {
+			i = len(s.os) - 1 - i
+		}
+		s.guard(hook, s.os[i], f)
 	}
 }
 
-func (s safeObserver) CallStart(ctx context.Context, call *CallInfo) (out context.Context) {
-	out = ctx
-	defer s.recovered("CallStart")
-	if got := s.o.CallStart(ctx, call); got != nil {
-		out = got
-	}
-	return out
+func (s observers) guard(hook string, o Observer, f func(Observer)) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.once.Do(func() {
+				s.logger.Error("paykit: Observer."+hook+" panicked; calls go on without that hook's work (logged once)",
+					slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))))
+			})
+		}
+	}()
+	f(o)
 }
 
-func (s safeObserver) AttemptStart(ctx context.Context, a *AttemptInfo) (out context.Context) {
-	out = ctx
-	defer s.recovered("AttemptStart")
-	if got := s.o.AttemptStart(ctx, a); got != nil {
-		out = got
-	}
-	return out
+func (s observers) CallStart(ctx context.Context, call *CallInfo) context.Context {
+	s.each("CallStart", false, func(o Observer) {
+		if got := o.CallStart(ctx, call); got != nil {
+			ctx = got
+		}
+	})
+	return ctx
 }
 
-func (s safeObserver) AttemptEnd(ctx context.Context, a *AttemptInfo) {
-	defer s.recovered("AttemptEnd")
-	s.o.AttemptEnd(ctx, a)
+func (s observers) AttemptStart(ctx context.Context, a *AttemptInfo) context.Context {
+	s.each("AttemptStart", false, func(o Observer) {
+		if got := o.AttemptStart(ctx, a); got != nil {
+			ctx = got
+		}
+	})
+	return ctx
 }
 
-func (s safeObserver) RetryWait(ctx context.Context, w *RetryInfo) {
-	defer s.recovered("RetryWait")
-	s.o.RetryWait(ctx, w)
+func (s observers) AttemptEnd(ctx context.Context, a *AttemptInfo) {
+	s.each("AttemptEnd", true, func(o Observer) { o.AttemptEnd(ctx, a) })
 }
 
-func (s safeObserver) CallEnd(ctx context.Context, end *CallEndInfo) {
-	defer s.recovered("CallEnd")
-	s.o.CallEnd(ctx, end)
+func (s observers) RetryWait(ctx context.Context, w *RetryInfo) {
+	s.each("RetryWait", false, func(o Observer) { o.RetryWait(ctx, w) })
 }
 
-// combineObservers returns nil for none, the observer itself for one, and
-// their composition for more.
-func combineObservers(os []Observer) Observer {
-	switch len(os) {
-	case 0:
-		return nil
-	case 1:
-		return os[0]
-	}
-	return observers(os)
+func (s observers) CallEnd(ctx context.Context, end *CallEndInfo) {
+	s.each("CallEnd", true, func(o Observer) { o.CallEnd(ctx, end) })
 }
 
 var errNilObserver = errors.New("paykit: WithObserver(nil)")

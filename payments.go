@@ -378,13 +378,10 @@ func (c *Client) CreatePayment(ctx context.Context, params CreatePaymentParams) 
 	if err := params.validate(); err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(createPaymentBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
+	in := createPaymentBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
 		Bank: params.Bank, Country: params.Country, ClientID: params.ClientID,
-		NotifyURL: params.NotifyURL, NotificationToken: params.NotificationToken})
-	if err != nil {
-		return nil, err
-	}
-	return send(ctx, c, &call{op: opCreatePayment, path: "/v1/payments", body: body, contentType: contentJSON, extID: params.ExtID},
+		NotifyURL: params.NotifyURL, NotificationToken: params.NotificationToken}
+	return send(ctx, c, &call{op: opCreatePayment, path: "/v1/payments", in: in, extID: params.ExtID},
 		func(ctx context.Context, got *Payment) error { return c.paymentMatches(ctx, params, got) })
 }
 
@@ -650,12 +647,8 @@ func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeP
 		}
 		in.Amount = amount(params.Amount)
 	}
-	body, err := json.Marshal(in)
-	if err != nil {
-		return nil, err
-	}
 	inDispute := inStatus(PaymentStatusDispute)
-	return send(ctx, c, &call{op: opOpenDispute, path: "/v1/payments/" + id + "/dispute", body: body, contentType: contentJSON, id: id},
+	return send(ctx, c, &call{op: opOpenDispute, path: "/v1/payments/" + id + "/dispute", in: in, id: id},
 		func(ctx context.Context, got *Payment) error {
 			if err := inDispute(ctx, got); err != nil {
 				return err

@@ -186,12 +186,9 @@ func (c *Client) CreatePayout(ctx context.Context, params CreatePayoutParams) (*
 	if err := params.validate(); err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(createPayoutBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
-		Requisites: params.Requisites, HolderName: params.HolderName, Bank: params.Bank, NotifyURL: params.NotifyURL})
-	if err != nil {
-		return nil, err
-	}
-	return send(ctx, c, &call{op: opCreatePayout, path: "/v1/payouts", body: body, contentType: contentJSON, extID: params.ExtID},
+	in := createPayoutBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
+		Requisites: params.Requisites, HolderName: params.HolderName, Bank: params.Bank, NotifyURL: params.NotifyURL}
+	return send(ctx, c, &call{op: opCreatePayout, path: "/v1/payouts", in: in, extID: params.ExtID},
 		func(_ context.Context, got *Payout) error {
 			if !got.Amount.Equal(params.Amount) || got.Method != params.Method || got.Requisites != params.Requisites ||
 				got.HolderName != params.HolderName || got.Bank != params.Bank {

@@ -88,12 +88,8 @@ func (c *Client) CreateTransfer(ctx context.Context, params CreateTransferParams
 		checkPositive("amount", params.Amount)); err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(createTransferBody{FromTerminalID: params.FromTerminalID, ToTerminalID: params.ToTerminalID,
-		Amount: amount(params.Amount)})
-	if err != nil {
-		return nil, err
-	}
-	return send(ctx, c, &call{op: opCreateTransfer, path: "/v1/transfers", body: body, contentType: contentJSON},
+	in := createTransferBody{FromTerminalID: params.FromTerminalID, ToTerminalID: params.ToTerminalID, Amount: amount(params.Amount)}
+	return send(ctx, c, &call{op: opCreateTransfer, path: "/v1/transfers", in: in},
 		func(_ context.Context, got *Transfer) error {
 			switch {
 			case !got.Success:

@@ -134,12 +134,9 @@ func (c *Client) CreateWithdrawal(ctx context.Context, params CreateWithdrawalPa
 		checkRequired("address", params.Address)); err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(createWithdrawalBody{TerminalID: params.TerminalID, Amount: amount(params.Amount),
-		Address: params.Address, SubtractFeeFromAmount: params.SubtractFeeFromAmount})
-	if err != nil {
-		return nil, err
-	}
-	return send(ctx, c, &call{op: opCreateWithdrawal, path: "/v1/withdrawals", body: body, contentType: contentJSON},
+	in := createWithdrawalBody{TerminalID: params.TerminalID, Amount: amount(params.Amount),
+		Address: params.Address, SubtractFeeFromAmount: params.SubtractFeeFromAmount}
+	return send(ctx, c, &call{op: opCreateWithdrawal, path: "/v1/withdrawals", in: in},
 		func(_ context.Context, got *Withdrawal) error {
 			// The spec does not say whether a fee taken from the amount
 			// shows in it, so either reading is this withdrawal.
