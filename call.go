@@ -712,22 +712,12 @@ func decodeBody(data []byte, out any) error {
 		return errors.New("no resource in the response body")
 	}
 	// Every amount field refuses an oversized number before parsing it
-	// (wireDec); for a large body, checkNumbers also spares encoding/json
-	// scanning megabytes of digits first.
-	if len(data) > prescanThreshold {
-		if err := checkNumbers(data); err != nil {
-			return err
-		}
-	}
+	// (wireDec).
 	if u, ok := out.(json.Unmarshaler); ok {
 		return u.UnmarshalJSON(data)
 	}
 	return json.Unmarshal(data, out)
 }
-
-// prescanThreshold is the body size from which decodeBody vets numbers
-// before decoding: a page of 100 payouts is about 33 KiB.
-const prescanThreshold = 64 << 10
 
 // apiCode reads the error code of an error body, sanitized; "" if none.
 func apiCode(body []byte) string {

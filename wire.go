@@ -41,11 +41,6 @@ const (
 
 var errAmountRange = errors.New("number out of the range an amount can take")
 
-// maxNumberToken is the longest numeric token checkNumbers reads before
-// refusing it: a figure within the bounds takes at most about 46
-// characters, so a longer one is refused without reading to its end.
-const maxNumberToken = 64
-
 // checkNumber vets the text of a numeric token (a bare JSON number or the
 // inside of a numeric string) in one pass that stops at the first digit
 // past the bound: at most maxAmountDigits digits and an exponent within
@@ -131,55 +126,6 @@ func decodeNumber(b []byte) (v decimal.Decimal, ok bool, err error) {
 		return decimal.Decimal{}, false, fmt.Errorf("%s is not a number", truncate(string(b), 40))
 	}
 	return v, true, nil
-}
-
-// checkNumbers refuses a body holding a bare JSON number token beyond the
-// bounds of checkNumber, without decoding anything. encoding/json would
-// otherwise scan a 16 MiB run of digits twice before the field's decoder
-// could refuse it; this stops at the 41st digit. Strings are skipped whole
-// (bytes.IndexByte), so a typical body costs a few hundred nanoseconds.
-func checkNumbers(b []byte) error {
-	for i := 0; i < len(b); {
-		switch c := b[i]; {
-		case c == '"':
-			i = skipString(b, i+1)
-		case isDigit(c) || c == '-':
-			j := i + 1
-			for j < len(b) && (isDigit(b[j]) || b[j] == '.' || b[j] == 'e' || b[j] == 'E' || b[j] == '+' || b[j] == '-') {
-				if j++; j-i > maxNumberToken {
-					return errAmountRange // no figure within the bounds is written so long
-				}
-			}
-			if err := checkNumber(b[i:j]); err != nil {
-				return err
-			}
-			i = j
-		default:
-			i++
-		}
-	}
-	return nil
-}
-
-// skipString returns the index just past the string whose contents start
-// at i (past the closing quote, or len(b) for an unterminated string).
-func skipString(b []byte, i int) int {
-	for {
-		k := bytes.IndexByte(b[i:], '"')
-		if k < 0 {
-			return len(b)
-		}
-		q := i + k
-		// The quote is escaped when an odd number of backslashes precede it.
-		n := 0
-		for p := q - 1; p >= i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return q + 1
-		}
-		i = q + 1
-	}
 }
 
 // apiTime decodes the service's ISO 8601 timestamps leniently: RFC 3339 with
@@ -328,11 +274,8 @@ func decodeEnum[T ~string](b []byte, known ...T) (T, error) {
 		return "", nil
 	}
 	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
-		// Match a known value without allocating: an enum's constants
-		// are plain ASCII, so case folding byte-wise is enough.
-		raw := b[1 : len(b)-1]
-		for _, k := range known {
-			if equalFoldASCII(raw, string(k)) {
+		for _, k := range known { // without allocating: []byte(k) stays on the stack
+			if bytes.EqualFold(b[1:len(b)-1], []byte(k)) {
 				return k, nil
 			}
 		}
@@ -347,26 +290,6 @@ func decodeEnum[T ~string](b []byte, known ...T) (T, error) {
 		}
 	}
 	return T(s), nil
-}
-
-// equalFoldASCII reports whether b equals the ASCII string k, ignoring case.
-func equalFoldASCII(b []byte, k string) bool {
-	if len(b) != len(k) {
-		return false
-	}
-	for i := range b {
-		c, d := b[i], k[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if 'A' <= d && d <= 'Z' {
-			d += 'a' - 'A'
-		}
-		if c != d {
-			return false
-		}
-	}
-	return true
 }
 
 // pathSegment escapes s as one path segment. url.PathEscape leaves "." and
