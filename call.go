@@ -420,9 +420,11 @@ func (c *Client) checkRetry(ctx context.Context, _ *http.Response, _ error) (boo
 		return false, nil
 	}
 	ok, why := retryable(k.op, a)
+	if !ok {
+		return false, nil
+	}
 	ra, _ := retryAfter(a.header, c.now())
 	switch {
-	case !ok:
 	case a.n > c.http.RetryMax:
 		ok, why = false, "no retries left"
 	case ra > maxRetryAfter:

@@ -158,30 +158,21 @@ func (p *Payment) facts() facts {
 // null or ISO 8601 times) and resolves the requisites' bank fields, whose
 // meaning depends on the payment method.
 func (p *Payment) UnmarshalJSON(b []byte) error {
-	w := paymentWire{plainPayment: plainPayment(*p)}
+	type plain Payment
+	// The leniently decoded fields and the nested objects shadow Payment's
+	// own; the rest decode into p itself, so nothing is parsed twice.
+	w := struct {
+		*plain
+		Amount     wireDec         `json:"amount"`
+		USDTRate   wireDec         `json:"usdt_rate"`
+		ValidUntil apiTime         `json:"valid_until"`
+		CreatedAt  apiTime         `json:"created_at"`
+		Requisites *requisitesWire `json:"requisites"`
+		Dispute    *disputeWire    `json:"dispute"`
+	}{plain: (*plain)(p)}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	return w.decode(p)
-}
-
-type plainPayment Payment
-
-// paymentWire is a payment as sent, decoded in one pass: the leniently
-// decoded fields and the nested objects have wire types that shadow
-// Payment's own, so nothing is parsed twice.
-type paymentWire struct {
-	plainPayment
-	Amount     wireDec         `json:"amount"`
-	USDTRate   wireDec         `json:"usdt_rate"`
-	ValidUntil apiTime         `json:"valid_until"`
-	CreatedAt  apiTime         `json:"created_at"`
-	Requisites *requisitesWire `json:"requisites"`
-	Dispute    *disputeWire    `json:"dispute"`
-}
-
-func (w *paymentWire) decode(p *Payment) error {
-	*p = Payment(w.plainPayment)
 	p.Amount, p.USDTRate = decimal.Decimal(w.Amount), decimal.Decimal(w.USDTRate)
 	p.ValidUntil, p.CreatedAt = time.Time(w.ValidUntil), time.Time(w.CreatedAt)
 	p.Requisites, p.Dispute = Requisites{}, nil
