@@ -57,11 +57,8 @@ type Client struct {
 	apiKey      string
 	signer      Signer
 	userAgent   string
-	// hdrIdentity and hdrUserAgent are the X-Identity and User-Agent
-	// header values, built once and shared by every request.
-	hdrIdentity, hdrUserAgent []string
-	logger                    *slog.Logger
-	http                      *retryablehttp.Client
+	logger      *slog.Logger
+	http        *retryablehttp.Client
 	// now is the clock of Retry-After dates and deadlines; tests set it.
 	now func() time.Time
 	// obs is nil without WithObserver: every hook is behind one nil check.
@@ -220,7 +217,6 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 	if cfg.userAgent != "" {
 		c.userAgent = cfg.userAgent + " " + c.userAgent
 	}
-	c.hdrIdentity, c.hdrUserAgent = headerValue(c.apiKey), headerValue(c.userAgent)
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}

@@ -163,22 +163,19 @@ func (p *Payment) UnmarshalJSON(b []byte) error {
 	// own; the rest decode into p itself, so nothing is parsed twice.
 	w := struct {
 		*plain
-		Amount     wireDec         `json:"amount"`
-		USDTRate   wireDec         `json:"usdt_rate"`
-		ValidUntil apiTime         `json:"valid_until"`
-		CreatedAt  apiTime         `json:"created_at"`
-		Requisites *requisitesWire `json:"requisites"`
-		Dispute    *disputeWire    `json:"dispute"`
+		Amount     wireDec        `json:"amount"`
+		USDTRate   wireDec        `json:"usdt_rate"`
+		ValidUntil apiTime        `json:"valid_until"`
+		CreatedAt  apiTime        `json:"created_at"`
+		Requisites requisitesWire `json:"requisites"` // zero when absent: Requisites{}
+		Dispute    *disputeWire   `json:"dispute"`
 	}{plain: (*plain)(p)}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	p.Amount, p.USDTRate = decimal.Decimal(w.Amount), decimal.Decimal(w.USDTRate)
 	p.ValidUntil, p.CreatedAt = time.Time(w.ValidUntil), time.Time(w.CreatedAt)
-	p.Requisites, p.Dispute = Requisites{}, nil
-	if w.Requisites != nil {
-		p.Requisites = w.Requisites.requisites(p.Method)
-	}
+	p.Requisites, p.Dispute = w.Requisites.requisites(p.Method), nil
 	if w.Dispute != nil {
 		p.Dispute = w.Dispute.dispute()
 	}
