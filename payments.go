@@ -168,17 +168,14 @@ func (p *Payment) UnmarshalJSON(b []byte) error {
 		ValidUntil apiTime        `json:"valid_until"`
 		CreatedAt  apiTime        `json:"created_at"`
 		Requisites requisitesWire `json:"requisites"` // zero when absent: Requisites{}
-		Dispute    *disputeWire   `json:"dispute"`
 	}{plain: (*plain)(p)}
+	p.Dispute = nil // set only by a "dispute" in b
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	p.Amount, p.USDTRate = decimal.Decimal(w.Amount), decimal.Decimal(w.USDTRate)
 	p.ValidUntil, p.CreatedAt = time.Time(w.ValidUntil), time.Time(w.CreatedAt)
-	p.Requisites, p.Dispute = w.Requisites.requisites(p.Method), nil
-	if w.Dispute != nil {
-		p.Dispute = w.Dispute.dispute()
-	}
+	p.Requisites = w.Requisites.requisites(p.Method)
 	return nil
 }
 
@@ -273,28 +270,17 @@ type Dispute struct {
 
 // UnmarshalJSON decodes a dispute leniently.
 func (d *Dispute) UnmarshalJSON(b []byte) error {
-	w := disputeWire{plainDispute: plainDispute(*d)}
+	type plain Dispute
+	w := struct {
+		*plain
+		Amount    wireNullDec `json:"amount"`
+		CreatedAt apiTime     `json:"created_at"`
+	}{plain: (*plain)(d)}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*d = *w.dispute()
+	d.Amount, d.CreatedAt = decimal.NullDecimal(w.Amount), time.Time(w.CreatedAt)
 	return nil
-}
-
-type plainDispute Dispute
-
-// disputeWire is a dispute object as sent.
-type disputeWire struct {
-	plainDispute
-	Amount    wireNullDec `json:"amount"`
-	CreatedAt apiTime     `json:"created_at"`
-}
-
-func (w *disputeWire) dispute() *Dispute {
-	d := Dispute(w.plainDispute)
-	d.Amount = decimal.NullDecimal(w.Amount)
-	d.CreatedAt = time.Time(w.CreatedAt)
-	return &d
 }
 
 // Payment amount bounds of the API, in RUB.

@@ -354,8 +354,7 @@ func (h *WebhookHandler) serve(w http.ResponseWriter, r *http.Request, kind *web
 		return verdict{http.StatusMethodNotAllowed, WebhookRefusedMethod}
 	}
 
-	buf := webhookBuffers.Get().(*bytes.Buffer)
-	defer putWebhookBuffer(buf)
+	buf := new(bytes.Buffer)
 	if v := h.readBody(w, r, buf); v.code != 0 {
 		return v
 	}
@@ -649,21 +648,6 @@ func (h *WebhookHandler) alertLogger() *slog.Logger {
 		return h.Logger
 	}
 	return slog.Default()
-}
-
-// webhookBuffers recycles body buffers: deliveries come in bursts, and a
-// fresh buffer grows through several reallocations for every body.
-var webhookBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// maxPooledBuffer keeps one oversized body from pinning its memory forever.
-const maxPooledBuffer = 64 << 10
-
-func putWebhookBuffer(b *bytes.Buffer) {
-	if b.Cap() > maxPooledBuffer {
-		return
-	}
-	b.Reset()
-	webhookBuffers.Put(b)
 }
 
 // shape is the JSON type of a probed field.
