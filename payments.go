@@ -328,26 +328,21 @@ type createPaymentBody struct {
 
 // CreatePayment creates a payment and returns the requisites for the payer.
 //
-// The answer must be the payment params describe: its ext_id, amount and
-// method (and the bank, when params.Bank is set). It is retried on
-// transport errors and 5xx answers. When a retry is refused with PAY_003
-// after an earlier attempt may have got through, or a 2xx answer is not
-// that payment (undecodable, over MaxResponseBytes, incomplete, or about
-// another one), the SDK reads the payment back by ext_id and returns it
-// (with Reconciled set) when it is the one params describe: same amount,
-// method and, when params.Bank is set, bank (for CROSS_BORDER the GET
-// carries the bank's code; for the other methods its name, which the SDK
-// resolves from the code through ListBanks, cached per Client). A GET does
-// not carry the country, client_id, notify_url or notification token, so
-// those cannot be compared. A payment that differs is someone else's: the
-// PAY_003 error (ErrDuplicateExtID) is returned. A PAY_003 on the first
-// attempt is always returned as ErrDuplicateExtID.
+// The answer must be the payment params describe: its ext_id, amount,
+// method and, when params.Bank is set, bank. It is retried on transport
+// errors and 5xx. A PAY_003 on a retry after an attempt that may have got
+// through, or a 2xx that is not that payment (undecodable, over
+// MaxResponseBytes, incomplete, about another one), is settled by reading
+// the payment back by ext_id: it is returned, Reconciled, when its amount,
+// method and bank match (a GET of a domestic payment carries the bank's
+// name, resolved from the code through ListBanks, cached per Client; the
+// country, client_id, notify_url and token cannot be compared). Otherwise
+// it is someone else's: ErrDuplicateExtID, as a PAY_003 on the first
+// attempt always is.
 //
-// When the call fails after an attempt may have reached the service (a
-// connection lost after sending, a 5xx other than PAY_004), the error
-// matches ErrUnknownOutcome as well as its cause (ErrInternal for SYS_001):
-// the payment may exist. Read it back with GetPaymentByExtID before
-// creating it again, under the same ext_id or a new one.
+// When the call fails after an attempt may have reached the service, the
+// error matches ErrUnknownOutcome beside its cause: read the payment back
+// with GetPaymentByExtID before creating it again.
 func (c *Client) CreatePayment(ctx context.Context, params CreatePaymentParams) (*Payment, error) {
 	if err := params.validate(); err != nil {
 		return nil, err
@@ -359,9 +354,8 @@ func (c *Client) CreatePayment(ctx context.Context, params CreatePaymentParams) 
 		func(ctx context.Context, got *Payment) error { return c.paymentMatches(ctx, params, got) })
 }
 
-// paymentMatches reports whether a payment (created or read back by
-// ext_id) is the one params describe, comparing every field the caller set
-// that the answer carries.
+// paymentMatches compares a payment, created or read back, with every
+// field of params that the answer carries.
 func (c *Client) paymentMatches(ctx context.Context, params CreatePaymentParams, got *Payment) error {
 	method := cmp.Or(params.Method, MethodCard) // the service's default
 	switch {
@@ -387,28 +381,23 @@ func (c *Client) paymentMatches(ctx context.Context, params CreatePaymentParams,
 	return nil
 }
 
-// bankCache maps bank codes to names for reconciliation. A GET of a
-// payment carries the bank's name, a create's params its code, so a
-// read-back can only be compared through ListBanks.
+// bankCache maps bank codes to names: a GET of a payment carries the
+// bank's name, a create's params its code.
 type bankCache struct {
-	mu    sync.Mutex
-	names map[string]string
-	// fetched is when names was read; busy is closed when the ListBanks
-	// in flight ends (nil when none is).
+	mu      sync.Mutex
+	names   map[string]string
 	fetched time.Time
-	busy    chan struct{}
+	busy    chan struct{} // closed when the ListBanks in flight ends
 }
 
-// bankRefreshInterval is how often a code missing from the cache may make
-// the Client read ListBanks again: a bank added since the last read is
-// found, and a stream of unknown codes costs at most one read per minute.
+// bankRefreshInterval: a code missing from the cache reads ListBanks again
+// at most once a minute.
 const bankRefreshInterval = time.Minute
 
 // bankName resolves a bank code to its name. One ListBanks is in flight at
-// a time; other calls wait for it, each only as long as its own context
-// allows, and no lock is held across the network read. A code missing
-// from the cache refreshes it, at most once per call and once per
-// bankRefreshInterval.
+// a time, with no lock held across it; other calls wait for it only as
+// long as their own context allows. A missing code refreshes the cache at
+// most once per call and per bankRefreshInterval.
 func (c *Client) bankName(ctx context.Context, code string) (string, error) {
 	code = strings.ToLower(code)
 	b := &c.banks

@@ -157,31 +157,10 @@ const DefaultWebhookMaxBodyBytes = 1 << 20
 //
 // A notification can arrive more than once (the sender retries after a
 // timeout or a 5xx, and its answer may have been lost), and notifications
-// of one resource can arrive out of order. Callbacks must be idempotent.
-// The usual way is to record each (id, status) pair once, in the same
-// transaction as the work it triggers:
-//
-//	OnPayment: func(ctx context.Context, p *paykit.Payment) error {
-//		tx, err := db.BeginTx(ctx, nil)
-//		if err != nil {
-//			return err // 500: the sender retries
-//		}
-//		defer tx.Rollback()
-//		res, err := tx.ExecContext(ctx, `INSERT INTO payment_events (payment_id, status)
-//			VALUES ($1, $2) ON CONFLICT DO NOTHING`, p.ID, p.Status)
-//		if err != nil {
-//			return err
-//		}
-//		if n, _ := res.RowsAffected(); n == 0 {
-//			return nil // this (id, status) was handled before
-//		}
-//		if p.Status == paykit.PaymentStatusCompleted {
-//			if err := markOrderPaid(ctx, tx, p.ExtID, p.Amount); err != nil {
-//				return err
-//			}
-//		}
-//		return tx.Commit()
-//	},
+// of one resource can arrive out of order. Callbacks must be idempotent:
+// record each (id, status) pair once, in the same transaction as the work
+// it triggers, for example with INSERT … ON CONFLICT DO NOTHING on a table
+// keyed by both, and return nil at once when no row was inserted.
 //
 // # Logging
 //
@@ -193,72 +172,56 @@ type WebhookHandler struct {
 	// with, when one token serves them all.
 	Token string
 
-	// Tokens are further accepted tokens, besides Token: while rotating,
-	// list the old token here and set Token to the new one until the old
-	// one's payments are settled. Empty strings in it match nothing.
+	// Tokens are further accepted tokens: while rotating, list the old one
+	// here and set Token to the new one. Empty strings match nothing.
 	Tokens []string
 
-	// TokenFor, when set, returns the token that one payment was created
-	// with, for merchants who give each order its own NotificationToken.
-	// It is called with the payment's id and ext_id as the notification's
-	// body states them (ext_id is "" when the body has none), only when the
-	// header matches neither Token nor Tokens, and before anything else is
-	// done with the notification: treat both values as untrusted input, fit
-	// only to look a token up by. Return "" for a payment without a token of
-	// its own (its notification is then refused unless Token or Tokens
-	// matched). An error answers 500, so that the sender retries later; so
-	// does a panic, which is recovered and logged.
+	// TokenFor, when set, returns the token one payment was created with,
+	// for a token per order. It gets the id and ext_id ("" if none) as the
+	// body states them, only when neither Token nor Tokens matched, before
+	// anything else is done: untrusted input, fit only to look a token up
+	// by. "" means the payment has no token of its own. An error or a
+	// panic (recovered and logged) answers 500, so the sender retries.
 	TokenFor func(ctx context.Context, paymentID, extID string) (string, error)
 
-	// OnPayment is called with each verified payment notification. A nil
-	// OnPayment acknowledges payment notifications and drops them. An error
-	// answers 500 so that the sender retries; a panic is recovered, logged
-	// and answered the same way. The context is the request's.
+	// OnPayment is called with each verified payment notification; nil
+	// acknowledges and drops them. An error or a panic (recovered, logged)
+	// answers 500 so that the sender retries. The context is the request's.
 	OnPayment func(ctx context.Context, p *Payment) error
 
 	// OnPayout is OnPayment's counterpart for payouts.
 	OnPayout func(ctx context.Context, p *Payout) error
 
-	// Client, when set, is used to read every notified payment or payout
-	// back from the API (GetPayment, GetPayout) and the callback receives
-	// the API's copy instead of the body's. It also makes payout
-	// notifications acceptable.
+	// Client, when set, reads every notified payment or payout back from
+	// the API, and the callback receives the API's copy instead of the
+	// body's. It also makes payout notifications acceptable.
 	Client *Client
 
 	// AllowUnverifiedPayouts accepts payout notifications without Client,
-	// passing the body's payout, which anybody who can reach the handler
-	// could have written, to OnPayout. Only for merchants who use the
-	// notification as a hint and look the payout up themselves.
+	// passing OnPayout the body's payout, which anybody who can reach the
+	// handler could have written: only for a notification used as a hint.
 	AllowUnverifiedPayouts bool
 
-	// MaxBodyBytes caps the request body, and a gzipped body's size both
-	// before and after decompression; a larger one is answered 413 and not
-	// read (or inflated) further. Zero or negative means
+	// MaxBodyBytes caps the body, a gzipped one both before and after
+	// decompression (413 beyond). Zero or negative means
 	// DefaultWebhookMaxBodyBytes.
 	MaxBodyBytes int64
 
-	// Logger receives one debug line per handled or ignored notification,
-	// warnings for refused ones and errors for failed ones. Nil logs
-	// nothing, like a Client made without WithLogger, with exceptions that
-	// go to slog.Default() then, because they must not pass unseen: the
-	// error that, with no Token, Tokens or TokenFor, payment notifications
-	// are all refused (logged once), and a recovered panic of a callback or
-	// of TokenFor.
+	// Logger receives a debug line per handled or ignored notification,
+	// warnings for refused ones, errors for failed ones. Nil logs nothing,
+	// except to slog.Default() what must not pass unseen: that with no
+	// Token, Tokens or TokenFor every payment notification is refused
+	// (once), and a recovered panic of a callback or of TokenFor.
 	Logger *slog.Logger
 
 	// Observe, when set, is called once per request, just before the
-	// answer is written, with the request's context and how the delivery
-	// was answered, for logs and metrics; one function, so an adapter that
-	// sets it should call the one it replaces. It runs on the request's
-	// goroutine and delays the answer by its own duration. A callback (or TokenFor) that aborts the response
-	// by panicking with http.ErrAbortHandler is reported as
-	// WebhookCallbackError with StatusCode 0, since nothing is answered.
-	// Nil costs nothing: no clock is read and nothing is allocated for it.
+	// answer is written, with how the delivery was answered, for logs and
+	// metrics; an adapter that sets it should call the one it replaces. A
+	// callback (or TokenFor) that panics with http.ErrAbortHandler is
+	// reported as WebhookCallbackError with StatusCode 0. Nil costs nothing.
 	Observe func(ctx context.Context, d WebhookDelivery)
 
-	noToken sync.Once
-	// observePanicked logs a panicking Observe once.
-	observePanicked sync.Once
+	noToken, observePanicked sync.Once
 }
 
 // webhookKind is what a notification is about.
@@ -317,9 +280,8 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeVerdict(w, v)
 }
 
-// observe calls Observe, recovering a panic (logged once): the callback has
-// run by then, and a panic would drop the answer, so the sender would
-// deliver again what was already handled.
+// observe calls Observe, recovering a panic (logged once): it would drop
+// the answer, and the sender would deliver again what was handled.
 func (h *WebhookHandler) observe(ctx context.Context, d WebhookDelivery) {
 	defer h.recoverObserve(ctx) // a method value, not a closure: no allocation per delivery
 	h.Observe(ctx, d)
@@ -343,8 +305,7 @@ func writeVerdict(w http.ResponseWriter, v verdict) {
 	http.Error(w, http.StatusText(v.code), v.code)
 }
 
-// serve handles one delivery and returns the answer; it sets *kind as soon
-// as the kind is known.
+// serve handles one delivery; it sets *kind as soon as it is known.
 func (h *WebhookHandler) serve(w http.ResponseWriter, r *http.Request, kind *webhookKind) verdict {
 	ctx := r.Context()
 	log := h.logger()
@@ -377,15 +338,14 @@ func (h *WebhookHandler) serve(w http.ResponseWriter, r *http.Request, kind *web
 	return refusedBody
 }
 
-// readBody reads the body into buf, decompressing it if it is gzipped, and
-// returns the zero verdict or the answer that refuses it.
+// readBody reads the body into buf, gunzipped if need be, or refuses it.
 func (h *WebhookHandler) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) verdict {
 	limit := h.MaxBodyBytes
 	if limit <= 0 {
 		limit = DefaultWebhookMaxBodyBytes
 	}
-	// MaxBytesReader, unlike a LimitReader, also tells the server to close
-	// the connection instead of draining the rest of a huge body.
+	// MaxBytesReader also tells the server to close the connection rather
+	// than drain a huge body.
 	raw := http.MaxBytesReader(w, r.Body, limit)
 	gzipped, ok := gzipEncoded(r.Header)
 	if !ok {
@@ -401,8 +361,7 @@ func (h *WebhookHandler) readBody(w http.ResponseWriter, r *http.Request, buf *b
 	if err != nil {
 		return h.readFailed(r, err, limit)
 	}
-	// Reading one byte past the limit tells a body at the limit from a
-	// larger one without inflating a bomb any further.
+	// One byte past the limit tells a larger body without inflating more.
 	if _, err := buf.ReadFrom(io.LimitReader(zr, limit+1)); err != nil {
 		return h.readFailed(r, err, limit)
 	}
@@ -412,8 +371,7 @@ func (h *WebhookHandler) readBody(w http.ResponseWriter, r *http.Request, buf *b
 	return verdict{}
 }
 
-// readFailed classifies an error reading the body: 413 for one over the
-// limit, 400 for anything else (a reset connection, a corrupt gzip stream).
+// readFailed: 413 for a body over the limit, 400 for any other error.
 func (h *WebhookHandler) readFailed(r *http.Request, err error, limit int64) verdict {
 	if err == nil {
 		return verdict{}
@@ -427,9 +385,8 @@ func (h *WebhookHandler) readFailed(r *http.Request, err error, limit int64) ver
 	return refusedBody
 }
 
-// gzipEncoded reads Content-Encoding: gzipped is true for gzip (or its
-// old alias x-gzip), ok is false for any other coding or for more than one.
-// "identity" is no coding at all.
+// gzipEncoded reads Content-Encoding: gzipped for gzip or x-gzip; not ok
+// for any other coding ("identity" is none) or more than one.
 func gzipEncoded(hdr http.Header) (gzipped, ok bool) {
 	values := hdr.Values("Content-Encoding")
 	if len(values) == 0 {
@@ -498,9 +455,8 @@ func (h *WebhookHandler) servePayout(ctx context.Context, log *slog.Logger, prob
 	return h.call(ctx, log, "payout", p.ID, string(p.Status), func(ctx context.Context) error { return h.OnPayout(ctx, p) })
 }
 
-// verifyToken checks a payment notification's token as the Verification
-// section of WebhookHandler documents, returning the zero verdict when it
-// is accepted.
+// verifyToken checks a payment notification's token (see Verification),
+// returning the zero verdict when it is accepted.
 func (h *WebhookHandler) verifyToken(ctx context.Context, log *slog.Logger, id string, body []byte, header []string) verdict {
 	if h.Token == "" && h.TokenFor == nil && !slices.ContainsFunc(h.Tokens, func(t string) bool { return t != "" }) {
 		h.noToken.Do(func() {
@@ -545,40 +501,38 @@ func (h *WebhookHandler) verifyToken(ctx context.Context, log *slog.Logger, id s
 	return verdict{}
 }
 
-// errTokenForPanicked stands for a TokenFor that panicked (the panic itself
-// is logged).
-var errTokenForPanicked = errors.New("TokenFor panicked")
-
 // lookupToken calls TokenFor, recovering a panic as call does a callback's.
 func (h *WebhookHandler) lookupToken(ctx context.Context, id, extID string) (tok string, err error) {
 	defer func() {
-		v := recover()
-		if v == nil {
-			return
+		if v := recover(); v != nil {
+			h.panicked(ctx, "TokenFor", v)
+			tok, err = "", errors.New("TokenFor panicked")
 		}
-		if v == http.ErrAbortHandler {
-			panic(v)
-		}
-		h.alertLogger().LogAttrs(ctx, slog.LevelError, "paykit: webhook: TokenFor panicked",
-			slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))),
-			slog.String("stack", string(debug.Stack())))
-		tok, err = "", errTokenForPanicked
 	}()
 	return h.TokenFor(ctx, id, extID)
 }
 
+// panicked logs a recovered panic of the merchant's code, or lets
+// http.ErrAbortHandler, which asks net/http to abort the response, go on.
+func (h *WebhookHandler) panicked(ctx context.Context, what string, v any, attrs ...slog.Attr) {
+	if v == http.ErrAbortHandler {
+		panic(v)
+	}
+	h.alertLogger().LogAttrs(ctx, slog.LevelError, "paykit: webhook: "+what+" panicked", append(attrs,
+		slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))), slog.String("stack", string(debug.Stack())))...)
+}
+
 // tokenEqual returns 1 when want is not empty and hashes to *got, else 0.
-// Comparing hashes makes the time independent of both tokens' lengths,
-// which subtle.ConstantTimeCompare alone would reveal by returning at once
-// on a length mismatch.
+// Hashes make the time independent of both lengths, which
+// subtle.ConstantTimeCompare alone would reveal.
 func tokenEqual(got *[sha256.Size]byte, want string) int {
 	w := sha256.Sum256([]byte(want))
 	return subtle.ConstantTimeCompare(got[:], w[:]) & subtle.ConstantTimeLessOrEq(1, len(want))
 }
 
-// resolve returns the resource a verified notification is about: with a
-// Client, the API's copy read back by id; without one, the body decoded.
-// When there is none it returns nil and the answer.
+// resolve returns the resource a verified notification is about: the
+// API's copy read back by id, or without a Client the body decoded; or nil
+// and the answer.
 func resolve[T any](ctx context.Context, log *slog.Logger, c *Client, kind, id string, body []byte,
 	fetch func(*Client, context.Context, string) (*T, error)) (*T, verdict) {
 	if c == nil {
@@ -593,9 +547,7 @@ func resolve[T any](ctx context.Context, log *slog.Logger, c *Client, kind, id s
 		log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: "+kind+" id is not a UUID, cannot read it back")
 		return nil, refusedBody
 	}
-	// GetPayment and GetPayout refuse an answer about another resource, so
-	// the callback never gets whatever a faulty or hostile server or cache
-	// answered (another order, already COMPLETED): that is a failed read.
+	// An answer about another resource is a failed read, never passed on.
 	v, err := fetch(c, ctx, id)
 	if err != nil {
 		log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: reading the "+kind+" back failed",
@@ -605,24 +557,16 @@ func resolve[T any](ctx context.Context, log *slog.Logger, c *Client, kind, id s
 	return v, verdict{}
 }
 
-// call runs a callback, turning an error or a panic into 500. A panic is
-// recovered rather than left to net/http because net/http would only close
-// the connection, which a sender may not retry, and would log to the
-// server's logger, not the handler's.
+// call runs a callback, turning an error or a panic into 500: net/http
+// would only close the connection, which a sender may not retry, and log
+// to the server's logger.
 func (h *WebhookHandler) call(ctx context.Context, log *slog.Logger, kind, id, status string, fn func(context.Context) error) (v verdict) {
 	attrs := []slog.Attr{slog.String("kind", kind), slog.String("id", truncate(id, 64)), slog.String("status", truncate(status, 32))}
 	defer func() {
-		p := recover()
-		if p == nil {
-			return
+		if p := recover(); p != nil {
+			h.panicked(ctx, "callback", p, attrs...)
+			v = verdict{http.StatusInternalServerError, WebhookCallbackError}
 		}
-		if p == http.ErrAbortHandler {
-			panic(p) // the callback asks net/http to abort the response
-		}
-		h.alertLogger().LogAttrs(ctx, slog.LevelError, "paykit: webhook: callback panicked", append(attrs,
-			slog.String("panic", maskDigits(truncate(fmt.Sprint(p), 200))),
-			slog.String("stack", string(debug.Stack())))...)
-		v = verdict{http.StatusInternalServerError, WebhookCallbackError}
 	}()
 	if err := fn(ctx); err != nil {
 		log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: callback failed", append(attrs,
@@ -673,8 +617,8 @@ func shapeOf(b []byte) shape {
 	return shapeOther
 }
 
-// probeShape records only a field's JSON type, so that a card number in
-// "requisites" is never copied out of the body just to be classified.
+// probeShape records only a field's JSON type: a card number in
+// "requisites" is never copied out just to classify the body.
 type probeShape shape
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -698,8 +642,7 @@ func (p *probeString) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// webhookProbe is the little of a notification the handler looks at before
-// it knows what the notification is.
+// webhookProbe is what the handler reads before it knows the kind.
 type webhookProbe struct {
 	ID         probeString `json:"id"`
 	Status     probeString `json:"status"`
@@ -730,9 +673,8 @@ func (p *webhookProbe) kind(hasToken bool) webhookKind {
 	return kindUnknown
 }
 
-// isPaymentStatus reports whether a status can only be a payment's: written
-// in upper case (payout statuses are lower case), or one of the two payment
-// statuses that the dispute responses send in lower case.
+// isPaymentStatus: upper case (payout statuses are lower case), or one of
+// the two the dispute responses send in lower case.
 func isPaymentStatus(s string) bool {
 	if strings.EqualFold(s, string(PaymentStatusDispute)) || strings.EqualFold(s, string(PaymentStatusCancelledAppeal)) {
 		return true
