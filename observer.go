@@ -15,13 +15,9 @@ import (
 // tracing or metrics library, and an adapter such as the otelpaykit module
 // turns these events into spans and metric points.
 //
-// An Observer must be safe for concurrent use; its methods run on the
-// calling goroutine, inside the call, so they should return quickly. The
-// infos are passed by pointer to spare copies and must not be kept or
-// changed after the method returns.
-//
-// A Client with no Observer pays nothing for the hook: no allocation, no
-// time reading beyond what the SDK already does.
+// An Observer must be safe for concurrent use and return quickly: its
+// methods run inside the call. The infos must not be kept or changed after
+// a method returns. Without an Observer the hook costs nothing.
 type Observer interface {
 	// CallStart runs once per call before anything is sent. The context it
 	// returns (for example one carrying a span) is the call's from then on:
@@ -51,8 +47,7 @@ type CallInfo struct {
 	// "/v1/payments/{id}" or "/v1/payouts/by-ext-id/{extId}": never a
 	// concrete id or ext_id, so it is safe as a metric label.
 	Route string
-	// Scheme, Host and Port are those of the Client's base URL (Port is
-	// the scheme's default when the URL names none).
+	// Scheme is the base URL's scheme.
 	Scheme string
 	// Host is the base URL's host name, without the port.
 	Host string
@@ -160,9 +155,8 @@ func WithObserver(o Observer) Option {
 }
 
 // observers is the Client's Observer: the merchant's, composed as
-// WithObserver documents, each hook of each one run so that a panic is
-// recovered, logged once, and the call goes on: a bug in telemetry must
-// not turn a created payout into a panic with no outcome.
+// WithObserver says, each hook's panic recovered and logged once, so that a
+// bug in telemetry cannot turn a created payout into a panic.
 type observers struct {
 	os     []Observer
 	logger *slog.Logger // the Client's, or slog.Default() without one
