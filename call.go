@@ -87,30 +87,30 @@ func (k *call) applied(n int) bool {
 	return false
 }
 
-// resource is what an answer decodes into; facts are zero where the type
-// has no such field.
-type resource interface{ facts() facts }
+// factsOf returns what identifies a decoded answer: zero for a type
+// without facts, which then fails any check that needs one.
+func factsOf(v any) facts {
+	if r, ok := v.(interface{ facts() facts }); ok {
+		return r.facts()
+	}
+	return facts{}
+}
 
 type facts struct {
 	id, extID, status string
 	amount            decimal.Decimal
 }
 
-type resourcePtr[T any] interface {
-	*T
-	resource
-}
-
 // want compares a decoded resource (the answer, or the copy read back) with
 // what the call asked beyond its identity, such as a create's amount.
 type want[P any] func(ctx context.Context, got P) error
 
-func send[T any, P resourcePtr[T]](ctx context.Context, c *Client, k *call, w want[P]) (P, error) {
-	return sendInto(ctx, c, k, P(new(T)), w)
+func send[T any](ctx context.Context, c *Client, k *call, w want[*T]) (*T, error) {
+	return sendInto(ctx, c, k, new(T), w)
 }
 
 // sendInto is the call path, top to bottom.
-func sendInto[T any, P resourcePtr[T]](ctx context.Context, c *Client, k *call, out P, w want[P]) (res P, err error) {
+func sendInto[T any](ctx context.Context, c *Client, k *call, out *T, w want[*T]) (res *T, err error) {
 	if ctx == nil {
 		return nil, errors.New("paykit: nil context")
 	}
@@ -181,14 +181,14 @@ func sendInto[T any, P resourcePtr[T]](ctx context.Context, c *Client, k *call, 
 
 // accept decodes a 2xx answer into out and checks it against the
 // operation's row and the call's want.
-func accept[P resource](ctx context.Context, k *call, a *attempt, out P, w want[P]) error {
+func accept[P any](ctx context.Context, k *call, a *attempt, out P, w want[P]) error {
 	if a.tooLarge {
 		return &answerError{fmt.Sprintf("the answer (HTTP %d) is larger than %d bytes", a.status, MaxResponseBytes)}
 	}
 	if err := decodeBody(a.body, out); err != nil {
 		return &answerError{fmt.Sprintf("decoding response (HTTP %d): %s", a.status, truncate(err.Error(), 200))}
 	}
-	if err := k.check(out.facts()); err != nil {
+	if err := k.check(factsOf(out)); err != nil {
 		return err
 	}
 	if w != nil {
@@ -221,11 +221,11 @@ func (k *call) check(f facts) error {
 
 // readBack reads the resource of k with the operation's settling read,
 // which checks its own answer's identity, and returns it if w accepts it.
-func readBack[T any, P resourcePtr[T]](ctx context.Context, c *Client, k *call, w want[P]) (P, error) {
+func readBack[T any](ctx context.Context, c *Client, k *call, w want[*T]) (*T, error) {
 	s := k.op.settle
 	path := strings.Replace(s.route, "{id}", k.id, 1)
 	path = strings.Replace(path, "{extId}", pathSegment(k.extID), 1)
-	got, err := send[T, P](ctx, c, &call{op: s, path: path, id: k.id, extID: k.extID}, nil)
+	got, err := send[T](ctx, c, &call{op: s, path: path, id: k.id, extID: k.extID}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -234,8 +234,8 @@ func readBack[T any, P resourcePtr[T]](ctx context.Context, c *Client, k *call, 
 			return nil, &mismatchError{err}
 		}
 	}
-	if m, ok := any(got).(interface{ markReconciled() }); ok {
-		m.markReconciled()
+	if r, ok := any(got).(interface{ reconciled() *bool }); ok {
+		*r.reconciled() = true
 	}
 	return got, nil
 }
@@ -671,7 +671,7 @@ func outcomeOf(res any, err error) Outcome {
 	var answer *answerError
 	switch {
 	case err == nil:
-		if r, ok := res.(interface{ wasReconciled() bool }); ok && r.wasReconciled() {
+		if r, ok := res.(interface{ reconciled() *bool }); ok && *r.reconciled() {
 			return OutcomeReconciled
 		}
 		return OutcomeSuccess

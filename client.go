@@ -351,11 +351,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 type rawOut struct{ v any }
 
 func (r *rawOut) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, r.v) }
-func (*rawOut) facts() facts                   { return facts{} }
 
 // discard is an answer nobody reads (CheckCredentials, Do with a nil out):
 // any 2xx body will do, even an empty one.
 type discard struct{}
 
-func (*discard) facts() facts  { return facts{} }
 func (*discard) emptyOK() bool { return true }

@@ -147,8 +147,7 @@ type Payment struct {
 	Reconciled bool `json:"-"`
 }
 
-func (p *Payment) markReconciled()     { p.Reconciled = true }
-func (p *Payment) wasReconciled() bool { return p.Reconciled }
+func (p *Payment) reconciled() *bool { return &p.Reconciled }
 
 func (p *Payment) facts() facts {
 	return facts{id: p.ID, extID: p.ExtID, status: string(p.Status), amount: p.Amount}

@@ -90,8 +90,7 @@ type Payout struct {
 	Reconciled bool `json:"-"`
 }
 
-func (p *Payout) markReconciled()     { p.Reconciled = true }
-func (p *Payout) wasReconciled() bool { return p.Reconciled }
+func (p *Payout) reconciled() *bool { return &p.Reconciled }
 
 func (p *Payout) facts() facts {
 	return facts{id: p.ID, extID: p.ExtID, status: string(p.Status), amount: p.Amount}
@@ -245,8 +244,6 @@ type payoutPage struct {
 	Limit   int          `json:"limit"`
 	Offset  *int         `json:"offset"`
 }
-
-func (*payoutPage) facts() facts { return facts{} }
 
 func (page *payoutPage) decode(l *PayoutList) error {
 	*l = PayoutList{Limit: page.Limit}

@@ -92,6 +92,3 @@ func (c *Client) GetBalance(ctx context.Context) (*Balance, error) {
 type terminalList struct {
 	Terminals []Terminal `json:"terminals"`
 }
-
-func (*terminalList) facts() facts { return facts{} }
-func (*Balance) facts() facts      { return facts{} }

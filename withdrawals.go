@@ -73,8 +73,6 @@ func (w *Withdrawal) facts() facts {
 	return facts{id: w.ID, status: string(w.Status), amount: w.Amount}
 }
 
-func (f *WithdrawalFee) facts() facts { return facts{} }
-
 // WithdrawalFee is the current withdrawal fee.
 type WithdrawalFee struct {
 	// Fee is the current fee per withdrawal; it can change, so read it
