@@ -153,14 +153,11 @@ func (p *Payment) facts() facts {
 	return facts{id: p.ID, extID: p.ExtID, status: string(p.Status), amount: p.Amount}
 }
 
-// UnmarshalJSON decodes a payment leniently (numbers or numeric strings,
-// null or ISO 8601 times) and resolves the requisites' bank fields, whose
-// meaning depends on the payment method.
+// UnmarshalJSON decodes a payment leniently and resolves the requisites'
+// bank fields, whose meaning depends on the method.
 func (p *Payment) UnmarshalJSON(b []byte) error {
 	type plain Payment
-	// The leniently decoded fields and the nested objects shadow Payment's
-	// own; the rest decode into p itself, so nothing is parsed twice.
-	w := struct {
+	w := struct { // these shadow p's own; the rest decode into p
 		*plain
 		Amount     wireDec        `json:"amount"`
 		USDTRate   wireDec        `json:"usdt_rate"`
@@ -231,10 +228,9 @@ type requisitesWire struct {
 	AmountLocal wireDec        `json:"amount_local"`
 }
 
-// requisites resolves the bank fields: for CROSS_BORDER the API puts the
-// code in "bank" (with the name in bank_name); for the other methods "bank"
-// is the name (with the code in bank_code, in the create response only).
-// method is the payment's, or "" when unknown.
+// requisites resolves the bank fields: for CROSS_BORDER "bank" is the code
+// (the name in bank_name), otherwise the name (the code in bank_code, in
+// the create response only). method is "" when unknown.
 func (w *requisitesWire) requisites(method PaymentMethod) Requisites {
 	r := Requisites{Type: w.Type, Value: string(w.Value), Holder: w.Holder, Country: w.Country,
 		Currency: w.Currency, AmountLocal: decimal.Decimal(w.AmountLocal), BankCode: w.BankCode, BankName: w.BankName}
@@ -593,11 +589,9 @@ type openDisputeBody struct {
 // that the payer did pay. The result carries Status PaymentStatusDispute and
 // Dispute.
 //
-// A retry that finds a dispute already open (DIS_002, after an earlier
-// attempt's answer was lost) returns the payment as read back, with Dispute
-// filled from params and a zero CreatedAt, since the read-back does not carry
-// the dispute. The read-back cannot tell this call's dispute from one opened
-// concurrently by another process.
+// A retry that finds a dispute already open (DIS_002, an earlier answer
+// lost) returns the payment as read back, Dispute filled from params with a
+// zero CreatedAt; it cannot tell this call's dispute from another's.
 func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeParams) (*Payment, error) {
 	if err := firstError(checkUUID("id", id), checkURL("receipt_url", params.ReceiptURL)); err != nil {
 		return nil, err
@@ -641,8 +635,7 @@ func (c *Client) transition(ctx context.Context, op *operation, id, suffix strin
 	return send(ctx, c, &call{op: op, path: "/v1/payments/" + id + suffix, id: id}, inStatus(target))
 }
 
-// inStatus is the want of a state change: the payment, answered or read
-// back, is in a state the call was driving to.
+// inStatus is a state change's want: the payment is in a target state.
 func inStatus(states ...PaymentStatus) want[*Payment] {
 	return func(_ context.Context, got *Payment) error {
 		if !slices.Contains(states, got.Status) {

@@ -121,10 +121,10 @@ type createWithdrawalBody struct {
 // the terminal until the withdrawal settles.
 //
 // Like CreateTransfer it is re-sent only when the failed attempt provably
-// sent nothing. The answer must carry an id, a status and this call's
-// amount (or the amount less the fee, when SubtractFeeFromAmount) and
-// address; any other 2xx is an unknown outcome. An error matching ErrUnknownOutcome means the withdrawal may
-// exist: check the terminal's frozen balance before withdrawing again.
+// sent nothing. The answer must carry an id, a status, this call's address
+// and amount (or the amount less the fee, with SubtractFeeFromAmount); any
+// other 2xx is an unknown outcome. ErrUnknownOutcome means the withdrawal
+// may exist: check the terminal's frozen balance before withdrawing again.
 func (c *Client) CreateWithdrawal(ctx context.Context, params CreateWithdrawalParams) (*Withdrawal, error) {
 	if err := firstError(
 		checkRequired("terminal_id", params.TerminalID),
@@ -136,8 +136,7 @@ func (c *Client) CreateWithdrawal(ctx context.Context, params CreateWithdrawalPa
 		Address: params.Address, SubtractFeeFromAmount: params.SubtractFeeFromAmount}
 	return send(ctx, c, &call{op: opCreateWithdrawal, path: "/v1/withdrawals", in: in},
 		func(_ context.Context, got *Withdrawal) error {
-			// The spec does not say whether a fee taken from the amount
-			// shows in it, so either reading is this withdrawal.
+			// The spec does not say whether a fee taken off shows in it.
 			sameAmount := got.Amount.Equal(params.Amount) ||
 				params.SubtractFeeFromAmount && got.Amount.Equal(params.Amount.Sub(got.Fee))
 			if !sameAmount || got.Address != params.Address {
