@@ -83,13 +83,12 @@ type Error struct {
 	Message string
 	// Data is the raw "data" object of the error body, nil when absent.
 	// One over MaxErrorDataBytes keeps only its ext_id.
-	Data json.RawMessage
-	// retryAfter is the answer's Retry-After, which the waiters honour.
-	retryAfter time.Duration
+	Data       json.RawMessage
+	retryAfter time.Duration // the waiters honour it
 }
 
-// Error formats the code, status and message. Long digit runs in the message
-// (card or phone numbers a server might echo) are masked.
+// Error formats the code, status and message, card and phone numbers
+// masked.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("paykit: ")

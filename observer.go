@@ -11,18 +11,16 @@ import (
 
 // Observer sees every call a Client makes: its start, each HTTP attempt,
 // each wait before a retry, and its end. It is the SDK's neutral telemetry
-// hook, in the manner of AWS SDK for Go v2's middleware: the core knows no
-// tracing or metrics library, and an adapter such as the otelpaykit module
-// turns these events into spans and metric points.
+// hook, as AWS SDK for Go v2's middleware: an adapter such as otelpaykit
+// turns the events into spans and metrics.
 //
 // An Observer must be safe for concurrent use and return quickly: its
 // methods run inside the call. The infos must not be kept or changed after
 // a method returns. Without an Observer the hook costs nothing.
 type Observer interface {
 	// CallStart runs once per call before anything is sent. The context it
-	// returns (for example one carrying a span) is the call's from then on:
-	// attempts, retry waits, reconciliation read-backs (which are calls of
-	// their own, so they nest under this one) and CallEnd see it.
+	// returns (carrying a span, say) is the call's from then on: attempts,
+	// retry waits, read-backs (calls of their own, nested) and CallEnd.
 	CallStart(ctx context.Context, call *CallInfo) context.Context
 	// AttemptStart runs before each HTTP attempt; the context it returns
 	// is the attempt's (the request is sent with it) and AttemptEnd's.
@@ -30,8 +28,7 @@ type Observer interface {
 	// AttemptEnd runs after each HTTP attempt, once its response body has
 	// been read or the attempt has failed.
 	AttemptEnd(ctx context.Context, a *AttemptInfo)
-	// RetryWait runs when the SDK has decided to try again, before it
-	// waits.
+	// RetryWait runs before each retry, once its wait is over.
 	RetryWait(ctx context.Context, w *RetryInfo)
 	// CallEnd runs once per call that CallStart saw, with its outcome.
 	CallEnd(ctx context.Context, end *CallEndInfo)
@@ -89,7 +86,7 @@ type RetryInfo struct {
 	Call *CallInfo
 	// Attempt is the number of the attempt that failed.
 	Attempt int
-	// Wait is how long the SDK waits before the next attempt.
+	// Wait is how long the SDK waited since the attempt ended.
 	Wait time.Duration
 }
 

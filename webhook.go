@@ -25,8 +25,7 @@ import (
 const WebhookTokenHeader = "X-Notification-Token"
 
 // DefaultWebhookMaxBodyBytes is the body limit of a WebhookHandler whose
-// MaxBodyBytes is zero. A payment or payout is well under 4 KiB; the limit
-// only stops a sender from making the handler buffer arbitrary amounts.
+// MaxBodyBytes is zero; a payment or payout is well under 4 KiB.
 const DefaultWebhookMaxBodyBytes = 1 << 20
 
 // WebhookHandler receives the service's webhook notifications about payments
@@ -54,9 +53,8 @@ const DefaultWebhookMaxBodyBytes = 1 << 20
 //   - 405 (with "Allow: POST") for any method but POST.
 //   - 413 for a body over MaxBodyBytes (for a gzipped body, either before
 //     or after decompression).
-//   - 415 for a Content-Encoding other than gzip or identity (and for more
-//     than one coding): the body cannot be read, and answering 415 rather
-//     than 400 tells a sender's operator what to change.
+//   - 415 for a Content-Encoding other than gzip or identity, or more than
+//     one coding: it tells a sender's operator what to change.
 //   - 400 for a body that cannot be read (a corrupt gzip stream included),
 //     is not a JSON object, has no string "id", whose kind (payment or
 //     payout) cannot be told, or that does not decode into a Payment or
@@ -123,10 +121,9 @@ const DefaultWebhookMaxBodyBytes = 1 << 20
 //
 // # Telling a payment from a payout
 //
-// The spec does not show the payload, so the handler relies on as little as
-// it can: the body must be a JSON object with a string "id" (the resource
-// itself, as GET returns it, is what is expected). Its kind is the first of
-// these rules that applies:
+// The spec does not show the payload: the body must be a JSON object with
+// a string "id" (the resource as GET returns it is expected). Its kind is
+// the first of these rules that applies:
 //
 //  1. "requisites" is an object: payment; a string: payout (the one field
 //     both resources have, with a different type in each).
@@ -138,20 +135,16 @@ const DefaultWebhookMaxBodyBytes = 1 << 20
 //     kind the service sends a token with.
 //
 // A body none of them applies to is refused with 400. Keys match as
-// encoding/json matches them (case-insensitively; the last duplicate wins),
-// the same way the body is decoded afterwards.
+// encoding/json matches them when it decodes the body afterwards.
 //
 // # What the callback receives
 //
-// With Client set, the callback receives the resource as GetPayment or
-// GetPayout returns it, read by the notified id: a forged or altered body
-// cannot change the amount or status the merchant acts on, and only "id"
-// (and the kind) is taken from the body; a copy with another id (a faulty
-// cache or proxy) is refused with 500, never passed on. This is the
-// recommended setup. The
-// copy is the resource's state when it was read, which may be newer than
-// the event that caused the notification. Without Client, the callback
-// receives the body decoded by the same lenient rules as API responses.
+// With Client set (recommended), the callback receives the resource as
+// GetPayment or GetPayout returns it, read by the notified id: a forged
+// body cannot change the amount or status the merchant acts on; a copy
+// with another id (a faulty cache) is refused with 500. The copy may be
+// newer than the event notified. Without Client, the callback receives
+// the body decoded by the same lenient rules as API responses.
 //
 // # Repeated deliveries
 //
