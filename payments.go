@@ -136,12 +136,10 @@ type Payment struct {
 	Message string `json:"message,omitempty"`
 	// Dispute is set by OpenDispute, nil otherwise.
 	Dispute *Dispute `json:"dispute,omitempty"`
-	// Reconciled is true when the call that returned this payment did not
-	// get its own answer (it was lost, or could not be decoded) and the
-	// SDK established, by reading the payment back (GetPaymentByExtID
-	// after CreatePayment, GetPayment after a state change), that the call
-	// had taken effect. The payment is then the read-back copy, which
-	// lacks what a GET does not carry: Message, and for CROSS_BORDER the
+	// Reconciled is true when the call's own answer was lost or unusable
+	// and the SDK established, by reading the payment back, that the call
+	// had taken effect. The payment is then the read-back copy, without
+	// what a GET does not carry: Message, and for CROSS_BORDER the
 	// requisites' BankName, Country, Currency and AmountLocal (Dispute is
 	// filled from OpenDispute's params). Never set by decoding JSON.
 	Reconciled bool `json:"-"`

@@ -83,10 +83,9 @@ type Payout struct {
 	CreatedAt time.Time `json:"created_at"`
 	// CompletedAt is the zero time until the payout is completed.
 	CompletedAt time.Time `json:"completed_at"`
-	// Reconciled is true when CreatePayout did not get its own answer (it
-	// was lost, or could not be decoded) and the SDK established, by
-	// reading the payout back with GetPayoutByExtID, that the call had
-	// taken effect. Never set by decoding JSON.
+	// Reconciled is true when CreatePayout's own answer was lost or
+	// unusable and reading the payout back showed the call had taken
+	// effect. Never set by decoding JSON.
 	Reconciled bool `json:"-"`
 }
 

@@ -77,18 +77,15 @@ const DefaultWebhookMaxBodyBytes = 1 << 20
 //
 // The service authenticates a payment notification only by the
 // NotificationToken given at CreatePayment, returned in the
-// X-Notification-Token header. The handler accepts a payment notification
-// when that header is present exactly once and matches one of the expected
-// tokens: Token, any of Tokens (for rotation), or the answer of TokenFor
-// for the notified payment (for a token per payment or per order). TokenFor
-// is asked only when Token and Tokens do not match; its error answers 500,
-// so that the sender tries again once the merchant's store is back. An
-// empty expected token matches nothing, so a missing or empty header is
-// always refused, even for a payment created without a token. Every
-// comparison runs in constant time over hashes of the tokens, so neither
-// the tokens' contents nor their lengths show in the answer's timing, and
-// every configured token is compared, with no early exit. Anything else is
-// refused with 401, before the callback runs or the API is read.
+// X-Notification-Token header. The handler accepts one whose header is
+// present exactly once and matches Token, any of Tokens (for rotation), or
+// what TokenFor answers for the notified payment (asked only when the
+// others do not match; its error answers 500, so that the sender tries
+// again). An empty expected token matches nothing, so a missing or empty
+// header is always refused. Every configured token is compared, in
+// constant time over hashes, so neither contents nor lengths show in the
+// timing. Anything else is refused with 401, before the callback runs or
+// the API is read.
 //
 // A merchant who stores a token per order sets TokenFor:
 //
@@ -103,21 +100,15 @@ const DefaultWebhookMaxBodyBytes = 1 << 20
 //	}
 //
 // With none of Token, Tokens and TokenFor set, every payment notification
-// is refused: a handler deployed with a missing configuration value must
-// fail closed, not accept forgeries, and it says so in one error log line.
-// Create payments with a NotificationToken, or their notifications cannot
-// be accepted.
+// is refused (fail closed), and one error log line says so.
 //
-// Payout notifications carry no token (a payout cannot be created with one),
-// so nothing in the request proves where it came from. They are refused
-// with 401 unless Client is set, in which case the handler acts on the
-// payout it reads from the API by the notified id, or unless
-// AllowUnverifiedPayouts is true. A payout notification that does carry an
-// X-Notification-Token is treated like any other payout: the token does not
-// authenticate payouts. The service never sends one there, and the token
-// travels with every payment notification, so accepting it for payouts would
-// let whoever saw one of those forge "payout failed" notifications, on which
-// a merchant may pay a second time.
+// Payout notifications carry no token, so nothing in the request proves
+// where it came from. They are refused with 401 unless Client is set (the
+// handler then acts on the payout read from the API by the notified id) or
+// AllowUnverifiedPayouts is true. An X-Notification-Token on a payout
+// proves nothing: it travels with every payment notification, and
+// accepting it would let whoever saw one forge "payout failed", on which a
+// merchant may pay a second time.
 //
 // # Telling a payment from a payout
 //
