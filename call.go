@@ -688,10 +688,8 @@ func outcomeOf(res any, err error) Outcome {
 // unescapePath decodes an escaped path for url.URL.Path; the escaped form
 // goes in RawPath, so an ext_id such as "a/b?c#d" travels as a%2Fb%3Fc%23d.
 func unescapePath(p string) string {
-	if !strings.Contains(p, "%") {
-		return p
-	}
-	if u, err := url.PathUnescape(p); err == nil {
+	if u, err := url.PathUnescape(p); err == nil { // no allocation without a '%'
+
 		return u
 	}
 	return p

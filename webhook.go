@@ -51,27 +51,21 @@ const DefaultWebhookMaxBodyBytes = 1 << 20
 // handled or deliberately ignores, and 5xx for what is worth sending again:
 //
 //   - 405 (with "Allow: POST") for any method but POST.
-//   - 413 for a body over MaxBodyBytes (for a gzipped body, either before
-//     or after decompression).
+//   - 413 for a body over MaxBodyBytes, gzipped or inflated.
 //   - 415 for a Content-Encoding other than gzip or identity, or more than
 //     one coding: it tells a sender's operator what to change.
-//   - 400 for a body that cannot be read (a corrupt gzip stream included),
-//     is not a JSON object, has no string "id", whose kind (payment or
-//     payout) cannot be told, or that does not decode into a Payment or
-//     Payout; with Client set, also for an id that is not a UUID.
+//   - 400 for a body that cannot be read or decoded, is not a JSON object
+//     with a string "id", or whose kind cannot be told; with Client set,
+//     also for an id that is not a UUID.
 //   - 401 for a notification that is not verified (see below).
-//   - 500 when the callback returns an error or panics, when TokenFor
-//     fails, or when reading the resource back through Client fails or
-//     returns another resource than the one notified, so that the sender
-//     retries.
-//   - 200 with an empty body otherwise, including for a notification whose
-//     kind has no callback: it is dropped without being verified or read
-//     back, since nothing acts on it.
+//   - 500, so that the sender retries, when the callback fails or panics,
+//     when TokenFor fails, or when reading the resource back fails or
+//     returns another resource.
+//   - 200 with an empty body otherwise, also for a kind without a callback:
+//     nothing acts on it, so it is neither verified nor read back.
 //
-// A body sent with "Content-Encoding: gzip" is decompressed first, and
-// MaxBodyBytes applies to both its compressed and decompressed sizes: a
-// small body that inflates to gigabytes is refused with 413 as soon as the
-// limit is passed, without being inflated any further.
+// A gzipped body is inflated only up to MaxBodyBytes: a bomb is refused
+// with 413 as soon as the limit is passed.
 //
 // # Verification
 //
