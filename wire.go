@@ -245,7 +245,7 @@ func decodeEnum[T ~string](b []byte, known ...T) (T, error) {
 	}
 	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
 		for _, k := range known { // without allocating: []byte(k) stays on the stack
-			if bytes.EqualFold(b[1:len(b)-1], []byte(k)) {
+			if len(k) == len(b)-2 && bytes.EqualFold(b[1:len(b)-1], []byte(k)) {
 				return k, nil
 			}
 		}
