@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+
+	"github.com/shopspring/decimal"
 )
 
 // Every masking rule of the SDK: maskDigits, masked tails, the API key
@@ -462,30 +464,22 @@ func (r Requisites) LogValue() slog.Value {
 
 // LogValue implements slog.LogValuer: the payment with its requisites masked.
 func (p Payment) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("id", p.ID),
-		slog.String("ext_id", p.ExtID),
-		slog.String("amount", p.Amount.String()),
-		slog.String("currency", p.Currency),
-		slog.String("status", string(p.Status)),
-		slog.String("method", string(p.Method)),
-		slog.Any("requisites", p.Requisites),
-	)
+	return moneyValue(p.ID, p.ExtID, p.Amount, p.Currency, string(p.Status), string(p.Method),
+		slog.Any("requisites", p.Requisites))
 }
 
 // LogValue implements slog.LogValuer: the payout with the card or phone
 // number masked and without the recipient's name.
 func (p Payout) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("id", p.ID),
-		slog.String("ext_id", p.ExtID),
-		slog.String("amount", p.Amount.String()),
-		slog.String("currency", p.Currency),
-		slog.String("status", string(p.Status)),
-		slog.String("method", string(p.Method)),
-		slog.String("requisites", maskValue(p.Requisites)),
-		slog.String("bank", p.Bank),
-	)
+	return moneyValue(p.ID, p.ExtID, p.Amount, p.Currency, string(p.Status), string(p.Method),
+		slog.String("requisites", maskValue(p.Requisites)), slog.String("bank", p.Bank))
+}
+
+// moneyValue is what a payment and a payout log in common, then more.
+func moneyValue(id, extID string, amount decimal.Decimal, currency, status, method string, more ...slog.Attr) slog.Value {
+	return slog.GroupValue(append([]slog.Attr{slog.String("id", id), slog.String("ext_id", extID),
+		slog.String("amount", amount.String()), slog.String("currency", currency),
+		slog.String("status", status), slog.String("method", method)}, more...)...)
 }
 
 // maskDigits masks card and phone numbers in free text, keeping their last
