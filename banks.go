@@ -28,5 +28,3 @@ func (c *Client) ListBanks(ctx context.Context) ([]Bank, error) {
 type bankList struct {
 	Banks []Bank `json:"banks"`
 }
-
-func (*bankList) facts() facts { return facts{} }

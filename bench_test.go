@@ -1046,8 +1046,8 @@ func TestRetriedPostSendsTheWholeBody(t *testing.T) {
 	}
 }
 
-// The header values shared by every request (identity, user agent,
-// Accept, Content-Type) stay as they were when a transport adds to a
+// The header values every request carries (identity, user agent, Accept,
+// Content-Type) stay as they were when a transport adds to another
 // request's headers.
 func TestSharedHeaderValuesStayPerRequest(t *testing.T) {
 	t.Parallel()

@@ -1,6 +1,7 @@
 package paykit
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,11 +35,9 @@ const (
 	// Attempts of calls whose context can never end share their deadlines
 	// in windows, which may give one up to a 64th longer, never less.
 	DefaultAttemptTimeout = 30 * time.Second
-	// DefaultMaxIdleConnsPerHost is the idle-connection pool of the default
-	// transport. net/http keeps only 2 idle connections per host, so a
-	// backend calling from many goroutines would open and close connections
-	// (and TLS sessions) all the time; 64 keeps them warm. The default
-	// transport also opens no more than 64 connections per host.
+	// DefaultMaxIdleConnsPerHost is the idle-connection pool, and the
+	// connection cap, of the default transport per host: net/http's 2 would
+	// make a busy backend open and close connections all the time.
 	DefaultMaxIdleConnsPerHost = 64
 	// MaxResponseBytes caps a response body. A larger answer keeps its
 	// status but cannot be read: a 2xx over the cap is read back on a
@@ -56,19 +55,12 @@ type Client struct {
 	apiKey      string
 	signer      Signer
 	userAgent   string
-	// hdrIdentity and hdrUserAgent are the X-Identity and User-Agent
-	// header values, built once and shared by every request.
-	hdrIdentity, hdrUserAgent []string
-	logger                    *slog.Logger
-	http                      *retryablehttp.Client
-	// now is the clock of Retry-After dates and deadlines; tests set it.
-	now func() time.Time
-	// obs is nil without WithObserver: every hook is behind one nil check.
-	obs Observer
-	// shared: the transport is sharedTransport, not the merchant's.
-	shared bool
-	// banks caches ListBanks's code-to-name map for reconciliation.
-	banks bankCache
+	logger      *slog.Logger
+	http        *retryablehttp.Client
+	now         func() time.Time // tests set it
+	obs         Observer         // nil without WithObserver
+	shared      bool             // the transport is sharedTransport
+	banks       bankCache
 }
 
 // Option configures a Client in NewClient.
@@ -86,13 +78,10 @@ type clientConfig struct {
 }
 
 // WithHTTPClient sends requests through hc's transport, timeout and cookie
-// jar. The SDK works on a copy of hc: it never follows redirects (Go would
-// forward X-Identity and X-Signature to the redirect's host), whatever hc's
-// CheckRedirect says, and it leaves hc itself untouched. hc.Timeout bounds
-// each attempt (the SDK applies it per attempt, response body included, so a
-// retry gets a fresh one, up to a 64th longer when the call's context can
-// never end: see DefaultAttemptTimeout); zero means attempts are bounded
-// only by the context.
+// jar, on a copy of hc that never follows redirects (Go would forward
+// X-Identity and X-Signature to the redirect's host). hc.Timeout bounds
+// each attempt, body included (see DefaultAttemptTimeout); zero leaves
+// attempts bounded only by the context.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *clientConfig) error {
 		if hc == nil {
@@ -129,10 +118,9 @@ func WithRetryWait(minWait, maxWait time.Duration) Option {
 }
 
 // WithLogger sends one debug line per attempt (operation, method, path,
-// status, attempt number, duration, error) and one per retry, with the
-// reason it was worth one, to l. The SDK is silent without
-// it. Nothing logged carries a body, the API key, the secret, a signature,
-// a card or a phone number.
+// status, attempt number, duration, error) and one per retry, with its
+// reason, to l; the SDK is silent without it. Nothing logged carries a
+// body, the API key, the secret, a signature, a card or a phone number.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *clientConfig) error {
 		if l == nil {
@@ -210,12 +198,8 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 		logger: cfg.logger,
 		now:    time.Now,
 	}
-	if o := combineObservers(cfg.observers); o != nil {
-		alert := cfg.logger
-		if alert == nil {
-			alert = slog.Default()
-		}
-		c.obs = safeObserver{o: o, logger: alert, once: new(sync.Once)}
+	if len(cfg.observers) > 0 {
+		c.obs = observers{os: cfg.observers, logger: cmp.Or(cfg.logger, slog.Default()), once: new(sync.Once)}
 	}
 	c.basePath = strings.TrimRight(base.Path, "/")
 	c.baseRawPath = strings.TrimRight(base.EscapedPath(), "/")
@@ -223,7 +207,6 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 	if cfg.userAgent != "" {
 		c.userAgent = cfg.userAgent + " " + c.userAgent
 	}
-	c.hdrIdentity, c.hdrUserAgent = headerValue(c.apiKey), headerValue(c.userAgent)
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
@@ -238,16 +221,13 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 		base2 = sharedTransport()
 		c.shared = true
 	}
-	// The attempt timeout moves from http.Client into attemptTransport, so
-	// that it bounds each attempt, body included, and a retry gets a fresh
-	// one.
+	// The timeout moves into attemptTransport, to bound each attempt.
 	inner.Transport = &attemptTransport{base: base2, logger: c.logger, apiKey: apiKey, timeout: inner.Timeout}
 	inner.Timeout = 0
 	inner.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-	// go-retryablehttp runs the attempts, used plainly: its loop, its
-	// backoff hook and its body rewinding, with the SDK's retry check and
-	// re-signing hooks. Its logger stays nil: its default prints every URL.
+	// go-retryablehttp runs the attempts with the SDK's retry check and
+	// re-signing hooks. Its logger stays nil: the default prints every URL.
 	c.http = &retryablehttp.Client{
 		HTTPClient:   &inner,
 		RetryWaitMin: cfg.waitMin,
@@ -289,18 +269,15 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// sharedTransport is the transport of every Client made without
-// WithHTTPClient, as net/http shares DefaultTransport: a Client discarded
-// after key rotation, or one made per tenant, leaves no pool, sockets or
-// goroutines of its own behind, and the per-host connection cap holds for
-// the whole process.
+// sharedTransport serves every Client made without WithHTTPClient, as
+// net/http shares DefaultTransport: a discarded Client leaves no pool or
+// goroutines behind, and the per-host cap holds for the whole process.
 var sharedTransport = sync.OnceValue(defaultTransport)
 
 // CloseIdleConnections closes the idle connections of the SDK's shared
 // default transport, which every Client made without WithHTTPClient uses
-// (other such Clients simply dial again when they need to). A transport
-// passed in through WithHTTPClient is the merchant's and is never closed
-// here.
+// (the others dial again when they need to). A transport passed in
+// through WithHTTPClient is never closed here.
 func (c *Client) CloseIdleConnections() {
 	if c.shared {
 		sharedTransport().CloseIdleConnections()
@@ -360,13 +337,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 			return invalid("path", "has a malformed query")
 		}
 	}
-	k := &call{op: doOperation(method, u.EscapedPath()), path: u.EscapedPath(), query: q}
-	if body != nil {
-		if k.body, err = json.Marshal(body); err != nil {
-			return fmt.Errorf("paykit: Do: encoding body: %w", err)
-		}
-		k.contentType = contentJSON
-	}
+	k := &call{op: doOperation(method, u.EscapedPath()), path: u.EscapedPath(), query: q, in: body}
 	if out == nil {
 		_, err = send[discard](ctx, c, k, nil)
 		return err
@@ -380,11 +351,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 type rawOut struct{ v any }
 
 func (r *rawOut) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, r.v) }
-func (*rawOut) facts() facts                   { return facts{} }
 
 // discard is an answer nobody reads (CheckCredentials, Do with a nil out):
 // any 2xx body will do, even an empty one.
 type discard struct{}
 
-func (*discard) facts() facts  { return facts{} }
 func (*discard) emptyOK() bool { return true }

@@ -7,19 +7,15 @@ import (
 )
 
 // CheckCredentials makes one cheap signed read (GET /v1/balance, its body
-// discarded) and reports whether the service accepts the client's API key
-// and signatures. Run it at startup, before going live: the spec does not
-// publish the signature algorithm, so HMACSigner is the SDK's default
-// guess, and this is the one way to learn that the service agrees with it
+// discarded) and reports whether the service accepts the API key and
+// signatures. Run it at startup: HMACSigner is the SDK's guess at an
+// unpublished algorithm, and this is how to learn the service agrees
 // before a payment depends on it.
 //
-// It returns nil on any 2xx answer. A 401 or 403 is an error that matches
-// ErrUnauthorized (and *Error, through errors.As) and whose text names what
-// to check: the API key, the signing secret, and the signing scheme (a
-// SignerFunc may be needed if the service signs differently). Any other
-// failure (a transport error, a 5xx after the read's retries) is returned
-// as the read would return it, and does not match ErrUnauthorized: the
-// credentials were not judged.
+// It returns nil on any 2xx. A 401 or 403 matches ErrUnauthorized (and
+// *Error) and its text names what to check: the API key, the signing
+// secret and scheme. Any other failure is returned as the read would
+// return it, and does not match ErrUnauthorized: nothing was judged.
 func (c *Client) CheckCredentials(ctx context.Context) error {
 	_, err := send[discard](ctx, c, &call{op: opCheckCredentials, path: "/v1/balance"}, nil)
 	if err != nil && errors.Is(err, ErrUnauthorized) {

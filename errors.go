@@ -58,14 +58,11 @@ var (
 	// or the signature was refused.
 	ErrUnauthorized = errors.New("paykit: unauthorized")
 	// ErrUnknownOutcome: the request may or may not have taken effect. A call
-	// that changes something returns it, beside its cause (ErrInternal for a
-	// 5xx, a transport error, …), whenever it failed after an attempt may
-	// have reached the server: transfers and withdrawals, which have no
-	// idempotency key and are never re-sent once they may have arrived, and
-	// creates and state changes whose retries ran out or whose answer could
-	// not be read. Its text names the read that settles it: GetPaymentByExtID
-	// or GetPayoutByExtID before creating again, GetPayment after a state
-	// change, the terminals' balances (ListTerminals) after a money move.
+	// that changes something returns it, beside its cause, whenever it
+	// failed after an attempt may have reached the server. Its text names
+	// the read that settles it: GetPaymentByExtID or GetPayoutByExtID
+	// before creating again, GetPayment after a state change, the
+	// terminals' balances (ListTerminals) after a money move.
 	ErrUnknownOutcome = errors.New("paykit: outcome unknown")
 )
 
@@ -86,13 +83,12 @@ type Error struct {
 	Message string
 	// Data is the raw "data" object of the error body, nil when absent.
 	// One over MaxErrorDataBytes keeps only its ext_id.
-	Data json.RawMessage
-	// retryAfter is the answer's Retry-After, which the waiters honour.
-	retryAfter time.Duration
+	Data       json.RawMessage
+	retryAfter time.Duration // the waiters honour it
 }
 
-// Error formats the code, status and message. Long digit runs in the message
-// (card or phone numbers a server might echo) are masked.
+// Error formats the code, status and message, card and phone numbers
+// masked.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("paykit: ")
@@ -114,49 +110,31 @@ func (e *Error) Is(target error) bool {
 	return s != nil && s == target
 }
 
-// sentinel resolves the meaning of e, nil when it has none. PAY_001 means "internal error" on
-// payment calls and "payout not found" on payout reads; the two are told apart
-// by HTTP status alone, never by message text.
+// sentinel resolves the meaning of e, nil when it has none. PAY_001 means
+// "internal error" on payment calls and "payout not found" on payout
+// reads; the two are told apart by HTTP status alone, never by message text.
 func (e *Error) sentinel() error {
-	if e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden {
+	switch s := codeSentinels[e.Code]; {
+	case e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden:
 		return ErrUnauthorized
-	}
-	switch e.Code {
-	case "PAY_001":
-		if e.HTTPStatus == http.StatusNotFound {
-			return ErrPayoutNotFound
-		}
-	case "PAY_002", "WDR_001", "TRF_001":
-		return ErrInvalidParameters
-	case "PAY_003":
-		return ErrDuplicateExtID
-	case "PAY_004":
-		return ErrNoRequisites
-	case "PAY_005":
-		return ErrTooManySameAmount
-	case "PAY_006":
-		return ErrPaymentNotFound
-	case "PAY_007":
-		return ErrPaymentNotCancellable
-	case "PAY_008":
-		return ErrPaymentNotConfirmable
-	case "DIS_001":
-		return ErrDisputeNotAllowed
-	case "DIS_002":
-		return ErrDisputeExists
-	case "DIS_003":
-		return ErrDisputeNotActive
-	case "WDR_002", "TRF_003":
-		return ErrInsufficientFunds
-	case "WDR_003":
-		return ErrWithdrawalNotFound
-	case "TRF_002":
-		return ErrTerminalNotFound
-	}
-	if e.HTTPStatus >= 500 {
+	case e.Code == "PAY_001" && e.HTTPStatus == http.StatusNotFound:
+		return ErrPayoutNotFound
+	case s != nil:
+		return s
+	case e.HTTPStatus >= 500:
 		return ErrInternal
 	}
 	return nil
+}
+
+// codeSentinels maps each API error code to the sentinel it means.
+var codeSentinels = map[string]error{
+	"PAY_002": ErrInvalidParameters, "WDR_001": ErrInvalidParameters, "TRF_001": ErrInvalidParameters,
+	"PAY_003": ErrDuplicateExtID, "PAY_004": ErrNoRequisites, "PAY_005": ErrTooManySameAmount,
+	"PAY_006": ErrPaymentNotFound, "PAY_007": ErrPaymentNotCancellable, "PAY_008": ErrPaymentNotConfirmable,
+	"DIS_001": ErrDisputeNotAllowed, "DIS_002": ErrDisputeExists, "DIS_003": ErrDisputeNotActive,
+	"WDR_002": ErrInsufficientFunds, "TRF_003": ErrInsufficientFunds,
+	"WDR_003": ErrWithdrawalNotFound, "TRF_002": ErrTerminalNotFound,
 }
 
 // ExtID returns data.ext_id of the error body: for PAY_003, the ext_id that
@@ -181,9 +159,8 @@ const maxMessage = 1024
 // retry record must not pin a server's whole body.
 const MaxErrorDataBytes = 64 << 10
 
-// boundData copies an error body's data object, or, when it is over
-// MaxErrorDataBytes, keeps only its ext_id (what ExtID reads), so a huge
-// body does not stay reachable from the error.
+// boundData copies an error body's data object; over MaxErrorDataBytes it
+// keeps only its ext_id, what ExtID reads.
 func boundData(d []byte) json.RawMessage {
 	if len(d) <= MaxErrorDataBytes {
 		return append(json.RawMessage(nil), d...)
@@ -199,8 +176,7 @@ func boundData(d []byte) json.RawMessage {
 }
 
 // decodeError turns a non-2xx response into an *Error. It never fails: a
-// body that is not the API's error shape still gives the status and a short
-// excerpt, so a proxy's HTML 502 is as inspectable as a PAY_004.
+// proxy's HTML 502 gives its status and a short excerpt.
 func decodeError(status int, body []byte) *Error {
 	e := &Error{HTTPStatus: status}
 	var wire struct {
@@ -227,16 +203,14 @@ func decodeError(status int, body []byte) *Error {
 	return e
 }
 
-// invalidCode stands in for an error code that is not shaped like one of
-// the API's: a server that put a card number or a key in the "error" field
-// must not get it into Error.Code, a log, a span or a metric label (whose
-// cardinality a free text would also make unbounded).
+// invalidCode stands in for an error code not shaped like the API's: a
+// card number or a key in the "error" field must not reach Error.Code, a
+// log, a span or a metric label (nor make its cardinality unbounded).
 const invalidCode = "INVALID_CODE"
 
-// sanitizeCode keeps a code shaped like the API's ("PAY_004": a letter
-// first, then letters, digits and underscores, at most 32 in all, and
-// fewer than seven digits, so that no card or phone number passes) and
-// replaces anything else with invalidCode.
+// sanitizeCode keeps a code shaped like "PAY_004" (a letter, then letters,
+// digits and underscores, at most 32, fewer than seven digits so that no
+// card or phone number passes) and replaces anything else.
 func sanitizeCode(s string) string {
 	if len(s) == 0 || len(s) > 32 || !isAlnum(s[0]) || isDigit(s[0]) {
 		return invalidCode
@@ -308,12 +282,10 @@ func (e *ValidationError) Is(target error) bool { return target == ErrInvalidPar
 func invalid(field, reason string) error { return &ValidationError{Field: field, Reason: reason} }
 
 // unknownOutcomeError wraps the failure of a call that changes something
-// after an attempt of it may have reached the server and been applied.
+// after an attempt may have been applied; check names the settling read.
 type unknownOutcomeError struct {
-	op string
-	// check is the advice that names the read settling the outcome.
-	check string
-	cause error
+	op, check string
+	cause     error
 }
 
 func (e *unknownOutcomeError) Error() string {
@@ -321,6 +293,5 @@ func (e *unknownOutcomeError) Error() string {
 		e.op, e.cause, e.check)
 }
 
-// Unwrap exposes both ErrUnknownOutcome and the cause (a transport error, a
-// context error or an *Error) to errors.Is and errors.As.
+// Unwrap exposes both ErrUnknownOutcome and the cause.
 func (e *unknownOutcomeError) Unwrap() []error { return []error{ErrUnknownOutcome, e.cause} }

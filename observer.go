@@ -11,22 +11,16 @@ import (
 
 // Observer sees every call a Client makes: its start, each HTTP attempt,
 // each wait before a retry, and its end. It is the SDK's neutral telemetry
-// hook, in the manner of AWS SDK for Go v2's middleware: the core knows no
-// tracing or metrics library, and an adapter such as the otelpaykit module
-// turns these events into spans and metric points.
+// hook, as AWS SDK for Go v2's middleware: an adapter such as otelpaykit
+// turns the events into spans and metrics.
 //
-// An Observer must be safe for concurrent use; its methods run on the
-// calling goroutine, inside the call, so they should return quickly. The
-// infos are passed by pointer to spare copies and must not be kept or
-// changed after the method returns.
-//
-// A Client with no Observer pays nothing for the hook: no allocation, no
-// time reading beyond what the SDK already does.
+// An Observer must be safe for concurrent use and return quickly: its
+// methods run inside the call. The infos must not be kept or changed after
+// a method returns. Without an Observer the hook costs nothing.
 type Observer interface {
 	// CallStart runs once per call before anything is sent. The context it
-	// returns (for example one carrying a span) is the call's from then on:
-	// attempts, retry waits, reconciliation read-backs (which are calls of
-	// their own, so they nest under this one) and CallEnd see it.
+	// returns (carrying a span, say) is the call's from then on: attempts,
+	// retry waits, read-backs (calls of their own, nested) and CallEnd.
 	CallStart(ctx context.Context, call *CallInfo) context.Context
 	// AttemptStart runs before each HTTP attempt; the context it returns
 	// is the attempt's (the request is sent with it) and AttemptEnd's.
@@ -34,8 +28,7 @@ type Observer interface {
 	// AttemptEnd runs after each HTTP attempt, once its response body has
 	// been read or the attempt has failed.
 	AttemptEnd(ctx context.Context, a *AttemptInfo)
-	// RetryWait runs when the SDK has decided to try again, before it
-	// waits.
+	// RetryWait runs before each retry, once its wait is over.
 	RetryWait(ctx context.Context, w *RetryInfo)
 	// CallEnd runs once per call that CallStart saw, with its outcome.
 	CallEnd(ctx context.Context, end *CallEndInfo)
@@ -51,8 +44,7 @@ type CallInfo struct {
 	// "/v1/payments/{id}" or "/v1/payouts/by-ext-id/{extId}": never a
 	// concrete id or ext_id, so it is safe as a metric label.
 	Route string
-	// Scheme, Host and Port are those of the Client's base URL (Port is
-	// the scheme's default when the URL names none).
+	// Scheme is the base URL's scheme.
 	Scheme string
 	// Host is the base URL's host name, without the port.
 	Host string
@@ -94,7 +86,7 @@ type RetryInfo struct {
 	Call *CallInfo
 	// Attempt is the number of the attempt that failed.
 	Attempt int
-	// Wait is how long the SDK waits before the next attempt.
+	// Wait is how long the SDK waited since the attempt ended.
 	Wait time.Duration
 }
 
@@ -159,103 +151,65 @@ func WithObserver(o Observer) Option {
 	}
 }
 
-// observers composes several Observers, as WithObserver documents.
-type observers []Observer
-
-func (os observers) CallStart(ctx context.Context, call *CallInfo) context.Context {
-	for _, o := range os {
-		ctx = o.CallStart(ctx, call)
-	}
-	return ctx
-}
-
-func (os observers) AttemptStart(ctx context.Context, a *AttemptInfo) context.Context {
-	for _, o := range os {
-		ctx = o.AttemptStart(ctx, a)
-	}
-	return ctx
-}
-
-func (os observers) AttemptEnd(ctx context.Context, a *AttemptInfo) {
-	for i := len(os) - 1; i >= 0; i-- {
-		os[i].AttemptEnd(ctx, a)
-	}
-}
-
-func (os observers) RetryWait(ctx context.Context, w *RetryInfo) {
-	for _, o := range os {
-		o.RetryWait(ctx, w)
-	}
-}
-
-func (os observers) CallEnd(ctx context.Context, end *CallEndInfo) {
-	for i := len(os) - 1; i >= 0; i-- {
-		os[i].CallEnd(ctx, end)
-	}
-}
-
-// safeObserver runs another Observer's hooks so that a panic in one is
-// recovered, logged once, and the call goes on: a bug in telemetry must
-// not turn a created payout into a panic with no outcome.
-type safeObserver struct {
-	o      Observer
+// observers is the Client's Observer: the merchant's, composed as
+// WithObserver says, each hook's panic recovered and logged once, so that a
+// bug in telemetry cannot turn a created payout into a panic.
+type observers struct {
+	os     []Observer
 	logger *slog.Logger // the Client's, or slog.Default() without one
 	once   *sync.Once
 }
 
-// recovered is deferred by every hook; recover works only there.
-func (s safeObserver) recovered(hook string) {
-	if v := recover(); v != nil {
-		s.once.Do(func() {
-			s.logger.Error("paykit: Observer."+hook+" panicked; calls go on without that hook's work (logged once)",
-				slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))))
-		})
+// each runs f on every observer, last to first when reverse.
+func (s observers) each(hook string, reverse bool, f func(Observer)) {
+	for i := range s.os {
+		if reverse {
+			i = len(s.os) - 1 - i
+		}
+		s.guard(hook, s.os[i], f)
 	}
 }
 
-func (s safeObserver) CallStart(ctx context.Context, call *CallInfo) (out context.Context) {
-	out = ctx
-	defer s.recovered("CallStart")
-	if got := s.o.CallStart(ctx, call); got != nil {
-		out = got
-	}
-	return out
+func (s observers) guard(hook string, o Observer, f func(Observer)) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.once.Do(func() {
+				s.logger.Error("paykit: Observer."+hook+" panicked; calls go on without that hook's work (logged once)",
+					slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))))
+			})
+		}
+	}()
+	f(o)
 }
 
-func (s safeObserver) AttemptStart(ctx context.Context, a *AttemptInfo) (out context.Context) {
-	out = ctx
-	defer s.recovered("AttemptStart")
-	if got := s.o.AttemptStart(ctx, a); got != nil {
-		out = got
-	}
-	return out
+func (s observers) CallStart(ctx context.Context, call *CallInfo) context.Context {
+	s.each("CallStart", false, func(o Observer) {
+		if got := o.CallStart(ctx, call); got != nil {
+			ctx = got
+		}
+	})
+	return ctx
 }
 
-func (s safeObserver) AttemptEnd(ctx context.Context, a *AttemptInfo) {
-	defer s.recovered("AttemptEnd")
-	s.o.AttemptEnd(ctx, a)
+func (s observers) AttemptStart(ctx context.Context, a *AttemptInfo) context.Context {
+	s.each("AttemptStart", false, func(o Observer) {
+		if got := o.AttemptStart(ctx, a); got != nil {
+			ctx = got
+		}
+	})
+	return ctx
 }
 
-func (s safeObserver) RetryWait(ctx context.Context, w *RetryInfo) {
-	defer s.recovered("RetryWait")
-	s.o.RetryWait(ctx, w)
+func (s observers) AttemptEnd(ctx context.Context, a *AttemptInfo) {
+	s.each("AttemptEnd", true, func(o Observer) { o.AttemptEnd(ctx, a) })
 }
 
-func (s safeObserver) CallEnd(ctx context.Context, end *CallEndInfo) {
-	defer s.recovered("CallEnd")
-	s.o.CallEnd(ctx, end)
+func (s observers) RetryWait(ctx context.Context, w *RetryInfo) {
+	s.each("RetryWait", false, func(o Observer) { o.RetryWait(ctx, w) })
 }
 
-// combineObservers returns nil for none, the observer itself for one, and
-// their composition for more.
-func combineObservers(os []Observer) Observer {
-	switch len(os) {
-	case 0:
-		return nil
-	case 1:
-		return os[0]
-	}
-	return observers(os)
+func (s observers) CallEnd(ctx context.Context, end *CallEndInfo) {
+	s.each("CallEnd", true, func(o Observer) { o.CallEnd(ctx, end) })
 }
 
 var errNilObserver = errors.New("paykit: WithObserver(nil)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -249,4 +250,34 @@ func TestPanickingObserverDoesNotLoseTheCall(t *testing.T) {
 	out := logs.String()
 	assert.Equal(t, 1, strings.Count(out, "panicked"), out)
 	assert.NotContains(t, out, "4111111111111111")
+}
+
+// panickingObserver panics in every hook.
+type panickingObserver struct{}
+
+func (panickingObserver) CallStart(context.Context, *paykit.CallInfo) context.Context {
+	panic("CallStart")
+}
+func (panickingObserver) AttemptStart(context.Context, *paykit.AttemptInfo) context.Context {
+	panic("AttemptStart")
+}
+func (panickingObserver) AttemptEnd(context.Context, *paykit.AttemptInfo) { panic("AttemptEnd") }
+func (panickingObserver) RetryWait(context.Context, *paykit.RetryInfo)    { panic("RetryWait") }
+func (panickingObserver) CallEnd(context.Context, *paykit.CallEndInfo)    { panic("CallEnd") }
+
+// Each observer's hooks are recovered on their own: one that panics in
+// every hook costs the observers after it none of theirs.
+func TestPanickingObserverSkipsNoOther(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	events := &[]string{}
+	e := newEnv(t, sandbox.Config{}, paykit.WithObserver(panickingObserver{}),
+		paykit.WithObserver(recordingObserver{name: "b", mu: &mu, events: events}),
+		paykit.WithLogger(slog.New(slog.DiscardHandler)))
+	_, err := e.c.GetBalance(bg)
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"b call 1 GetBalance GET /v1/balance", "b attempt 1 GetBalance #1",
+		"b attempt-end 1 GetBalance #1 200 ", "b end 1 GetBalance success attempts=1 status=200 code=",
+	}, *events)
 }

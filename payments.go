@@ -136,61 +136,40 @@ type Payment struct {
 	Message string `json:"message,omitempty"`
 	// Dispute is set by OpenDispute, nil otherwise.
 	Dispute *Dispute `json:"dispute,omitempty"`
-	// Reconciled is true when the call that returned this payment did not
-	// get its own answer (it was lost, or could not be decoded) and the
-	// SDK established, by reading the payment back (GetPaymentByExtID
-	// after CreatePayment, GetPayment after a state change), that the call
-	// had taken effect. The payment is then the read-back copy, which
-	// lacks what a GET does not carry: Message, and for CROSS_BORDER the
+	// Reconciled is true when the call's own answer was lost or unusable
+	// and the SDK established, by reading the payment back, that the call
+	// had taken effect. The payment is then the read-back copy, without
+	// what a GET does not carry: Message, and for CROSS_BORDER the
 	// requisites' BankName, Country, Currency and AmountLocal (Dispute is
 	// filled from OpenDispute's params). Never set by decoding JSON.
 	Reconciled bool `json:"-"`
 }
 
-func (p *Payment) markReconciled()     { p.Reconciled = true }
-func (p *Payment) wasReconciled() bool { return p.Reconciled }
+func (p *Payment) reconciled() *bool { return &p.Reconciled }
 
 func (p *Payment) facts() facts {
 	return facts{id: p.ID, extID: p.ExtID, status: string(p.Status), amount: p.Amount}
 }
 
-// UnmarshalJSON decodes a payment leniently (numbers or numeric strings,
-// null or ISO 8601 times) and resolves the requisites' bank fields, whose
-// meaning depends on the payment method.
+// UnmarshalJSON decodes a payment leniently and resolves the requisites'
+// bank fields, whose meaning depends on the method.
 func (p *Payment) UnmarshalJSON(b []byte) error {
-	w := paymentWire{plainPayment: plainPayment(*p)}
+	type plain Payment
+	w := struct { // these shadow p's own; the rest decode into p
+		*plain
+		Amount     wireDec        `json:"amount"`
+		USDTRate   wireDec        `json:"usdt_rate"`
+		ValidUntil apiTime        `json:"valid_until"`
+		CreatedAt  apiTime        `json:"created_at"`
+		Requisites requisitesWire `json:"requisites"` // zero when absent: Requisites{}
+	}{plain: (*plain)(p)}
+	p.Dispute = nil // set only by a "dispute" in b
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	return w.decode(p)
-}
-
-type plainPayment Payment
-
-// paymentWire is a payment as sent, decoded in one pass: the leniently
-// decoded fields and the nested objects have wire types that shadow
-// Payment's own, so nothing is parsed twice.
-type paymentWire struct {
-	plainPayment
-	Amount     wireDec         `json:"amount"`
-	USDTRate   wireDec         `json:"usdt_rate"`
-	ValidUntil apiTime         `json:"valid_until"`
-	CreatedAt  apiTime         `json:"created_at"`
-	Requisites *requisitesWire `json:"requisites"`
-	Dispute    *disputeWire    `json:"dispute"`
-}
-
-func (w *paymentWire) decode(p *Payment) error {
-	*p = Payment(w.plainPayment)
 	p.Amount, p.USDTRate = decimal.Decimal(w.Amount), decimal.Decimal(w.USDTRate)
 	p.ValidUntil, p.CreatedAt = time.Time(w.ValidUntil), time.Time(w.CreatedAt)
-	p.Requisites, p.Dispute = Requisites{}, nil
-	if w.Requisites != nil {
-		p.Requisites = w.Requisites.requisites(p.Method)
-	}
-	if w.Dispute != nil {
-		p.Dispute = w.Dispute.dispute()
-	}
+	p.Requisites = w.Requisites.requisites(p.Method)
 	return nil
 }
 
@@ -247,10 +226,9 @@ type requisitesWire struct {
 	AmountLocal wireDec        `json:"amount_local"`
 }
 
-// requisites resolves the bank fields: for CROSS_BORDER the API puts the
-// code in "bank" (with the name in bank_name); for the other methods "bank"
-// is the name (with the code in bank_code, in the create response only).
-// method is the payment's, or "" when unknown.
+// requisites resolves the bank fields: for CROSS_BORDER "bank" is the code
+// (the name in bank_name), otherwise the name (the code in bank_code, in
+// the create response only). method is "" when unknown.
 func (w *requisitesWire) requisites(method PaymentMethod) Requisites {
 	r := Requisites{Type: w.Type, Value: string(w.Value), Holder: w.Holder, Country: w.Country,
 		Currency: w.Currency, AmountLocal: decimal.Decimal(w.AmountLocal), BankCode: w.BankCode, BankName: w.BankName}
@@ -285,28 +263,17 @@ type Dispute struct {
 
 // UnmarshalJSON decodes a dispute leniently.
 func (d *Dispute) UnmarshalJSON(b []byte) error {
-	w := disputeWire{plainDispute: plainDispute(*d)}
+	type plain Dispute
+	w := struct {
+		*plain
+		Amount    wireNullDec `json:"amount"`
+		CreatedAt apiTime     `json:"created_at"`
+	}{plain: (*plain)(d)}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*d = *w.dispute()
+	d.Amount, d.CreatedAt = decimal.NullDecimal(w.Amount), time.Time(w.CreatedAt)
 	return nil
-}
-
-type plainDispute Dispute
-
-// disputeWire is a dispute object as sent.
-type disputeWire struct {
-	plainDispute
-	Amount    wireNullDec `json:"amount"`
-	CreatedAt apiTime     `json:"created_at"`
-}
-
-func (w *disputeWire) dispute() *Dispute {
-	d := Dispute(w.plainDispute)
-	d.Amount = decimal.NullDecimal(w.Amount)
-	d.CreatedAt = time.Time(w.CreatedAt)
-	return &d
 }
 
 // Payment amount bounds of the API, in RUB.
@@ -354,43 +321,34 @@ type createPaymentBody struct {
 
 // CreatePayment creates a payment and returns the requisites for the payer.
 //
-// The answer must be the payment params describe: its ext_id, amount and
-// method (and the bank, when params.Bank is set). It is retried on
-// transport errors and 5xx answers. When a retry is refused with PAY_003
-// after an earlier attempt may have got through, or a 2xx answer is not
-// that payment (undecodable, over MaxResponseBytes, incomplete, or about
-// another one), the SDK reads the payment back by ext_id and returns it
-// (with Reconciled set) when it is the one params describe: same amount,
-// method and, when params.Bank is set, bank (for CROSS_BORDER the GET
-// carries the bank's code; for the other methods its name, which the SDK
-// resolves from the code through ListBanks, cached per Client). A GET does
-// not carry the country, client_id, notify_url or notification token, so
-// those cannot be compared. A payment that differs is someone else's: the
-// PAY_003 error (ErrDuplicateExtID) is returned. A PAY_003 on the first
-// attempt is always returned as ErrDuplicateExtID.
+// The answer must be the payment params describe: its ext_id, amount,
+// method and, when params.Bank is set, bank. It is retried on transport
+// errors and 5xx. A PAY_003 on a retry after an attempt that may have got
+// through, or a 2xx that is not that payment (undecodable, over
+// MaxResponseBytes, incomplete, about another one), is settled by reading
+// the payment back by ext_id: it is returned, Reconciled, when its amount,
+// method and bank match (a GET of a domestic payment carries the bank's
+// name, resolved from the code through ListBanks, cached per Client; the
+// country, client_id, notify_url and token cannot be compared). Otherwise
+// it is someone else's: ErrDuplicateExtID, as a PAY_003 on the first
+// attempt always is.
 //
-// When the call fails after an attempt may have reached the service (a
-// connection lost after sending, a 5xx other than PAY_004), the error
-// matches ErrUnknownOutcome as well as its cause (ErrInternal for SYS_001):
-// the payment may exist. Read it back with GetPaymentByExtID before
-// creating it again, under the same ext_id or a new one.
+// When the call fails after an attempt may have reached the service, the
+// error matches ErrUnknownOutcome beside its cause: read the payment back
+// with GetPaymentByExtID before creating it again.
 func (c *Client) CreatePayment(ctx context.Context, params CreatePaymentParams) (*Payment, error) {
 	if err := params.validate(); err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(createPaymentBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
+	in := createPaymentBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
 		Bank: params.Bank, Country: params.Country, ClientID: params.ClientID,
-		NotifyURL: params.NotifyURL, NotificationToken: params.NotificationToken})
-	if err != nil {
-		return nil, err
-	}
-	return send(ctx, c, &call{op: opCreatePayment, path: "/v1/payments", body: body, contentType: contentJSON, extID: params.ExtID},
+		NotifyURL: params.NotifyURL, NotificationToken: params.NotificationToken}
+	return send(ctx, c, &call{op: opCreatePayment, path: "/v1/payments", in: in, extID: params.ExtID},
 		func(ctx context.Context, got *Payment) error { return c.paymentMatches(ctx, params, got) })
 }
 
-// paymentMatches reports whether a payment (created or read back by
-// ext_id) is the one params describe, comparing every field the caller set
-// that the answer carries.
+// paymentMatches compares a payment, created or read back, with every
+// field of params that the answer carries.
 func (c *Client) paymentMatches(ctx context.Context, params CreatePaymentParams, got *Payment) error {
 	method := cmp.Or(params.Method, MethodCard) // the service's default
 	switch {
@@ -416,28 +374,23 @@ func (c *Client) paymentMatches(ctx context.Context, params CreatePaymentParams,
 	return nil
 }
 
-// bankCache maps bank codes to names for reconciliation. A GET of a
-// payment carries the bank's name, a create's params its code, so a
-// read-back can only be compared through ListBanks.
+// bankCache maps bank codes to names: a GET of a payment carries the
+// bank's name, a create's params its code.
 type bankCache struct {
-	mu    sync.Mutex
-	names map[string]string
-	// fetched is when names was read; busy is closed when the ListBanks
-	// in flight ends (nil when none is).
+	mu      sync.Mutex
+	names   map[string]string
 	fetched time.Time
-	busy    chan struct{}
+	busy    chan struct{} // closed when the ListBanks in flight ends
 }
 
-// bankRefreshInterval is how often a code missing from the cache may make
-// the Client read ListBanks again: a bank added since the last read is
-// found, and a stream of unknown codes costs at most one read per minute.
+// bankRefreshInterval: a code missing from the cache reads ListBanks again
+// at most once a minute.
 const bankRefreshInterval = time.Minute
 
 // bankName resolves a bank code to its name. One ListBanks is in flight at
-// a time; other calls wait for it, each only as long as its own context
-// allows, and no lock is held across the network read. A code missing
-// from the cache refreshes it, at most once per call and once per
-// bankRefreshInterval.
+// a time, with no lock held across it; other calls wait for it only as
+// long as their own context allows. A missing code refreshes the cache at
+// most once per call and per bankRefreshInterval.
 func (c *Client) bankName(ctx context.Context, code string) (string, error) {
 	code = strings.ToLower(code)
 	b := &c.banks
@@ -634,11 +587,9 @@ type openDisputeBody struct {
 // that the payer did pay. The result carries Status PaymentStatusDispute and
 // Dispute.
 //
-// A retry that finds a dispute already open (DIS_002, after an earlier
-// attempt's answer was lost) returns the payment as read back, with Dispute
-// filled from params and a zero CreatedAt, since the read-back does not carry
-// the dispute. The read-back cannot tell this call's dispute from one opened
-// concurrently by another process.
+// A retry that finds a dispute already open (DIS_002, an earlier answer
+// lost) returns the payment as read back, Dispute filled from params with a
+// zero CreatedAt; it cannot tell this call's dispute from another's.
 func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeParams) (*Payment, error) {
 	if err := firstError(checkUUID("id", id), checkURL("receipt_url", params.ReceiptURL)); err != nil {
 		return nil, err
@@ -650,12 +601,8 @@ func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeP
 		}
 		in.Amount = amount(params.Amount)
 	}
-	body, err := json.Marshal(in)
-	if err != nil {
-		return nil, err
-	}
 	inDispute := inStatus(PaymentStatusDispute)
-	return send(ctx, c, &call{op: opOpenDispute, path: "/v1/payments/" + id + "/dispute", body: body, contentType: contentJSON, id: id},
+	return send(ctx, c, &call{op: opOpenDispute, path: "/v1/payments/" + id + "/dispute", in: in, id: id},
 		func(ctx context.Context, got *Payment) error {
 			if err := inDispute(ctx, got); err != nil {
 				return err
@@ -686,8 +633,7 @@ func (c *Client) transition(ctx context.Context, op *operation, id, suffix strin
 	return send(ctx, c, &call{op: op, path: "/v1/payments/" + id + suffix, id: id}, inStatus(target))
 }
 
-// inStatus is the want of a state change: the payment, answered or read
-// back, is in a state the call was driving to.
+// inStatus is a state change's want: the payment is in a target state.
 func inStatus(states ...PaymentStatus) want[*Payment] {
 	return func(_ context.Context, got *Payment) error {
 		if !slices.Contains(states, got.Status) {

@@ -83,15 +83,13 @@ type Payout struct {
 	CreatedAt time.Time `json:"created_at"`
 	// CompletedAt is the zero time until the payout is completed.
 	CompletedAt time.Time `json:"completed_at"`
-	// Reconciled is true when CreatePayout did not get its own answer (it
-	// was lost, or could not be decoded) and the SDK established, by
-	// reading the payout back with GetPayoutByExtID, that the call had
-	// taken effect. Never set by decoding JSON.
+	// Reconciled is true when CreatePayout's own answer was lost or
+	// unusable and reading the payout back showed the call had taken
+	// effect. Never set by decoding JSON.
 	Reconciled bool `json:"-"`
 }
 
-func (p *Payout) markReconciled()     { p.Reconciled = true }
-func (p *Payout) wasReconciled() bool { return p.Reconciled }
+func (p *Payout) reconciled() *bool { return &p.Reconciled }
 
 func (p *Payout) facts() facts {
 	return facts{id: p.ID, extID: p.ExtID, status: string(p.Status), amount: p.Amount}
@@ -168,30 +166,23 @@ type createPayoutBody struct {
 }
 
 // CreatePayout orders a RUB payout. Like CreatePayment it is retried on
-// transport errors and 5xx; a PAY_003 on a retried attempt (after an
-// earlier one may have got through), or a 2xx that is not the payout params
-// describe (undecodable, over MaxResponseBytes, incomplete, another ext_id,
-// or another amount, method, requisites, holder name or bank), is
-// reconciled by reading the payout back by ext_id: it is returned, with
-// Reconciled set, when its amount, method, requisites, holder name and
-// bank all match params, so a lost answer never turns into a second payout
-// nor into a false failure. A payout that differs is someone else's: the
-// PAY_003 error (ErrDuplicateExtID) is returned.
+// transport errors and 5xx; a PAY_003 on a retry after an attempt that may
+// have got through, or a 2xx that is not the payout params describe, is
+// settled by reading the payout back by ext_id: it is returned, Reconciled,
+// when its amount, method, requisites, holder name and bank all match, so
+// a lost answer turns into neither a second payout nor a false failure.
+// Otherwise it is someone else's: ErrDuplicateExtID.
 //
-// When the call fails after an attempt may have reached the service (a
-// connection lost after sending, a 5xx such as SYS_001), the error matches
-// ErrUnknownOutcome as well as its cause: the payout may exist. Read it
-// back with GetPayoutByExtID before ordering it again, under any ext_id.
+// When the call fails after an attempt may have reached the service, the
+// error matches ErrUnknownOutcome beside its cause: read the payout back
+// with GetPayoutByExtID before ordering it again.
 func (c *Client) CreatePayout(ctx context.Context, params CreatePayoutParams) (*Payout, error) {
 	if err := params.validate(); err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(createPayoutBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
-		Requisites: params.Requisites, HolderName: params.HolderName, Bank: params.Bank, NotifyURL: params.NotifyURL})
-	if err != nil {
-		return nil, err
-	}
-	return send(ctx, c, &call{op: opCreatePayout, path: "/v1/payouts", body: body, contentType: contentJSON, extID: params.ExtID},
+	in := createPayoutBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
+		Requisites: params.Requisites, HolderName: params.HolderName, Bank: params.Bank, NotifyURL: params.NotifyURL}
+	return send(ctx, c, &call{op: opCreatePayout, path: "/v1/payouts", in: in, extID: params.ExtID},
 		func(_ context.Context, got *Payout) error {
 			if !got.Amount.Equal(params.Amount) || got.Method != params.Method || got.Requisites != params.Requisites ||
 				got.HolderName != params.HolderName || got.Bank != params.Bank {
@@ -234,8 +225,8 @@ type PayoutList struct {
 	Offset int `json:"offset"`
 }
 
-// UnmarshalJSON decodes a page in one pass into wire payouts: letting
-// encoding/json run Payout.UnmarshalJSON would scan every item a second time.
+// UnmarshalJSON decodes a page in one pass: Payout.UnmarshalJSON per item
+// would scan each a second time.
 func (l *PayoutList) UnmarshalJSON(b []byte) error {
 	var page payoutPage
 	if err := json.Unmarshal(b, &page); err != nil {
@@ -244,16 +235,14 @@ func (l *PayoutList) UnmarshalJSON(b []byte) error {
 	return page.decode(l)
 }
 
-// payoutPage is a payout list envelope as sent. Total and Offset are
-// pointers so that AllPayouts can tell an absent field from 0.
+// payoutPage is a page as sent; AllPayouts tells an absent Total or
+// Offset from 0.
 type payoutPage struct {
 	Payouts []payoutWire `json:"payouts"`
 	Total   *int         `json:"total"`
 	Limit   int          `json:"limit"`
 	Offset  *int         `json:"offset"`
 }
-
-func (*payoutPage) facts() facts { return facts{} }
 
 func (page *payoutPage) decode(l *PayoutList) error {
 	*l = PayoutList{Limit: page.Limit}
@@ -350,18 +339,16 @@ func (c *Client) listPayouts(ctx context.Context, params ListPayoutsParams, l *P
 	return page, nil
 }
 
-// errPagingStuck, errNoTotal and errNoID end an AllPayouts iteration that
-// would otherwise repeat itself forever, end silently after one page, or
-// merge distinct payouts into one.
+// Errors that end an AllPayouts iteration that would otherwise page
+// forever, stop silently after one page, or merge payouts into one.
 var (
 	errPagingStuck = errors.New("paykit: AllPayouts: the service answered a page with no payout not already seen (does it ignore offset?)")
 	errNoTotal     = errors.New("paykit: AllPayouts: the payout list has no total, so paging cannot know when to stop")
 	errNoID        = errors.New("paykit: AllPayouts: the service listed a payout without an id")
 )
 
-// allPayoutsWindow is how many of the latest pages AllPayouts remembers the
-// ids of: enough to see through the shifts of a list that changes while it
-// pages, and a bound on its memory however long the listing.
+// allPayoutsWindow is how many pages' ids AllPayouts remembers: enough for
+// the shifts of a changing list, and a bound on its memory.
 const allPayoutsWindow = 4
 
 // AllPayouts iterates over every payout matching params, fetching pages of
@@ -377,23 +364,20 @@ const allPayoutsWindow = 4
 // The sequence can be ranged over again, and from several goroutines at
 // once: each range starts from params afresh.
 //
-// A page may be shorter than Limit (a service that caps pages): the next
-// one starts after the payouts received. Offset paging over a set that
-// changes can shift items between pages: when the service lists newest
-// first, payouts created during the iteration push older ones onto the next
-// page again. AllPayouts remembers the ids of the latest four pages (400
-// ids at the default limit; its memory stays flat however many payouts it
-// yields, as BenchmarkAllPayoutsMillion shows) and does not yield a payout
-// listed again within them. What it cannot see is a payout that moves
-// between pages the other way (an oldest-first list losing items, or a
-// status filter whose matches change while it pages): to enumerate a fixed
-// set, bound the window with To (and From) in the past.
+// A page may be shorter than Limit: the next starts after the payouts
+// received. Offset paging over a changing set shifts items between pages
+// (newest first, new payouts push older ones onto the next page again), so
+// AllPayouts remembers the ids of the latest four pages (400 at the
+// default limit; its memory stays flat, as BenchmarkAllPayoutsMillion
+// shows) and does not yield a payout listed again within them. A payout
+// moving the other way (an oldest-first list losing items, a status filter
+// whose matches change) can be missed: to enumerate a fixed set, bound the
+// window with To (and From) in the past.
 //
-// A service that ignores offset, or answers the same payouts in another
-// order, would make paging run until total (or forever) yielding nothing
-// new: a non-empty page with no payout not already seen ends the iteration
-// with an error, and so do an envelope whose offset is not the one asked
-// for, an envelope without total, and a payout without an id.
+// A non-empty page with no payout not already seen (a service that ignores
+// offset) ends the iteration with an error, and so do an envelope whose
+// offset is not the one asked for or that has no total, and a payout
+// without an id.
 func (c *Client) AllPayouts(ctx context.Context, params ListPayoutsParams) iter.Seq2[Payout, error] {
 	return func(yield func(Payout, error) bool) {
 		p := params                           // each range pages from the caller's params afresh
@@ -413,8 +397,8 @@ func (c *Client) AllPayouts(ctx context.Context, params ListPayoutsParams) iter.
 				yield(Payout{}, err)
 				return
 			}
-			// Forget the page that leaves the window, unless a later page
-			// listed the same payout again.
+			// Forget the page leaving the window, unless a later one listed
+			// the same payout again.
 			ids := &recent[n%allPayoutsWindow]
 			for _, id := range *ids {
 				if seen[id] == n-allPayoutsWindow {

@@ -13,54 +13,42 @@ import (
 	"time"
 )
 
-// This file is the policy of every call as data: the operation table (what
-// may be retried, what "already done" looks like, what an answer must
-// carry, which read settles an unknown outcome), and the pure functions the
-// call path asks (is this attempt worth repeating, how long to wait). The
-// call path in call.go applies it; no resource method decides any of it.
+// The policy of every call as data: the operation table, and the pure
+// functions the call path in call.go asks (is this attempt worth
+// repeating, how long to wait). No resource method decides any of it.
 
-// retryClass says when an operation may be sent again. The service has no
-// idempotency keys, so what is safe to repeat depends on what the operation
-// does; see the README's "Retries and idempotency" table.
+// retryClass says when an operation may be sent again: the service has no
+// idempotency keys (README, "Retries and idempotency").
 type retryClass uint8
 
 const (
-	// classRead: GETs. Repeating them changes nothing.
-	classRead retryClass = iota
-	// classCreate: creates keyed by the merchant's ext_id. A repeat cannot
-	// create a second resource; it answers PAY_003, which the call path
-	// settles by reading the resource back by ext_id.
+	classRead retryClass = iota // GETs
+	// classCreate: keyed by ext_id, a repeat answers PAY_003, settled by
+	// reading the resource back by ext_id.
 	classCreate
-	// classStateChange: payment transitions. A repeat of a transition that
-	// already happened answers a "wrong state" error, which the call path
-	// settles by reading the payment back.
+	// classStateChange: a repeated payment transition answers "wrong
+	// state", settled by reading the payment back.
 	classStateChange
-	// classMoneyMove: transfers, withdrawals and Client.Do's writes.
-	// Nothing makes a repeat safe, so they are re-sent only when the failed
-	// attempt provably sent nothing.
+	// classMoneyMove: transfers, withdrawals, Client.Do's writes. Re-sent
+	// only when the failed attempt provably sent nothing.
 	classMoneyMove
 )
 
 // identity is what an answer must carry to be about the resource the call
-// named; the call path compares it, so no method can forget to.
+// named: nothing (the zero value), the id in the path, or the ext_id in the
+// path or body.
 type identity uint8
 
 const (
-	// identNone (the zero value): lists, balances, fees, transfers; what
-	// is compared (if anything) is the call's own want.
 	_ identity = iota
-	// identID: the id in the path.
 	identID
-	// identExtID: the ext_id in the path (reads by ext_id) or in the body
-	// (creates).
 	identExtID
 )
 
 // needs says which facts a write's answer must carry to be the resource at
-// all: a 2xx body such as {} or {"error":"PAY_004"} decodes without error
-// into an empty resource, and must not pass for one. A read needs only its
-// identity (the id or ext_id it names), so that a lean answer to a GET
-// stays readable.
+// all: {} or {"error":"PAY_004"} decodes without error into an empty
+// resource. A read needs only its identity, so a lean GET answer stays
+// readable.
 type needs uint8
 
 const (
@@ -75,23 +63,17 @@ const (
 
 // operation is one endpoint and its policy: a row of the table below.
 type operation struct {
-	name   string
-	method string
-	// route is the path template, for telemetry and for building a
-	// settling read: never a concrete id.
-	route string
-	class retryClass
-	// doneCode is the error a retried attempt answers when an earlier,
-	// unanswered attempt already did the work.
+	name, method string
+	route        string // the path template: telemetry, settling reads
+	class        retryClass
+	// doneCode is what a retry answers when an earlier, unanswered attempt
+	// did the work.
 	doneCode string
-	// ident is what the answer must be about; needs what it must carry.
-	ident identity
-	needs needs
-	// settle is the read that settles an unknown outcome and reads back a
-	// lost or unusable answer; nil for reads and money moves.
+	ident    identity
+	needs    needs
+	// settle reads back a lost or unusable answer; nil for reads and money
+	// moves, whose advice says what to check instead.
 	settle *operation
-	// advice is what a money move's unknown outcome tells the merchant to
-	// check, there being no read of the resource.
 	advice string
 }
 
@@ -124,12 +106,11 @@ var (
 		advice: "it was not re-sent, to avoid moving money twice: check the terminal's frozen balance (ListTerminals) and your wallet before trying again"}
 	opGetWithdrawal    = &operation{name: "GetWithdrawal", method: http.MethodGet, route: "/v1/withdrawals/{id}", ident: identID}
 	opGetWithdrawalFee = &operation{name: "GetWithdrawalFee", method: http.MethodGet, route: "/v1/withdrawals/fee"}
-	// opCheckCredentials is CheckCredentials's signed read (GET /v1/balance).
 	opCheckCredentials = &operation{name: "CheckCredentials", method: http.MethodGet, route: "/v1/balance"}
 )
 
-// doOperation is the row of a Client.Do call: a GET is a read; any other
-// method is a money move, since the SDK cannot know what it does.
+// doOperation is a Client.Do call's row: a GET is a read; anything else a
+// money move, since the SDK cannot know what it does.
 func doOperation(method, path string) *operation {
 	op := &operation{name: "Do", method: method, route: doRoute(path)}
 	if method != http.MethodGet {
@@ -139,10 +120,8 @@ func doOperation(method, path string) *operation {
 	return op
 }
 
-// routeWords are the path segments of the API's routes; doRoute keeps
-// these and replaces every other segment (an id, an ext_id) by a
-// placeholder, so a Do call's route is as safe a metric label as a typed
-// method's.
+// routeWords are the API's route segments; doRoute replaces any other
+// (an id, an ext_id) by a placeholder, so a Do route is a safe metric label.
 var routeWords = map[string]bool{"v1": true, "payments": true, "payouts": true, "by-ext-id": true, "confirm": true,
 	"cancel": true, "dispute": true, "terminals": true, "balance": true, "banks": true, "transfers": true,
 	"withdrawals": true, "fee": true}
@@ -157,8 +136,7 @@ func doRoute(path string) string {
 	return strings.Join(segs, "/")
 }
 
-// advice names the read that settles an unknown outcome of a call of op on
-// the resource id / extID: the sentence an ErrUnknownOutcome error ends with.
+// adviceFor is the sentence an ErrUnknownOutcome error ends with.
 func (op *operation) adviceFor(id, extID string) string {
 	switch s := op.settle; {
 	case s == nil:
@@ -170,22 +148,17 @@ func (op *operation) adviceFor(id, extID string) string {
 	}
 }
 
-// maxRetryAfter is the longest Retry-After the SDK sleeps through. A server
-// asking for more is treated as a refusal, answered at once, so a checkout
-// is not held for minutes inside a library call.
+// maxRetryAfter is the longest Retry-After the SDK sleeps through: more is
+// answered at once, so a checkout is not held for minutes.
 const maxRetryAfter = 60 * time.Second
 
-// retryable decides whether an attempt that ended so is worth repeating
-// under op's class, and says why: the reason goes to the debug log, as
-// stripe-go logs its shouldRetry reasons. Business errors are never
-// retried: they would only be refused again.
+// retryable decides whether an attempt is worth repeating under op's
+// class, and says why (for the debug log, as stripe-go's shouldRetry).
 func retryable(op *operation, a *attempt) (bool, string) {
 	switch {
 	case a.err != nil && !retryableTransportError(a.err):
 		return false, "a repeat cannot cure this transport error"
 	case a.err != nil && op.class == classMoneyMove && !a.preSend:
-		// A connection that failed later, or a transport that does not
-		// say, may have delivered it.
 		return false, "a money move is re-sent only after a failure known to come before sending"
 	case a.err != nil:
 		return true, "transport error"
@@ -209,15 +182,13 @@ func retryable(op *operation, a *attempt) (bool, string) {
 	return false, "a definite answer"
 }
 
-// retryableTransportError is false for failures that a repeat cannot cure:
-// a certificate the client does not trust, a body over the cap, a
-// transport that answered nothing at all.
+// retryableTransportError is false for failures no repeat cures.
 func retryableTransportError(err error) bool {
 	return !certificateError(err) && !errors.Is(err, errNoResponse)
 }
 
-// certificateError reports a server certificate the client refused: no
-// repeat cures it, and it happens in the handshake, before anything is sent.
+// certificateError: a refused server certificate, in the handshake,
+// before anything is sent.
 func certificateError(err error) bool {
 	var unknownAuthority x509.UnknownAuthorityError
 	var hostname x509.HostnameError
@@ -227,11 +198,8 @@ func certificateError(err error) bool {
 		errors.As(err, &invalid) || errors.As(err, &verify)
 }
 
-// preSendError reports whether err is positively one that happens before a
-// request is written: a failed dial (connection refused, unreachable), a
-// DNS failure, a failed TLS handshake, or a failed connection to a proxy.
-// Anything else, including an error no transport explains, may have come
-// after the request left.
+// preSendError reports whether err positively comes before a request is
+// written: a failed dial, DNS lookup, TLS handshake or proxy connection.
 func preSendError(err error) bool {
 	var dnsErr *net.DNSError
 	var opErr *net.OpError
@@ -249,10 +217,8 @@ func preSendError(err error) bool {
 	return strings.Contains(err.Error(), "TLS handshake timeout")
 }
 
-// mayHaveApplied reports whether an attempt of a call that changes
-// something may have been applied: a 2xx was; a 5xx other than PAY_004 may
-// have been; a refusal (4xx) was not; a transport error may have been
-// unless it provably came before anything was sent.
+// mayHaveApplied: a 2xx was applied; a 5xx other than PAY_004 or a
+// transport error not provably before sending may have been.
 func (a *attempt) mayHaveApplied() bool {
 	switch {
 	case a.err != nil:
@@ -265,8 +231,7 @@ func (a *attempt) mayHaveApplied() bool {
 	return false
 }
 
-// backoffCeil is the longest wait before the retry that follows attempt n
-// (counting from 1): exponential from minWait, capped at maxWait.
+// backoffCeil is the longest wait after attempt n (from 1).
 func backoffCeil(minWait, maxWait time.Duration, n int) time.Duration {
 	if k := n - 1; k < 32 {
 		if d := minWait << k; d > 0 && d < maxWait {
@@ -276,9 +241,8 @@ func backoffCeil(minWait, maxWait time.Duration, n int) time.Duration {
 	return maxWait
 }
 
-// backoff is retryablehttp's Backoff hook: exponential with full jitter
-// between min and min·2ⁿ (capped at max), and never shorter than a
-// Retry-After the server sent with any status. n counts retries from 0.
+// backoff is retryablehttp's Backoff hook: full jitter between min and
+// min·2ⁿ (capped at max), never shorter than a Retry-After.
 func backoff(minWait, maxWait time.Duration, n int, resp *http.Response) time.Duration {
 	ceil := backoffCeil(minWait, maxWait, n+1)
 	wait := minWait
@@ -293,9 +257,8 @@ func backoff(minWait, maxWait time.Duration, n int, resp *http.Response) time.Du
 	return wait
 }
 
-// retryAfter parses a Retry-After header: delay-seconds or an HTTP date.
-// A number of seconds too large for any integer is a very long wait, not
-// no wait at all.
+// retryAfter parses a Retry-After header: delay-seconds (too large for an
+// integer is a very long wait, not none) or an HTTP date.
 func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	v := h.Get("Retry-After")
 	if v == "" {

@@ -7,14 +7,13 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+
+	"github.com/shopspring/decimal"
 )
 
-// Every masking rule of the SDK: the digit-run scanner behind maskDigits,
-// masked tails, the API key scrubbed from error answers, and the
-// String, Format and LogValue methods that keep card and phone numbers,
-// tokens and keys out of fmt and slog output.
-//
-// The digit-run scanner behind maskDigits.
+// Every masking rule of the SDK: maskDigits, masked tails, the API key
+// scrubbed from error answers, and the Format and LogValue methods that
+// keep card and phone numbers, tokens and keys out of fmt and slog output.
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
@@ -83,8 +82,7 @@ func allHex(s string) bool {
 	return true
 }
 
-// digitRun is a maximal run of digit groups joined by separators, as
-// maskDigits defines it.
+// digitRun is a maximal run of digit groups joined by separators.
 type digitRun struct {
 	start, end int // s[start:end], from the first digit to the last
 	digits     int
@@ -139,8 +137,8 @@ func scanDigitRun(s string, i int) digitRun {
 	return r
 }
 
-// mask masks the card or phone numbers of the run in out (a copy of s made
-// on the first need) and returns out.
+// mask masks the run's card or phone numbers in out, a copy of s made on
+// the first need.
 func (r *digitRun) mask(s string, out []byte) []byte {
 	switch {
 	case r.digits < 10 && r.ng <= 3:
@@ -168,9 +166,8 @@ func (r *digitRun) mask(s string, out []byte) []byte {
 	return out
 }
 
-// isDatePrefix: the run starts with a date followed by a space or
-// nothing, as in "2026-11-22 03:10:00": YYYY-MM-DD, or DD-MM-YYYY and
-// MM-DD-YYYY, with '-', '/' or '.' (the same one twice) between the parts.
+// isDatePrefix: the run starts with a date (YYYY-MM-DD, DD-MM-YYYY or
+// MM-DD-YYYY, separated by '-', '/' or '.') and then a space or nothing.
 func (r *digitRun) isDatePrefix(s string) bool {
 	a, b, c := r.groups[0], r.groups[1], r.groups[2]
 	sep := s[a[1]]
@@ -192,10 +189,8 @@ func (r *digitRun) isDatePrefix(s string) bool {
 	return false
 }
 
-// isThousands: the run is an amount with thousands commas, as in
-// "1,234,567,890" or "1,234,567,890.50": 1 to 3 digits, then groups of
-// three after single commas, then at most a decimal part after one dot.
-// A card number split by commas has groups of four, and stays masked.
+// isThousands: an amount with thousands commas ("1,234,567,890.50"); a
+// card number split by commas has groups of four and stays masked.
 func (r *digitRun) isThousands(s string) bool {
 	if r.ng < 2 || r.ng > len(r.groups) || r.groups[0][1]-r.groups[0][0] > 3 {
 		return false
@@ -254,15 +249,12 @@ func maskKeepLast4(s string, out []byte, a, b int) []byte {
 	return out
 }
 
-// The fmt and slog methods below keep secrets out of every verb of fmt
-// (%v, %+v, %#v, %s, %q, %x, …, on values, pointers and values nested in
-// exported fields, slices or maps) and out of slog. Each formats a copy of
-// its value, of a method-less type of the same name, with the secrets
-// masked or replaced; nested values that have such methods (Requisites in
-// a Payment, Payouts in a PayoutList) go through their own. fmt cannot be
-// reached through an unexported struct field (it does not call methods
-// there), so a merchant's struct that holds these types in unexported
-// fields prints them raw: hold them in exported fields, or by pointer.
+// The fmt and slog methods below keep secrets out of every fmt verb (on
+// values, pointers, and values nested in exported fields, slices or maps)
+// and out of slog. Each formats a copy with the secrets masked, as a
+// method-less type of the same name. fmt calls no method through an
+// unexported field: a merchant's struct must hold these types in exported
+// fields, or by pointer.
 
 // redacted stands in for a secret that is set; an unset one stays "".
 const redacted = "<redacted>"
@@ -274,8 +266,8 @@ func redact(s string) string {
 	return redacted
 }
 
-// maskValue masks a card or phone number to its last four digits; "" stays
-// "" so that an absent value does not look like a present one.
+// maskValue masks a card or phone number to its last four digits; ""
+// stays "", so an absent value does not look present.
 func maskValue(s string) string {
 	if s == "" {
 		return ""
@@ -283,8 +275,7 @@ func maskValue(s string) string {
 	return maskTail(s)
 }
 
-// Method-less aliases of the types, so that local types can take the
-// types' names (which %#v prints) without referring to themselves.
+// Aliases, so that local types can take the names %#v prints.
 type (
 	paymentFields             = Payment
 	requisitesFields          = Requisites
@@ -389,9 +380,8 @@ func (p CreatePayoutParams) LogValue() slog.Value {
 	)
 }
 
-// webhookHandlerView is what fmt shows of a WebhookHandler: its exported
-// fields (the tokens redacted), without the sync.Once that must not be
-// copied.
+// webhookHandlerView is what fmt shows of a WebhookHandler: no sync.Once,
+// which must not be copied.
 type webhookHandlerView struct {
 	Token                  string
 	Tokens                 []string
@@ -474,45 +464,31 @@ func (r Requisites) LogValue() slog.Value {
 
 // LogValue implements slog.LogValuer: the payment with its requisites masked.
 func (p Payment) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("id", p.ID),
-		slog.String("ext_id", p.ExtID),
-		slog.String("amount", p.Amount.String()),
-		slog.String("currency", p.Currency),
-		slog.String("status", string(p.Status)),
-		slog.String("method", string(p.Method)),
-		slog.Any("requisites", p.Requisites),
-	)
+	return moneyValue(p.ID, p.ExtID, p.Amount, p.Currency, string(p.Status), string(p.Method),
+		slog.Any("requisites", p.Requisites))
 }
 
 // LogValue implements slog.LogValuer: the payout with the card or phone
 // number masked and without the recipient's name.
 func (p Payout) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("id", p.ID),
-		slog.String("ext_id", p.ExtID),
-		slog.String("amount", p.Amount.String()),
-		slog.String("currency", p.Currency),
-		slog.String("status", string(p.Status)),
-		slog.String("method", string(p.Method)),
-		slog.String("requisites", maskValue(p.Requisites)),
-		slog.String("bank", p.Bank),
-	)
+	return moneyValue(p.ID, p.ExtID, p.Amount, p.Currency, string(p.Status), string(p.Method),
+		slog.String("requisites", maskValue(p.Requisites)), slog.String("bank", p.Bank))
+}
+
+// moneyValue is what a payment and a payout log in common, then more.
+func moneyValue(id, extID string, amount decimal.Decimal, currency, status, method string, more ...slog.Attr) slog.Value {
+	return slog.GroupValue(append([]slog.Attr{slog.String("id", id), slog.String("ext_id", extID),
+		slog.String("amount", amount.String()), slog.String("currency", currency),
+		slog.String("status", status), slog.String("method", method)}, more...)...)
 }
 
 // maskDigits masks card and phone numbers in free text, keeping their last
-// four digits: they must not reach the merchant's logs through an error
-// string, even if a server echoes them. A number is a run of digit groups
-// joined by single spaces, double spaces, dashes, dots, commas (a space may
-// follow one), slashes, underscores or parentheses (a parenthesis may
-// stand beside one of the others: "8 (912) 345-67-89"), glued to letters or not
-// ("card2200123456789010"), with ten digits or more in all; a leading '+'
-// stays. What stays readable, because error texts must name it: UUIDs,
-// hashes ("0x" and hex digits, or 32 hex digits or more with a letter
-// among them), ext_ids with fewer than ten digits ("order-1001"), decimal
-// amounts (one dot), amounts with thousands commas ("1,234,567,890.50"),
-// IPv4 addresses and a leading date ("2026-11-22 03:10", "22/11/2026",
-// "22.11.2026 03:10").
+// four digits, even when a server echoes them into an error. A number is a
+// run of ten digits or more, in groups joined by one or two spaces, dashes,
+// dots, commas, slashes, underscores or parentheses ("8 (912) 345-67-89"),
+// glued to letters or not. What error texts must name stays readable:
+// UUIDs, hashes, ext_ids with fewer than ten digits, decimal amounts,
+// amounts with thousands commas, IPv4 addresses and a leading date.
 func maskDigits(s string) string {
 	var out []byte
 	for i := 0; i < len(s); {
@@ -548,9 +524,8 @@ func maskTail(s string) string {
 	return string(r)
 }
 
-// redact removes the API key from every field of an error answer, should
-// a server echo it ("unknown API key pk_live_…"), before it reaches an
-// error string, a log or a span.
+// redact removes the API key from every field of an error answer, should a
+// server echo it.
 func (c *Client) redact(e *Error) *Error {
 	if strings.Contains(e.Code, c.apiKey) {
 		e.Code = invalidCode

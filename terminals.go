@@ -14,8 +14,7 @@ type Terminal struct {
 	ID string `json:"id"`
 	// Name is the merchant's label for the terminal, for people.
 	Name string `json:"name"`
-	// Balance is available USDT; BalanceFrozen is held by withdrawals in
-	// flight.
+	// Balance is available USDT.
 	Balance decimal.Decimal `json:"balance"`
 	// BalanceFrozen is USDT held by withdrawals not yet completed or
 	// failed: a withdrawal whose outcome is unknown shows up here.
@@ -92,6 +91,3 @@ func (c *Client) GetBalance(ctx context.Context) (*Balance, error) {
 type terminalList struct {
 	Terminals []Terminal `json:"terminals"`
 }
-
-func (*terminalList) facts() facts { return facts{} }
-func (*Balance) facts() facts      { return facts{} }

@@ -45,9 +45,8 @@ func (t *Transfer) UnmarshalJSON(b []byte) error {
 
 func (t *Transfer) facts() facts { return facts{amount: t.Amount} }
 
-// errTransferNotSuccess: a 2xx transfer result whose success is false. The
-// spec shows only true, and does not say what false would mean (refused?
-// pending?), so the SDK cannot call it a success nor a refusal.
+// errTransferNotSuccess: "success": false, which the spec never explains,
+// is neither a success nor a refusal.
 var errTransferNotSuccess = errors.New(`the API answered "success": false, which the spec does not explain`)
 
 // CreateTransferParams are the inputs of CreateTransfer. Terminal ids are
@@ -70,17 +69,14 @@ type createTransferBody struct {
 
 // CreateTransfer moves USDT between two terminals of the merchant.
 //
-// The API has no idempotency key for transfers, so the SDK re-sends one only
-// after a failure positively known to come before sending: a refused or
-// unreachable dial, a DNS failure, a failed TLS handshake or proxy
-// connection. Every other failure after the call started (a dropped
-// connection, a timeout, a 5xx, a 2xx whose body cannot be read, a result
-// with "success": false or about other terminals or another amount, a
-// custom transport's unexplained error) matches
-// ErrUnknownOutcome, wrapping the cause: read both terminals' balances
-// (ListTerminals) before deciding to transfer again. A business refusal
-// (TRF_001, TRF_002, TRF_003) is a definite answer: nothing moved. A context
-// that ended before any connection was obtained is a plain context error.
+// Transfers have no idempotency key: one is re-sent only after a failure
+// known to come before sending (a failed dial, DNS lookup, TLS handshake
+// or proxy connection). Any other failure (a dropped connection, a
+// timeout, a 5xx, an unreadable 2xx, "success": false, other terminals or
+// another amount) matches ErrUnknownOutcome beside its cause: read both
+// terminals' balances (ListTerminals) before transferring again. TRF_001,
+// TRF_002 and TRF_003 are definite: nothing moved. A context that ended
+// before any connection was obtained is a plain context error.
 func (c *Client) CreateTransfer(ctx context.Context, params CreateTransferParams) (*Transfer, error) {
 	if err := firstError(
 		checkRequired("from_terminal_id", params.FromTerminalID),
@@ -88,12 +84,8 @@ func (c *Client) CreateTransfer(ctx context.Context, params CreateTransferParams
 		checkPositive("amount", params.Amount)); err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(createTransferBody{FromTerminalID: params.FromTerminalID, ToTerminalID: params.ToTerminalID,
-		Amount: amount(params.Amount)})
-	if err != nil {
-		return nil, err
-	}
-	return send(ctx, c, &call{op: opCreateTransfer, path: "/v1/transfers", body: body, contentType: contentJSON},
+	in := createTransferBody{FromTerminalID: params.FromTerminalID, ToTerminalID: params.ToTerminalID, Amount: amount(params.Amount)}
+	return send(ctx, c, &call{op: opCreateTransfer, path: "/v1/transfers", in: in},
 		func(_ context.Context, got *Transfer) error {
 			switch {
 			case !got.Success:

@@ -51,11 +51,9 @@ func (p CreatePayoutParams) validate() error {
 		checkURL("notify_url", p.NotifyURL))
 }
 
-// checkExtID validates a merchant ext_id: present, not only white space
-// (which a form or a trim somewhere would turn into another id), valid UTF-8 (JSON would
-// silently turn invalid bytes into U+FFFD, so the server would store another
-// ext_id than the merchant's), and at most maxRunes characters when a bound
-// is given.
+// checkExtID validates an ext_id: present, not only white space (a trim
+// somewhere would make another id), valid UTF-8 (JSON would store U+FFFD
+// instead), and at most maxRunes characters when a bound is given.
 func checkExtID(s string, maxRunes int) error {
 	switch {
 	case s == "":

@@ -76,9 +76,7 @@ func (c *Client) WaitPayout(ctx context.Context, id string, o WaitOptions) (*Pay
 		func(p *Payout) (bool, time.Time) { return slices.Contains(payoutSettled, p.Status), time.Time{} })
 }
 
-// wait is the polling loop of the waiters: read, stop if settled, pause
-// (exponential with jitter, stretched for a PENDING payment up to its
-// expiry), honour the context.
+// wait is the waiters' loop: read, stop if settled, pause, honour ctx.
 func wait[T any](ctx context.Context, c *Client, o WaitOptions, read func(context.Context) (*T, error),
 	settled func(*T) (bool, time.Time)) (*T, error) {
 	if ctx == nil {
@@ -128,10 +126,8 @@ func wait[T any](ctx context.Context, c *Client, o WaitOptions, read func(contex
 	}
 }
 
-// nextPause is the pause after a read that found the resource unsettled.
-// A PENDING payment (expires set) moves only when its payer acts or it
-// expires: it is read at maxI, and right after its expiry; once expired,
-// at the growing interval until the service has cancelled it.
+// nextPause is the pause after an unsettled read: for a PENDING payment
+// (expires set) maxI or until just after its expiry, then the interval.
 func nextPause(interval, maxI time.Duration, expires, now time.Time) time.Duration {
 	if expires.IsZero() {
 		return interval
@@ -143,8 +139,7 @@ func nextPause(interval, maxI time.Duration, expires, now time.Time) time.Durati
 	return min(until, maxI)
 }
 
-// transient reports whether a read's error may not recur: no answer, a
-// server error or a rate limit.
+// transient: no answer, a server error or a rate limit may not recur.
 func transient(err error) bool {
 	var apiErr *Error
 	if errors.As(err, &apiErr) {

@@ -25,8 +25,7 @@ import (
 const WebhookTokenHeader = "X-Notification-Token"
 
 // DefaultWebhookMaxBodyBytes is the body limit of a WebhookHandler whose
-// MaxBodyBytes is zero. A payment or payout is well under 4 KiB; the limit
-// only stops a sender from making the handler buffer arbitrary amounts.
+// MaxBodyBytes is zero; a payment or payout is well under 4 KiB.
 const DefaultWebhookMaxBodyBytes = 1 << 20
 
 // WebhookHandler receives the service's webhook notifications about payments
@@ -52,45 +51,35 @@ const DefaultWebhookMaxBodyBytes = 1 << 20
 // handled or deliberately ignores, and 5xx for what is worth sending again:
 //
 //   - 405 (with "Allow: POST") for any method but POST.
-//   - 413 for a body over MaxBodyBytes (for a gzipped body, either before
-//     or after decompression).
-//   - 415 for a Content-Encoding other than gzip or identity (and for more
-//     than one coding): the body cannot be read, and answering 415 rather
-//     than 400 tells a sender's operator what to change.
-//   - 400 for a body that cannot be read (a corrupt gzip stream included),
-//     is not a JSON object, has no string "id", whose kind (payment or
-//     payout) cannot be told, or that does not decode into a Payment or
-//     Payout; with Client set, also for an id that is not a UUID.
+//   - 413 for a body over MaxBodyBytes, gzipped or inflated.
+//   - 415 for a Content-Encoding other than gzip or identity, or more than
+//     one coding: it tells a sender's operator what to change.
+//   - 400 for a body that cannot be read or decoded, is not a JSON object
+//     with a string "id", or whose kind cannot be told; with Client set,
+//     also for an id that is not a UUID.
 //   - 401 for a notification that is not verified (see below).
-//   - 500 when the callback returns an error or panics, when TokenFor
-//     fails, or when reading the resource back through Client fails or
-//     returns another resource than the one notified, so that the sender
-//     retries.
-//   - 200 with an empty body otherwise, including for a notification whose
-//     kind has no callback: it is dropped without being verified or read
-//     back, since nothing acts on it.
+//   - 500, so that the sender retries, when the callback fails or panics,
+//     when TokenFor fails, or when reading the resource back fails or
+//     returns another resource.
+//   - 200 with an empty body otherwise, also for a kind without a callback:
+//     nothing acts on it, so it is neither verified nor read back.
 //
-// A body sent with "Content-Encoding: gzip" is decompressed first, and
-// MaxBodyBytes applies to both its compressed and decompressed sizes: a
-// small body that inflates to gigabytes is refused with 413 as soon as the
-// limit is passed, without being inflated any further.
+// A gzipped body is inflated only up to MaxBodyBytes: a bomb is refused
+// with 413 as soon as the limit is passed.
 //
 // # Verification
 //
 // The service authenticates a payment notification only by the
 // NotificationToken given at CreatePayment, returned in the
-// X-Notification-Token header. The handler accepts a payment notification
-// when that header is present exactly once and matches one of the expected
-// tokens: Token, any of Tokens (for rotation), or the answer of TokenFor
-// for the notified payment (for a token per payment or per order). TokenFor
-// is asked only when Token and Tokens do not match; its error answers 500,
-// so that the sender tries again once the merchant's store is back. An
-// empty expected token matches nothing, so a missing or empty header is
-// always refused, even for a payment created without a token. Every
-// comparison runs in constant time over hashes of the tokens, so neither
-// the tokens' contents nor their lengths show in the answer's timing, and
-// every configured token is compared, with no early exit. Anything else is
-// refused with 401, before the callback runs or the API is read.
+// X-Notification-Token header. The handler accepts one whose header is
+// present exactly once and matches Token, any of Tokens (for rotation), or
+// what TokenFor answers for the notified payment (asked only when the
+// others do not match; its error answers 500, so that the sender tries
+// again). An empty expected token matches nothing, so a missing or empty
+// header is always refused. Every configured token is compared, in
+// constant time over hashes, so neither contents nor lengths show in the
+// timing. Anything else is refused with 401, before the callback runs or
+// the API is read.
 //
 // A merchant who stores a token per order sets TokenFor:
 //
@@ -105,28 +94,21 @@ const DefaultWebhookMaxBodyBytes = 1 << 20
 //	}
 //
 // With none of Token, Tokens and TokenFor set, every payment notification
-// is refused: a handler deployed with a missing configuration value must
-// fail closed, not accept forgeries, and it says so in one error log line.
-// Create payments with a NotificationToken, or their notifications cannot
-// be accepted.
+// is refused (fail closed), and one error log line says so.
 //
-// Payout notifications carry no token (a payout cannot be created with one),
-// so nothing in the request proves where it came from. They are refused
-// with 401 unless Client is set, in which case the handler acts on the
-// payout it reads from the API by the notified id, or unless
-// AllowUnverifiedPayouts is true. A payout notification that does carry an
-// X-Notification-Token is treated like any other payout: the token does not
-// authenticate payouts. The service never sends one there, and the token
-// travels with every payment notification, so accepting it for payouts would
-// let whoever saw one of those forge "payout failed" notifications, on which
-// a merchant may pay a second time.
+// Payout notifications carry no token, so nothing in the request proves
+// where it came from. They are refused with 401 unless Client is set (the
+// handler then acts on the payout read from the API by the notified id) or
+// AllowUnverifiedPayouts is true. An X-Notification-Token on a payout
+// proves nothing: it travels with every payment notification, and
+// accepting it would let whoever saw one forge "payout failed", on which a
+// merchant may pay a second time.
 //
 // # Telling a payment from a payout
 //
-// The spec does not show the payload, so the handler relies on as little as
-// it can: the body must be a JSON object with a string "id" (the resource
-// itself, as GET returns it, is what is expected). Its kind is the first of
-// these rules that applies:
+// The spec does not show the payload: the body must be a JSON object with
+// a string "id" (the resource as GET returns it is expected). Its kind is
+// the first of these rules that applies:
 //
 //  1. "requisites" is an object: payment; a string: payout (the one field
 //     both resources have, with a different type in each).
@@ -138,50 +120,25 @@ const DefaultWebhookMaxBodyBytes = 1 << 20
 //     kind the service sends a token with.
 //
 // A body none of them applies to is refused with 400. Keys match as
-// encoding/json matches them (case-insensitively; the last duplicate wins),
-// the same way the body is decoded afterwards.
+// encoding/json matches them when it decodes the body afterwards.
 //
 // # What the callback receives
 //
-// With Client set, the callback receives the resource as GetPayment or
-// GetPayout returns it, read by the notified id: a forged or altered body
-// cannot change the amount or status the merchant acts on, and only "id"
-// (and the kind) is taken from the body; a copy with another id (a faulty
-// cache or proxy) is refused with 500, never passed on. This is the
-// recommended setup. The
-// copy is the resource's state when it was read, which may be newer than
-// the event that caused the notification. Without Client, the callback
-// receives the body decoded by the same lenient rules as API responses.
+// With Client set (recommended), the callback receives the resource as
+// GetPayment or GetPayout returns it, read by the notified id: a forged
+// body cannot change the amount or status the merchant acts on; a copy
+// with another id (a faulty cache) is refused with 500. The copy may be
+// newer than the event notified. Without Client, the callback receives
+// the body decoded by the same lenient rules as API responses.
 //
 // # Repeated deliveries
 //
 // A notification can arrive more than once (the sender retries after a
 // timeout or a 5xx, and its answer may have been lost), and notifications
-// of one resource can arrive out of order. Callbacks must be idempotent.
-// The usual way is to record each (id, status) pair once, in the same
-// transaction as the work it triggers:
-//
-//	OnPayment: func(ctx context.Context, p *paykit.Payment) error {
-//		tx, err := db.BeginTx(ctx, nil)
-//		if err != nil {
-//			return err // 500: the sender retries
-//		}
-//		defer tx.Rollback()
-//		res, err := tx.ExecContext(ctx, `INSERT INTO payment_events (payment_id, status)
-//			VALUES ($1, $2) ON CONFLICT DO NOTHING`, p.ID, p.Status)
-//		if err != nil {
-//			return err
-//		}
-//		if n, _ := res.RowsAffected(); n == 0 {
-//			return nil // this (id, status) was handled before
-//		}
-//		if p.Status == paykit.PaymentStatusCompleted {
-//			if err := markOrderPaid(ctx, tx, p.ExtID, p.Amount); err != nil {
-//				return err
-//			}
-//		}
-//		return tx.Commit()
-//	},
+// of one resource can arrive out of order. Callbacks must be idempotent:
+// record each (id, status) pair once, in the same transaction as the work
+// it triggers, for example with INSERT … ON CONFLICT DO NOTHING on a table
+// keyed by both, and return nil at once when no row was inserted.
 //
 // # Logging
 //
@@ -193,72 +150,56 @@ type WebhookHandler struct {
 	// with, when one token serves them all.
 	Token string
 
-	// Tokens are further accepted tokens, besides Token: while rotating,
-	// list the old token here and set Token to the new one until the old
-	// one's payments are settled. Empty strings in it match nothing.
+	// Tokens are further accepted tokens: while rotating, list the old one
+	// here and set Token to the new one. Empty strings match nothing.
 	Tokens []string
 
-	// TokenFor, when set, returns the token that one payment was created
-	// with, for merchants who give each order its own NotificationToken.
-	// It is called with the payment's id and ext_id as the notification's
-	// body states them (ext_id is "" when the body has none), only when the
-	// header matches neither Token nor Tokens, and before anything else is
-	// done with the notification: treat both values as untrusted input, fit
-	// only to look a token up by. Return "" for a payment without a token of
-	// its own (its notification is then refused unless Token or Tokens
-	// matched). An error answers 500, so that the sender retries later; so
-	// does a panic, which is recovered and logged.
+	// TokenFor, when set, returns the token one payment was created with,
+	// for a token per order. It gets the id and ext_id ("" if none) as the
+	// body states them, only when neither Token nor Tokens matched, before
+	// anything else is done: untrusted input, fit only to look a token up
+	// by. "" means the payment has no token of its own. An error or a
+	// panic (recovered and logged) answers 500, so the sender retries.
 	TokenFor func(ctx context.Context, paymentID, extID string) (string, error)
 
-	// OnPayment is called with each verified payment notification. A nil
-	// OnPayment acknowledges payment notifications and drops them. An error
-	// answers 500 so that the sender retries; a panic is recovered, logged
-	// and answered the same way. The context is the request's.
+	// OnPayment is called with each verified payment notification; nil
+	// acknowledges and drops them. An error or a panic (recovered, logged)
+	// answers 500 so that the sender retries. The context is the request's.
 	OnPayment func(ctx context.Context, p *Payment) error
 
 	// OnPayout is OnPayment's counterpart for payouts.
 	OnPayout func(ctx context.Context, p *Payout) error
 
-	// Client, when set, is used to read every notified payment or payout
-	// back from the API (GetPayment, GetPayout) and the callback receives
-	// the API's copy instead of the body's. It also makes payout
-	// notifications acceptable.
+	// Client, when set, reads every notified payment or payout back from
+	// the API, and the callback receives the API's copy instead of the
+	// body's. It also makes payout notifications acceptable.
 	Client *Client
 
 	// AllowUnverifiedPayouts accepts payout notifications without Client,
-	// passing the body's payout, which anybody who can reach the handler
-	// could have written, to OnPayout. Only for merchants who use the
-	// notification as a hint and look the payout up themselves.
+	// passing OnPayout the body's payout, which anybody who can reach the
+	// handler could have written: only for a notification used as a hint.
 	AllowUnverifiedPayouts bool
 
-	// MaxBodyBytes caps the request body, and a gzipped body's size both
-	// before and after decompression; a larger one is answered 413 and not
-	// read (or inflated) further. Zero or negative means
+	// MaxBodyBytes caps the body, a gzipped one both before and after
+	// decompression (413 beyond). Zero or negative means
 	// DefaultWebhookMaxBodyBytes.
 	MaxBodyBytes int64
 
-	// Logger receives one debug line per handled or ignored notification,
-	// warnings for refused ones and errors for failed ones. Nil logs
-	// nothing, like a Client made without WithLogger, with exceptions that
-	// go to slog.Default() then, because they must not pass unseen: the
-	// error that, with no Token, Tokens or TokenFor, payment notifications
-	// are all refused (logged once), and a recovered panic of a callback or
-	// of TokenFor.
+	// Logger receives a debug line per handled or ignored notification,
+	// warnings for refused ones, errors for failed ones. Nil logs nothing,
+	// except to slog.Default() what must not pass unseen: that with no
+	// Token, Tokens or TokenFor every payment notification is refused
+	// (once), and a recovered panic of a callback or of TokenFor.
 	Logger *slog.Logger
 
 	// Observe, when set, is called once per request, just before the
-	// answer is written, with the request's context and how the delivery
-	// was answered, for logs and metrics; one function, so an adapter that
-	// sets it should call the one it replaces. It runs on the request's
-	// goroutine and delays the answer by its own duration. A callback (or TokenFor) that aborts the response
-	// by panicking with http.ErrAbortHandler is reported as
-	// WebhookCallbackError with StatusCode 0, since nothing is answered.
-	// Nil costs nothing: no clock is read and nothing is allocated for it.
+	// answer is written, with how the delivery was answered, for logs and
+	// metrics; an adapter that sets it should call the one it replaces. A
+	// callback (or TokenFor) that panics with http.ErrAbortHandler is
+	// reported as WebhookCallbackError with StatusCode 0. Nil costs nothing.
 	Observe func(ctx context.Context, d WebhookDelivery)
 
-	noToken sync.Once
-	// observePanicked logs a panicking Observe once.
-	observePanicked sync.Once
+	noToken, observePanicked sync.Once
 }
 
 // webhookKind is what a notification is about.
@@ -317,9 +258,8 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeVerdict(w, v)
 }
 
-// observe calls Observe, recovering a panic (logged once): the callback has
-// run by then, and a panic would drop the answer, so the sender would
-// deliver again what was already handled.
+// observe calls Observe, recovering a panic (logged once): it would drop
+// the answer, and the sender would deliver again what was handled.
 func (h *WebhookHandler) observe(ctx context.Context, d WebhookDelivery) {
 	defer h.recoverObserve(ctx) // a method value, not a closure: no allocation per delivery
 	h.Observe(ctx, d)
@@ -343,8 +283,7 @@ func writeVerdict(w http.ResponseWriter, v verdict) {
 	http.Error(w, http.StatusText(v.code), v.code)
 }
 
-// serve handles one delivery and returns the answer; it sets *kind as soon
-// as the kind is known.
+// serve handles one delivery; it sets *kind as soon as it is known.
 func (h *WebhookHandler) serve(w http.ResponseWriter, r *http.Request, kind *webhookKind) verdict {
 	ctx := r.Context()
 	log := h.logger()
@@ -354,8 +293,7 @@ func (h *WebhookHandler) serve(w http.ResponseWriter, r *http.Request, kind *web
 		return verdict{http.StatusMethodNotAllowed, WebhookRefusedMethod}
 	}
 
-	buf := webhookBuffers.Get().(*bytes.Buffer)
-	defer putWebhookBuffer(buf)
+	buf := new(bytes.Buffer)
 	if v := h.readBody(w, r, buf); v.code != 0 {
 		return v
 	}
@@ -378,15 +316,14 @@ func (h *WebhookHandler) serve(w http.ResponseWriter, r *http.Request, kind *web
 	return refusedBody
 }
 
-// readBody reads the body into buf, decompressing it if it is gzipped, and
-// returns the zero verdict or the answer that refuses it.
+// readBody reads the body into buf, gunzipped if need be, or refuses it.
 func (h *WebhookHandler) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) verdict {
 	limit := h.MaxBodyBytes
 	if limit <= 0 {
 		limit = DefaultWebhookMaxBodyBytes
 	}
-	// MaxBytesReader, unlike a LimitReader, also tells the server to close
-	// the connection instead of draining the rest of a huge body.
+	// MaxBytesReader also tells the server to close the connection rather
+	// than drain a huge body.
 	raw := http.MaxBytesReader(w, r.Body, limit)
 	gzipped, ok := gzipEncoded(r.Header)
 	if !ok {
@@ -402,8 +339,7 @@ func (h *WebhookHandler) readBody(w http.ResponseWriter, r *http.Request, buf *b
 	if err != nil {
 		return h.readFailed(r, err, limit)
 	}
-	// Reading one byte past the limit tells a body at the limit from a
-	// larger one without inflating a bomb any further.
+	// One byte past the limit tells a larger body without inflating more.
 	if _, err := buf.ReadFrom(io.LimitReader(zr, limit+1)); err != nil {
 		return h.readFailed(r, err, limit)
 	}
@@ -413,8 +349,7 @@ func (h *WebhookHandler) readBody(w http.ResponseWriter, r *http.Request, buf *b
 	return verdict{}
 }
 
-// readFailed classifies an error reading the body: 413 for one over the
-// limit, 400 for anything else (a reset connection, a corrupt gzip stream).
+// readFailed: 413 for a body over the limit, 400 for any other error.
 func (h *WebhookHandler) readFailed(r *http.Request, err error, limit int64) verdict {
 	if err == nil {
 		return verdict{}
@@ -428,9 +363,8 @@ func (h *WebhookHandler) readFailed(r *http.Request, err error, limit int64) ver
 	return refusedBody
 }
 
-// gzipEncoded reads Content-Encoding: gzipped is true for gzip (or its
-// old alias x-gzip), ok is false for any other coding or for more than one.
-// "identity" is no coding at all.
+// gzipEncoded reads Content-Encoding: gzipped for gzip or x-gzip; not ok
+// for any other coding ("identity" is none) or more than one.
 func gzipEncoded(hdr http.Header) (gzipped, ok bool) {
 	values := hdr.Values("Content-Encoding")
 	if len(values) == 0 {
@@ -499,9 +433,8 @@ func (h *WebhookHandler) servePayout(ctx context.Context, log *slog.Logger, prob
 	return h.call(ctx, log, "payout", p.ID, string(p.Status), func(ctx context.Context) error { return h.OnPayout(ctx, p) })
 }
 
-// verifyToken checks a payment notification's token as the Verification
-// section of WebhookHandler documents, returning the zero verdict when it
-// is accepted.
+// verifyToken checks a payment notification's token (see Verification),
+// returning the zero verdict when it is accepted.
 func (h *WebhookHandler) verifyToken(ctx context.Context, log *slog.Logger, id string, body []byte, header []string) verdict {
 	if h.Token == "" && h.TokenFor == nil && !slices.ContainsFunc(h.Tokens, func(t string) bool { return t != "" }) {
 		h.noToken.Do(func() {
@@ -546,40 +479,38 @@ func (h *WebhookHandler) verifyToken(ctx context.Context, log *slog.Logger, id s
 	return verdict{}
 }
 
-// errTokenForPanicked stands for a TokenFor that panicked (the panic itself
-// is logged).
-var errTokenForPanicked = errors.New("TokenFor panicked")
-
 // lookupToken calls TokenFor, recovering a panic as call does a callback's.
 func (h *WebhookHandler) lookupToken(ctx context.Context, id, extID string) (tok string, err error) {
 	defer func() {
-		v := recover()
-		if v == nil {
-			return
+		if v := recover(); v != nil {
+			h.panicked(ctx, "TokenFor", v)
+			tok, err = "", errors.New("TokenFor panicked")
 		}
-		if v == http.ErrAbortHandler {
-			panic(v)
-		}
-		h.alertLogger().LogAttrs(ctx, slog.LevelError, "paykit: webhook: TokenFor panicked",
-			slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))),
-			slog.String("stack", string(debug.Stack())))
-		tok, err = "", errTokenForPanicked
 	}()
 	return h.TokenFor(ctx, id, extID)
 }
 
+// panicked logs a recovered panic of the merchant's code, or lets
+// http.ErrAbortHandler, which asks net/http to abort the response, go on.
+func (h *WebhookHandler) panicked(ctx context.Context, what string, v any, attrs ...slog.Attr) {
+	if v == http.ErrAbortHandler {
+		panic(v)
+	}
+	h.alertLogger().LogAttrs(ctx, slog.LevelError, "paykit: webhook: "+what+" panicked", append(attrs,
+		slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))), slog.String("stack", string(debug.Stack())))...)
+}
+
 // tokenEqual returns 1 when want is not empty and hashes to *got, else 0.
-// Comparing hashes makes the time independent of both tokens' lengths,
-// which subtle.ConstantTimeCompare alone would reveal by returning at once
-// on a length mismatch.
+// Hashes make the time independent of both lengths, which
+// subtle.ConstantTimeCompare alone would reveal.
 func tokenEqual(got *[sha256.Size]byte, want string) int {
 	w := sha256.Sum256([]byte(want))
 	return subtle.ConstantTimeCompare(got[:], w[:]) & subtle.ConstantTimeLessOrEq(1, len(want))
 }
 
-// resolve returns the resource a verified notification is about: with a
-// Client, the API's copy read back by id; without one, the body decoded.
-// When there is none it returns nil and the answer.
+// resolve returns the resource a verified notification is about: the
+// API's copy read back by id, or without a Client the body decoded; or nil
+// and the answer.
 func resolve[T any](ctx context.Context, log *slog.Logger, c *Client, kind, id string, body []byte,
 	fetch func(*Client, context.Context, string) (*T, error)) (*T, verdict) {
 	if c == nil {
@@ -594,9 +525,7 @@ func resolve[T any](ctx context.Context, log *slog.Logger, c *Client, kind, id s
 		log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: "+kind+" id is not a UUID, cannot read it back")
 		return nil, refusedBody
 	}
-	// GetPayment and GetPayout refuse an answer about another resource, so
-	// the callback never gets whatever a faulty or hostile server or cache
-	// answered (another order, already COMPLETED): that is a failed read.
+	// An answer about another resource is a failed read, never passed on.
 	v, err := fetch(c, ctx, id)
 	if err != nil {
 		log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: reading the "+kind+" back failed",
@@ -606,24 +535,16 @@ func resolve[T any](ctx context.Context, log *slog.Logger, c *Client, kind, id s
 	return v, verdict{}
 }
 
-// call runs a callback, turning an error or a panic into 500. A panic is
-// recovered rather than left to net/http because net/http would only close
-// the connection, which a sender may not retry, and would log to the
-// server's logger, not the handler's.
+// call runs a callback, turning an error or a panic into 500: net/http
+// would only close the connection, which a sender may not retry, and log
+// to the server's logger.
 func (h *WebhookHandler) call(ctx context.Context, log *slog.Logger, kind, id, status string, fn func(context.Context) error) (v verdict) {
 	attrs := []slog.Attr{slog.String("kind", kind), slog.String("id", truncate(id, 64)), slog.String("status", truncate(status, 32))}
 	defer func() {
-		p := recover()
-		if p == nil {
-			return
+		if p := recover(); p != nil {
+			h.panicked(ctx, "callback", p, attrs...)
+			v = verdict{http.StatusInternalServerError, WebhookCallbackError}
 		}
-		if p == http.ErrAbortHandler {
-			panic(p) // the callback asks net/http to abort the response
-		}
-		h.alertLogger().LogAttrs(ctx, slog.LevelError, "paykit: webhook: callback panicked", append(attrs,
-			slog.String("panic", maskDigits(truncate(fmt.Sprint(p), 200))),
-			slog.String("stack", string(debug.Stack())))...)
-		v = verdict{http.StatusInternalServerError, WebhookCallbackError}
 	}()
 	if err := fn(ctx); err != nil {
 		log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: callback failed", append(attrs,
@@ -651,21 +572,6 @@ func (h *WebhookHandler) alertLogger() *slog.Logger {
 	return slog.Default()
 }
 
-// webhookBuffers recycles body buffers: deliveries come in bursts, and a
-// fresh buffer grows through several reallocations for every body.
-var webhookBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// maxPooledBuffer keeps one oversized body from pinning its memory forever.
-const maxPooledBuffer = 64 << 10
-
-func putWebhookBuffer(b *bytes.Buffer) {
-	if b.Cap() > maxPooledBuffer {
-		return
-	}
-	b.Reset()
-	webhookBuffers.Put(b)
-}
-
 // shape is the JSON type of a probed field.
 type shape uint8
 
@@ -689,8 +595,8 @@ func shapeOf(b []byte) shape {
 	return shapeOther
 }
 
-// probeShape records only a field's JSON type, so that a card number in
-// "requisites" is never copied out of the body just to be classified.
+// probeShape records only a field's JSON type: a card number in
+// "requisites" is never copied out just to classify the body.
 type probeShape shape
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -714,8 +620,7 @@ func (p *probeString) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// webhookProbe is the little of a notification the handler looks at before
-// it knows what the notification is.
+// webhookProbe is what the handler reads before it knows the kind.
 type webhookProbe struct {
 	ID         probeString `json:"id"`
 	Status     probeString `json:"status"`
@@ -746,9 +651,8 @@ func (p *webhookProbe) kind(hasToken bool) webhookKind {
 	return kindUnknown
 }
 
-// isPaymentStatus reports whether a status can only be a payment's: written
-// in upper case (payout statuses are lower case), or one of the two payment
-// statuses that the dispute responses send in lower case.
+// isPaymentStatus: upper case (payout statuses are lower case), or one of
+// the two the dispute responses send in lower case.
 func isPaymentStatus(s string) bool {
 	if strings.EqualFold(s, string(PaymentStatusDispute)) || strings.EqualFold(s, string(PaymentStatusCancelledAppeal)) {
 		return true

@@ -12,14 +12,11 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// amount is a decimal as a bare JSON number that keeps every digit the
-// caller wrote: 1500.50 goes out as 1500.50, not "1500.50" (decimal's own
-// MarshalJSON quotes) and not 1500.5 (decimal.String trims trailing zeros).
-// A json.Number, rather than a type with MarshalJSON, lets encoding/json
-// write it without calling a method and re-scanning its output; and the
-// SDK never touches decimal.MarshalJSONWithoutQuotes, a package-level
-// switch that would race with, and change the output of, every other user
-// of decimal in the merchant's program.
+// amount is a decimal as a bare JSON number with every digit the caller
+// wrote: 1500.50, not "1500.50" (decimal's MarshalJSON) nor 1500.5
+// (decimal.String). A json.Number needs no MarshalJSON call and re-scan
+// (CreatePayment 1.13 -> 1.11 of the raw call), and the SDK never touches
+// decimal.MarshalJSONWithoutQuotes, a global switch of the merchant's.
 func amount(d decimal.Decimal) json.Number {
 	if exp := d.Exponent(); exp < 0 {
 		return json.Number(d.StringFixed(-exp))
@@ -27,13 +24,10 @@ func amount(d decimal.Decimal) json.Number {
 	return json.Number(d.String())
 }
 
-// Bounds of a number the SDK decodes as an amount, rate, fee or balance.
-// No real figure of this API comes near them (300000.00 RUB has 8 digits;
-// USDT has 6 decimals), while a hostile or broken server could send a
-// number of a million digits, or 1e999999999: decimal stores that in a few
-// bytes, but parsing, comparing or printing it expands the coefficient,
-// which takes seconds or hangs. Such a token is refused by reading its text,
-// before any big-number work.
+// Bounds of a number decoded as an amount, rate, fee or balance: no real
+// figure comes near them, while a million digits or 1e999999999 from a
+// hostile server would take decimal seconds or hours to parse, compare or
+// print. Such a token is refused by its text, before any big-number work.
 const (
 	maxAmountDigits   = 40
 	maxAmountExponent = 30
@@ -41,16 +35,8 @@ const (
 
 var errAmountRange = errors.New("number out of the range an amount can take")
 
-// maxNumberToken is the longest numeric token checkNumbers reads before
-// refusing it: a figure within the bounds takes at most about 46
-// characters, so a longer one is refused without reading to its end.
-const maxNumberToken = 64
-
-// checkNumber vets the text of a numeric token (a bare JSON number or the
-// inside of a numeric string) in one pass that stops at the first digit
-// past the bound: at most maxAmountDigits digits and an exponent within
-// ±maxAmountExponent. Malformed text is left to the parser, which refuses
-// it cheaply.
+// checkNumber vets a numeric token's text in one pass that stops at the
+// first digit past the bounds; malformed text is left to the parser.
 func checkNumber(s []byte) error {
 	digits := 0
 	i := 0
@@ -79,114 +65,49 @@ func checkNumber(s []byte) error {
 	return nil
 }
 
-// parseDecimal is the one place where the SDK turns text into a decimal;
-// a variable so that a test can prove refused input never reaches it.
+// parseDecimal is a variable so that a test can prove refused input
+// never reaches it.
 var parseDecimal = decimal.NewFromString
 
-// wireDec decodes an amount: a JSON number or numeric string, vetted by
-// checkNumber before it is parsed. null decodes to zero, as decimal's own
-// decoder does.
+// wireDec decodes an amount, a JSON number or numeric string vetted by
+// checkNumber; null is zero, as for decimal's own decoder.
 type wireDec decimal.Decimal
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (d *wireDec) UnmarshalJSON(b []byte) error {
-	v, ok, err := decodeNumber(b)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		v = decimal.Decimal{}
-	}
-	*d = wireDec(v)
-	return nil
+	var n wireNullDec
+	err := n.UnmarshalJSON(b)
+	*d = wireDec(n.Decimal)
+	return err
 }
 
-// wireNullDec decodes an amount that the spec allows to be null.
+// wireNullDec decodes an amount that may be null (Valid false).
 type wireNullDec decimal.NullDecimal
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (d *wireNullDec) UnmarshalJSON(b []byte) error {
-	v, ok, err := decodeNumber(b)
-	if err != nil {
-		return err
-	}
-	*d = wireNullDec{Decimal: v, Valid: ok}
-	return nil
-}
-
-// decodeNumber decodes a JSON number, a numeric string or null (ok false).
-func decodeNumber(b []byte) (v decimal.Decimal, ok bool, err error) {
+	*d = wireNullDec{}
 	if string(b) == "null" {
-		return decimal.Decimal{}, false, nil
+		return nil
 	}
 	s := b
 	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
 		s = s[1 : len(s)-1]
 	}
 	if err := checkNumber(s); err != nil {
-		return decimal.Decimal{}, false, err
+		return err
 	}
-	v, err = parseDecimal(string(s))
+	v, err := parseDecimal(string(s))
 	if err != nil {
-		return decimal.Decimal{}, false, fmt.Errorf("%s is not a number", truncate(string(b), 40))
+		return fmt.Errorf("%s is not a number", truncate(string(b), 40))
 	}
-	return v, true, nil
-}
-
-// checkNumbers refuses a body holding a bare JSON number token beyond the
-// bounds of checkNumber, without decoding anything. encoding/json would
-// otherwise scan a 16 MiB run of digits twice before the field's decoder
-// could refuse it; this stops at the 41st digit. Strings are skipped whole
-// (bytes.IndexByte), so a typical body costs a few hundred nanoseconds.
-func checkNumbers(b []byte) error {
-	for i := 0; i < len(b); {
-		switch c := b[i]; {
-		case c == '"':
-			i = skipString(b, i+1)
-		case isDigit(c) || c == '-':
-			j := i + 1
-			for j < len(b) && (isDigit(b[j]) || b[j] == '.' || b[j] == 'e' || b[j] == 'E' || b[j] == '+' || b[j] == '-') {
-				if j++; j-i > maxNumberToken {
-					return errAmountRange // no figure within the bounds is written so long
-				}
-			}
-			if err := checkNumber(b[i:j]); err != nil {
-				return err
-			}
-			i = j
-		default:
-			i++
-		}
-	}
+	*d = wireNullDec{Decimal: v, Valid: true}
 	return nil
 }
 
-// skipString returns the index just past the string whose contents start
-// at i (past the closing quote, or len(b) for an unterminated string).
-func skipString(b []byte, i int) int {
-	for {
-		k := bytes.IndexByte(b[i:], '"')
-		if k < 0 {
-			return len(b)
-		}
-		q := i + k
-		// The quote is escaped when an odd number of backslashes precede it.
-		n := 0
-		for p := q - 1; p >= i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return q + 1
-		}
-		i = q + 1
-	}
-}
-
-// apiTime decodes the service's ISO 8601 timestamps leniently: RFC 3339 with
-// or without fractional seconds, the same without a zone (taken as UTC, which
-// the spec says every timestamp is), or a bare date. null and "" decode to the
-// zero time, because the spec marks several times as absent until an event
-// happens. The result is always in UTC.
+// apiTime decodes ISO 8601 timestamps leniently, in UTC: RFC 3339 with or
+// without fractional seconds or zone (UTC, as the spec says), or a bare
+// date. null and "" are the zero time: several are absent until an event.
 type apiTime time.Time
 
 var timeLayouts = []string{
@@ -203,9 +124,8 @@ func (t *apiTime) UnmarshalJSON(b []byte) error {
 		*t = apiTime{}
 		return nil
 	}
-	// Fast path, without copying the text: strict RFC 3339, what the API
-	// sends. Whatever it accepts, time.Parse with RFC3339Nano accepts with
-	// the same result; the rest falls through to the lenient layouts.
+	// Strict RFC 3339 first, without a copy: without it an in-memory
+	// ListPayouts allocates 1112 not 962 and goes from 1.07 to 1.10.
 	var v time.Time
 	if v.UnmarshalJSON(b) == nil {
 		*t = apiTime(v.UTC())
@@ -230,10 +150,8 @@ func (t *apiTime) UnmarshalJSON(b []byte) error {
 	return fmt.Errorf("timestamp %q is not ISO 8601", truncate(s, 40))
 }
 
-// normalizeOffset rewrites the ISO 8601 zone designators that RFC 3339
-// does not allow into its form, so that one set of layouts reads them all:
-// a lowercase "z" or "t", and offsets written +hhmm (PHP's DATE_ISO8601,
-// "+0000") or +hh become +hh:mm. Anything else is returned unchanged.
+// normalizeOffset rewrites the ISO 8601 zone forms RFC 3339 refuses (a
+// lowercase "z" or "t", +hhmm as PHP writes it, +hh) into its own.
 func normalizeOffset(s string) string {
 	if len(s) > 10 && (s[10] == 't') {
 		s = s[:10] + "T" + s[11:]
@@ -261,8 +179,8 @@ func normalizeOffset(s string) string {
 	return s
 }
 
-// flexString accepts a JSON string, a number (kept as written) or null. Used
-// for identifiers and codes that a server might send either way.
+// flexString accepts a JSON string, a number (as written) or null, for
+// identifiers and codes a server might send either way.
 type flexString string
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -285,10 +203,9 @@ func (f *flexString) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// unquote decodes a JSON string literal. The common case, printable ASCII
-// without escapes, is copied straight out of the quotes; anything else goes
-// through json.Unmarshal, whose result it then equals. That skips a decoder
-// and a few allocations for each identifier, status and timestamp decoded.
+// unquote decodes a JSON string literal; printable ASCII without escapes
+// straight out of the quotes. Without that an in-memory ListPayouts
+// allocates 1262, over the raw call's 1161.
 func unquote(b []byte) (string, error) {
 	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && plainASCII(b[1:len(b)-1]) {
 		return string(b[1 : len(b)-1]), nil
@@ -319,20 +236,16 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// decodeEnum decodes a JSON string into an enum, mapping it onto a known
-// constant case-insensitively (the API sends some statuses in lower case and
-// others in upper case) and keeping an unknown value exactly as sent, so
-// that a status added by the service later is visible, not an error.
+// decodeEnum maps a JSON string onto a known constant case-insensitively
+// (the API mixes cases) and keeps an unknown value as sent: a status added
+// later is visible, not an error.
 func decodeEnum[T ~string](b []byte, known ...T) (T, error) {
 	if string(b) == "null" {
 		return "", nil
 	}
 	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
-		// Match a known value without allocating: an enum's constants
-		// are plain ASCII, so case folding byte-wise is enough.
-		raw := b[1 : len(b)-1]
-		for _, k := range known {
-			if equalFoldASCII(raw, string(k)) {
+		for _, k := range known { // without allocating: []byte(k) stays on the stack
+			if len(k) == len(b)-2 && bytes.EqualFold(b[1:len(b)-1], []byte(k)) {
 				return k, nil
 			}
 		}
@@ -349,30 +262,8 @@ func decodeEnum[T ~string](b []byte, known ...T) (T, error) {
 	return T(s), nil
 }
 
-// equalFoldASCII reports whether b equals the ASCII string k, ignoring case.
-func equalFoldASCII(b []byte, k string) bool {
-	if len(b) != len(k) {
-		return false
-	}
-	for i := range b {
-		c, d := b[i], k[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if 'A' <= d && d <= 'Z' {
-			d += 'a' - 'A'
-		}
-		if c != d {
-			return false
-		}
-	}
-	return true
-}
-
-// pathSegment escapes s as one path segment. url.PathEscape leaves "." and
-// ".." as they are, and a proxy or server that cleans paths would then
-// resolve /v1/payments/by-ext-id/.. to another endpoint; their dots are
-// escaped too.
+// pathSegment escapes s as one path segment, "." and ".." too: a proxy
+// that cleans paths would resolve /v1/payments/by-ext-id/.. elsewhere.
 func pathSegment(s string) string {
 	if s == "." || s == ".." {
 		return strings.ReplaceAll(s, ".", "%2E")

@@ -154,8 +154,8 @@ func TestHugeNumbersNeverReachTheParser(t *testing.T) {
 }
 
 // BenchmarkDecodeHugeNumberBody: a 16 MiB body of digits (the most a
-// response may carry) is refused in microseconds, not the seconds
-// big-number parsing takes.
+// response may carry) is refused after one linear scan by encoding/json
+// (about 0.1 s), not the seconds or hours big-number parsing takes.
 func BenchmarkDecodeHugeNumberBody(b *testing.B) {
 	body := []byte(`{"balance":` + strings.Repeat("7", MaxResponseBytes-40) + `,"currency":"USDT"}`)
 	b.SetBytes(int64(len(body)))

@@ -73,8 +73,6 @@ func (w *Withdrawal) facts() facts {
 	return facts{id: w.ID, status: string(w.Status), amount: w.Amount}
 }
 
-func (f *WithdrawalFee) facts() facts { return facts{} }
-
 // WithdrawalFee is the current withdrawal fee.
 type WithdrawalFee struct {
 	// Fee is the current fee per withdrawal; it can change, so read it
@@ -123,10 +121,10 @@ type createWithdrawalBody struct {
 // the terminal until the withdrawal settles.
 //
 // Like CreateTransfer it is re-sent only when the failed attempt provably
-// sent nothing. The answer must carry an id, a status and this call's
-// amount (or the amount less the fee, when SubtractFeeFromAmount) and
-// address; any other 2xx is an unknown outcome. An error matching ErrUnknownOutcome means the withdrawal may
-// exist: check the terminal's frozen balance before withdrawing again.
+// sent nothing. The answer must carry an id, a status, this call's address
+// and amount (or the amount less the fee, with SubtractFeeFromAmount); any
+// other 2xx is an unknown outcome. ErrUnknownOutcome means the withdrawal
+// may exist: check the terminal's frozen balance before withdrawing again.
 func (c *Client) CreateWithdrawal(ctx context.Context, params CreateWithdrawalParams) (*Withdrawal, error) {
 	if err := firstError(
 		checkRequired("terminal_id", params.TerminalID),
@@ -134,15 +132,11 @@ func (c *Client) CreateWithdrawal(ctx context.Context, params CreateWithdrawalPa
 		checkRequired("address", params.Address)); err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(createWithdrawalBody{TerminalID: params.TerminalID, Amount: amount(params.Amount),
-		Address: params.Address, SubtractFeeFromAmount: params.SubtractFeeFromAmount})
-	if err != nil {
-		return nil, err
-	}
-	return send(ctx, c, &call{op: opCreateWithdrawal, path: "/v1/withdrawals", body: body, contentType: contentJSON},
+	in := createWithdrawalBody{TerminalID: params.TerminalID, Amount: amount(params.Amount),
+		Address: params.Address, SubtractFeeFromAmount: params.SubtractFeeFromAmount}
+	return send(ctx, c, &call{op: opCreateWithdrawal, path: "/v1/withdrawals", in: in},
 		func(_ context.Context, got *Withdrawal) error {
-			// The spec does not say whether a fee taken from the amount
-			// shows in it, so either reading is this withdrawal.
+			// The spec does not say whether a fee taken off shows in it.
 			sameAmount := got.Amount.Equal(params.Amount) ||
 				params.SubtractFeeFromAmount && got.Amount.Equal(params.Amount.Sub(got.Fee))
 			if !sameAmount || got.Address != params.Address {
