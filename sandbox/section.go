@@ -56,13 +56,13 @@ func (s *Server) storeFailed() error {
 	return s.storeErr
 }
 
-// orStoreErr is the error a Go control returns: its own, or the store's
-// when the commit of its section failed.
+// orStoreErr is the error a Go control returns: the store's when it
+// failed, else the control's own.
 func (s *Server) orStoreErr(err error) error {
-	if err != nil {
-		return err
+	if serr := s.storeFailed(); serr != nil {
+		return serr // the control's own answer came from a store that failed
 	}
-	return s.storeFailed()
+	return err
 }
 
 // storeUnavailable is the answer of the API when the store failed.

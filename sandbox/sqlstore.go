@@ -136,7 +136,7 @@ func (st *sqlStore) prepare() error {
 		if isBusy(err) {
 			return openError(st.path, "is held by another process (another sandbox on the same file?): refused, not shared")
 		}
-		return openError(st.path, "is not a usable SQLite database (%v): refused and left untouched", err)
+		return openError(st.path, "is not a usable SQLite database, or is damaged (%v): refused and left untouched", err)
 	}
 	if err := st.db.QueryRow("PRAGMA application_id").Scan(&app); err != nil {
 		return openError(st.path, "cannot be read (%v): refused and left untouched", err)
@@ -157,7 +157,7 @@ func (st *sqlStore) prepare() error {
 		if err != nil {
 			check = err.Error()
 		}
-		return openError(st.path, "fails its integrity check (%s): refused and left untouched; restore a backup or "+
+		return openError(st.path, "is damaged: its integrity check fails (%s): refused and left untouched; restore a backup or "+
 			"start on a new file", check)
 	}
 	var mode string
@@ -310,11 +310,21 @@ func (st *sqlStore) merchants() map[string]*merchant {
 			st.insertMerchant(m)
 			continue
 		}
-		if !sameTerminals(m.terminals, stored) && st.srv.cfg.Logger != nil {
-			st.srv.cfg.Logger.Warn("the configured terminals differ from the database's: the stored ones are kept and "+
-				"the configuration is IGNORED for them (POST /sandbox/reset applies it, dropping every resource)",
-				slog.String("merchant", maskKey(m.apiKey)), slog.String("configured", terminalsText(m.terminals)),
-				slog.String("stored", terminalsText(stored)))
+		// Compared with the start the file was made from, not with today's
+		// balances, which payments and transfers have moved since.
+		var start string
+		st.meta("start:"+m.apiKey, &start)
+		configured := terminalsText(m.terminals)
+		if start == "" { // a file from before starts were recorded: this one is its start from now on
+			st.setMeta("start:"+m.apiKey, configured)
+			start = configured
+		}
+		if configured != start && st.srv.cfg.Logger != nil {
+			st.srv.cfg.Logger.Warn("the configured terminals differ from the start this database was made from: the stored "+
+				"terminals and balances are kept and the configuration is IGNORED for them (POST /sandbox/reset applies it, "+
+				"dropping every resource; or give -db a new file)",
+				slog.String("merchant", maskKey(m.apiKey)), slog.String("configured", configured),
+				slog.String("file_start", start), slog.String("stored_now", terminalsText(stored)))
 		}
 		m.terminals = stored
 		st.one([]any{&m.transfers}, `SELECT transfers FROM merchants WHERE api_key = ?`, m.apiKey)
@@ -351,6 +361,7 @@ func (st *sqlStore) insertMerchant(m *merchant) {
 	st.exec(`INSERT INTO merchants (api_key, transfers) VALUES (?, ?)
 		ON CONFLICT (api_key) DO UPDATE SET transfers = excluded.transfers`, m.apiKey, m.transfers)
 	st.exec(`DELETE FROM terminals WHERE api_key = ?`, m.apiKey)
+	st.setMeta("start:"+m.apiKey, terminalsText(m.terminals))
 	for i, t := range m.terminals {
 		st.exec(`INSERT INTO terminals (api_key, id, pos, name, balance, frozen, fee, active) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 			m.apiKey, t.id, i, t.name, decText(t.balance), decText(t.frozen), decText(t.fee), boolInt(t.active))
@@ -377,7 +388,7 @@ func (st *sqlStore) reset() map[string]*merchant {
 	for _, t := range []string{"payments", "payouts", "withdrawals", "merchants", "terminals"} {
 		st.exec("DELETE FROM " + t)
 	}
-	st.exec(`DELETE FROM meta WHERE key IN ('offset', 'faults', 'counters')`)
+	st.exec(`DELETE FROM meta WHERE key IN ('offset', 'faults', 'counters') OR key LIKE 'start:%'`)
 	clear(st.pm)
 	clear(st.po)
 	clear(st.wd)
