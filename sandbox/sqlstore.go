@@ -232,7 +232,13 @@ func (st *sqlStore) fail(err error) {
 
 // q is the section's transaction, begun on first use.
 func (st *sqlStore) q() *sql.Tx {
-	if st.tx == nil && st.err == nil && !st.closed {
+	if st.closed {
+		// After Close the handler still answers, but nothing it would
+		// change can be kept: 503 rather than an acknowledgement lost.
+		st.fail(errors.New("the sandbox is closed: its database is released"))
+		return nil
+	}
+	if st.tx == nil && st.err == nil {
 		tx, err := st.db.Begin()
 		if err != nil {
 			st.fail(err)
@@ -328,6 +334,21 @@ func (st *sqlStore) merchants() map[string]*merchant {
 		}
 		m.terminals = stored
 		st.one([]any{&m.transfers}, `SELECT transfers FROM merchants WHERE api_key = ?`, m.apiKey)
+	}
+	var gone []string
+	st.rows(func(r *sql.Rows) error {
+		var k string
+		if err := r.Scan(&k); err != nil {
+			return err
+		}
+		if ms[k] == nil {
+			gone = append(gone, maskKey(k))
+		}
+		return nil
+	}, `SELECT api_key FROM merchants ORDER BY api_key`)
+	if len(gone) > 0 && st.srv.cfg.Logger != nil {
+		st.srv.cfg.Logger.Warn("merchants in the database are not in the configuration: their resources are kept "+
+			"in the file but not served until they are configured again", slog.String("merchants", strings.Join(gone, ", ")))
 	}
 	return ms
 }
