@@ -406,7 +406,11 @@ func (s *Server) Reset() {
 
 // Close stops webhook delivery: queued deliveries are dropped and attempts
 // in flight are cancelled. The handler keeps answering requests, but no
-// further webhook is sent. Close is idempotent.
+// further webhook is sent. With Config.DBPath, Close also writes what is
+// pending and releases the file (a new Server may open it); deliveries it
+// dropped stay in the file's outbox for that next Server, and the handler
+// then answers 503 SANDBOX_STORE, since nothing it would change could be
+// kept. Close is idempotent.
 func (s *Server) Close() {
 	s.mu.Lock()
 	if s.closed {
