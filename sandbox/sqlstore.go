@@ -83,7 +83,6 @@ type sqlStore struct {
 	counters map[routeKey]int    // request counters not yet written
 	reqs     []RequestRecord     // request log lines not yet written
 	dlv      map[string]Delivery // delivery records not yet written
-	dlvSeq   int64               // seq of the newest delivery row
 	closed   bool
 }
 
@@ -351,20 +350,6 @@ func (st *sqlStore) merchants() map[string]*merchant {
 			"in the file but not served until they are configured again", slog.String("merchants", strings.Join(gone, ", ")))
 	}
 	return ms
-}
-
-func sameTerminals(a, b []*terminal) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := a[i], b[i]
-		if x.id != y.id || x.name != y.name || !x.balance.Equal(y.balance) || !x.frozen.Equal(y.frozen) ||
-			!x.fee.Equal(y.fee) || x.active != y.active {
-			return false
-		}
-	}
-	return true
 }
 
 func terminalsText(ts []*terminal) string {

@@ -76,10 +76,10 @@ func TestDBRestartKeepsState(t *testing.T) {
 	e.flush()
 
 	type snap struct {
-		pend, done, disp, byExt, po, poList, wd, terms, bal string
-		stats                                               Stats
-		now                                                 time.Time
-		requests, deliveries                                int
+		pend, done, disp, byExt, po, poList, wd, terms string
+		stats                                        Stats
+		now                                          time.Time
+		deliveries                                   int
 	}
 	take := func(e *env) snap {
 		return snap{
