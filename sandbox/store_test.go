@@ -77,9 +77,9 @@ func TestDBRestartKeepsState(t *testing.T) {
 
 	type snap struct {
 		pend, done, disp, byExt, po, poList, wd, terms string
-		stats                                        Stats
-		now                                          time.Time
-		deliveries                                   int
+		stats                                          Stats
+		now                                            time.Time
+		deliveries                                     int
 	}
 	take := func(e *env) snap {
 		return snap{
