@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strconv"
@@ -97,6 +98,15 @@ func openError(path, format string, a ...any) error {
 func openSQLStore(srv *Server, path string) (*sqlStore, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, openError(path, "is a directory")
+	} else if errors.Is(err, fs.ErrNotExist) {
+		// Created owner-only before SQLite sees it (SQLite gives its WAL
+		// the same mode): the file holds notification tokens and receivers'
+		// URLs. An empty file is a new database to SQLite.
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, openError(path, "cannot be created: %v", err)
+		}
+		f.Close()
 	}
 	// locking_mode EXCLUSIVE: once written, the file stays locked until
 	// the store closes, so a second sandbox on it fails at once instead of

@@ -96,6 +96,9 @@ func TestDBRestartKeepsState(t *testing.T) {
 	e.stop()
 
 	e2 := dbEnv(t, path, c, Config{})
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("database file mode: %v %v, want 0600 (it holds notification tokens)", fi.Mode(), err)
+	}
 	eq(t, len(e2.sb.Requests()), reqs)
 	eq(t, e2.sb.RequestCount("GET", "/v1/payments/{id}"), counted)
 	after := take(e2)
