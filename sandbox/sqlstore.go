@@ -553,8 +553,9 @@ func (st *sqlStore) pendingWithAmount(m *merchant, key string) int {
 	return n
 }
 
-func (st *sqlStore) dueExpiry(now time.Time) []*payment {
-	return st.loadPayments("WHERE status = ? AND valid_until <= ? ORDER BY valid_until, id", statusPending, now.UnixNano())
+func (st *sqlStore) dueExpiry(now time.Time, limit int) []*payment {
+	return st.loadPayments("WHERE status = ? AND valid_until <= ? ORDER BY valid_until, id LIMIT ?",
+		statusPending, now.UnixNano(), limit)
 }
 
 func (st *sqlStore) nextExpiry() (time.Time, bool) {

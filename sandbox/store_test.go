@@ -451,3 +451,32 @@ func TestDBConfigDifferenceIsLogged(t *testing.T) {
 		t.Fatalf("reported a difference of the stored configuration itself: %s", logs.String())
 	}
 }
+
+// A backlog of expiries (a restart after a long stop) is worked off in
+// batches, each committed, and every payment of it expires.
+func TestExpiryBacklogInBatches(t *testing.T) {
+	old := expiryBatch
+	expiryBatch = 3
+	t.Cleanup(func() { expiryBatch = old })
+	path := filepath.Join(t.TempDir(), "sandbox.db")
+	c := &clock{t: base}
+	e := dbEnv(t, path, c, Config{})
+	var ids []string
+	for i := range 8 {
+		ids = append(ids, e.createPayment(`{"ext_id":"b-`+itoa(i)+`","amount":10`+itoa(i)+`}`).str("id"))
+	}
+	e.stop()
+	c.Set(base.Add(time.Hour))
+	e2 := dbEnv(t, path, c, Config{})
+	for _, id := range ids {
+		eq(t, e2.do("GET", "/v1/payments/"+id, "").str("status"), statusCancelled)
+	}
+	eq(t, e2.sb.State().Merchants[0].Payments[statusCancelled], 8)
+
+	m := newEnv(t, Config{Now: c.Now}) // the same in memory
+	for i := range 8 {
+		m.createPayment(`{"ext_id":"b-` + itoa(i) + `","amount":10` + itoa(i) + `}`)
+	}
+	m.sb.Advance(time.Hour)
+	eq(t, m.sb.State().Merchants[0].Payments[statusCancelled], 8)
+}
