@@ -480,3 +480,68 @@ func TestExpiryBacklogInBatches(t *testing.T) {
 	m.sb.Advance(time.Hour)
 	eq(t, m.sb.State().Merchants[0].Payments[statusCancelled], 8)
 }
+
+// Concurrent creates, confirms, verifications, transfers and withdrawals
+// on a file: after a restart, the money on the terminals (balance plus
+// frozen) is the start plus exactly the credits acknowledged, and every
+// acknowledged withdrawal is there, pending, with its hold frozen.
+func TestDBConcurrentLoadConservesMoney(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sandbox.db")
+	c := &clock{t: base}
+	e := dbEnv(t, path, c, Config{MaxSamePendingAmount: 1000})
+	var mu sync.Mutex
+	credits := dec("0")
+	held := dec("0")
+	var wds []string
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 15 {
+				amount := "1" + itoa(g) + itoa(i%10) + ".50"
+				r := e.do("POST", "/v1/payments", `{"ext_id":"c-`+itoa(g)+`-`+itoa(i)+`","amount":`+amount+`}`)
+				if r.status != 200 {
+					t.Errorf("create: %s", r.raw)
+					return
+				}
+				if r := e.confirm("/v1/payments/" + r.str("id")); r.status != 200 {
+					t.Errorf("confirm: %s", r.raw)
+					return
+				}
+				if err := e.sb.VerifyPayment(r.str("id"), OutcomeCompleted); err != nil {
+					t.Errorf("verify: %v", err)
+					return
+				}
+				mu.Lock()
+				credits = credits.Add(dec(amount).DivRound(dec("92.50"), 2))
+				mu.Unlock()
+				from, to := "term_sandbox_main", "term_sandbox_reserve"
+				if i%2 == 1 {
+					from, to = to, from
+				}
+				e.do("POST", "/v1/transfers", `{"from_terminal_id":"`+from+`","to_terminal_id":"`+to+`","amount":0.000007}`)
+				if w := e.do("POST", "/v1/withdrawals", `{"terminal_id":"term_sandbox_main","amount":0.25,"address":"T`+itoa(g)+`"}`); w.status == 200 {
+					mu.Lock()
+					held = held.Add(dec("1.75"))
+					wds = append(wds, w.str("id"))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	e.stop()
+	e2 := dbEnv(t, path, c, Config{MaxSamePendingAmount: 1000})
+	total, frozen := dec("0"), dec("0")
+	for _, term := range e2.sb.Terminals(DefaultAPIKey) {
+		total = total.Add(term.Balance).Add(term.BalanceFrozen)
+		frozen = frozen.Add(term.BalanceFrozen)
+	}
+	wantDec(t, total, dec("1000.00").Add(credits).String())
+	wantDec(t, frozen, held.String())
+	for _, id := range wds {
+		eq(t, e2.do("GET", "/v1/withdrawals/"+id, "").str("status"), WithdrawalPending)
+	}
+	eq(t, e2.sb.Stats(DefaultAPIKey).Payments, 60)
+}
