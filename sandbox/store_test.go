@@ -417,6 +417,7 @@ func TestDBStoreFailureIsUnavailable(t *testing.T) {
 	if err := e.sb.VerifyPayment(id, OutcomeCompleted); !errors.Is(err, ErrStore) {
 		t.Fatalf("control after the failure: %v", err)
 	}
+	wantStatus(t, e.control("/sandbox/payments/"+id+"/verify", `{"outcome":"completed"}`), 503, "SANDBOX_STORE")
 	res, err = http.Get(e.ts.URL + ReadyzPath)
 	must(t, err)
 	res.Body.Close()
