@@ -434,10 +434,10 @@
 // keep. The file is in WAL mode with synchronous=FULL: the WAL is fsynced
 // at each commit, so an acknowledged change survives power loss, not only a
 // killed process. The cost is one fsync per change, which bounds the write
-// rate by the disk's fsync latency: about 700 payment creates per second,
-// one client on loopback, on the development machine, against some 10,000
-// create+get pairs per second in memory (BENCHMARKS.md has the measured
-// figures); reads cost no fsync. Diagnostics (request log lines, request counters, a
+// rate by the disk's fsync latency: on the development machine, one client
+// in process over loopback, about 1,100 payment creates per second (2,000
+// with synchronous=OFF, 10,000 in memory); BENCHMARKS.md has the binary's
+// figures. Reads cost no fsync. Diagnostics (request log lines, request counters, a
 // delivery's attempts and end) ride along with the next commit, or are
 // written at Close, so a GET never waits for the disk; a kill loses those
 // written since the last change, never a resource. A webhook whose delivery
