@@ -546,3 +546,22 @@ func TestDBConcurrentLoadConservesMoney(t *testing.T) {
 	}
 	eq(t, e2.sb.Stats(DefaultAPIKey).Payments, 60)
 }
+
+// A path with characters that mean something in a URI still names that
+// file, and only that file.
+func TestDBOddPath(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a?b#c%41 d.db")
+	e := dbEnv(t, path, &clock{t: base}, Config{})
+	id := e.createPayment(`{"ext_id":"odd","amount":100}`).str("id")
+	e.stop()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("files in the directory: %v", entries)
+	}
+	e2 := dbEnv(t, path, &clock{t: base}, Config{})
+	eq(t, e2.do("GET", "/v1/payments/"+id, "").str("ext_id"), "odd")
+}
