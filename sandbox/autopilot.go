@@ -331,26 +331,31 @@ type inFlight struct {
 // final status. It is the autopilot's ONLY direct read of the state (for
 // resume); a persistent store answers it with one query per kind.
 func (s *Server) inFlightLocked() []inFlight {
-	var out []inFlight
-	for _, pm := range s.payments {
-		switch pm.status {
-		case statusPending, statusProcessing, statusDispute:
-			f := inFlight{kind: "payment", id: pm.id, status: pm.status, amount: pm.amount}
-			if pm.dispute != nil {
-				f.comment = pm.dispute.comment
-			}
-			out = append(out, f)
+	return s.st.inFlight()
+}
+
+func appendInFlightPayment(out []inFlight, pm *payment) []inFlight {
+	switch pm.status {
+	case statusPending, statusProcessing, statusDispute:
+		f := inFlight{kind: "payment", id: pm.id, status: pm.status, amount: pm.amount}
+		if pm.dispute != nil {
+			f.comment = pm.dispute.comment
 		}
+		out = append(out, f)
 	}
-	for _, po := range s.payouts {
-		if po.status == PayoutPending || po.status == PayoutProcessing {
-			out = append(out, inFlight{kind: "payout", id: po.id, status: po.status, detail: po.requisites})
-		}
+	return out
+}
+
+func appendInFlightPayout(out []inFlight, po *payout) []inFlight {
+	if po.status == PayoutPending || po.status == PayoutProcessing {
+		out = append(out, inFlight{kind: "payout", id: po.id, status: po.status, detail: po.requisites})
 	}
-	for _, w := range s.withdrawals {
-		if w.status == WithdrawalPending || w.status == WithdrawalProcessing {
-			out = append(out, inFlight{kind: "withdrawal", id: w.id, status: w.status, detail: w.address})
-		}
+	return out
+}
+
+func appendInFlightWithdrawal(out []inFlight, w *withdrawal) []inFlight {
+	if w.status == WithdrawalPending || w.status == WithdrawalProcessing {
+		out = append(out, inFlight{kind: "withdrawal", id: w.id, status: w.status, detail: w.address})
 	}
 	return out
 }
@@ -364,8 +369,8 @@ func (p *pilot) resume() {
 		return
 	}
 	s := p.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	now := s.nowLocked()
 	for _, f := range s.inFlightLocked() {
 		switch f.kind {

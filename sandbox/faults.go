@@ -87,9 +87,10 @@ func (s *Server) InjectFault(f Fault) error {
 	if f.RetryAfterS == 0 {
 		f.RetryAfterS = 1
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	s.faults = append(s.faults, &f)
+	s.st.saveFaults(s.faults)
 	return nil
 }
 
@@ -99,15 +100,17 @@ func (s *Server) InjectFault(f Fault) error {
 // clients send.
 func (s *Server) takeFault(r *http.Request, pattern string) *Fault {
 	path := r.URL.EscapedPath()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	s.requests[routeKey{method: knownMethod(r.Method), route: routePath(pattern)}]++
+	s.st.saveCounters(s.requests)
 	for i, f := range s.faults {
 		if (f.Method == "" || f.Method == r.Method) && pathMatches(f.Path, path) {
 			shot := *f
 			if f.Count--; f.Count <= 0 {
 				s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
 			}
+			s.st.saveFaults(s.faults)
 			return &shot
 		}
 	}

@@ -24,8 +24,8 @@ type terminalView struct {
 }
 
 func (s *Server) listTerminals(_ *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	out := make([]terminalView, 0, len(m.terminals))
 	for _, t := range m.terminals {
 		out = append(out, terminalView{ID: t.id, Name: t.name, Balance: usdtNum(t.balance),
@@ -43,8 +43,8 @@ type balanceView struct {
 // getBalance sums every terminal of the merchant, inactive ones included:
 // their money is still the merchant's.
 func (s *Server) getBalance(_ *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	var bal, frozen decimal.Decimal
 	for _, t := range m.terminals {
 		bal = bal.Add(t.balance)
@@ -103,8 +103,8 @@ func (s *Server) createTransfer(_ *http.Request, m *merchant, body []byte) (any,
 	case !usdtPrecise(req.Amount.d):
 		return nil, invalid("TRF_001", "amount", "USDT amounts have at most 6 decimal places (TRC-20 precision)")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	from, to := m.terminal(req.FromTerminalID), m.terminal(req.ToTerminalID)
 	if from == nil || to == nil {
 		return nil, newErr(http.StatusNotFound, "TRF_002", "terminal not found")
@@ -115,6 +115,9 @@ func (s *Server) createTransfer(_ *http.Request, m *merchant, body []byte) (any,
 	from.balance = from.balance.Sub(req.Amount.d)
 	to.balance = to.balance.Add(req.Amount.d)
 	m.transfers++
+	s.st.saveTerminal(m, from)
+	s.st.saveTerminal(m, to)
+	s.st.saveMerchant(m)
 	return transferView{Success: true, FromTerminalID: from.id, ToTerminalID: to.id,
 		Amount: usdtNum(req.Amount.d), Currency: "USDT"}, nil
 }
@@ -192,8 +195,8 @@ func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (an
 	case utf8.RuneCountInString(req.Address) > MaxAddressLength:
 		return nil, invalid("WDR_001", "address", fmt.Sprintf(maxLengthMessageFormat, "address", MaxAddressLength))
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	now := s.tickLocked().Truncate(time.Second)
 	t := m.terminal(req.TerminalID)
 	if t == nil || !t.active {
@@ -211,17 +214,18 @@ func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (an
 	}
 	t.balance = t.balance.Sub(held)
 	t.frozen = t.frozen.Add(held)
+	s.st.saveTerminal(m, t)
 	w := &withdrawal{m: m, terminal: t, id: uuid.NewString(), amount: req.Amount.d, fee: t.fee, held: held,
 		address: req.Address, status: WithdrawalPending, createdAt: now, updatedAt: now}
-	s.withdrawals[w.id] = w
+	s.st.addWithdrawal(w)
 	s.pilot.withdrawalEntered(s.nowLocked(), w.id, w.status, w.address)
 	return w.view(), nil
 }
 
 func (s *Server) getWithdrawal(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	w := s.withdrawals[r.PathValue("id")]
+	s.lock()
+	defer s.unlock()
+	w := s.st.withdrawal(r.PathValue("id"))
 	if w == nil || w.m != m {
 		return nil, newErr(http.StatusNotFound, "WDR_003", "withdrawal not found")
 	}
@@ -237,8 +241,8 @@ type feeView struct {
 // (the endpoint takes no terminal); each terminal's own fee is in
 // GET /v1/terminals.
 func (s *Server) getWithdrawalFee(_ *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	fee := decimal.Zero
 	for _, t := range m.terminals {
 		if t.active {
@@ -261,12 +265,12 @@ var withdrawalMoves = map[string][]string{
 // recorded as tx_hash; completing without one records a random 64-hex hash.
 func (s *Server) SetWithdrawalStatus(id, status, txHash string) error {
 	_, err := s.setWithdrawalStatus(id, status, txHash)
-	return err
+	return s.orStoreErr(err)
 }
 
 func (s *Server) setWithdrawalStatus(id, status, txHash string) (*withdrawalView, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	now := s.tickLocked().Truncate(time.Second)
 	switch status {
 	case WithdrawalProcessing, WithdrawalCompleted, WithdrawalFailed:
@@ -276,7 +280,7 @@ func (s *Server) setWithdrawalStatus(id, status, txHash string) (*withdrawalView
 	if utf8.RuneCountInString(txHash) > MaxTxHashLength {
 		return nil, fmt.Errorf("%w: tx_hash must be at most %d characters", ErrInvalidArgument, MaxTxHashLength)
 	}
-	w := s.withdrawals[id]
+	w := s.st.withdrawal(id)
 	if w == nil {
 		return nil, notFound("withdrawal", id)
 	}
@@ -300,6 +304,8 @@ func (s *Server) setWithdrawalStatus(id, status, txHash string) (*withdrawalView
 	}
 	w.status = status
 	w.updatedAt = now
+	s.st.saveWithdrawal(w)
+	s.st.saveTerminal(w.m, w.terminal)
 	s.pilot.withdrawalEntered(s.nowLocked(), w.id, status, w.address)
 	v := w.view()
 	return &v, nil

@@ -65,4 +65,14 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) bool {
 
 // ready reports whether the sandbox can serve. The in-memory state is
 // always usable; a persistent store (Config.DBPath) adds its check here.
-func (s *Server) ready(ctx context.Context) error { return ctx.Err() }
+func (s *Server) ready(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.storeErr != nil {
+		return s.storeErr
+	}
+	return s.st.ping()
+}

@@ -224,7 +224,14 @@ func (s *Server) authenticated(limit int64, badBody string, h apiHandler) http.H
 					slog.String("path", maskPath(r.URL.EscapedPath())))
 			}
 		}
+		if s.storeFailed() != nil {
+			writeError(w, storeUnavailable())
+			return
+		}
 		v, aerr := h(r, m, body)
+		if s.storeFailed() != nil { // this request's commit failed: nothing it did is kept
+			aerr = storeUnavailable()
+		}
 		if aerr != nil {
 			writeError(w, aerr)
 			return

@@ -49,6 +49,9 @@ type RequestRecord struct {
 func (s *Server) recordRequest(r *http.Request, pattern string, sw *statusWriter, d time.Duration) {
 	rec := RequestRecord{At: s.Now(), Method: knownMethod(r.Method), Route: routePath(pattern),
 		Path: maskPath(r.URL.EscapedPath()), Status: sw.status, Code: sw.code, Fault: sw.fault, Duration: d}
+	s.mu.Lock() // no section: the line is kept with the next commit
+	s.st.logRequest(rec)
+	s.mu.Unlock()
 	s.reqMu.Lock()
 	if len(s.reqLog) < DefaultRequestLogSize {
 		s.reqLog = append(s.reqLog, rec)
@@ -192,33 +195,20 @@ func (t TerminalState) MarshalJSON() ([]byte, error) {
 
 // State snapshots every merchant's terminals and resource counts.
 func (s *Server) State() State {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	now := s.tickLocked()
 	st := State{Now: now, Merchants: []MerchantState{},
 		Autopilot: AutopilotState{Enabled: s.pilot != nil, PendingSteps: s.pilot.pending()}}
-	byMerchant := map[*merchant]*MerchantState{}
 	for i, mc := range s.cfg.Merchants {
 		m := s.merchants[mc.APIKey]
-		ms := MerchantState{Index: i, Terminals: []TerminalState{}, Payments: map[string]int{},
-			Payouts: map[string]int{}, Withdrawals: map[string]int{}, Transfers: m.transfers}
+		ms := MerchantState{Index: i, Terminals: []TerminalState{}, Transfers: m.transfers}
 		for _, t := range m.terminals {
 			ms.Terminals = append(ms.Terminals, TerminalState{ID: t.id, Name: t.name, Balance: t.balance,
 				BalanceFrozen: t.frozen, WithdrawalFee: t.fee, IsActive: t.active})
 		}
-		for _, p := range m.paymentsByExt {
-			ms.Payments[p.status]++
-		}
-		for _, p := range m.payoutList {
-			ms.Payouts[p.status]++
-		}
+		ms.Payments, ms.Payouts, ms.Withdrawals = s.st.counts(m)
 		st.Merchants = append(st.Merchants, ms)
-		byMerchant[m] = &st.Merchants[len(st.Merchants)-1]
-	}
-	for _, w := range s.withdrawals {
-		if ms := byMerchant[w.m]; ms != nil {
-			ms.Withdrawals[w.status]++
-		}
 	}
 	return st
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"html/template"
 	"net/http"
 	"strings"
@@ -40,11 +41,11 @@ func pageToken(id string) string {
 }
 
 func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
+	s.lock()
 	now := s.tickLocked()
-	p := s.payments[r.PathValue("id")]
+	p := s.st.payment(r.PathValue("id"))
 	if p == nil {
-		s.mu.Unlock()
+		s.unlock()
 		http.Error(w, "payment not found", http.StatusNotFound)
 		return
 	}
@@ -65,7 +66,7 @@ func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
 		d.AmountLocal, d.Currency = string(scaled(p.amountLoc, 2)), p.currency
 		d.AmountText, d.AmountCopy = moneyText(p.amountLoc, p.currency), d.AmountLocal
 	}
-	s.mu.Unlock()
+	s.unlock()
 	setHTMLHeaders(w, "no-referrer") // the payer's page names no one it came from
 	pageTmpl.Execute(w, d)
 }
@@ -87,7 +88,11 @@ func (s *Server) postPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	if s.payerPaid(id) != nil {
+	if err := s.payerPaid(id); err != nil {
+		if errors.Is(err, ErrStore) {
+			http.Error(w, "the sandbox's database cannot be used; try again after it is restarted", http.StatusServiceUnavailable)
+			return
+		}
 		http.Error(w, "payment not found", http.StatusNotFound)
 		return
 	}
@@ -99,10 +104,15 @@ func (s *Server) postPage(w http.ResponseWriter, r *http.Request) {
 // POST /v1/payments/{id}/confirm without a receipt; any other status is
 // left alone. ErrNotFound for an unknown id.
 func (s *Server) payerPaid(id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	err := s.payerPress(id)
+	return s.orStoreErr(err)
+}
+
+func (s *Server) payerPress(id string) error {
+	s.lock()
+	defer s.unlock()
 	s.tickLocked()
-	p := s.payments[id]
+	p := s.st.payment(id)
 	if p == nil {
 		return notFound("payment", id)
 	}

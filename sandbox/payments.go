@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"bytes"
-	"container/heap"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -196,13 +195,9 @@ func (s *Server) setPaymentStatusLocked(p *payment, status string) {
 	if p.status == status {
 		return
 	}
-	if p.status == statusPending {
-		k := amountKey(p.amount)
-		if p.m.pendingAmount[k]--; p.m.pendingAmount[k] <= 0 {
-			delete(p.m.pendingAmount, k)
-		}
-	}
+	was := p.status
 	p.status = status
+	s.st.savePayment(p, was)
 	if s.pilot != nil {
 		comment := ""
 		if p.dispute != nil {
@@ -211,7 +206,7 @@ func (s *Server) setPaymentStatusLocked(p *payment, status string) {
 		s.pilot.paymentEntered(s.nowLocked(), p.id, status, p.amount, comment)
 	}
 	if p.notifyURL != "" {
-		s.hooks.enqueue(hook{key: "payment:" + p.id, resource: "payment", id: p.id, status: status, at: s.nowLocked()},
+		s.enqueueLocked(hook{key: "payment:" + p.id, resource: "payment", id: p.id, status: status, at: s.nowLocked()},
 			p.notifyURL, p.token, p.getView())
 	}
 }
@@ -277,10 +272,10 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 		return nil, aerr
 	}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	now := s.tickLocked()
-	if _, dup := m.paymentsByExt[req.ExtID]; dup {
+	if s.st.paymentByExt(m, req.ExtID) != nil {
 		return nil, &apiError{status: http.StatusConflict, code: "PAY_003",
 			msg: "a payment with this ext_id already exists", data: map[string]any{"ext_id": req.ExtID}}
 	}
@@ -301,7 +296,7 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 	if aerr := s.pilot.refuseCreate(amt); aerr != nil { // test value 404.04 (testvalues.go)
 		return nil, aerr
 	}
-	if m.pendingAmount[amountKey(amt)] >= s.cfg.MaxSamePendingAmount {
+	if s.st.pendingWithAmount(m, amountKey(amt)) >= s.cfg.MaxSamePendingAmount {
 		return nil, newErr(http.StatusTooManyRequests, "PAY_005", "too many pending payments with the same amount")
 	}
 
@@ -326,10 +321,7 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 		p.country, p.currency = country, c.currency
 		p.amountLoc = amt.Mul(s.rates[country]).Round(2)
 	}
-	s.payments[p.id] = p
-	m.paymentsByExt[p.extID] = p
-	m.pendingAmount[amountKey(amt)]++
-	heap.Push(&s.expiry, p)
+	s.st.addPayment(p)
 	s.armExpiryLocked(now)
 	s.pilot.paymentCreated(now, p.id, amt)
 	return p.view(true, true), nil
@@ -401,7 +393,7 @@ func cardNumber() string {
 // lookupPayment finds a payment of m by id; another merchant's payment is
 // not found, exactly like a missing one.
 func (s *Server) lookupPayment(m *merchant, id string) (*payment, *apiError) {
-	p := s.payments[id]
+	p := s.st.payment(id)
 	if p == nil || p.m != m {
 		return nil, newErr(http.StatusNotFound, "PAY_006", "payment not found")
 	}
@@ -409,8 +401,8 @@ func (s *Server) lookupPayment(m *merchant, id string) (*payment, *apiError) {
 }
 
 func (s *Server) getPayment(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	s.tickLocked()
 	p, aerr := s.lookupPayment(m, r.PathValue("id"))
 	if aerr != nil {
@@ -420,10 +412,10 @@ func (s *Server) getPayment(r *http.Request, m *merchant, _ []byte) (any, *apiEr
 }
 
 func (s *Server) getPaymentByExtID(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	s.tickLocked()
-	p := m.paymentsByExt[r.PathValue("extId")]
+	p := s.st.paymentByExt(m, r.PathValue("extId"))
 	if p == nil {
 		return nil, newErr(http.StatusNotFound, "PAY_006", "payment not found")
 	}
@@ -469,8 +461,8 @@ func receiptSize(r *http.Request, body []byte) (int, *apiError) {
 }
 
 func (s *Server) confirmPayment(r *http.Request, m *merchant, body []byte) (any, *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	s.tickLocked()
 	p, aerr := s.lookupPayment(m, r.PathValue("id"))
 	if aerr != nil {
@@ -498,8 +490,8 @@ func (s *Server) confirmLocked(p *payment, receipt int) *apiError {
 }
 
 func (s *Server) cancelPayment(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	s.tickLocked()
 	p, aerr := s.lookupPayment(m, r.PathValue("id"))
 	if aerr != nil {
@@ -519,8 +511,8 @@ type openDisputeReq struct {
 }
 
 func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	now := s.tickLocked()
 	p, aerr := s.lookupPayment(m, r.PathValue("id"))
 	if aerr != nil {
@@ -560,8 +552,8 @@ func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *a
 }
 
 func (s *Server) cancelDispute(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	s.tickLocked()
 	p, aerr := s.lookupPayment(m, r.PathValue("id"))
 	if aerr != nil {
@@ -578,6 +570,7 @@ func (s *Server) cancelDispute(r *http.Request, m *merchant, _ []byte) (any, *ap
 // USDT, rounded half up to 2 places.
 func (s *Server) completeLocked(p *payment, rub decimal.Decimal) {
 	p.terminal.balance = p.terminal.balance.Add(usdtFor(rub, p.usdtRate))
+	s.st.saveTerminal(p.m, p.terminal)
 	s.setPaymentStatusLocked(p, statusCompleted)
 }
 
@@ -597,12 +590,12 @@ const (
 // terminal, "cancelled" cancels it (transfer not found).
 func (s *Server) VerifyPayment(id, outcome string) error {
 	_, err := s.verifyPayment(id, outcome)
-	return err
+	return s.orStoreErr(err)
 }
 
 func (s *Server) verifyPayment(id, outcome string) (*paymentView, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	s.tickLocked()
 	if outcome != OutcomeCompleted && outcome != OutcomeCancelled {
 		return nil, fmt.Errorf("%w: outcome must be %q or %q", ErrInvalidArgument, OutcomeCompleted, OutcomeCancelled)
@@ -623,7 +616,7 @@ func (s *Server) verifyPayment(id, outcome string) (*paymentView, error) {
 // paymentInLocked finds the payment a control acts on and checks that it is
 // in the status the control applies to.
 func (s *Server) paymentInLocked(id, want string) (*payment, error) {
-	p := s.payments[id]
+	p := s.st.payment(id)
 	if p == nil {
 		return nil, notFound("payment", id)
 	}
@@ -638,12 +631,12 @@ func (s *Server) paymentInLocked(id, want string) (*payment, error) {
 // was given, else the payment's), "rejected" cancels it again.
 func (s *Server) ReviewDispute(id, outcome string) error {
 	_, err := s.reviewDispute(id, outcome)
-	return err
+	return s.orStoreErr(err)
 }
 
 func (s *Server) reviewDispute(id, outcome string) (*paymentView, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	s.tickLocked()
 	if outcome != OutcomeApproved && outcome != OutcomeRejected {
 		return nil, fmt.Errorf("%w: outcome must be %q or %q", ErrInvalidArgument, OutcomeApproved, OutcomeRejected)

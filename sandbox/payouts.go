@@ -104,19 +104,17 @@ func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *
 		MaxNameLength, "bank", req.Bank, MaxNameLength, "notify_url", req.NotifyURL, MaxURLLength); aerr != nil {
 		return nil, aerr
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	now := s.tickLocked()
-	if _, dup := m.payoutsByExt[req.ExtID]; dup {
+	if s.st.payoutByExt(m, req.ExtID) != nil {
 		return nil, &apiError{status: http.StatusConflict, code: "PAY_003",
 			msg: "a payout with this ext_id already exists", data: map[string]any{"ext_id": req.ExtID}}
 	}
 	p := &payout{m: m, id: uuid.NewString(), extID: req.ExtID, amount: req.Amount.d, method: method,
 		requisites: req.Requisites, holderName: req.HolderName, bank: req.Bank, notifyURL: req.NotifyURL,
 		status: PayoutPending, createdAt: now.Truncate(time.Second)}
-	s.payouts[p.id] = p
-	m.payoutsByExt[p.extID] = p
-	m.payoutList = append(m.payoutList, p)
+	s.st.addPayout(p)
 	s.pilot.payoutEntered(now, p.id, p.status, p.requisites)
 	return p.view(), nil
 }
@@ -126,9 +124,9 @@ func payoutNotFound() *apiError {
 }
 
 func (s *Server) getPayout(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.payouts[r.PathValue("id")]
+	s.lock()
+	defer s.unlock()
+	p := s.st.payout(r.PathValue("id"))
 	if p == nil || p.m != m {
 		return nil, payoutNotFound()
 	}
@@ -136,9 +134,9 @@ func (s *Server) getPayout(r *http.Request, m *merchant, _ []byte) (any, *apiErr
 }
 
 func (s *Server) getPayoutByExtID(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := m.payoutsByExt[r.PathValue("extId")]
+	s.lock()
+	defer s.unlock()
+	p := s.st.payoutByExt(m, r.PathValue("extId"))
 	if p == nil {
 		return nil, payoutNotFound()
 	}
@@ -209,19 +207,12 @@ func (s *Server) listPayouts(r *http.Request, m *merchant, _ []byte) (any, *apiE
 		return nil, invalid("PAY_002", "status", "status must be exactly pending, processing, completed, failed or cancelled (lower case)")
 	}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := payoutListView{Payouts: []payoutView{}, Limit: limit, Offset: offset}
-	for _, p := range m.payoutList {
-		if status != "" && p.status != status ||
-			!from.IsZero() && p.createdAt.Before(from) ||
-			!to.IsZero() && p.createdAt.After(to) {
-			continue
-		}
-		if out.Total >= offset && len(out.Payouts) < limit {
-			out.Payouts = append(out.Payouts, p.view())
-		}
-		out.Total++
+	s.lock()
+	defer s.unlock()
+	page, total := s.st.listPayouts(m, payoutFilter{status: status, from: from, to: to}, limit, offset)
+	out := payoutListView{Payouts: make([]payoutView, 0, len(page)), Total: total, Limit: limit, Offset: offset}
+	for _, p := range page {
+		out.Payouts = append(out.Payouts, p.view())
 	}
 	return out, nil
 }
@@ -249,19 +240,19 @@ func allowed(moves map[string][]string, from, to string) bool {
 // the payout has a notify_url.
 func (s *Server) SetPayoutStatus(id, status string) error {
 	_, err := s.setPayoutStatus(id, status)
-	return err
+	return s.orStoreErr(err)
 }
 
 func (s *Server) setPayoutStatus(id, status string) (*payoutView, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	now := s.tickLocked()
 	switch status {
 	case PayoutProcessing, PayoutCompleted, PayoutFailed, PayoutCancelled:
 	default:
 		return nil, fmt.Errorf("%w: payout status must be processing, completed, failed or cancelled", ErrInvalidArgument)
 	}
-	p := s.payouts[id]
+	p := s.st.payout(id)
 	if p == nil {
 		return nil, notFound("payout", id)
 	}
@@ -275,10 +266,11 @@ func (s *Server) setPayoutStatus(id, status string) (*payoutView, error) {
 	if status == PayoutCompleted {
 		p.completedAt = now.Truncate(time.Second)
 	}
+	s.st.savePayout(p)
 	s.pilot.payoutEntered(now, p.id, status, p.requisites)
 	v := p.view()
 	if p.notifyURL != "" {
-		s.hooks.enqueue(hook{key: "payout:" + p.id, resource: "payout", id: p.id, status: status, at: now},
+		s.enqueueLocked(hook{key: "payout:" + p.id, resource: "payout", id: p.id, status: status, at: now},
 			p.notifyURL, "", v)
 	}
 	return &v, nil

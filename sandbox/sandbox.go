@@ -1,12 +1,12 @@
 package sandbox
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -105,6 +105,13 @@ type Config struct {
 	// Autopilot moves payments, disputes, payouts and withdrawals along by
 	// themselves, with outcomes chosen by TestValues. Off by default.
 	Autopilot Autopilot
+	// DBPath is the SQLite file that keeps every merchant's state across
+	// restarts (see "Persistence" in the package documentation). Empty
+	// keeps everything in memory, gone with the Server. The file is created
+	// when missing; one that is not an SQLite database, fails its integrity
+	// check, comes from a newer sandbox or is held by another process is
+	// refused (Open returns the error), never reset.
+	DBPath string
 }
 
 // Merchant is one account of the sandbox: the API key that X-Identity
@@ -229,16 +236,18 @@ type Server struct {
 	closed      bool        // under mu: Close stops the timer for good
 	largeBodies semaphore
 	pilot       *pilot // nil with the autopilot off (autopilot.go)
+	tempDir     string // the test binary's own database directory, removed by Close
 
-	mu          sync.Mutex
-	offset      time.Duration
-	merchants   map[string]*merchant
-	payments    map[string]*payment
-	payouts     map[string]*payout
-	withdrawals map[string]*withdrawal
-	expiry      expiryHeap
-	faults      []*Fault
-	requests    map[routeKey]int // per method and route, never per raw path
+	// mu guards the state; every section under it ends with unlock, which
+	// commits the store before the answer is written.
+	mu        sync.Mutex
+	st        store
+	storeErr  error      // under mu: a failed commit; every later request is 503
+	held      []heldHook // under mu: webhooks of the section, sent once it commits
+	offset    time.Duration
+	merchants map[string]*merchant
+	faults    []*Fault
+	requests  map[routeKey]int // per method and route, never per raw path
 
 	caps map[string]int64 // body cap per route pattern, fixed by routes
 
@@ -248,15 +257,11 @@ type Server struct {
 }
 
 type merchant struct {
-	apiKey        string
-	signer        paykit.Signer
-	unsigned      bool // Merchant.AcceptUnsigned
-	terminals     []*terminal
-	paymentsByExt map[string]*payment
-	payoutsByExt  map[string]*payout
-	payoutList    []*payout // creation order
-	pendingAmount map[string]int
-	transfers     int
+	apiKey    string
+	signer    paykit.Signer
+	unsigned  bool // Merchant.AcceptUnsigned
+	terminals []*terminal
+	transfers int
 }
 
 type terminal struct {
@@ -268,8 +273,22 @@ type terminal struct {
 
 // New builds a Server from cfg, filling in defaults. It panics when two
 // merchants share an API key, as http.ServeMux does on a duplicate pattern:
-// that is a programming error, not a runtime condition.
+// that is a programming error, not a runtime condition. It also panics when
+// Config.DBPath names a file that cannot be used; programs that take the
+// path from a user call Open, which returns that error instead.
 func New(cfg Config) *Server {
+	s, err := Open(cfg)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Open is New for a Config whose DBPath may fail: a file that is not an
+// SQLite database, is corrupt, was written by a newer sandbox, or is held
+// by another process is refused with an error that says so, and left
+// untouched. The programming errors New panics on still panic.
+func Open(cfg Config) (*Server, error) {
 	if len(cfg.Merchants) == 0 {
 		cfg.Merchants = []Merchant{DefaultMerchant(DefaultAPIKey, DefaultSecret)}
 	}
@@ -328,13 +347,22 @@ func New(cfg Config) *Server {
 		}
 	}
 	s := &Server{cfg: cfg, rates: rates, banks: banks, self: self, realClock: realClock,
-		largeBodies: make(semaphore, cfg.LargeBodyConcurrency)}
+		largeBodies: make(semaphore, cfg.LargeBodyConcurrency), requests: map[routeKey]int{}}
 	s.hooks = newDispatcher(cfg.WebhookClient, cfg.WebhookMaxAttempts, cfg.WebhookRetryWait,
 		DefaultDeliveryLogSize, s.Now, cfg.Logger, cfg.WebhookConcurrency, cfg.WebhookPerReceiver)
+	restored, err := s.openStore()
+	if err != nil {
+		s.hooks.close()
+		return nil, err
+	}
+	s.hooks.persist = s.deliveryUpdated
 	s.mux = s.routes()
-	s.resetLocked()
 	s.pilot = newPilot(s, cfg.Autopilot, realClock)
-	s.pilot.resume() // after the state is there: the steps of resources in flight
+	s.lock()
+	s.armExpiryLocked(s.nowLocked()) // a stored payment's expiry resumes
+	s.unlock()
+	s.hooks.restore(restored) // stored deliveries: the log, and the outbox sent again
+	s.pilot.resume()          // after the state is there: the steps of resources in flight
 	if cfg.Logger != nil {
 		for i, m := range cfg.Merchants {
 			if m.AcceptUnsigned {
@@ -343,7 +371,7 @@ func New(cfg Config) *Server {
 			}
 		}
 	}
-	return s
+	return s, nil
 }
 
 // orDefault sets *v to d when it is not positive: the zero value of a
@@ -355,34 +383,10 @@ func orDefault[T int | time.Duration](v *T, d T) {
 }
 
 // resetLocked rebuilds the starting state from the configuration. The
-// caller holds s.mu (or is New, before the Server is shared).
+// caller holds s.mu.
 func (s *Server) resetLocked() {
 	s.offset = 0
-	s.merchants = make(map[string]*merchant, len(s.cfg.Merchants))
-	for _, mc := range s.cfg.Merchants {
-		m := &merchant{
-			apiKey:        mc.APIKey,
-			signer:        mc.Signer,
-			paymentsByExt: map[string]*payment{},
-			payoutsByExt:  map[string]*payout{},
-			pendingAmount: map[string]int{},
-		}
-		if m.signer == nil {
-			m.signer = paykit.HMACSigner(mc.Secret)
-		}
-		m.unsigned = mc.AcceptUnsigned
-		for _, t := range mc.Terminals {
-			m.terminals = append(m.terminals, &terminal{
-				id: t.ID, name: t.Name, balance: t.Balance, frozen: t.BalanceFrozen,
-				fee: t.WithdrawalFee, active: t.IsActive,
-			})
-		}
-		s.merchants[mc.APIKey] = m
-	}
-	s.payments = map[string]*payment{}
-	s.payouts = map[string]*payout{}
-	s.withdrawals = map[string]*withdrawal{}
-	s.expiry = nil
+	s.merchants = s.st.reset()
 	if s.expiryTimer != nil {
 		s.expiryTimer.Stop()
 	}
@@ -394,24 +398,40 @@ func (s *Server) resetLocked() {
 // and balances, no payments, payouts or withdrawals, no faults, clock offset
 // zero. Webhooks already queued are still delivered.
 func (s *Server) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	s.resetLocked()
 	s.pilot.clear()
 }
 
 // Close stops webhook delivery: queued deliveries are dropped and attempts
 // in flight are cancelled. The handler keeps answering requests, but no
-// further webhook is sent. Close is idempotent.
+// further webhook is sent. With Config.DBPath, Close also writes what is
+// pending and releases the file (a new Server may open it); deliveries it
+// dropped stay in the file's outbox for that next Server, and the handler
+// then answers 503 SANDBOX_STORE, since nothing it would change could be
+// kept. Close is idempotent.
 func (s *Server) Close() {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
 	s.closed = true
 	if s.expiryTimer != nil {
 		s.expiryTimer.Stop()
 	}
 	s.mu.Unlock()
 	s.pilot.close()
-	s.hooks.close()
+	s.hooks.close() // deliveries cut short stay in the outbox for the next start
+	s.lock()
+	defer s.unlock()
+	if err := s.st.close(); err != nil && s.cfg.Logger != nil {
+		s.cfg.Logger.Error("closing the database", slog.String("error", err.Error()))
+	}
+	if s.tempDir != "" {
+		os.RemoveAll(s.tempDir)
+	}
 }
 
 // FlushWebhooks blocks until every webhook queued so far has been delivered
@@ -429,13 +449,31 @@ func (s *Server) FlushWebhooks(ctx context.Context) error { return s.hooks.flush
 // be. ErrNotFound when id is not in the log (never was, or pushed out of
 // the bounded log); ErrWrongState after Close. Use FlushWebhooks to wait
 // for it.
-func (s *Server) ResendWebhook(id string) (Delivery, error) { return s.hooks.resend(id, s.Now()) }
+func (s *Server) ResendWebhook(id string) (Delivery, error) {
+	s.lock()
+	if s.closed {
+		s.unlock()
+		return Delivery{}, fmt.Errorf("%w: the sandbox is closed", ErrWrongState)
+	}
+	key, dl, err := s.hooks.prepareResend(id, s.nowLocked())
+	if err != nil {
+		s.unlock()
+		return Delivery{}, err
+	}
+	s.st.outbox(key, dl)
+	s.held = append(s.held, heldHook{key: key, dl: dl})
+	s.unlock()
+	if err := s.storeFailed(); err != nil {
+		return Delivery{}, err
+	}
+	return s.hooks.snapshot(dl.rec), nil
+}
 
 // Now returns the sandbox clock: Config.Now plus every Advance so far, in
 // UTC.
 func (s *Server) Now() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	return s.nowLocked()
 }
 
@@ -457,14 +495,15 @@ const maxClockOffset = 100 * 365 * 24 * time.Hour
 // would overflow.
 func (s *Server) Advance(d time.Duration) {
 	defer func() { s.pilot.run(s.Now()) }() // after s.mu is released
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	if d > 0 {
 		if d > maxClockOffset-s.offset {
 			s.offset = maxClockOffset
 		} else {
 			s.offset += d
 		}
+		s.st.saveOffset(s.offset)
 	}
 	s.expireDueLocked(s.nowLocked())
 }
@@ -473,8 +512,8 @@ func (s *Server) Advance(d time.Duration) {
 // given API key, in their configured order, or nil for an unknown key.
 // Tests use it to check balances without a signed request.
 func (s *Server) Terminals(apiKey string) []Terminal {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	m := s.merchants[apiKey]
 	if m == nil {
 		return nil
@@ -504,17 +543,22 @@ type Stats struct {
 // Stats returns the counters of the merchant with the given API key (zero
 // for an unknown key).
 func (s *Server) Stats(apiKey string) Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	m := s.merchants[apiKey]
 	if m == nil {
 		return Stats{}
 	}
-	st := Stats{Payments: len(m.paymentsByExt), Payouts: len(m.payoutList), Transfers: m.transfers}
-	for _, w := range s.withdrawals {
-		if w.m == m {
-			st.Withdrawals++
-		}
+	pm, po, wd := s.st.counts(m)
+	st := Stats{Transfers: m.transfers}
+	for _, n := range pm {
+		st.Payments += n
+	}
+	for _, n := range po {
+		st.Payouts += n
+	}
+	for _, n := range wd {
+		st.Withdrawals += n
 	}
 	return st
 }
@@ -533,8 +577,8 @@ func (s *Server) Deliveries() []Delivery { return s.hooks.deliveries() }
 // concrete id such as "/v1/payments/abc" matches no templated route and
 // counts 0. Retry tests count attempts with it.
 func (s *Server) RequestCount(method, pattern string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	n := 0
 	for k, c := range s.requests {
 		if (method == "" || method == k.method) && pathMatches(pattern, k.route) {
@@ -554,49 +598,49 @@ var (
 
 func notFound(kind, id string) error { return fmt.Errorf("%w: %s %q", ErrNotFound, kind, id) }
 
-// expiryHeap orders payments by valid_until so expiry costs O(log n) per
-// payment instead of a scan on every request.
-type expiryHeap []*payment
-
-func (h expiryHeap) Len() int           { return len(h) }
-func (h expiryHeap) Less(i, j int) bool { return h[i].validUntil.Before(h[j].validUntil) }
-func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(*payment)) }
-func (h *expiryHeap) Pop() any {
-	old := *h
-	p := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return p
-}
-
 // expireDueLocked cancels every PENDING payment whose valid_until is not
 // after now (status CANCELLED, webhook sent). With the real clock a timer
 // runs it at the earliest valid_until, so a payment nobody touches still
 // expires on time; it also runs on every API request and on Advance, which
 // is how an injected clock moves expiry.
 func (s *Server) expireDueLocked(now time.Time) {
-	for len(s.expiry) > 0 && !now.Before(s.expiry[0].validUntil) {
-		p := heap.Pop(&s.expiry).(*payment)
-		if p.status == statusPending {
+	for s.storeErr == nil {
+		due := s.st.dueExpiry(now, expiryBatch)
+		for _, p := range due {
 			s.setPaymentStatusLocked(p, statusCancelled)
 		}
+		if len(due) < expiryBatch {
+			break
+		}
+		// A backlog (a restart after a long stop) is committed in batches,
+		// so memory and the transaction stay bounded however many expire.
+		s.commitLocked()
 	}
 	s.armExpiryLocked(now)
 }
 
+// expiryBatch is how many payments expire per transaction (a variable so
+// that a test can make a backlog of a few payments).
+var expiryBatch = 500
+
 // armExpiryLocked sets the one expiry timer to the earliest valid_until
 // (real clock only): one timer for all payments, not one per payment.
 func (s *Server) armExpiryLocked(now time.Time) {
-	if !s.realClock || s.closed || len(s.expiry) == 0 {
+	if !s.realClock || s.closed {
 		return
 	}
-	d := s.expiry[0].validUntil.Sub(now)
+	next, ok := s.st.nextExpiry()
+	if !ok {
+		return
+	}
+	d := next.Sub(now)
 	if s.expiryTimer == nil {
 		s.expiryTimer = time.AfterFunc(d, func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			s.expireDueLocked(s.nowLocked())
+			s.lock()
+			defer s.unlock()
+			if !s.closed {
+				s.expireDueLocked(s.nowLocked())
+			}
 		})
 		return
 	}

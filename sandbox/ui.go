@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -394,7 +393,7 @@ func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg
 		}
 		d.Nav = append(d.Nav, uiNavItem{Title: p.Title, Href: uiHref(p.Name, refresh), Current: p.Name == page})
 	}
-	s.mu.Lock()
+	s.lock()
 	now := s.tickLocked()
 	d.Now = now.Format("2006-01-02 15:04:05 UTC")
 	switch page {
@@ -411,7 +410,7 @@ func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg
 	case "testvalues":
 		d.TestValueGroups, d.Autopilot = uiTestValueGroups(), s.pilot != nil
 	}
-	s.mu.Unlock()
+	s.unlock()
 	if page == "webhooks" {
 		d.Deliveries = s.uiDeliveries()
 	}
@@ -421,22 +420,7 @@ func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg
 }
 
 func (s *Server) uiPaymentsLocked(now time.Time) []uiPayment {
-	ps := make([]*payment, 0, len(s.payments))
-	for _, p := range s.payments {
-		ps = append(ps, p)
-	}
-	// Newest first; the map has no order, so ties fall back to ext_id and
-	// id to keep rows from jumping between refreshes.
-	sort.Slice(ps, func(i, j int) bool {
-		a, b := ps[i], ps[j]
-		if !a.createdAt.Equal(b.createdAt) {
-			return a.createdAt.After(b.createdAt)
-		}
-		if a.extID != b.extID {
-			return a.extID < b.extID
-		}
-		return a.id < b.id
-	})
+	ps := s.st.recentPayments(uiListLimit) // newest first
 	out := make([]uiPayment, 0, len(ps))
 	for _, p := range ps {
 		v := uiPayment{ID: p.id, ShortID: shortID(p.id), ExtID: p.extID, Amount: moneyText(p.amount, "RUB"), Method: methodText(p.method),
@@ -464,36 +448,20 @@ func (s *Server) uiPaymentsLocked(now time.Time) []uiPayment {
 
 func (s *Server) uiPayoutsLocked() []uiPayout {
 	var out []uiPayout
-	for _, mc := range s.cfg.Merchants {
-		m := s.merchants[mc.APIKey]
-		for _, p := range m.payoutList {
-			v := uiPayout{ID: p.id, ShortID: shortID(p.id), ExtID: p.extID, Amount: moneyText(p.amount, "RUB"), Method: methodText(p.method),
-				ReqMasked: maskNumber(p.requisites), Holder: p.holderName, Bank: p.bank, Status: p.status,
-				ProviderOrderID: p.providerOrderID, Created: uiTime(p.createdAt), CreatedTime: clockTime(p.createdAt), Moves: payoutMoves[p.status]}
-			if !p.completedAt.IsZero() {
-				v.Completed = uiTime(p.completedAt)
-			}
-			out = append(out, v)
+	for _, p := range s.st.recentPayouts(uiListLimit) { // newest first
+		v := uiPayout{ID: p.id, ShortID: shortID(p.id), ExtID: p.extID, Amount: moneyText(p.amount, "RUB"), Method: methodText(p.method),
+			ReqMasked: maskNumber(p.requisites), Holder: p.holderName, Bank: p.bank, Status: p.status,
+			ProviderOrderID: p.providerOrderID, Created: uiTime(p.createdAt), CreatedTime: clockTime(p.createdAt), Moves: payoutMoves[p.status]}
+		if !p.completedAt.IsZero() {
+			v.Completed = uiTime(p.completedAt)
 		}
-	}
-	// Newest first, stable: creation order reversed.
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
+		out = append(out, v)
 	}
 	return out
 }
 
 func (s *Server) uiWithdrawalsLocked() []uiWithdrawal {
-	ws := make([]*withdrawal, 0, len(s.withdrawals))
-	for _, w := range s.withdrawals {
-		ws = append(ws, w)
-	}
-	sort.Slice(ws, func(i, j int) bool {
-		if !ws[i].createdAt.Equal(ws[j].createdAt) {
-			return ws[i].createdAt.After(ws[j].createdAt)
-		}
-		return ws[i].id < ws[j].id
-	})
+	ws := s.st.recentWithdrawals(uiListLimit) // newest first
 	out := make([]uiWithdrawal, 0, len(ws))
 	for _, w := range ws {
 		out = append(out, uiWithdrawal{ID: w.id, ShortID: shortID(w.id), Terminal: w.terminal.id, Amount: moneyText(w.amount, "USDT"),

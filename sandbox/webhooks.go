@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -104,6 +103,10 @@ type dispatcher struct {
 	now func() time.Time
 	// logger gets one line per attempt; nil is silent.
 	logger *slog.Logger
+	// persist receives a copy of a delivery's record after each attempt
+	// and at its end, for the store; nil keeps nothing. Set before the
+	// first delivery is queued.
+	persist func(Delivery)
 
 	mu      sync.Mutex
 	closed  bool
@@ -177,10 +180,10 @@ type hook struct {
 // enqueue snapshots v now (the payload must show the state of this
 // transition, not a later one) and queues it behind earlier deliveries of
 // the same resource.
-func (d *dispatcher) enqueue(h hook, target, token string, v any) {
+func (d *dispatcher) prepare(h hook, target, token string, v any) (string, delivery, bool) {
 	body, err := json.Marshal(v)
 	if err != nil {
-		return
+		return "", delivery{}, false
 	}
 	var ids struct {
 		ExtID string `json:"ext_id"`
@@ -188,46 +191,54 @@ func (d *dispatcher) enqueue(h hook, target, token string, v any) {
 	json.Unmarshal(body, &ids) // both payloads carry ext_id; a missing one stays empty
 	rec := &Delivery{ID: "dlv_" + uuid.NewString(), Resource: h.resource, ResourceID: h.id, ExtID: ids.ExtID,
 		ResourceStatus: h.status, URL: redactURL(target), State: DeliveryPending, CreatedAt: h.at}
-	d.queue(h.key, delivery{url: target, token: token, body: body, rec: rec})
+	return h.key, delivery{url: target, token: token, body: body, rec: rec}, true
 }
 
-// resend queues the logged delivery id again: the same body, receiver and
-// token, as a new delivery whose record names the old one in ResendOf. It
-// goes behind the resource's queued deliveries, like any other.
-func (d *dispatcher) resend(id string, at time.Time) (Delivery, error) {
-	d.logMu.Lock()
-	var old logged
-	found := false
-	for _, e := range d.log {
-		if e.dl.rec.ID == id {
-			old, found = e, true
-			break
-		}
-	}
-	var rec *Delivery
-	if found {
-		o := old.dl.rec
-		rec = &Delivery{ID: "dlv_" + uuid.NewString(), Resource: o.Resource, ResourceID: o.ResourceID, ExtID: o.ExtID,
-			ResourceStatus: o.ResourceStatus, URL: o.URL, State: DeliveryPending, CreatedAt: at, ResendOf: o.ID}
-	}
-	d.logMu.Unlock()
-	if !found {
-		return Delivery{}, notFound("webhook delivery", id)
-	}
-	if !d.queue(old.key, delivery{url: old.dl.url, token: old.dl.token, body: old.dl.body, rec: rec}) {
-		return Delivery{}, fmt.Errorf("%w: the sandbox is closed", ErrWrongState)
-	}
+// prepareResend builds the new delivery that resends the logged delivery
+// id: the same body, receiver and token, its own record. The caller queues
+// it (through the outbox, as any delivery).
+func (d *dispatcher) prepareResend(id string, at time.Time) (string, delivery, error) {
 	d.logMu.Lock()
 	defer d.logMu.Unlock()
-	// The worker may already be adding attempts; [] not null, as the
-	// document says.
-	c := *rec
-	c.Attempts = append([]DeliveryAttempt{}, rec.Attempts...)
-	return c, nil
+	for _, e := range d.log {
+		if o := e.dl.rec; o.ID == id {
+			rec := &Delivery{ID: "dlv_" + uuid.NewString(), Resource: o.Resource, ResourceID: o.ResourceID, ExtID: o.ExtID,
+				ResourceStatus: o.ResourceStatus, URL: o.URL, State: DeliveryPending, CreatedAt: at, ResendOf: o.ID}
+			return e.key, delivery{url: e.dl.url, token: e.dl.token, body: e.dl.body, rec: rec}, nil
+		}
+	}
+	return "", delivery{}, notFound("webhook delivery", id)
 }
 
-// queue records dl in the log and hands it to the resource's worker; false
-// once the dispatcher is closed.
+// snapshot copies a delivery record under logMu.
+func (d *dispatcher) snapshot(rec *Delivery) Delivery {
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	c := *rec
+	c.Attempts = append([]DeliveryAttempt{}, rec.Attempts...)
+	return c
+}
+
+// storedDelivery is a delivery as the store gives it back at start.
+type storedDelivery struct {
+	key string
+	dl  delivery
+}
+
+// restore puts the stored deliveries (oldest first) back: into the log,
+// and those still pending at the last stop into the queues, so a webhook
+// the sandbox owed is sent after a restart (at least once: one in flight
+// at a kill may arrive twice).
+func (d *dispatcher) restore(list []storedDelivery) {
+	for _, sd := range list {
+		if sd.dl.rec.State == DeliveryPending {
+			d.queue(sd.key, sd.dl)
+		} else {
+			d.record(sd.key, sd.dl)
+		}
+	}
+}
+
 func (d *dispatcher) queue(key string, dl delivery) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -445,14 +456,22 @@ func (d *dispatcher) record(key string, dl delivery) {
 
 func (d *dispatcher) addAttempt(rec *Delivery, a DeliveryAttempt) {
 	d.logMu.Lock()
-	defer d.logMu.Unlock()
 	rec.Attempts = append(rec.Attempts, a)
+	d.logMu.Unlock()
+	if d.persist != nil && d.ctx.Err() == nil {
+		d.persist(d.snapshot(rec))
+	}
 }
 
 func (d *dispatcher) finish(rec *Delivery, state string) {
 	d.logMu.Lock()
-	defer d.logMu.Unlock()
 	rec.State = state
+	d.logMu.Unlock()
+	// A delivery cut short by Close stays pending in the store: the next
+	// start sends it again, which is what a graceful stop owes.
+	if d.persist != nil && (state == DeliveryDelivered || d.ctx.Err() == nil) {
+		d.persist(d.snapshot(rec))
+	}
 }
 
 // deliveries copies the log, newest first. The copies share nothing with

@@ -33,6 +33,9 @@ type FileConfig struct {
 	ControlToken string `json:"control_token,omitempty"`
 	// LogFormat is -log-format: text or json.
 	LogFormat string `json:"log_format,omitempty"`
+	// DB is -db: the SQLite file that keeps the state across restarts. A
+	// relative path is taken from the working directory, as the flag's is.
+	DB string `json:"db,omitempty"`
 	// Merchants are the accounts; empty means one merchant built from
 	// -api-key, -secret, -start-balance, -withdrawal-fee and
 	// -accept-unsigned.
@@ -198,6 +201,7 @@ func effective(f *flags, env environment) (*config, error) {
 		fc.ControlToken = *f.controlToken
 	}
 	str("log-format", &fc.LogFormat, *f.logFormat)
+	str("db", &fc.DB, *f.db)
 	dur("payment-validity", &fc.PaymentValidity, *f.ttl)
 	num("max-same-amount", &fc.MaxSameAmount, *f.samePending)
 	num("webhook-attempts", &fc.WebhookAttempts, *f.attempts)
@@ -286,6 +290,7 @@ func effective(f *flags, env environment) (*config, error) {
 		WebhookPerReceiver:   fc.WebhookPerReceiver,
 		AllowRemote:          fc.AllowRemote,
 		ControlToken:         token,
+		DBPath:               fc.DB,
 		Autopilot: sandbox.Autopilot{Enabled: ap.Enabled, PayerDelay: ap.PayerDelay.Duration, VerifyDelay: ap.VerifyDelay.Duration,
 			ReviewDelay: ap.ReviewDelay.Duration, PayoutDelay: ap.PayoutDelay.Duration, WithdrawalDelay: ap.WithdrawalDelay.Duration,
 			IgnoreTestValues: ap.IgnoreTestValues},
@@ -607,7 +612,9 @@ func unknownEnv(fs *flag.FlagSet, env environment) []string {
 	var out []string
 	for _, kv := range env.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, envPrefix) && !known[name] {
+		// PAYKIT_SANDBOX_TEST_DB is the sandbox test suite's switch (it
+		// runs the suite on SQLite), not a setting of the binary.
+		if strings.HasPrefix(name, envPrefix) && !known[name] && name != "PAYKIT_SANDBOX_TEST_DB" {
 			out = append(out, "NOTE: "+name+" names no flag of this sandbox (see -help); ignored")
 		}
 	}

@@ -158,6 +158,7 @@ func (osEnv) Environ() []string         { return os.Environ() }
 type flags struct {
 	fs                                                          *flag.FlagSet
 	addr, apiKey, secret, controlToken, logFormat, configPath   *string
+	db                                                          *string
 	ttl, retryWait                                              *time.Duration
 	samePending, attempts, hookTotal, hookPer                   *int
 	fee, balance                                                *decimalFlag
@@ -191,6 +192,8 @@ func newFlags(name string, out io.Writer) *flags {
 	f.hookTotal = fs.Int("webhook-concurrency", sandbox.DefaultWebhookConcurrency, "webhook attempts in flight at once")
 	f.hookPer = fs.Int("webhook-per-receiver", sandbox.DefaultWebhookPerReceiver, "webhook attempts in flight to one receiver (host:port)")
 	f.logFormat = fs.String("log-format", "text", "log format on stderr: text or json")
+	f.db = fs.String("db", "", "SQLite file that keeps every merchant's state across restarts (created when missing; "+
+		"a file that is corrupt, from a newer sandbox or held by another process is refused, never reset); empty: in memory")
 	f.configPath = fs.String("config", "", "JSON configuration file: merchants, terminals, banks, rates, webhooks, autopilot (README, \"Run a shared staging sandbox\")")
 	f.printConfig = fs.Bool("print-config", false, "print the effective configuration as JSON, secrets masked, and exit")
 	f.autopilot = fs.Bool("autopilot", false, "move payments, disputes, payouts and withdrawals along by themselves; test values choose outcomes")
@@ -279,7 +282,11 @@ func serve(ctx context.Context, eff *config, stdout, stderr io.Writer, o Options
 	cfg.ListenAddrs = []string{ln.Addr().String()}
 	cfg.Logger = slog.New(handler)
 	cfg.RequestBodyTimeout = bodyTimeout
-	sb := sandbox.New(cfg)
+	sb, err := sandbox.Open(cfg)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	defer sb.Close()
 	srv := newHTTPServer(sb)
 
@@ -304,9 +311,16 @@ func serve(ctx context.Context, eff *config, stdout, stderr io.Writer, o Options
 		default:
 			fmt.Fprintf(stdout, "  api key:   %s (secret from the configuration)\n", maskKey(m.APIKey))
 		}
-		for _, t := range m.Terminals {
+		// The balances the sandbox holds: with -db, a used file's, which
+		// win over the configured start (the log says when they differ).
+		for _, t := range sb.Terminals(m.APIKey) {
 			fmt.Fprintf(stdout, "  terminal:  %s (%s, %s USDT)\n", t.ID, t.Name, t.Balance.StringFixed(max(2, -t.Balance.Exponent())))
 		}
+	}
+	if cfg.DBPath != "" {
+		fmt.Fprintf(stdout, "  database:  %s (state kept across restarts)\n", cfg.DBPath)
+	} else {
+		fmt.Fprintln(stdout, "  database:  none, state in memory (-db FILE keeps it across restarts)")
 	}
 	if cfg.Autopilot.Enabled {
 		fmt.Fprintln(stdout, "  autopilot: on (test values: -help, or /sandbox/ui/testvalues)")

@@ -1,0 +1,968 @@
+package sandbox
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver: the binary stays CGO-free
+)
+
+// SchemaVersion is the version of the database layout this sandbox writes,
+// kept in PRAGMA user_version. A file of an older version is migrated when
+// opened; one of a newer version is refused.
+const SchemaVersion = 2
+
+// applicationID marks a file as a paykit sandbox database (PRAGMA
+// application_id), so that another program's SQLite file is refused
+// rather than written into.
+const applicationID = 0x706b7362 // "pksb"
+
+// migrations[v] takes a file from version v to v+1.
+var migrations = []string{
+	// 0 -> 1: the resources, the terminals and the webhook outbox.
+	`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE merchants (api_key TEXT PRIMARY KEY, transfers INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE terminals (api_key TEXT NOT NULL, id TEXT NOT NULL, pos INTEGER NOT NULL, name TEXT NOT NULL,
+  balance TEXT NOT NULL, frozen TEXT NOT NULL, fee TEXT NOT NULL, active INTEGER NOT NULL, PRIMARY KEY (api_key, id));
+CREATE TABLE payments (id TEXT PRIMARY KEY, api_key TEXT NOT NULL, terminal_id TEXT NOT NULL, ext_id TEXT NOT NULL,
+  amount TEXT NOT NULL, amount_key TEXT NOT NULL, method TEXT NOT NULL, bank_code TEXT NOT NULL, bank_name TEXT NOT NULL,
+  bank_country TEXT NOT NULL, req_type TEXT NOT NULL, req_value TEXT NOT NULL, holder TEXT NOT NULL,
+  country TEXT NOT NULL, currency TEXT NOT NULL, amount_local TEXT NOT NULL, client_id TEXT NOT NULL,
+  notify_url TEXT NOT NULL, token TEXT NOT NULL, status TEXT NOT NULL, valid_until INTEGER NOT NULL,
+  created_at INTEGER NOT NULL, usdt_rate TEXT NOT NULL, payment_url TEXT NOT NULL, receipt INTEGER NOT NULL,
+  dispute TEXT, UNIQUE (api_key, ext_id));
+CREATE INDEX payments_expiry ON payments (status, valid_until);
+CREATE INDEX payments_pending ON payments (api_key, status, amount_key);
+CREATE INDEX payments_recent ON payments (created_at);
+CREATE TABLE payouts (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, api_key TEXT NOT NULL, ext_id TEXT NOT NULL,
+  amount TEXT NOT NULL, method TEXT NOT NULL, requisites TEXT NOT NULL, holder_name TEXT NOT NULL, bank TEXT NOT NULL,
+  notify_url TEXT NOT NULL, status TEXT NOT NULL, provider_order_id TEXT NOT NULL, created_at INTEGER NOT NULL,
+  completed_at INTEGER NOT NULL, UNIQUE (api_key, ext_id));
+CREATE INDEX payouts_merchant ON payouts (api_key, seq);
+CREATE INDEX payouts_status ON payouts (status);
+CREATE TABLE withdrawals (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, api_key TEXT NOT NULL,
+  terminal_id TEXT NOT NULL, amount TEXT NOT NULL, fee TEXT NOT NULL, held TEXT NOT NULL, address TEXT NOT NULL,
+  tx_hash TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+CREATE INDEX withdrawals_merchant ON withdrawals (api_key, status);
+CREATE INDEX withdrawals_status ON withdrawals (status);
+CREATE TABLE deliveries (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, key TEXT NOT NULL, url TEXT NOT NULL,
+  token TEXT NOT NULL, body BLOB NOT NULL, rec TEXT NOT NULL, state TEXT NOT NULL);
+CREATE INDEX deliveries_state ON deliveries (state);`,
+	// 1 -> 2: the request log survives a restart too.
+	`CREATE TABLE reqlog (seq INTEGER PRIMARY KEY, rec TEXT NOT NULL);`,
+}
+
+// sqlStore keeps the sandbox in an SQLite file: every section of the
+// Server is one transaction, committed before the answer is written. It
+// holds in memory only the resources a section touched (cleared at
+// commit), the merchants and terminals (as many as configured), and the
+// lazy diagnostics described at saveCounters.
+type sqlStore struct {
+	db   *sql.DB
+	path string
+	srv  *Server
+
+	tx    *sql.Tx
+	wrote bool  // the section changed something: commit must sync
+	err   error // the first failure of the section
+
+	// resources loaded in this section: one copy each, so two lookups of
+	// one id see each other's changes.
+	pm map[string]*payment
+	po map[string]*payout
+	wd map[string]*withdrawal
+
+	counters map[routeKey]int    // request counters not yet written
+	reqs     []RequestRecord     // request log lines not yet written
+	dlv      map[string]Delivery // delivery records not yet written
+	closed   bool
+}
+
+// openError wraps every refusal of a file, naming it.
+func openError(path, format string, a ...any) error {
+	return fmt.Errorf("sandbox: database %s: %s", path, fmt.Sprintf(format, a...))
+}
+
+// openSQLStore opens (or creates) path, refusing what must not be touched,
+// migrates an older layout, and takes the file's lock for as long as the
+// store is open.
+func openSQLStore(srv *Server, path string) (*sqlStore, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, openError(path, "is a directory")
+	} else if errors.Is(err, fs.ErrNotExist) {
+		// Created owner-only before SQLite sees it (SQLite gives its WAL
+		// the same mode): the file holds notification tokens and receivers'
+		// URLs. An empty file is a new database to SQLite.
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, openError(path, "cannot be created: %v", err)
+		}
+		f.Close()
+	}
+	// locking_mode EXCLUSIVE: once written, the file stays locked until
+	// the store closes, so a second sandbox on it fails at once instead of
+	// sharing it. synchronous FULL with WAL: a commit is on disk (WAL
+	// fsynced) before the answer is written, so power loss cannot take an
+	// acknowledged change either. busy_timeout 0: a held file is refused
+	// now, not after a wait.
+	dsn := "file:" + strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path) +
+		"?_pragma=busy_timeout(0)&_pragma=locking_mode(EXCLUSIVE)&_pragma=synchronous(FULL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, openError(path, "%v", err)
+	}
+	db.SetMaxOpenConns(1) // one connection: it holds the lock
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	st := &sqlStore{db: db, path: path, srv: srv}
+	if err := st.prepare(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+func isBusy(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked") ||
+		strings.Contains(msg, "(5)") || strings.Contains(msg, "(261)") || strings.Contains(msg, "(517)")
+}
+
+// prepare checks the file before anything is written to it, then migrates.
+func (st *sqlStore) prepare() error {
+	var version, app int64
+	if err := st.db.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
+		if isBusy(err) {
+			return openError(st.path, "is held by another process (another sandbox on the same file?): refused, not shared")
+		}
+		return openError(st.path, "is not a usable SQLite database, or is damaged (%v): refused and left untouched", err)
+	}
+	if err := st.db.QueryRow("PRAGMA application_id").Scan(&app); err != nil {
+		return openError(st.path, "cannot be read (%v): refused and left untouched", err)
+	}
+	var tables int
+	if err := st.db.QueryRow("SELECT count(*) FROM sqlite_master").Scan(&tables); err != nil {
+		return openError(st.path, "cannot be read (%v): refused and left untouched", err)
+	}
+	if tables > 0 && app != applicationID {
+		return openError(st.path, "is an SQLite database of another program (application_id %d): refused and left untouched", app)
+	}
+	if version > SchemaVersion {
+		return openError(st.path, "has schema version %d, newer than this sandbox's %d: run a newer paykit-sandbox "+
+			"on it, or give -db another file; it was left untouched", version, SchemaVersion)
+	}
+	var check string
+	if err := st.db.QueryRow("PRAGMA quick_check").Scan(&check); err != nil || check != "ok" {
+		if err != nil {
+			check = err.Error()
+		}
+		return openError(st.path, "is damaged: its integrity check fails (%s): refused and left untouched; restore a backup or "+
+			"start on a new file", check)
+	}
+	var mode string
+	if err := st.db.QueryRow("PRAGMA journal_mode=WAL").Scan(&mode); err != nil || mode != "wal" {
+		if err != nil && isBusy(err) {
+			return openError(st.path, "is held by another process (another sandbox on the same file?): refused, not shared")
+		}
+		return openError(st.path, "cannot be put in WAL mode (%v, mode %q)", err, mode)
+	}
+	tx, err := st.db.Begin() // BEGIN IMMEDIATE: takes the write lock, kept until close
+	if err != nil {
+		if isBusy(err) {
+			return openError(st.path, "is held by another process (another sandbox on the same file?): refused, not shared")
+		}
+		return openError(st.path, "%v", err)
+	}
+	defer tx.Rollback()
+	for v := version; v < SchemaVersion; v++ {
+		if _, err := tx.Exec(migrations[v]); err != nil {
+			return openError(st.path, "migrating from schema version %d: %v", v, err)
+		}
+	}
+	if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d; PRAGMA application_id = %d", SchemaVersion, applicationID)); err != nil {
+		return openError(st.path, "%v", err)
+	}
+	if _, err := tx.Exec(`INSERT INTO meta (key, value) VALUES ('opened_at', ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, time.Now().UTC().Format(time.RFC3339)); err != nil {
+		return openError(st.path, "%v", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return openError(st.path, "%v", err)
+	}
+	return nil
+}
+
+// dec writes a decimal so that it reads back with its scale: 1500.50
+// stays 1500.50 (the API answers amounts with the scale they were given).
+func decText(d decimal.Decimal) string {
+	if e := d.Exponent(); e > 0 {
+		return d.Coefficient().String() + "e" + strconv.Itoa(int(e))
+	}
+	return d.StringFixed(-d.Exponent())
+}
+
+func (st *sqlStore) undec(s string) decimal.Decimal {
+	d, err := decimal.NewFromString(s)
+	if err != nil {
+		st.fail(fmt.Errorf("stored amount %q: %w", s, err))
+	}
+	return d
+}
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func unnanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+func (st *sqlStore) fail(err error) {
+	if st.err == nil && err != nil {
+		st.err = err
+	}
+}
+
+// q is the section's transaction, begun on first use.
+func (st *sqlStore) q() *sql.Tx {
+	if st.closed {
+		// After Close the handler still answers, but nothing it would
+		// change can be kept: 503 rather than an acknowledgement lost.
+		st.fail(errors.New("the sandbox is closed: its database is released"))
+		return nil
+	}
+	if st.tx == nil && st.err == nil {
+		tx, err := st.db.Begin()
+		if err != nil {
+			st.fail(err)
+			return nil
+		}
+		st.tx = tx
+	}
+	return st.tx
+}
+
+func (st *sqlStore) exec(query string, args ...any) {
+	tx := st.q()
+	if tx == nil {
+		return
+	}
+	st.wrote = true
+	if _, err := tx.Exec(query, args...); err != nil {
+		st.fail(fmt.Errorf("%s: %w", strings.Fields(query)[0], err))
+	}
+}
+
+// rows runs a query of the section; each row is handed to scan.
+func (st *sqlStore) rows(scan func(*sql.Rows) error, query string, args ...any) {
+	tx := st.q()
+	if tx == nil {
+		return
+	}
+	rs, err := tx.Query(query, args...)
+	if err != nil {
+		st.fail(err)
+		return
+	}
+	defer rs.Close()
+	for rs.Next() {
+		if err := scan(rs); err != nil {
+			st.fail(err)
+			return
+		}
+	}
+	st.fail(rs.Err())
+}
+
+func (st *sqlStore) one(dest []any, query string, args ...any) bool {
+	tx := st.q()
+	if tx == nil {
+		return false
+	}
+	err := tx.QueryRow(query, args...).Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false
+	}
+	st.fail(err)
+	return err == nil
+}
+
+// ---- merchants and terminals
+
+func (st *sqlStore) merchants() map[string]*merchant {
+	ms := buildMerchants(st.srv.cfg.Merchants)
+	for _, mc := range st.srv.cfg.Merchants {
+		m := ms[mc.APIKey]
+		var stored []*terminal
+		st.rows(func(r *sql.Rows) error {
+			var t terminal
+			var bal, frz, fee string
+			var active int
+			if err := r.Scan(&t.id, &t.name, &bal, &frz, &fee, &active); err != nil {
+				return err
+			}
+			t.balance, t.frozen, t.fee, t.active = st.undec(bal), st.undec(frz), st.undec(fee), active != 0
+			stored = append(stored, &t)
+			return nil
+		}, `SELECT id, name, balance, frozen, fee, active FROM terminals WHERE api_key = ? ORDER BY pos`, m.apiKey)
+		if stored == nil {
+			st.insertMerchant(m)
+			continue
+		}
+		// Compared with the start the file was made from, not with today's
+		// balances, which payments and transfers have moved since.
+		var start string
+		st.meta("start:"+m.apiKey, &start)
+		configured := terminalsText(m.terminals)
+		if start == "" { // a file from before starts were recorded: this one is its start from now on
+			st.setMeta("start:"+m.apiKey, configured)
+			start = configured
+		}
+		if configured != start && st.srv.cfg.Logger != nil {
+			st.srv.cfg.Logger.Warn("the configured terminals differ from the start this database was made from: the stored "+
+				"terminals and balances are kept and the configuration is IGNORED for them (POST /sandbox/reset applies it, "+
+				"dropping every resource; or give -db a new file)",
+				slog.String("merchant", maskKey(m.apiKey)), slog.String("configured", configured),
+				slog.String("file_start", start), slog.String("stored_now", terminalsText(stored)))
+		}
+		m.terminals = stored
+		st.one([]any{&m.transfers}, `SELECT transfers FROM merchants WHERE api_key = ?`, m.apiKey)
+	}
+	var gone []string
+	st.rows(func(r *sql.Rows) error {
+		var k string
+		if err := r.Scan(&k); err != nil {
+			return err
+		}
+		if ms[k] == nil {
+			gone = append(gone, maskKey(k))
+		}
+		return nil
+	}, `SELECT api_key FROM merchants ORDER BY api_key`)
+	if len(gone) > 0 && st.srv.cfg.Logger != nil {
+		st.srv.cfg.Logger.Warn("merchants in the database are not in the configuration: their resources are kept "+
+			"in the file but not served until they are configured again", slog.String("merchants", strings.Join(gone, ", ")))
+	}
+	return ms
+}
+
+func terminalsText(ts []*terminal) string {
+	var b strings.Builder
+	for i, t := range ts {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s balance %s frozen %s fee %s active %t", t.id, decText(t.balance), decText(t.frozen), decText(t.fee), t.active)
+	}
+	return b.String()
+}
+
+func (st *sqlStore) insertMerchant(m *merchant) {
+	st.exec(`INSERT INTO merchants (api_key, transfers) VALUES (?, ?)
+		ON CONFLICT (api_key) DO UPDATE SET transfers = excluded.transfers`, m.apiKey, m.transfers)
+	st.exec(`DELETE FROM terminals WHERE api_key = ?`, m.apiKey)
+	st.setMeta("start:"+m.apiKey, terminalsText(m.terminals))
+	for i, t := range m.terminals {
+		st.exec(`INSERT INTO terminals (api_key, id, pos, name, balance, frozen, fee, active) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.apiKey, t.id, i, t.name, decText(t.balance), decText(t.frozen), decText(t.fee), boolInt(t.active))
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (st *sqlStore) saveTerminal(m *merchant, t *terminal) {
+	st.exec(`UPDATE terminals SET balance = ?, frozen = ? WHERE api_key = ? AND id = ?`,
+		decText(t.balance), decText(t.frozen), m.apiKey, t.id)
+}
+
+func (st *sqlStore) saveMerchant(m *merchant) {
+	st.exec(`UPDATE merchants SET transfers = ? WHERE api_key = ?`, m.transfers, m.apiKey)
+}
+
+func (st *sqlStore) reset() map[string]*merchant {
+	for _, t := range []string{"payments", "payouts", "withdrawals", "merchants", "terminals"} {
+		st.exec("DELETE FROM " + t)
+	}
+	st.exec(`DELETE FROM meta WHERE key IN ('offset', 'faults', 'counters') OR key LIKE 'start:%'`)
+	clear(st.pm)
+	clear(st.po)
+	clear(st.wd)
+	st.counters = nil
+	ms := buildMerchants(st.srv.cfg.Merchants)
+	for _, mc := range st.srv.cfg.Merchants {
+		st.insertMerchant(ms[mc.APIKey])
+	}
+	return ms
+}
+
+// ---- payments
+
+const paymentCols = `id, api_key, terminal_id, ext_id, amount, method, bank_code, bank_name, bank_country,
+	req_type, req_value, holder, country, currency, amount_local, client_id, notify_url, token, status,
+	valid_until, created_at, usdt_rate, payment_url, receipt, dispute`
+
+type storedDispute struct {
+	Amount     *string `json:"amount,omitempty"`
+	ReceiptURL string  `json:"receipt_url"`
+	Comment    string  `json:"comment"`
+	CreatedAt  int64   `json:"created_at"`
+}
+
+func (st *sqlStore) scanPayment(r interface{ Scan(...any) error }) (*payment, error) {
+	var p payment
+	var apiKey, termID, amount, amountLoc, rate string
+	var bankActive = true
+	var validUntil, createdAt int64
+	var disp sql.NullString
+	if err := r.Scan(&p.id, &apiKey, &termID, &p.extID, &amount, &p.method, &p.bank.Code, &p.bank.Name, &p.bank.Country,
+		&p.reqType, &p.reqValue, &p.holder, &p.country, &p.currency, &amountLoc, &p.clientID, &p.notifyURL, &p.token,
+		&p.status, &validUntil, &createdAt, &rate, &p.paymentURL, &p.receipt, &disp); err != nil {
+		return nil, err
+	}
+	p.bank.IsActive = bankActive
+	if b, ok := findBank(st.srv.banks, p.bank.Code); ok {
+		p.bank = b
+	}
+	p.amount, p.amountLoc, p.usdtRate = st.undec(amount), st.undec(amountLoc), st.undec(rate)
+	p.validUntil, p.createdAt = unnanos(validUntil), unnanos(createdAt)
+	if disp.Valid {
+		var d storedDispute
+		if err := json.Unmarshal([]byte(disp.String), &d); err != nil {
+			return nil, err
+		}
+		p.dispute = &dispute{receiptURL: d.ReceiptURL, comment: d.Comment, createdAt: unnanos(d.CreatedAt)}
+		if d.Amount != nil {
+			a := st.undec(*d.Amount)
+			p.dispute.amount = &a
+		}
+	}
+	p.m = st.srv.merchants[apiKey]
+	if p.m == nil {
+		return nil, nil // a merchant no longer configured: its payments are out of reach
+	}
+	p.terminal = p.m.terminal(termID)
+	if p.terminal == nil {
+		return nil, nil
+	}
+	return &p, nil
+}
+
+// cachedPayment returns the section's copy of p, keeping the first one.
+func (st *sqlStore) cachedPayment(p *payment) *payment {
+	if p == nil {
+		return nil
+	}
+	if st.pm == nil {
+		st.pm = map[string]*payment{}
+	}
+	if c := st.pm[p.id]; c != nil {
+		return c
+	}
+	st.pm[p.id] = p
+	return p
+}
+
+func (st *sqlStore) loadPayments(where string, args ...any) []*payment {
+	var out []*payment
+	st.rows(func(r *sql.Rows) error {
+		p, err := st.scanPayment(r)
+		if err != nil {
+			return err
+		}
+		if p != nil {
+			out = append(out, st.cachedPayment(p))
+		}
+		return nil
+	}, "SELECT "+paymentCols+" FROM payments "+where, args...)
+	return out
+}
+
+func (st *sqlStore) payment(id string) *payment {
+	if p := st.pm[id]; p != nil {
+		return p
+	}
+	ps := st.loadPayments("WHERE id = ?", id)
+	if len(ps) == 0 {
+		return nil
+	}
+	return ps[0]
+}
+
+func (st *sqlStore) paymentByExt(m *merchant, extID string) *payment {
+	ps := st.loadPayments("WHERE api_key = ? AND ext_id = ?", m.apiKey, extID)
+	if len(ps) == 0 {
+		return nil
+	}
+	return ps[0]
+}
+
+func (st *sqlStore) disputeJSON(p *payment) any {
+	if p.dispute == nil {
+		return nil
+	}
+	d := storedDispute{ReceiptURL: p.dispute.receiptURL, Comment: p.dispute.comment, CreatedAt: nanos(p.dispute.createdAt)}
+	if p.dispute.amount != nil {
+		a := decText(*p.dispute.amount)
+		d.Amount = &a
+	}
+	b, _ := json.Marshal(d)
+	return string(b)
+}
+
+func (st *sqlStore) addPayment(p *payment) {
+	st.cachedPayment(p)
+	st.exec(`INSERT INTO payments (`+paymentCols+`, amount_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.id, p.m.apiKey, p.terminal.id, p.extID, decText(p.amount), p.method, p.bank.Code, p.bank.Name, p.bank.Country,
+		p.reqType, p.reqValue, p.holder, p.country, p.currency, decText(p.amountLoc), p.clientID, p.notifyURL, p.token,
+		p.status, nanos(p.validUntil), nanos(p.createdAt), decText(p.usdtRate), p.paymentURL, p.receipt, st.disputeJSON(p),
+		amountKey(p.amount))
+}
+
+func (st *sqlStore) savePayment(p *payment, _ string) {
+	st.exec(`UPDATE payments SET status = ?, receipt = ?, dispute = ? WHERE id = ?`,
+		p.status, p.receipt, st.disputeJSON(p), p.id)
+}
+
+func (st *sqlStore) pendingWithAmount(m *merchant, key string) int {
+	var n int
+	// Counted up to the cap only: the rule asks "at the cap yet?", and a
+	// count of every match would make each create slower than the last.
+	st.one([]any{&n}, `SELECT count(*) FROM (SELECT 1 FROM payments WHERE api_key = ? AND status = ? AND amount_key = ? LIMIT ?)`,
+		m.apiKey, statusPending, key, st.srv.cfg.MaxSamePendingAmount)
+	return n
+}
+
+func (st *sqlStore) dueExpiry(now time.Time, limit int) []*payment {
+	return st.loadPayments("WHERE status = ? AND valid_until <= ? ORDER BY valid_until, id LIMIT ?",
+		statusPending, now.UnixNano(), limit)
+}
+
+func (st *sqlStore) nextExpiry() (time.Time, bool) {
+	var n sql.NullInt64
+	if !st.one([]any{&n}, `SELECT min(valid_until) FROM payments WHERE status = ?`, statusPending) || !n.Valid {
+		return time.Time{}, false
+	}
+	return unnanos(n.Int64), true
+}
+
+func (st *sqlStore) recentPayments(limit int) []*payment {
+	return st.loadPayments("ORDER BY created_at DESC, ext_id, id LIMIT ?", limit)
+}
+
+// ---- payouts
+
+const payoutCols = `id, api_key, ext_id, amount, method, requisites, holder_name, bank, notify_url, status,
+	provider_order_id, created_at, completed_at`
+
+func (st *sqlStore) loadPayouts(where string, args ...any) []*payout {
+	var out []*payout
+	st.rows(func(r *sql.Rows) error {
+		var p payout
+		var apiKey, amount string
+		var created, completed int64
+		if err := r.Scan(&p.id, &apiKey, &p.extID, &amount, &p.method, &p.requisites, &p.holderName, &p.bank,
+			&p.notifyURL, &p.status, &p.providerOrderID, &created, &completed); err != nil {
+			return err
+		}
+		p.amount, p.createdAt, p.completedAt = st.undec(amount), unnanos(created), unnanos(completed)
+		if p.m = st.srv.merchants[apiKey]; p.m == nil {
+			return nil
+		}
+		if st.po == nil {
+			st.po = map[string]*payout{}
+		}
+		if c := st.po[p.id]; c != nil {
+			out = append(out, c)
+			return nil
+		}
+		st.po[p.id] = &p
+		out = append(out, &p)
+		return nil
+	}, "SELECT "+payoutCols+" FROM payouts "+where, args...)
+	return out
+}
+
+func (st *sqlStore) payout(id string) *payout {
+	if p := st.po[id]; p != nil {
+		return p
+	}
+	ps := st.loadPayouts("WHERE id = ?", id)
+	if len(ps) == 0 {
+		return nil
+	}
+	return ps[0]
+}
+
+func (st *sqlStore) payoutByExt(m *merchant, extID string) *payout {
+	ps := st.loadPayouts("WHERE api_key = ? AND ext_id = ?", m.apiKey, extID)
+	if len(ps) == 0 {
+		return nil
+	}
+	return ps[0]
+}
+
+func (st *sqlStore) addPayout(p *payout) {
+	if st.po == nil {
+		st.po = map[string]*payout{}
+	}
+	st.po[p.id] = p
+	st.exec(`INSERT INTO payouts (`+payoutCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.id, p.m.apiKey, p.extID, decText(p.amount), p.method, p.requisites, p.holderName, p.bank, p.notifyURL,
+		p.status, p.providerOrderID, nanos(p.createdAt), nanos(p.completedAt))
+}
+
+func (st *sqlStore) savePayout(p *payout) {
+	st.exec(`UPDATE payouts SET status = ?, provider_order_id = ?, completed_at = ? WHERE id = ?`,
+		p.status, p.providerOrderID, nanos(p.completedAt), p.id)
+}
+
+func (f payoutFilter) sql(apiKey string) (string, []any) {
+	where, args := "WHERE api_key = ?", []any{apiKey}
+	if f.status != "" {
+		where += " AND status = ?"
+		args = append(args, f.status)
+	}
+	if !f.from.IsZero() {
+		where += " AND created_at >= ?"
+		args = append(args, f.from.UnixNano())
+	}
+	if !f.to.IsZero() {
+		where += " AND created_at <= ?"
+		args = append(args, f.to.UnixNano())
+	}
+	return where, args
+}
+
+func (st *sqlStore) listPayouts(m *merchant, f payoutFilter, limit, offset int) ([]*payout, int) {
+	where, args := f.sql(m.apiKey)
+	var total int
+	st.one([]any{&total}, "SELECT count(*) FROM payouts "+where, args...)
+	if total <= offset || limit == 0 {
+		return nil, total
+	}
+	return st.loadPayouts(where+" ORDER BY seq LIMIT ? OFFSET ?", append(args, limit, offset)...), total
+}
+
+func (st *sqlStore) recentPayouts(limit int) []*payout {
+	return st.loadPayouts("ORDER BY seq DESC LIMIT ?", limit)
+}
+
+// ---- withdrawals
+
+const withdrawalCols = `id, api_key, terminal_id, amount, fee, held, address, tx_hash, status, created_at, updated_at`
+
+func (st *sqlStore) loadWithdrawals(where string, args ...any) []*withdrawal {
+	var out []*withdrawal
+	st.rows(func(r *sql.Rows) error {
+		var w withdrawal
+		var apiKey, termID, amount, fee, held string
+		var created, updated int64
+		if err := r.Scan(&w.id, &apiKey, &termID, &amount, &fee, &held, &w.address, &w.txHash, &w.status,
+			&created, &updated); err != nil {
+			return err
+		}
+		w.amount, w.fee, w.held = st.undec(amount), st.undec(fee), st.undec(held)
+		w.createdAt, w.updatedAt = unnanos(created), unnanos(updated)
+		if w.m = st.srv.merchants[apiKey]; w.m == nil {
+			return nil
+		}
+		if w.terminal = w.m.terminal(termID); w.terminal == nil {
+			return nil
+		}
+		if st.wd == nil {
+			st.wd = map[string]*withdrawal{}
+		}
+		if c := st.wd[w.id]; c != nil {
+			out = append(out, c)
+			return nil
+		}
+		st.wd[w.id] = &w
+		out = append(out, &w)
+		return nil
+	}, "SELECT "+withdrawalCols+" FROM withdrawals "+where, args...)
+	return out
+}
+
+func (st *sqlStore) withdrawal(id string) *withdrawal {
+	if w := st.wd[id]; w != nil {
+		return w
+	}
+	ws := st.loadWithdrawals("WHERE id = ?", id)
+	if len(ws) == 0 {
+		return nil
+	}
+	return ws[0]
+}
+
+func (st *sqlStore) addWithdrawal(w *withdrawal) {
+	if st.wd == nil {
+		st.wd = map[string]*withdrawal{}
+	}
+	st.wd[w.id] = w
+	st.exec(`INSERT INTO withdrawals (`+withdrawalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		w.id, w.m.apiKey, w.terminal.id, decText(w.amount), decText(w.fee), decText(w.held), w.address, w.txHash, w.status,
+		nanos(w.createdAt), nanos(w.updatedAt))
+}
+
+func (st *sqlStore) saveWithdrawal(w *withdrawal) {
+	st.exec(`UPDATE withdrawals SET status = ?, tx_hash = ?, updated_at = ? WHERE id = ?`,
+		w.status, w.txHash, nanos(w.updatedAt), w.id)
+}
+
+func (st *sqlStore) recentWithdrawals(limit int) []*withdrawal {
+	return st.loadWithdrawals("ORDER BY created_at DESC, id LIMIT ?", limit)
+}
+
+// ---- counts and the autopilot
+
+func (st *sqlStore) countBy(table, apiKey string) map[string]int {
+	out := map[string]int{}
+	st.rows(func(r *sql.Rows) error {
+		var status string
+		var n int
+		if err := r.Scan(&status, &n); err != nil {
+			return err
+		}
+		out[status] = n
+		return nil
+	}, "SELECT status, count(*) FROM "+table+" WHERE api_key = ? GROUP BY status", apiKey)
+	return out
+}
+
+func (st *sqlStore) counts(m *merchant) (map[string]int, map[string]int, map[string]int) {
+	return st.countBy("payments", m.apiKey), st.countBy("payouts", m.apiKey), st.countBy("withdrawals", m.apiKey)
+}
+
+func (st *sqlStore) inFlight() []inFlight {
+	var out []inFlight
+	for _, p := range st.loadPayments("WHERE status IN (?, ?, ?)", statusPending, statusProcessing, statusDispute) {
+		out = appendInFlightPayment(out, p)
+	}
+	for _, p := range st.loadPayouts("WHERE status IN (?, ?)", PayoutPending, PayoutProcessing) {
+		out = appendInFlightPayout(out, p)
+	}
+	for _, w := range st.loadWithdrawals("WHERE status IN (?, ?)", WithdrawalPending, WithdrawalProcessing) {
+		out = appendInFlightWithdrawal(out, w)
+	}
+	return out
+}
+
+// ---- clock, faults, diagnostics
+
+func (st *sqlStore) setMeta(key string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		st.fail(err)
+		return
+	}
+	st.exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, string(b))
+}
+
+func (st *sqlStore) meta(key string, v any) bool {
+	var s string
+	if !st.one([]any{&s}, `SELECT value FROM meta WHERE key = ?`, key) {
+		return false
+	}
+	st.fail(json.Unmarshal([]byte(s), v))
+	return true
+}
+
+func (st *sqlStore) saveOffset(d time.Duration) { st.setMeta("offset", int64(d)) }
+
+func (st *sqlStore) saveFaults(f []*Fault) {
+	if f == nil {
+		f = []*Fault{}
+	}
+	st.setMeta("faults", f)
+}
+
+// saveCounters and logRequest keep diagnostics: they are written with the
+// next commit that changes state anyway (and at close), never with an
+// fsync of their own, so a GET costs no disk write. A kill loses the
+// request lines since the last change, not a resource.
+func (st *sqlStore) saveCounters(c map[routeKey]int) { st.counters = c }
+
+func (st *sqlStore) logRequest(r RequestRecord) {
+	st.reqs = append(st.reqs, r)
+	if len(st.reqs) > DefaultRequestLogSize {
+		st.reqs = st.reqs[len(st.reqs)-DefaultRequestLogSize:]
+	}
+}
+
+func (st *sqlStore) outbox(key string, dl delivery) {
+	rec, err := json.Marshal(dl.rec)
+	if err != nil {
+		st.fail(err)
+		return
+	}
+	st.exec(`INSERT INTO deliveries (id, key, url, token, body, rec, state) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		dl.rec.ID, key, dl.url, dl.token, dl.body, string(rec), dl.rec.State)
+}
+
+func (st *sqlStore) deliveryUpdated(rec Delivery) {
+	if st.closed {
+		return
+	}
+	if st.dlv == nil {
+		st.dlv = map[string]Delivery{}
+	}
+	st.dlv[rec.ID] = rec
+}
+
+// flushLazy writes the diagnostics gathered since the last commit.
+func (st *sqlStore) flushLazy() {
+	if st.counters != nil {
+		c := make([]storedCounter, 0, len(st.counters))
+		for k, n := range st.counters {
+			c = append(c, storedCounter{Method: k.method, Route: k.route, N: n})
+		}
+		st.setMeta("counters", c)
+		st.counters = nil
+	}
+	if len(st.reqs) > 0 {
+		for _, r := range st.reqs {
+			b, _ := json.Marshal(r)
+			st.exec(`INSERT INTO reqlog (rec) VALUES (?)`, string(b))
+		}
+		st.reqs = st.reqs[:0]
+		st.exec(`DELETE FROM reqlog WHERE seq <= (SELECT max(seq) FROM reqlog) - ?`, DefaultRequestLogSize)
+	}
+	if len(st.dlv) > 0 {
+		for id, rec := range st.dlv {
+			b, _ := json.Marshal(rec)
+			st.exec(`UPDATE deliveries SET rec = ?, state = ? WHERE id = ?`, string(b), rec.State, id)
+		}
+		clear(st.dlv)
+		// The log keeps the newest DefaultDeliveryLogSize deliveries, as
+		// in memory; one still owed stays whatever its age.
+		st.exec(`DELETE FROM deliveries WHERE state <> ? AND seq <= (SELECT max(seq) FROM deliveries) - ?`,
+			DeliveryPending, DefaultDeliveryLogSize)
+	}
+}
+
+type storedCounter struct {
+	Method string `json:"method"`
+	Route  string `json:"route"`
+	N      int    `json:"n"`
+}
+
+func (st *sqlStore) commit() error {
+	clear(st.pm)
+	clear(st.po)
+	clear(st.wd)
+	if st.tx == nil {
+		err := st.err
+		st.err = nil
+		return err
+	}
+	if st.wrote && st.err == nil {
+		st.flushLazy()
+	}
+	tx, err := st.tx, st.err
+	st.tx, st.err, st.wrote = nil, nil, false
+	if err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func (st *sqlStore) ping() error {
+	if st.closed {
+		return errors.New("database closed")
+	}
+	var v int
+	return st.db.QueryRow("PRAGMA user_version").Scan(&v) // reads the file's header: the file is still there
+}
+
+func (st *sqlStore) close() error {
+	if st.closed {
+		return nil
+	}
+	if st.tx == nil {
+		st.wrote = true // write what is pending
+		st.q()
+	}
+	st.flushLazy()
+	err := st.commit()
+	st.closed = true
+	if cerr := st.db.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// ---- restoring at start
+
+// restore reads the clock offset, faults, counters, the request log and
+// the deliveries back.
+func (st *sqlStore) restore(s *Server) []storedDelivery {
+	var off int64
+	if st.meta("offset", &off) {
+		s.offset = time.Duration(off)
+	}
+	var faults []*Fault
+	if st.meta("faults", &faults) {
+		s.faults = faults
+	}
+	var counters []storedCounter
+	if st.meta("counters", &counters) {
+		for _, c := range counters {
+			s.requests[routeKey{method: c.Method, route: c.Route}] = c.N
+		}
+	}
+	st.rows(func(r *sql.Rows) error {
+		var b string
+		if err := r.Scan(&b); err != nil {
+			return err
+		}
+		var rec RequestRecord
+		if err := json.Unmarshal([]byte(b), &rec); err != nil {
+			return err
+		}
+		s.reqLog = append(s.reqLog, rec)
+		return nil
+	}, `SELECT rec FROM (SELECT seq, rec FROM reqlog ORDER BY seq DESC LIMIT ?) ORDER BY seq`, DefaultRequestLogSize)
+	if len(s.reqLog) == DefaultRequestLogSize {
+		s.reqPos = 0
+	}
+	var out []storedDelivery
+	st.rows(func(r *sql.Rows) error {
+		var sd storedDelivery
+		var rec string
+		var seq int64
+		sd.dl.rec = &Delivery{}
+		if err := r.Scan(&seq, &sd.key, &sd.dl.url, &sd.dl.token, &sd.dl.body, &rec); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(rec), sd.dl.rec); err != nil {
+			return err
+		}
+		out = append(out, sd)
+		return nil
+	}, `SELECT seq, key, url, token, body, rec FROM deliveries
+		WHERE state = ? OR seq > (SELECT coalesce(max(seq), 0) FROM deliveries) - ? ORDER BY seq`,
+		DeliveryPending, DefaultDeliveryLogSize)
+	return out
+}
