@@ -67,12 +67,14 @@ func shoot(t *testing.T, ctx context.Context, url, sel string, width int64, name
 }
 
 // docsShots are the screenshots in docs/ and the width each is taken at:
-// every page the issue names at a phone's 390 px and a desktop's 1280 px.
+// every page the issue names, and the dashboard's Test values page, at a
+// phone's 390 px and a desktop's 1280 px.
 var docsShots = map[string]int{
 	"pay-card-390.png": 390, "pay-card-1280.png": 1280,
 	"pay-cross-border-390.png": 390, "pay-cross-border-1280.png": 1280,
 	"dashboard-390.png": 390, "dashboard.png": 1280,
 	"webhooks-390.png": 390, "webhooks-1280.png": 1280,
+	"testvalues-390.png": 390, "testvalues-1280.png": 1280,
 }
 
 // checkCommittedShot fails when docs/<name> is missing, is not a PNG, or
