@@ -92,7 +92,6 @@ func TestSIGTERMFinishesInFlightAndKeepsOutbox(t *testing.T) {
 	p := startProc(t, exe, dir, args...)
 	c, ctl := p.clients(t, 4)
 	want := map[string]bool{}
-	var payIDs []string
 	credit := decimal.Zero
 	for i, amt := range []string{"1850.00", "2775.50"} {
 		pm, err := c.CreatePayment(ctx, paykit.CreatePaymentParams{ExtID: "term-hook-" + strconv.Itoa(i),
@@ -104,7 +103,6 @@ func TestSIGTERMFinishesInFlightAndKeepsOutbox(t *testing.T) {
 			t.Fatal(err)
 		}
 		want[pm.ID+"/PROCESSING"] = true
-		payIDs = append(payIDs, pm.ID)
 		if i == 0 {
 			if err := ctl.VerifyPayment(ctx, pm.ID, sandbox.OutcomeCompleted); err != nil {
 				t.Fatal(err)
