@@ -186,8 +186,8 @@ func (s *Server) controlRoutes(mux *http.ServeMux) {
 }
 
 // control guards the request (guardControl), decodes the body into req, runs do and answers its result, or
-// maps its error: ErrNotFound to 404, ErrWrongState to 409, anything else
-// to 400.
+// maps its error: ErrNotFound to 404, ErrWrongState to 409, a failed
+// store (ErrStore) to 503 SANDBOX_STORE, anything else to 400.
 func (s *Server) control(w http.ResponseWriter, r *http.Request, req any, do func() (any, error)) {
 	if !s.guardControl(w, r, true) {
 		return
@@ -201,8 +201,17 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, req any, do fun
 		writeError(w, newErr(http.StatusBadRequest, CodeControlInvalid, "body is not valid JSON: "+err.Error()))
 		return
 	}
+	if err := s.storeFailed(); err != nil {
+		writeError(w, storeUnavailable())
+		return
+	}
 	v, err := do()
+	if serr := s.storeFailed(); serr != nil {
+		err = serr // what the control did was not kept
+	}
 	switch {
+	case errors.Is(err, ErrStore):
+		writeError(w, storeUnavailable())
 	case err == nil:
 		writeJSON(w, http.StatusOK, v)
 	case errors.Is(err, ErrNotFound):

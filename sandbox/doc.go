@@ -407,7 +407,8 @@
 // webhook outbox, the clock offset of Advance, armed faults, the request
 // counters, the request log (the newest DefaultRequestLogSize lines) and
 // the delivery log (the newest DefaultDeliveryLogSize deliveries, plus
-// every delivery still owed, however old).
+// every delivery still owed, however old). A file the sandbox creates is
+// readable by its owner only: it holds notification tokens.
 //
 // One set of rules: the handlers, controls and autopilot read and change
 // resources through one internal store interface with two

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"html/template"
 	"net/http"
 	"strings"
@@ -87,7 +88,11 @@ func (s *Server) postPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	if s.payerPaid(id) != nil {
+	if err := s.payerPaid(id); err != nil {
+		if errors.Is(err, ErrStore) {
+			http.Error(w, "the sandbox's database cannot be used; try again after it is restarted", http.StatusServiceUnavailable)
+			return
+		}
 		http.Error(w, "payment not found", http.StatusNotFound)
 		return
 	}
@@ -99,6 +104,11 @@ func (s *Server) postPage(w http.ResponseWriter, r *http.Request) {
 // POST /v1/payments/{id}/confirm without a receipt; any other status is
 // left alone. ErrNotFound for an unknown id.
 func (s *Server) payerPaid(id string) error {
+	err := s.payerPress(id)
+	return s.orStoreErr(err)
+}
+
+func (s *Server) payerPress(id string) error {
 	s.lock()
 	defer s.unlock()
 	s.tickLocked()

@@ -604,11 +604,24 @@ func notFound(kind, id string) error { return fmt.Errorf("%w: %s %q", ErrNotFoun
 // expires on time; it also runs on every API request and on Advance, which
 // is how an injected clock moves expiry.
 func (s *Server) expireDueLocked(now time.Time) {
-	for _, p := range s.st.dueExpiry(now) {
-		s.setPaymentStatusLocked(p, statusCancelled)
+	for s.storeErr == nil {
+		due := s.st.dueExpiry(now, expiryBatch)
+		for _, p := range due {
+			s.setPaymentStatusLocked(p, statusCancelled)
+		}
+		if len(due) < expiryBatch {
+			break
+		}
+		// A backlog (a restart after a long stop) is committed in batches,
+		// so memory and the transaction stay bounded however many expire.
+		s.commitLocked()
 	}
 	s.armExpiryLocked(now)
 }
+
+// expiryBatch is how many payments expire per transaction (a variable so
+// that a test can make a backlog of a few payments).
+var expiryBatch = 500
 
 // armExpiryLocked sets the one expiry timer to the earliest valid_until
 // (real clock only): one timer for all payments, not one per payment.

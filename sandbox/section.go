@@ -33,6 +33,14 @@ func (s *Server) lock() { s.mu.Lock() }
 // before they return the value their handler writes), then releases the
 // webhooks it held, and the lock.
 func (s *Server) unlock() {
+	s.commitLocked()
+	s.mu.Unlock()
+}
+
+// commitLocked commits what the section did so far and sends its held
+// webhooks; the section may go on (expiry of a long backlog commits in
+// batches).
+func (s *Server) commitLocked() {
 	if err := s.st.commit(); err != nil && s.storeErr == nil {
 		s.storeErr = fmt.Errorf("%w: %v", ErrStore, err)
 		if l := s.cfg.Logger; l != nil {
@@ -46,7 +54,6 @@ func (s *Server) unlock() {
 	}
 	clear(s.held)
 	s.held = s.held[:0]
-	s.mu.Unlock()
 }
 
 // storeFailed returns the error of a failed commit, or nil.

@@ -34,9 +34,9 @@ type store interface {
 	savePayment(p *payment, was string)
 	// pendingWithAmount counts m's PENDING payments of one amountKey.
 	pendingWithAmount(m *merchant, key string) int
-	// dueExpiry returns the PENDING payments whose valid_until is not after
-	// now, earliest first.
-	dueExpiry(now time.Time) []*payment
+	// dueExpiry returns at most limit PENDING payments whose valid_until
+	// is not after now, earliest first.
+	dueExpiry(now time.Time, limit int) []*payment
 	// nextExpiry is the earliest valid_until still to come (false: none).
 	nextExpiry() (time.Time, bool)
 	recentPayments(limit int) []*payment
@@ -188,9 +188,9 @@ func (s *memStore) savePayment(p *payment, was string) {
 
 func (s *memStore) pendingWithAmount(m *merchant, key string) int { return s.pending[m][key] }
 
-func (s *memStore) dueExpiry(now time.Time) []*payment {
+func (s *memStore) dueExpiry(now time.Time, limit int) []*payment {
 	var out []*payment
-	for len(s.expiry) > 0 && !now.Before(s.expiry[0].validUntil) {
+	for len(out) < limit && len(s.expiry) > 0 && !now.Before(s.expiry[0].validUntil) {
 		if p := heap.Pop(&s.expiry).(*payment); p.status == statusPending {
 			out = append(out, p)
 		}

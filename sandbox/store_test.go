@@ -76,10 +76,10 @@ func TestDBRestartKeepsState(t *testing.T) {
 	e.flush()
 
 	type snap struct {
-		pend, done, disp, byExt, po, poList, wd, terms, bal string
-		stats                                               Stats
-		now                                                 time.Time
-		requests, deliveries                                int
+		pend, done, disp, byExt, po, poList, wd, terms string
+		stats                                          Stats
+		now                                            time.Time
+		deliveries                                     int
 	}
 	take := func(e *env) snap {
 		return snap{
@@ -96,6 +96,9 @@ func TestDBRestartKeepsState(t *testing.T) {
 	e.stop()
 
 	e2 := dbEnv(t, path, c, Config{})
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("database file mode: %v %v, want 0600 (it holds notification tokens)", fi.Mode(), err)
+	}
 	eq(t, len(e2.sb.Requests()), reqs)
 	eq(t, e2.sb.RequestCount("GET", "/v1/payments/{id}"), counted)
 	after := take(e2)
@@ -414,6 +417,7 @@ func TestDBStoreFailureIsUnavailable(t *testing.T) {
 	if err := e.sb.VerifyPayment(id, OutcomeCompleted); !errors.Is(err, ErrStore) {
 		t.Fatalf("control after the failure: %v", err)
 	}
+	wantStatus(t, e.control("/sandbox/payments/"+id+"/verify", `{"outcome":"completed"}`), 503, "SANDBOX_STORE")
 	res, err = http.Get(e.ts.URL + ReadyzPath)
 	must(t, err)
 	res.Body.Close()
@@ -447,4 +451,98 @@ func TestDBConfigDifferenceIsLogged(t *testing.T) {
 	if strings.Contains(logs.String(), "IGNORED") {
 		t.Fatalf("reported a difference of the stored configuration itself: %s", logs.String())
 	}
+}
+
+// A backlog of expiries (a restart after a long stop) is worked off in
+// batches, each committed, and every payment of it expires.
+func TestExpiryBacklogInBatches(t *testing.T) {
+	old := expiryBatch
+	expiryBatch = 3
+	t.Cleanup(func() { expiryBatch = old })
+	path := filepath.Join(t.TempDir(), "sandbox.db")
+	c := &clock{t: base}
+	e := dbEnv(t, path, c, Config{})
+	var ids []string
+	for i := range 8 {
+		ids = append(ids, e.createPayment(`{"ext_id":"b-`+itoa(i)+`","amount":10`+itoa(i)+`}`).str("id"))
+	}
+	e.stop()
+	c.Set(base.Add(time.Hour))
+	e2 := dbEnv(t, path, c, Config{})
+	for _, id := range ids {
+		eq(t, e2.do("GET", "/v1/payments/"+id, "").str("status"), statusCancelled)
+	}
+	eq(t, e2.sb.State().Merchants[0].Payments[statusCancelled], 8)
+
+	m := newEnv(t, Config{Now: c.Now}) // the same in memory
+	for i := range 8 {
+		m.createPayment(`{"ext_id":"b-` + itoa(i) + `","amount":10` + itoa(i) + `}`)
+	}
+	m.sb.Advance(time.Hour)
+	eq(t, m.sb.State().Merchants[0].Payments[statusCancelled], 8)
+}
+
+// Concurrent creates, confirms, verifications, transfers and withdrawals
+// on a file: after a restart, the money on the terminals (balance plus
+// frozen) is the start plus exactly the credits acknowledged, and every
+// acknowledged withdrawal is there, pending, with its hold frozen.
+func TestDBConcurrentLoadConservesMoney(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sandbox.db")
+	c := &clock{t: base}
+	e := dbEnv(t, path, c, Config{MaxSamePendingAmount: 1000})
+	var mu sync.Mutex
+	credits := dec("0")
+	held := dec("0")
+	var wds []string
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 15 {
+				amount := "1" + itoa(g) + itoa(i%10) + ".50"
+				r := e.do("POST", "/v1/payments", `{"ext_id":"c-`+itoa(g)+`-`+itoa(i)+`","amount":`+amount+`}`)
+				if r.status != 200 {
+					t.Errorf("create: %s", r.raw)
+					return
+				}
+				if r := e.confirm("/v1/payments/" + r.str("id")); r.status != 200 {
+					t.Errorf("confirm: %s", r.raw)
+					return
+				}
+				if err := e.sb.VerifyPayment(r.str("id"), OutcomeCompleted); err != nil {
+					t.Errorf("verify: %v", err)
+					return
+				}
+				mu.Lock()
+				credits = credits.Add(dec(amount).DivRound(dec("92.50"), 2))
+				mu.Unlock()
+				from, to := "term_sandbox_main", "term_sandbox_reserve"
+				if i%2 == 1 {
+					from, to = to, from
+				}
+				e.do("POST", "/v1/transfers", `{"from_terminal_id":"`+from+`","to_terminal_id":"`+to+`","amount":0.000007}`)
+				if w := e.do("POST", "/v1/withdrawals", `{"terminal_id":"term_sandbox_main","amount":0.25,"address":"T`+itoa(g)+`"}`); w.status == 200 {
+					mu.Lock()
+					held = held.Add(dec("1.75"))
+					wds = append(wds, w.str("id"))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	e.stop()
+	e2 := dbEnv(t, path, c, Config{MaxSamePendingAmount: 1000})
+	total, frozen := dec("0"), dec("0")
+	for _, term := range e2.sb.Terminals(DefaultAPIKey) {
+		total = total.Add(term.Balance).Add(term.BalanceFrozen)
+		frozen = frozen.Add(term.BalanceFrozen)
+	}
+	wantDec(t, total, dec("1000.00").Add(credits).String())
+	wantDec(t, frozen, held.String())
+	for _, id := range wds {
+		eq(t, e2.do("GET", "/v1/withdrawals/"+id, "").str("status"), WithdrawalPending)
+	}
+	eq(t, e2.sb.Stats(DefaultAPIKey).Payments, 60)
 }
