@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -70,11 +71,16 @@ type res struct {
 	kind   string // "payment", "payout", "withdrawal"
 	id     string
 	extID  string
-	status string // the acknowledged status
-	maybe  string // the target of a call whose answer was lost, until settled
-	credit decimal.Decimal
-	term   string
-	held   decimal.Decimal
+	status string          // the acknowledged status
+	maybe  string          // the target of a call whose answer was lost, until settled
+	credit decimal.Decimal // what completing it credits: amount/usdt_rate, or the open dispute's amount/usdt_rate
+	rate   decimal.Decimal
+	amount decimal.Decimal
+	// disputeCredit is what the dispute being opened would credit if
+	// approved: set before the call, taken into credit when it applies.
+	disputeCredit decimal.Decimal
+	term          string
+	held          decimal.Decimal
 }
 
 // move is a transfer or a withdrawal create whose answer was lost: it has
@@ -101,10 +107,11 @@ type killModel struct {
 	bal, frz             map[string]decimal.Decimal
 	credits, withdrawn   decimal.Decimal // credited by payments; taken by completed withdrawals (amount+fee)
 	transfers, wdrCount  int             // successful transfers; withdrawals that exist
-	hooks                map[string]bool // notifications the receiver must get: "id/status"
+	hooks                map[string]int  // notifications the receiver must get: "id/status" and how often at least
 	seq                  int
 	calls, unknowns      int
-	lostApplied          int // unknown outcomes that the reads after the restart found applied
+	lostApplied          int            // unknown outcomes that the reads after the restart found applied
+	acks                 map[string]int // acknowledged calls by kind, for the log
 	refusedUnexpectedly  []string
 	cycleCalls, cycleUnk int
 }
@@ -150,7 +157,10 @@ func (m *killModel) lost(r *res, target string) {
 // notification, and its credit when it completes.
 func (m *killModel) applyPayment(r *res, status string) {
 	r.status = status
-	m.hooks[r.id+"/"+status] = true
+	m.hooks[r.id+"/"+status]++
+	if status == string(paykit.PaymentStatusDispute) {
+		r.credit = r.disputeCredit
+	}
 	if status == string(paykit.PaymentStatusCompleted) {
 		m.credits = m.credits.Add(r.credit)
 		m.bal[sandbox.DefaultMainTerminalID] = m.bal[sandbox.DefaultMainTerminalID].Add(r.credit)
@@ -159,7 +169,7 @@ func (m *killModel) applyPayment(r *res, status string) {
 
 func (m *killModel) applyPayout(r *res, status string) {
 	r.status = status
-	m.hooks[r.id+"/"+status] = true
+	m.hooks[r.id+"/"+status]++
 }
 
 func (m *killModel) applyWithdrawal(r *res, status string) {
@@ -176,7 +186,7 @@ func (m *killModel) applyWithdrawal(r *res, status string) {
 
 func final(kind, status string) bool {
 	switch kind + "/" + status {
-	case "payment/COMPLETED", "payment/CANCELLED", "payout/completed", "payout/failed", "payout/cancelled",
+	case "payment/COMPLETED", "payout/completed", "payout/failed", "payout/cancelled",
 		"withdrawal/completed", "withdrawal/failed":
 		return true
 	}
@@ -216,8 +226,10 @@ func (e *killEnv) step(ctx context.Context, rng *rand.Rand) {
 	switch {
 	case op < 16:
 		r = m.take(rng, "payment", "PENDING")
-	case op < 30:
+	case op < 26:
 		r = m.take(rng, "payment", "PROCESSING")
+	case op < 30:
+		r = m.take(rng, "payment", "CANCELLED", "CANCELLED_APPEAL", "DISPUTE")
 	case op < 38:
 		r = m.take(rng, "payout", "pending", "processing")
 	case op < 46:
@@ -229,8 +241,41 @@ func (e *killEnv) step(ctx context.Context, rng *rand.Rand) {
 
 	switch {
 	case r != nil && r.kind == "payment" && r.status == "PENDING":
+		if rng.IntN(8) == 0 {
+			_, err := e.c.CancelPayment(ctx, r.id)
+			e.book(r, string(paykit.PaymentStatusCancelled), classify(err, e.serverErrors), err)
+			break
+		}
 		_, err := e.c.ConfirmPayment(ctx, r.id, &paykit.Attachment{Filename: "receipt.png", Content: bytes.NewReader(e.receipt)})
 		e.book(r, string(paykit.PaymentStatusProcessing), classify(err, e.serverErrors), err)
+	case r != nil && r.kind == "payment" && r.status == "DISPUTE":
+		var err error
+		status := string(paykit.PaymentStatusCompleted)
+		switch rng.IntN(3) {
+		case 0:
+			err = e.ctl.ReviewDispute(ctx, r.id, sandbox.OutcomeApproved)
+		case 1:
+			status = string(paykit.PaymentStatusCancelled)
+			err = e.ctl.ReviewDispute(ctx, r.id, sandbox.OutcomeRejected)
+		default:
+			status = string(paykit.PaymentStatusCancelledAppeal)
+			_, err = e.c.CancelDispute(ctx, r.id)
+		}
+		e.book(r, status, classify(err, e.serverErrors), err)
+	case r != nil && r.kind == "payment" && r.status != "PROCESSING":
+		// CANCELLED or CANCELLED_APPEAL: the payer says they paid, maybe
+		// another sum, which approval credits instead.
+		params := paykit.OpenDisputeParams{Comment: "paid, see the receipt"}
+		rub := r.amount
+		if rng.IntN(2) == 0 {
+			rub = decimal.New(int64(10_000+rng.IntN(9_990_000)), -2)
+			params.Amount = rub
+		}
+		m.mu.Lock()
+		r.disputeCredit = usdtCredit(rub, r.rate)
+		m.mu.Unlock()
+		_, err := e.c.OpenDispute(ctx, r.id, params)
+		e.book(r, string(paykit.PaymentStatusDispute), classify(err, e.serverErrors), err)
 	case r != nil && r.kind == "payment":
 		out := sandbox.OutcomeCompleted
 		status := string(paykit.PaymentStatusCompleted)
@@ -267,6 +312,7 @@ func (e *killEnv) step(ctx context.Context, rng *rand.Rand) {
 		m.mu.Lock()
 		switch classify(err, e.serverErrors) {
 		case applied:
+			m.acks["transfer"]++
 			m.bal[from], m.bal[to] = m.bal[from].Sub(amt), m.bal[to].Add(amt)
 			m.transfers++
 		case unknown:
@@ -288,6 +334,7 @@ func (e *killEnv) step(ctx context.Context, rng *rand.Rand) {
 		held := amt.Add(m.fee)
 		switch classify(err, e.serverErrors) {
 		case applied:
+			m.acks["withdrawal create"]++
 			m.bal[term], m.frz[term] = m.bal[term].Sub(held), m.frz[term].Add(held)
 			m.wdrCount++
 			r := &res{kind: "withdrawal", id: w.ID, status: string(w.Status), term: term, held: held}
@@ -313,6 +360,7 @@ func (e *killEnv) step(ctx context.Context, rng *rand.Rand) {
 		m.mu.Lock()
 		switch classify(err, e.serverErrors) {
 		case applied:
+			m.acks["payout create"]++
 			r := &res{kind: "payout", id: p.ID, extID: extID, status: string(p.Status)}
 			m.all = append(m.all, r)
 			m.push(r)
@@ -337,7 +385,9 @@ func (e *killEnv) createPayment(ctx context.Context, rng *rand.Rand, seq int) {
 	defer m.mu.Unlock()
 	switch classify(err, e.serverErrors) {
 	case applied:
-		r := &res{kind: "payment", id: p.ID, extID: extID, status: string(p.Status), credit: usdtCredit(p.Amount, p.USDTRate)}
+		m.acks["payment create"]++
+		r := &res{kind: "payment", id: p.ID, extID: extID, status: string(p.Status), credit: usdtCredit(p.Amount, p.USDTRate),
+			rate: p.USDTRate, amount: p.Amount}
 		m.all = append(m.all, r)
 		m.push(r)
 	case unknown:
@@ -362,6 +412,7 @@ func (e *killEnv) book(r *res, status string, o outcome, err error) {
 	defer m.mu.Unlock()
 	switch o {
 	case applied:
+		m.acks[r.kind+" -> "+status]++
 		switch r.kind {
 		case "payment":
 			m.applyPayment(r, status)
@@ -391,11 +442,11 @@ func (e *killEnv) settle(ctx context.Context, cycle int) {
 	for _, r := range m.lostCreates {
 		var id, status string
 		var err error
-		var credit decimal.Decimal
+		var got *paykit.Payment
 		if r.kind == "payment" {
 			var p *paykit.Payment
 			if p, err = e.c.GetPaymentByExtID(ctx, r.extID); err == nil {
-				id, status, credit = p.ID, string(p.Status), usdtCredit(p.Amount, p.USDTRate)
+				id, status, got = p.ID, string(p.Status), p
 			}
 		} else {
 			var p *paykit.Payout
@@ -412,7 +463,10 @@ func (e *killEnv) settle(ctx context.Context, cycle int) {
 				t.Errorf("cycle %d: %s %s, created without an answer, is %s", cycle, r.kind, r.extID, status)
 			}
 			m.lostApplied++
-			n := &res{kind: r.kind, id: id, extID: r.extID, status: status, credit: credit}
+			n := &res{kind: r.kind, id: id, extID: r.extID, status: status}
+			if got != nil {
+				n.credit, n.rate, n.amount = usdtCredit(got.Amount, got.USDTRate), got.USDTRate, got.Amount
+			}
 			m.all = append(m.all, n)
 			m.push(n)
 		}
@@ -482,7 +536,7 @@ func (e *killEnv) settle(ctx context.Context, cycle int) {
 	}
 	e.hooks.mu.Lock()
 	for k := range e.hooks.got {
-		if !m.hooks[k] {
+		if m.hooks[k] == 0 {
 			t.Errorf("cycle %d: a notification of a change that did not happen: %s", cycle, k)
 		}
 	}
@@ -619,9 +673,11 @@ func (e *killEnv) checkMoney(ctx context.Context, cycle int) {
 
 // TestSIGKILLUnderLoadLosesNothingAcknowledged is issue 21's kill test:
 // killCycles times, the binary on a -db file takes concurrent creates,
-// confirms with a receipt, verifications through the controls (crediting
-// the main terminal), transfers between the terminals, withdrawals that
-// the controls complete or fail, and payouts, and is killed with SIGKILL
+// confirms with a receipt, cancels, verifications through the controls
+// (crediting the main terminal), disputes opened (some with another sum),
+// reviewed through the controls or cancelled, transfers between the
+// terminals, withdrawals that the controls complete or fail, and payouts
+// the controls move along, and is killed with SIGKILL
 // after a random number of calls (seeded; PAYKIT_KILL_SEED replays one).
 // While the load runs the merchant's webhook receiver answers 503, so
 // every notification is still in the outbox at the kill. After each
@@ -649,7 +705,7 @@ func TestSIGKILLUnderLoadLosesNothingAcknowledged(t *testing.T) {
 	hooks := newHookReceiver(t, hookToken)
 	var serverErrors atomic.Int64
 	m := &killModel{queues: map[string][]*res{}, bal: map[string]decimal.Decimal{}, frz: map[string]decimal.Decimal{},
-		hooks: map[string]bool{}}
+		hooks: map[string]int{}, acks: map[string]int{}}
 	receipt := receiptPNG(t)
 
 	p := startProc(t, exe, dir, args...)
@@ -709,6 +765,12 @@ func TestSIGKILLUnderLoadLosesNothingAcknowledged(t *testing.T) {
 	m.mu.Lock()
 	t.Logf("%d cycles, %d calls, %d without an answer (%d found applied), %d resources checked, %d notifications, credits %s, withdrawn %s",
 		killCycles, m.calls, m.unknowns, m.lostApplied, len(m.all), len(m.hooks), m.credits, m.withdrawn)
+	kinds := slices.Sorted(maps.Keys(m.acks))
+	var b strings.Builder
+	for _, k := range kinds {
+		fmt.Fprintf(&b, "; %s %d", k, m.acks[k])
+	}
+	t.Logf("acknowledged%s", b.String())
 	m.mu.Unlock()
 	if code := p.term(t, 10*time.Second); code != 0 {
 		t.Errorf("exit code %d after SIGTERM", code)

@@ -261,16 +261,16 @@ func (h *hookReceiver) setDown(down bool) {
 	h.mu.Unlock()
 }
 
-// waitFor polls until every key in want was received, or the deadline; it
-// returns the keys still missing.
-func (h *hookReceiver) waitFor(ctx context.Context, want map[string]bool) []string {
+// waitFor polls until every key in want was received at least as many
+// times as want says, or the deadline; it returns the keys still short.
+func (h *hookReceiver) waitFor(ctx context.Context, want map[string]int) []string {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		var missing []string
 		h.mu.Lock()
-		for k := range want {
-			if h.got[k] == 0 {
+		for k, n := range want {
+			if h.got[k] < n {
 				missing = append(missing, k)
 			}
 		}

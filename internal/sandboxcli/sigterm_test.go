@@ -91,7 +91,7 @@ func TestSIGTERMFinishesInFlightAndKeepsOutbox(t *testing.T) {
 
 	p := startProc(t, exe, dir, args...)
 	c, ctl := p.clients(t, 4)
-	want := map[string]bool{}
+	want := map[string]int{}
 	credit := decimal.Zero
 	for i, amt := range []string{"1850.00", "2775.50"} {
 		pm, err := c.CreatePayment(ctx, paykit.CreatePaymentParams{ExtID: "term-hook-" + strconv.Itoa(i),
@@ -102,12 +102,12 @@ func TestSIGTERMFinishesInFlightAndKeepsOutbox(t *testing.T) {
 		if _, err := c.ConfirmPayment(ctx, pm.ID, nil); err != nil {
 			t.Fatal(err)
 		}
-		want[pm.ID+"/PROCESSING"] = true
+		want[pm.ID+"/PROCESSING"] = 1
 		if i == 0 {
 			if err := ctl.VerifyPayment(ctx, pm.ID, sandbox.OutcomeCompleted); err != nil {
 				t.Fatal(err)
 			}
-			want[pm.ID+"/COMPLETED"] = true
+			want[pm.ID+"/COMPLETED"] = 1
 			credit = usdtCredit(pm.Amount, pm.USDTRate)
 		}
 	}
@@ -119,7 +119,7 @@ func TestSIGTERMFinishesInFlightAndKeepsOutbox(t *testing.T) {
 	if err := ctl.SetPayoutStatus(ctx, po.ID, sandbox.PayoutProcessing); err != nil {
 		t.Fatal(err)
 	}
-	want[po.ID+"/processing"] = true
+	want[po.ID+"/processing"] = 1
 
 	for _, f := range []sandbox.Fault{
 		{Method: "POST", Path: "/v1/payments", Mode: sandbox.FaultDelay, DelayMS: 400, Count: 2},
