@@ -3,6 +3,7 @@ package sandboxcli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -71,8 +72,9 @@ func (c *signalConn) Write(b []byte) (int, error) {
 }
 
 // TestSIGTERMFinishesInFlightAndKeepsOutbox: SIGTERM while requests are
-// in flight (two creates and a transfer, each held 400 ms in the handler by
-// a delay fault, each on its own connection that the process has
+// in flight (two creates and a transfer, each held 1.5 s in the handler by
+// a delay fault, longer than the second that connections without a request
+// may hold the shutdown, each on its own connection that the process has
 // accepted) lets them finish with their answers, the process exits 0, and
 // the notifications still in the outbox (the receiver answered 503 until
 // then) are delivered by the next process on the same file, which also
@@ -122,8 +124,8 @@ func TestSIGTERMFinishesInFlightAndKeepsOutbox(t *testing.T) {
 	want[po.ID+"/processing"] = 1
 
 	for _, f := range []sandbox.Fault{
-		{Method: "POST", Path: "/v1/payments", Mode: sandbox.FaultDelay, DelayMS: 400, Count: 2},
-		{Method: "POST", Path: "/v1/transfers", Mode: sandbox.FaultDelay, DelayMS: 400, Count: 1},
+		{Method: "POST", Path: "/v1/payments", Mode: sandbox.FaultDelay, DelayMS: 1500, Count: 2},
+		{Method: "POST", Path: "/v1/transfers", Mode: sandbox.FaultDelay, DelayMS: 1500, Count: 1},
 	} {
 		if err := ctl.InjectFault(ctx, f); err != nil {
 			t.Fatal(err)
@@ -241,5 +243,58 @@ func TestSIGTERMFinishesInFlightAndKeepsOutbox(t *testing.T) {
 	}
 	if code := p.term(t, 10*time.Second); code != 0 {
 		t.Errorf("exit code %d after SIGTERM", code)
+	}
+}
+
+// shutdown waits for a request in flight past idle, but not past grace: a
+// handler that never ends is cut when grace runs out, and a connection
+// without a request is closed once idle has passed.
+func TestShutdownBounds(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hang" {
+			close(entered)
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+	}))
+	conns := trackConns(srv)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	idle, err := net.Dial("tcp", ln.Addr().String()) // a preconnect: never sends
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	answered := make(chan error, 1)
+	go func() {
+		res, err := http.Get("http://" + ln.Addr().String() + "/hang")
+		if err == nil {
+			res.Body.Close()
+		}
+		answered <- err
+	}()
+	<-entered
+	if n := conns.activeCount(); n != 1 {
+		t.Fatalf("%d connections serving a request, want 1", n)
+	}
+	start := time.Now()
+	shutdown(srv, conns, 300*time.Millisecond, 50*time.Millisecond)
+	if took := time.Since(start); took < 300*time.Millisecond {
+		t.Errorf("shutdown took %v with a request hanging, want the grace of 300ms", took)
+	}
+	if err := <-answered; err == nil {
+		t.Error("the hanging request was answered; it should have been cut at the grace")
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		t.Errorf("Serve: %v", err)
 	}
 }
