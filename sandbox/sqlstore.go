@@ -114,7 +114,7 @@ func openSQLStore(srv *Server, path string) (*sqlStore, error) {
 	// fsynced) before the answer is written, so power loss cannot take an
 	// acknowledged change either. busy_timeout 0: a held file is refused
 	// now, not after a wait.
-	dsn := "file:" + strings.ReplaceAll(path, "?", "%3F") +
+	dsn := "file:" + strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path) +
 		"?_pragma=busy_timeout(0)&_pragma=locking_mode(EXCLUSIVE)&_pragma=synchronous(FULL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
