@@ -685,6 +685,9 @@ func (e *killEnv) checkMoney(ctx context.Context, cycle int) {
 // kill lost by reading, and checks every acknowledged resource, the money
 // to the micro-USDT (checkMoney) and that every notification arrives.
 func TestSIGKILLUnderLoadLosesNothingAcknowledged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and kills it")
+	}
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("PAYKIT_KILL_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)

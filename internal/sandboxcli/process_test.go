@@ -49,6 +49,7 @@ var buildSandbox = func() func(t *testing.T) string {
 			}
 			exe = filepath.Join(binDir, "paykit-sandbox")
 			cmd := exec.Command("go", "build", "-o", exe, "github.com/paykit-dev/paykit-go/cmd/paykit-sandbox")
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as released
 			out, err = cmd.CombinedOutput()
 		})
 		if err != nil {
@@ -93,6 +94,13 @@ func startProc(t *testing.T, exe, dir string, args ...string) *proc {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	// Only the flags configure it: a PAYKIT_SANDBOX_* variable of the
+	// test's own environment (CI sets some) would change the sandbox.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PAYKIT_SANDBOX_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	cmd.Stderr = logf
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

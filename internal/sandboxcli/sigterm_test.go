@@ -83,6 +83,9 @@ func TestSIGTERMFinishesInFlightAndKeepsOutbox(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("tells accepted connections from /proc")
 	}
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
 	exe := buildSandbox(t)
 	dir := t.TempDir()
 	args := []string{"-db", filepath.Join(dir, "sandbox.db"), "-webhook-attempts", "60", "-webhook-retry-wait", "2ms"}
