@@ -283,7 +283,7 @@ func TestDBRefusesTruncated(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sandbox.db")
 	e := dbEnv(t, path, &clock{t: base}, Config{})
-	for i := range 300 {
+	for i := range 20 {
 		e.createPayment(`{"ext_id":"t-` + strings.Repeat("x", 200) + string(rune('a'+i%26)) + itoa(i) + `","amount":100.` + itoa(10+i%80) + `}`)
 	}
 	e.stop() // checkpointed into the main file at close
@@ -291,7 +291,7 @@ func TestDBRefusesTruncated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) < 16<<10 {
+	if len(b) < 64<<10 {
 		t.Fatalf("file only %d bytes", len(b))
 	}
 	if err := os.WriteFile(path, b[:len(b)/2], 0o600); err != nil {
@@ -500,7 +500,7 @@ func TestDBConcurrentLoadConservesMoney(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range 15 {
+			for i := range 10 {
 				amount := "1" + itoa(g) + itoa(i%10) + ".50"
 				r := e.do("POST", "/v1/payments", `{"ext_id":"c-`+itoa(g)+`-`+itoa(i)+`","amount":`+amount+`}`)
 				if r.status != 200 {
@@ -545,7 +545,7 @@ func TestDBConcurrentLoadConservesMoney(t *testing.T) {
 	for _, id := range wds {
 		eq(t, e2.do("GET", "/v1/withdrawals/"+id, "").str("status"), WithdrawalPending)
 	}
-	eq(t, e2.sb.Stats(DefaultAPIKey).Payments, 60)
+	eq(t, e2.sb.Stats(DefaultAPIKey).Payments, 40)
 }
 
 // A path with characters that mean something in a URI still names that
@@ -571,6 +571,9 @@ func TestDBOddPath(t *testing.T) {
 // it within 200 KB (about 50 KB measured), where the maps of the in-memory
 // mode grow by some 420 KB for them.
 func TestDBHeapFlatWithStoredPayments(t *testing.T) {
+	if raceEnabled {
+		t.Skip("heap figures under -race are the detector's; this runs in the plain test runs")
+	}
 	e := dbEnv(t, filepath.Join(t.TempDir(), "sandbox.db"), &clock{t: base}, Config{})
 	create := func(from, to int) {
 		for i := from; i < to; i++ {
