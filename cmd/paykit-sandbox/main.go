@@ -16,7 +16,9 @@
 // autopilot. Every flag also reads PAYKIT_SANDBOX_<NAME>. It binds to
 // loopback by default, and a remote sandbox needs a control token. It logs
 // one line per request and per webhook delivery attempt on stderr. SIGINT
-// or SIGTERM shuts it down gracefully. Run it with -help for the routes,
+// or SIGTERM shuts it down gracefully: requests in progress finish and
+// answer (for up to 25 s), connections without one are closed after a
+// second, and it exits 0. Run it with -help for the routes,
 // the controls, the inspection endpoints and the autopilot's test values;
 // the paykit tool's "paykit sandbox" takes the same flags (both run
 // internal/sandboxcli).

@@ -199,12 +199,7 @@ func TestBinaryDBRefusalsExitNonZero(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "paykit-sandbox")
-	build := exec.Command("go", "build", "-o", bin, "github.com/paykit-dev/paykit-go/cmd/paykit-sandbox")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildSandbox(t)                       // built once for every test of the binary (process_test.go)
 	env := []string{"PATH=" + os.Getenv("PATH")} // no PAYKIT_SANDBOX_* of the test's own environment
 
 	junk := filepath.Join(dir, "junk.db")

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -289,6 +290,7 @@ func serve(ctx context.Context, eff *config, stdout, stderr io.Writer, o Options
 	}
 	defer sb.Close()
 	srv := newHTTPServer(sb)
+	conns := trackConns(srv)
 
 	if w := exposureWarning(ln.Addr(), cfg.AllowRemote, cfg.ControlToken != ""); w != "" {
 		fmt.Fprintln(stderr, w)
@@ -338,19 +340,86 @@ func serve(ctx context.Context, eff *config, stdout, stderr io.Writer, o Options
 		return err
 	case <-ctx.Done():
 	}
-	// A short grace period for requests in flight, then close whatever is
-	// left: a connection that never sends a request (a browser's
-	// preconnect to the payment page) would otherwise hold Shutdown for the
-	// whole timeout, and an interrupt the user asked for is not a failure.
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		srv.Close()
-	}
+	shutdown(srv, conns, shutdownGrace, idleGrace)
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// Graceful shutdown: a request in progress gets up to shutdownGrace to
+// finish and answer (more than the 10 s a container runtime waits after
+// SIGTERM by default, so the runtime's own timeout is what cuts a longer
+// one). Connections with no request in progress hold the shutdown for at
+// most idleGrace: a browser's preconnect to the payment page never sends a
+// request, and an interrupt the user asked for should not wait on it.
+const (
+	shutdownGrace = 25 * time.Second
+	idleGrace     = time.Second
+)
+
+// shutdown stops srv: net/http's Shutdown alone would either cut requests
+// in flight at a short timeout or wait the whole of a long one for
+// connections that never send anything. conns must be srv's ConnState
+// tracker (trackConns).
+func shutdown(srv *http.Server, conns *connTracker, grace, idle time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Shutdown(ctx) }()
+	start := time.Now()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil { // the grace ran out
+				srv.Close()
+			}
+			return
+		case <-tick.C:
+			if time.Since(start) >= idle && conns.activeCount() == 0 {
+				srv.Close() // Shutdown then returns
+			}
+		}
+	}
+}
+
+// connTracker counts the connections of an http.Server that are serving a
+// request (http.StateActive).
+type connTracker struct {
+	mu     sync.Mutex
+	state  map[net.Conn]http.ConnState
+	active int
+}
+
+// trackConns sets srv.ConnState to a new tracker and returns it.
+func trackConns(srv *http.Server) *connTracker {
+	c := &connTracker{state: map[net.Conn]http.ConnState{}}
+	srv.ConnState = c.track
+	return c
+}
+
+func (c *connTracker) track(conn net.Conn, st http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state[conn] == http.StateActive {
+		c.active--
+	}
+	if st == http.StateActive {
+		c.active++
+	}
+	if st == http.StateClosed || st == http.StateHijacked {
+		delete(c.state, conn)
+		return
+	}
+	c.state[conn] = st
+}
+
+func (c *connTracker) activeCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.active
 }
 
 // newHTTPServer sets every timeout and the header cap: the zero values of
