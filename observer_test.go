@@ -252,26 +252,13 @@ func TestPanickingObserverDoesNotLoseTheCall(t *testing.T) {
 	assert.NotContains(t, out, "4111111111111111")
 }
 
-// panickingObserver panics in every hook.
-type panickingObserver struct{}
-
-func (panickingObserver) CallStart(context.Context, *paykit.CallInfo) context.Context {
-	panic("CallStart")
-}
-func (panickingObserver) AttemptStart(context.Context, *paykit.AttemptInfo) context.Context {
-	panic("AttemptStart")
-}
-func (panickingObserver) AttemptEnd(context.Context, *paykit.AttemptInfo) { panic("AttemptEnd") }
-func (panickingObserver) RetryWait(context.Context, *paykit.RetryInfo)    { panic("RetryWait") }
-func (panickingObserver) CallEnd(context.Context, *paykit.CallEndInfo)    { panic("CallEnd") }
-
 // Each observer's hooks are recovered on their own: one that panics in
 // every hook costs the observers after it none of theirs.
 func TestPanickingObserverSkipsNoOther(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	events := &[]string{}
-	e := newEnv(t, sandbox.Config{}, paykit.WithObserver(panickingObserver{}),
+	e := newEnv(t, sandbox.Config{}, paykit.WithObserver(panicky{}),
 		paykit.WithObserver(recordingObserver{name: "b", mu: &mu, events: events}),
 		paykit.WithLogger(slog.New(slog.DiscardHandler)))
 	_, err := e.c.GetBalance(bg)
