@@ -11,11 +11,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -585,4 +587,241 @@ func TestAttemptTimeout(t *testing.T) {
 	_, err = c.GetWithdrawalFee(ctx)
 	require.ErrorContains(t, err, "attempt timed out after 100ms")
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// Response buffers are pooled: a decoded resource must own its bytes, so a
+// later call reusing the buffer leaves an earlier result intact, even with
+// calls running at once.
+func TestPooledResponseBuffersAreNotShared(t *testing.T) {
+	t.Parallel()
+	const ids = 8
+	body := func(i int) []byte {
+		id := fmt.Sprintf("6f1c2a5e-8d0b-4d7e-9b1a-%012d", i)
+		return []byte(strings.Replace(strings.Replace(benchPaymentJSON, paymentID, id, 1),
+			`"order-1001"`, fmt.Sprintf(`"order-%d-%s"`, i, strings.Repeat("x", 40*i)), 1))
+	}
+	srv := newBenchServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var i int
+		fmt.Sscanf(r.URL.Path, "/v1/payments/6f1c2a5e-8d0b-4d7e-9b1a-%012d", &i)
+		writeCanned(w, http.StatusOK, body(i))
+	}), nil)
+	c := newBenchClient(t, srv)
+	first, err := c.GetPayment(ctx, fmt.Sprintf("6f1c2a5e-8d0b-4d7e-9b1a-%012d", 0))
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range 25 {
+				i := (g + n) % ids
+				id := fmt.Sprintf("6f1c2a5e-8d0b-4d7e-9b1a-%012d", i)
+				p, err := c.GetPayment(ctx, id)
+				if !assert.NoError(t, err) {
+					return
+				}
+				assert.Equal(t, id, p.ID)
+				assert.Equal(t, fmt.Sprintf("order-%d-%s", i, strings.Repeat("x", 40*i)), p.ExtID)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, "order-0-", first.ExtID, "a later call changed an earlier result")
+	assert.Equal(t, "2200123456789012", first.Requisites.Value)
+}
+
+// A body of unknown length (chunked), larger than any pooled buffer has
+// grown to, is read whole.
+func TestChunkedResponseReadWhole(t *testing.T) {
+	t.Parallel()
+	page := benchPayoutPage(0, 1000, 1000)
+	srv := newBenchServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		for rest := page; len(rest) > 0; {
+			n := min(len(rest), 7000)
+			w.Write(rest[:n])
+			w.(http.Flusher).Flush() // no Content-Length: chunked
+			rest = rest[n:]
+		}
+	}), nil)
+	c := newBenchClient(t, srv)
+	l, err := c.ListPayouts(ctx, ListPayoutsParams{Limit: 1000})
+	require.NoError(t, err)
+	require.Len(t, l.Payouts, 1000)
+	assert.Equal(t, "po-999", l.Payouts[999].ExtID)
+	assert.Equal(t, 1000, l.Total)
+}
+
+// Every attempt of a retried POST carries the whole body, with its length
+// and its signature: the first attempt's reader is reused from the call
+// state, later ones are fresh.
+func TestRetriedPostSendsTheWholeBody(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	var lengths []int64
+	var mu sync.Mutex
+	srv := newBenchServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec.record(r)
+		mu.Lock()
+		lengths = append(lengths, r.ContentLength)
+		n := len(lengths)
+		mu.Unlock()
+		if n < 3 {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		writeCanned(w, http.StatusCreated, []byte(benchPaymentJSON))
+	}), nil)
+	c, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithRetryWait(time.Millisecond, time.Millisecond))
+	require.NoError(t, err)
+	p, err := c.CreatePayment(ctx, CreatePaymentParams{ExtID: "order-1001", Amount: benchAmount, Method: MethodCard})
+	require.NoError(t, err)
+	assert.Equal(t, paymentID, p.ID)
+	want := `{"ext_id":"order-1001","amount":1500.50,"method":"CARD"}`
+	reqs := rec.all()
+	require.Len(t, reqs, 3)
+	for i, r := range reqs {
+		assertWire(t, r, "POST", "/v1/payments", "application/json", want)
+		assert.Equal(t, int64(len(want)), lengths[i], "attempt %d Content-Length", i+1)
+	}
+}
+
+// The header values every request carries (identity, user agent, Accept,
+// Content-Type) stay as they were when a transport adds to another
+// request's headers.
+func TestSharedHeaderValuesStayPerRequest(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	var accepts [][]string
+	var mu sync.Mutex
+	srv := newBenchServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec.record(r)
+		mu.Lock()
+		accepts = append(accepts, r.Header.Values("Accept"))
+		mu.Unlock()
+		writeCanned(w, http.StatusOK, []byte(benchPaymentJSON))
+	}), nil)
+	adding := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r.Header.Add("Accept", "text/plain")
+		r.Header.Add("User-Agent", "extra/1.0")
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	meddler, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithHTTPClient(&http.Client{Transport: adding}))
+	require.NoError(t, err)
+	plain := newBenchClient(t, srv)
+	for range 2 {
+		_, err = meddler.GetPayment(ctx, paymentID)
+		require.NoError(t, err)
+		_, err = plain.GetPayment(ctx, paymentID)
+		require.NoError(t, err)
+	}
+	reqs := rec.all()
+	require.Len(t, reqs, 4)
+	for i, r := range reqs {
+		if i%2 == 0 {
+			assert.Equal(t, []string{"application/json", "text/plain"}, accepts[i])
+			continue
+		}
+		assert.Equal(t, []string{"application/json"}, accepts[i], "request %d", i)
+		assert.Equal(t, rawUserAgent, r.UserAgent, "request %d", i)
+	}
+}
+
+// The attempt timeout still bounds an attempt when the caller's deadline
+// is later: only an earlier caller deadline makes the attempt's own
+// context unnecessary.
+func TestAttemptTimeoutUnderALaterCallerDeadline(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	defer close(release)
+	srv := newBenchServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}), nil)
+	c, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithMaxRetries(0),
+		WithHTTPClient(&http.Client{Timeout: 50 * time.Millisecond}))
+	require.NoError(t, err)
+	later, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	_, err = c.GetPayment(later, paymentID)
+	require.ErrorContains(t, err, "attempt timed out after 50ms")
+	assert.NoError(t, later.Err())
+
+	sooner, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel2()
+	c, err = NewClient(srv.URL, testKey, HMACSigner(testSecret), WithMaxRetries(0))
+	require.NoError(t, err)
+	_, err = c.GetPayment(sooner, paymentID)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.NotContains(t, err.Error(), "attempt timed out", "the caller's deadline ended the call, not the attempt's")
+}
+
+// A POST goes out in one write, headers and body together, with its
+// Content-Length: net/http flushes the headers on their own (or probes and
+// chunks the body) when it does not recognise the body as one in memory.
+func TestPostGoesOutInOneWrite(t *testing.T) {
+	t.Parallel()
+	var lengths []int64
+	var mu sync.Mutex
+	srv := newBenchServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		lengths = append(lengths, r.ContentLength)
+		mu.Unlock()
+		body, _ := io.ReadAll(r.Body)
+		writeCanned(w, http.StatusCreated, echoExtID([]byte(benchPaymentJSON), body))
+	}), nil)
+	var writes atomic.Int32
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	d := &net.Dialer{}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return writeCounter{c, &writes}, nil
+	}
+	t.Cleanup(tr.CloseIdleConnections)
+	c, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithHTTPClient(&http.Client{Transport: tr}))
+	require.NoError(t, err)
+	for i := range 3 {
+		before := writes.Load()
+		_, err := c.CreatePayment(ctx, CreatePaymentParams{ExtID: "order-" + strconv.Itoa(i), Amount: benchAmount, Method: MethodCard})
+		require.NoError(t, err)
+		assert.Equal(t, int32(1), writes.Load()-before, "writes for POST %d", i)
+	}
+	assert.Equal(t, []int64{53, 53, 53}, lengths)
+}
+
+func TestCheckRetryStopsForContextAndRetryAfter(t *testing.T) {
+	t.Parallel()
+	c, _ := mockClient(t, 200, `{}`, WithMaxRetries(DefaultMaxRetries))
+	now := time.Now().UTC().Truncate(time.Second) // the context deadline below is real time
+	c.now = func() time.Time { return now }
+	retry := func(ctx context.Context) bool {
+		ok, err := c.checkRetry(ctx, nil, nil)
+		require.NoError(t, err)
+		return ok
+	}
+	assert.True(t, retry(callCtx(opGetPayment, 503, "Retry-After", "60")))
+	assert.False(t, retry(callCtx(opGetPayment, 503, "Retry-After", "61")), "over a minute is answered at once")
+	assert.False(t, retry(callCtx(opGetPayment, 503, "Retry-After", now.Add(2*time.Minute).Format(http.TimeFormat))))
+	assert.True(t, retry(callCtx(opGetPayment, 503, "Retry-After", now.Add(30*time.Second).Format(http.TimeFormat))))
+	short, cancel := context.WithDeadline(callCtx(opGetPayment, 503, "Retry-After", "10"), now.Add(5*time.Second))
+	defer cancel()
+	assert.False(t, retry(short), "more than the context has left")
+	short2, cancel2 := context.WithDeadline(callCtx(opGetPayment, 503, "Retry-After", "2"), now.Add(5*time.Second))
+	defer cancel2()
+	assert.True(t, retry(short2))
+
+	cancelled, stop := context.WithCancel(callCtx(opGetPayment, 503))
+	stop()
+	got, err := c.checkRetry(cancelled, nil, nil)
+	assert.False(t, got)
+	assert.ErrorIs(t, err, context.Canceled)
+	// A definite answer is never turned into the context's error.
+	got, err = c.checkRetry(context.WithValue(cancelled, callKey{}, &call{op: opCreatePayment, log: []attempt{{n: 1, status: 201}}}), nil, nil)
+	assert.False(t, got)
+	assert.NoError(t, err)
 }

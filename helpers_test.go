@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -238,11 +240,16 @@ func (rt *routes) count(key string) int {
 	return rt.hits[key]
 }
 
-// allSentinels lists every sentinel error (opSentinels names them).
-var allSentinels = []error{ErrInvalidParameters, ErrDuplicateExtID, ErrNoRequisites, ErrTooManySameAmount,
-	ErrPaymentNotFound, ErrPaymentNotCancellable, ErrPaymentNotConfirmable, ErrDisputeNotAllowed, ErrDisputeExists,
-	ErrDisputeNotActive, ErrPayoutNotFound, ErrInternal, ErrWithdrawalNotFound, ErrInsufficientFunds,
-	ErrTerminalNotFound, ErrUnauthorized, ErrUnknownOutcome}
+// allSentinels is every sentinel of opSentinels, in the order of their
+// names, for tests that loop over them.
+var allSentinels = func() []error {
+	names := slices.Sorted(maps.Keys(opSentinels))
+	out := make([]error, len(names))
+	for i, n := range names {
+		out[i] = opSentinels[n]
+	}
+	return out
+}()
 
 // opRequireValidation asserts that err is a *ValidationError on field that
 // matches ErrInvalidParameters, and that nothing was sent.

@@ -113,38 +113,6 @@ func callCtx(op *operation, status int, header ...string) context.Context {
 	return context.WithValue(ctx, callKey{}, &call{op: op, log: []attempt{{n: 1, status: status, header: h}}})
 }
 
-func TestCheckRetryStopsForContextAndRetryAfter(t *testing.T) {
-	t.Parallel()
-	c, _ := mockClient(t, 200, `{}`, WithMaxRetries(DefaultMaxRetries))
-	now := time.Now().UTC().Truncate(time.Second) // the context deadline below is real time
-	c.now = func() time.Time { return now }
-	retry := func(ctx context.Context) bool {
-		ok, err := c.checkRetry(ctx, nil, nil)
-		require.NoError(t, err)
-		return ok
-	}
-	assert.True(t, retry(callCtx(opGetPayment, 503, "Retry-After", "60")))
-	assert.False(t, retry(callCtx(opGetPayment, 503, "Retry-After", "61")), "over a minute is answered at once")
-	assert.False(t, retry(callCtx(opGetPayment, 503, "Retry-After", now.Add(2*time.Minute).Format(http.TimeFormat))))
-	assert.True(t, retry(callCtx(opGetPayment, 503, "Retry-After", now.Add(30*time.Second).Format(http.TimeFormat))))
-	short, cancel := context.WithDeadline(callCtx(opGetPayment, 503, "Retry-After", "10"), now.Add(5*time.Second))
-	defer cancel()
-	assert.False(t, retry(short), "more than the context has left")
-	short2, cancel2 := context.WithDeadline(callCtx(opGetPayment, 503, "Retry-After", "2"), now.Add(5*time.Second))
-	defer cancel2()
-	assert.True(t, retry(short2))
-
-	cancelled, stop := context.WithCancel(callCtx(opGetPayment, 503))
-	stop()
-	got, err := c.checkRetry(cancelled, nil, nil)
-	assert.False(t, got)
-	assert.ErrorIs(t, err, context.Canceled)
-	// A definite answer is never turned into the context's error.
-	got, err = c.checkRetry(context.WithValue(cancelled, callKey{}, &call{op: opCreatePayment, log: []attempt{{n: 1, status: 201}}}), nil, nil)
-	assert.False(t, got)
-	assert.NoError(t, err)
-}
-
 func TestBackoffBoundsAndRetryAfter(t *testing.T) {
 	t.Parallel()
 	minW, maxW := 200*time.Millisecond, 5*time.Second

@@ -3,6 +3,7 @@ package paykit
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -207,4 +208,36 @@ var hostileNumbers = []string{
 	"0." + strings.Repeat("0", 50) + "1",
 	"1" + strings.Repeat("0", 41),
 	"1e31",
+}
+
+// unquote's fast path must decode exactly what json.Unmarshal decodes, and
+// refuse what it refuses.
+func TestUnquoteMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{`""`, `"PENDING"`, `"a b"`, `"2026-11-22T10:00:00Z"`, `"a\"b"`, `"a\\b"`,
+		`"\u0041"`, `"заказ"`, "\"\xff\"", "\"a\x01\"", "\"a\x7f\"", `"a"b"`, `"`, `x`, `1`, `null`, ` "a"`} {
+		var want string
+		wantErr := json.Unmarshal([]byte(in), &want)
+		got, err := unquote([]byte(in))
+		if wantErr != nil {
+			assert.Error(t, err, "%q", in)
+			continue
+		}
+		assert.NoError(t, err, "%q", in)
+		assert.Equal(t, want, got, "%q", in)
+	}
+}
+
+// ListPayouts decodes its page without PayoutList's per-item
+// UnmarshalJSON; the result must be the one that path gives.
+func TestListPayoutsDecodesLikePayoutList(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{payoutListJSON, string(benchPayoutListJSON), `{"payouts":null,"total":0}`, `{"payouts":[]}`} {
+		var want PayoutList
+		require.NoError(t, json.Unmarshal([]byte(body), &want))
+		c, _ := mockClient(t, http.StatusOK, body)
+		got, err := c.ListPayouts(ctx, ListPayoutsParams{})
+		require.NoError(t, err)
+		assert.Equal(t, &want, got)
+	}
 }
