@@ -468,19 +468,26 @@ func (st *sqlStore) scanPayment(r interface{ Scan(...any) error }) (*payment, er
 	return &p, nil
 }
 
-// cachedPayment returns the section's copy of p, keeping the first one.
-func (st *sqlStore) cachedPayment(p *payment) *payment {
-	if p == nil {
-		return nil
+// sectionCopy returns the section's copy of the resource id, keeping the
+// first one: a resource read twice in one section is changed in one place,
+// and the commit drops every copy.
+func sectionCopy[T any](copies *map[string]*T, id string, v *T) *T {
+	if *copies == nil {
+		*copies = map[string]*T{}
 	}
-	if st.pm == nil {
-		st.pm = map[string]*payment{}
-	}
-	if c := st.pm[p.id]; c != nil {
+	if c := (*copies)[id]; c != nil {
 		return c
 	}
-	st.pm[p.id] = p
-	return p
+	(*copies)[id] = v
+	return v
+}
+
+// firstOf is the first resource a query found, or nil.
+func firstOf[T any](s []*T) *T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s[0]
 }
 
 func (st *sqlStore) loadPayments(where string, args ...any) []*payment {
@@ -491,7 +498,7 @@ func (st *sqlStore) loadPayments(where string, args ...any) []*payment {
 			return err
 		}
 		if p != nil {
-			out = append(out, st.cachedPayment(p))
+			out = append(out, sectionCopy(&st.pm, p.id, p))
 		}
 		return nil
 	}, "SELECT "+paymentCols+" FROM payments "+where, args...)
@@ -502,19 +509,11 @@ func (st *sqlStore) payment(id string) *payment {
 	if p := st.pm[id]; p != nil {
 		return p
 	}
-	ps := st.loadPayments("WHERE id = ?", id)
-	if len(ps) == 0 {
-		return nil
-	}
-	return ps[0]
+	return firstOf(st.loadPayments("WHERE id = ?", id))
 }
 
 func (st *sqlStore) paymentByExt(m *merchant, extID string) *payment {
-	ps := st.loadPayments("WHERE api_key = ? AND ext_id = ?", m.apiKey, extID)
-	if len(ps) == 0 {
-		return nil
-	}
-	return ps[0]
+	return firstOf(st.loadPayments("WHERE api_key = ? AND ext_id = ?", m.apiKey, extID))
 }
 
 func (st *sqlStore) disputeJSON(p *payment) any {
@@ -531,7 +530,7 @@ func (st *sqlStore) disputeJSON(p *payment) any {
 }
 
 func (st *sqlStore) addPayment(p *payment) {
-	st.cachedPayment(p)
+	sectionCopy(&st.pm, p.id, p)
 	st.exec(`INSERT INTO payments (`+paymentCols+`, amount_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.id, p.m.apiKey, p.terminal.id, p.extID, decText(p.amount), p.method, p.bank.Code, p.bank.Name, p.bank.Country,
 		p.reqType, p.reqValue, p.holder, p.country, p.currency, decText(p.amountLoc), p.clientID, p.notifyURL, p.token,
@@ -589,15 +588,7 @@ func (st *sqlStore) loadPayouts(where string, args ...any) []*payout {
 		if p.m = st.srv.merchants[apiKey]; p.m == nil {
 			return nil
 		}
-		if st.po == nil {
-			st.po = map[string]*payout{}
-		}
-		if c := st.po[p.id]; c != nil {
-			out = append(out, c)
-			return nil
-		}
-		st.po[p.id] = &p
-		out = append(out, &p)
+		out = append(out, sectionCopy(&st.po, p.id, &p))
 		return nil
 	}, "SELECT "+payoutCols+" FROM payouts "+where, args...)
 	return out
@@ -607,26 +598,15 @@ func (st *sqlStore) payout(id string) *payout {
 	if p := st.po[id]; p != nil {
 		return p
 	}
-	ps := st.loadPayouts("WHERE id = ?", id)
-	if len(ps) == 0 {
-		return nil
-	}
-	return ps[0]
+	return firstOf(st.loadPayouts("WHERE id = ?", id))
 }
 
 func (st *sqlStore) payoutByExt(m *merchant, extID string) *payout {
-	ps := st.loadPayouts("WHERE api_key = ? AND ext_id = ?", m.apiKey, extID)
-	if len(ps) == 0 {
-		return nil
-	}
-	return ps[0]
+	return firstOf(st.loadPayouts("WHERE api_key = ? AND ext_id = ?", m.apiKey, extID))
 }
 
 func (st *sqlStore) addPayout(p *payout) {
-	if st.po == nil {
-		st.po = map[string]*payout{}
-	}
-	st.po[p.id] = p
+	sectionCopy(&st.po, p.id, p)
 	st.exec(`INSERT INTO payouts (`+payoutCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.id, p.m.apiKey, p.extID, decText(p.amount), p.method, p.requisites, p.holderName, p.bank, p.notifyURL,
 		p.status, p.providerOrderID, nanos(p.createdAt), nanos(p.completedAt))
@@ -690,15 +670,7 @@ func (st *sqlStore) loadWithdrawals(where string, args ...any) []*withdrawal {
 		if w.terminal = w.m.terminal(termID); w.terminal == nil {
 			return nil
 		}
-		if st.wd == nil {
-			st.wd = map[string]*withdrawal{}
-		}
-		if c := st.wd[w.id]; c != nil {
-			out = append(out, c)
-			return nil
-		}
-		st.wd[w.id] = &w
-		out = append(out, &w)
+		out = append(out, sectionCopy(&st.wd, w.id, &w))
 		return nil
 	}, "SELECT "+withdrawalCols+" FROM withdrawals "+where, args...)
 	return out
@@ -708,18 +680,11 @@ func (st *sqlStore) withdrawal(id string) *withdrawal {
 	if w := st.wd[id]; w != nil {
 		return w
 	}
-	ws := st.loadWithdrawals("WHERE id = ?", id)
-	if len(ws) == 0 {
-		return nil
-	}
-	return ws[0]
+	return firstOf(st.loadWithdrawals("WHERE id = ?", id))
 }
 
 func (st *sqlStore) addWithdrawal(w *withdrawal) {
-	if st.wd == nil {
-		st.wd = map[string]*withdrawal{}
-	}
-	st.wd[w.id] = w
+	sectionCopy(&st.wd, w.id, w)
 	st.exec(`INSERT INTO withdrawals (`+withdrawalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.id, w.m.apiKey, w.terminal.id, decText(w.amount), decText(w.fee), decText(w.held), w.address, w.txHash, w.status,
 		nanos(w.createdAt), nanos(w.updatedAt))
