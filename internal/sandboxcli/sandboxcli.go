@@ -385,17 +385,16 @@ func shutdown(srv *http.Server, conns *connTracker, grace, idle time.Duration) {
 	}
 }
 
-// connTracker counts the connections of an http.Server that are serving a
+// connTracker knows the connections of an http.Server that are serving a
 // request (http.StateActive).
 type connTracker struct {
 	mu     sync.Mutex
-	state  map[net.Conn]http.ConnState
-	active int
+	active map[net.Conn]bool
 }
 
 // trackConns sets srv.ConnState to a new tracker and returns it.
 func trackConns(srv *http.Server) *connTracker {
-	c := &connTracker{state: map[net.Conn]http.ConnState{}}
+	c := &connTracker{active: map[net.Conn]bool{}}
 	srv.ConnState = c.track
 	return c
 }
@@ -403,23 +402,17 @@ func trackConns(srv *http.Server) *connTracker {
 func (c *connTracker) track(conn net.Conn, st http.ConnState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.state[conn] == http.StateActive {
-		c.active--
-	}
 	if st == http.StateActive {
-		c.active++
+		c.active[conn] = true
+	} else {
+		delete(c.active, conn)
 	}
-	if st == http.StateClosed || st == http.StateHijacked {
-		delete(c.state, conn)
-		return
-	}
-	c.state[conn] = st
 }
 
 func (c *connTracker) activeCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.active
+	return len(c.active)
 }
 
 // newHTTPServer sets every timeout and the header cap: the zero values of
