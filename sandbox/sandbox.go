@@ -460,8 +460,7 @@ func (s *Server) ResendWebhook(id string) (Delivery, error) {
 		s.unlock()
 		return Delivery{}, err
 	}
-	s.st.outbox(key, dl)
-	s.held = append(s.held, heldHook{key: key, dl: dl})
+	s.outboxLocked(key, dl)
 	s.unlock()
 	if err := s.storeFailed(); err != nil {
 		return Delivery{}, err

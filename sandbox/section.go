@@ -78,13 +78,16 @@ func storeUnavailable() *apiError {
 		"the sandbox's database cannot be used; see its log, fix the cause and restart it")
 }
 
-// enqueueLocked records a webhook in the store's outbox within the current
-// section and holds it until the section commits.
+// enqueueLocked sends a webhook of the current section (see outboxLocked).
 func (s *Server) enqueueLocked(h hook, target, token string, v any) {
-	key, dl, ok := s.hooks.prepare(h, target, token, v)
-	if !ok {
-		return
+	if key, dl, ok := s.hooks.prepare(h, target, token, v); ok {
+		s.outboxLocked(key, dl)
 	}
+}
+
+// outboxLocked records a delivery in the store's outbox within the current
+// section and holds it until the section commits.
+func (s *Server) outboxLocked(key string, dl delivery) {
 	s.st.outbox(key, dl)
 	s.held = append(s.held, heldHook{key: key, dl: dl})
 }

@@ -239,11 +239,14 @@ func (d *dispatcher) restore(list []storedDelivery) {
 	}
 }
 
-func (d *dispatcher) queue(key string, dl delivery) bool {
+// queue records dl in the log and hands it to the resource's worker; once
+// the dispatcher is closed it does nothing (with a file, the outbox keeps
+// dl for the next start).
+func (d *dispatcher) queue(key string, dl delivery) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		return false
+		return
 	}
 	d.record(key, dl)
 	if d.pending == 0 {
@@ -256,7 +259,6 @@ func (d *dispatcher) queue(key string, dl delivery) bool {
 		d.wg.Add(1)
 		go d.run(key)
 	}
-	return true
 }
 
 func (d *dispatcher) run(key string) {
