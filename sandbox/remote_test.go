@@ -18,7 +18,7 @@ import (
 // remote mode.
 func TestRemoteControlsARunningSandbox(t *testing.T) {
 	sink := newHookSink(t, 0)
-	e := newEnv(t, Config{AllowRemote: true, ControlToken: "ctl-77"})
+	e := newEnv(t, Config{AllowRemote: true, ControlToken: "ctl-77-9f3c2a7b1e8d4c6f0a5b9e2d"})
 	ctx := context.Background()
 
 	anon, err := NewRemote(e.ts.URL)
@@ -29,11 +29,11 @@ func TestRemoteControlsARunningSandbox(t *testing.T) {
 	if err := anon.Reset(ctx); !errors.As(err, &ce) || ce.StatusCode != 401 || ce.Code != CodeControlUnauthorized {
 		t.Fatalf("without the token: %v", err)
 	}
-	r, err := NewRemote(e.ts.URL+"/", WithControlToken("ctl-77"))
+	r, err := NewRemote(e.ts.URL+"/", WithControlToken("ctl-77-9f3c2a7b1e8d4c6f0a5b9e2d"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(fmt.Sprintf("%v %+v", r, r), "ctl-77") {
+	if strings.Contains(fmt.Sprintf("%v %+v", r, r), "ctl-77-9f3c2a7b1e8d4c6f0a5b9e2d") {
 		t.Fatal("the token shows in fmt")
 	}
 
@@ -160,7 +160,7 @@ func TestRemoteWire(t *testing.T) {
 		io.WriteString(w, `{}`)
 	}))
 	defer srv.Close()
-	r, err := NewRemote(srv.URL, WithControlToken("ctl-9"))
+	r, err := NewRemote(srv.URL, WithControlToken("ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,20 +193,20 @@ func TestRemoteWire(t *testing.T) {
 
 	const js = "application/json"
 	want := []wireCall{
-		{"POST", "/sandbox/payments/p-1/verify", js, "Bearer ctl-9", `{"outcome":"completed"}`},
-		{"POST", "/sandbox/payments/a%2Fb/verify", js, "Bearer ctl-9", `{"outcome":"cancelled"}`},
-		{"POST", "/sandbox/payments/p-1/dispute/review", js, "Bearer ctl-9", `{"outcome":"approved"}`},
-		{"POST", "/sandbox/payouts/po-1/status", js, "Bearer ctl-9", `{"status":"completed"}`},
-		{"POST", "/sandbox/withdrawals/w-1/status", js, "Bearer ctl-9", `{"status":"completed","tx_hash":"0xabc"}`},
-		{"POST", "/sandbox/withdrawals/w-1/status", js, "Bearer ctl-9", `{"status":"failed"}`},
-		{"POST", "/sandbox/clock/advance", js, "Bearer ctl-9", `{"seconds":5400}`},
-		{"POST", "/sandbox/faults", js, "Bearer ctl-9", `{"method":"POST","path":"/v1/transfers","mode":"drop_after","count":1,"status":0,"code":"","delay_ms":0,"retry_after_s":0}`},
-		{"POST", "/sandbox/reset", js, "Bearer ctl-9", `{}`},
-		{"POST", "/sandbox/webhooks/flush", js, "Bearer ctl-9", `{}`},
-		{"POST", "/sandbox/webhooks/dlv_1/resend", js, "Bearer ctl-9", `{}`},
-		{"GET", "/sandbox/state", "", "Bearer ctl-9", ``},
-		{"GET", "/sandbox/requests", "", "Bearer ctl-9", ``},
-		{"GET", "/sandbox/webhooks", "", "Bearer ctl-9", ``},
+		{"POST", "/sandbox/payments/p-1/verify", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{"outcome":"completed"}`},
+		{"POST", "/sandbox/payments/a%2Fb/verify", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{"outcome":"cancelled"}`},
+		{"POST", "/sandbox/payments/p-1/dispute/review", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{"outcome":"approved"}`},
+		{"POST", "/sandbox/payouts/po-1/status", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{"status":"completed"}`},
+		{"POST", "/sandbox/withdrawals/w-1/status", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{"status":"completed","tx_hash":"0xabc"}`},
+		{"POST", "/sandbox/withdrawals/w-1/status", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{"status":"failed"}`},
+		{"POST", "/sandbox/clock/advance", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{"seconds":5400}`},
+		{"POST", "/sandbox/faults", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{"method":"POST","path":"/v1/transfers","mode":"drop_after","count":1,"status":0,"code":"","delay_ms":0,"retry_after_s":0}`},
+		{"POST", "/sandbox/reset", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{}`},
+		{"POST", "/sandbox/webhooks/flush", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{}`},
+		{"POST", "/sandbox/webhooks/dlv_1/resend", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{}`},
+		{"GET", "/sandbox/state", "", "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", ``},
+		{"GET", "/sandbox/requests", "", "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", ``},
+		{"GET", "/sandbox/webhooks", "", "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", ``},
 	}
 	mu.Lock()
 	got := append([]wireCall(nil), calls...)

@@ -326,10 +326,10 @@ func TestUIHostGuard(t *testing.T) {
 		req.Host = "evil.example"
 		wantStatus(t, e.send(req), 403, CodeControlForbidden)
 	}
-	open := newEnv(t, Config{AllowRemote: true, ControlToken: "ctl-token-1"})
+	open := newEnv(t, Config{AllowRemote: true, ControlToken: "ctl-token-1-9f3c2a7b1e8d4c6f0a5b9e2d"})
 	req, _ := http.NewRequest("GET", open.ts.URL+"/sandbox/ui", nil)
 	req.Host = "sandbox.internal:8080"
-	req.Header.Set("Authorization", "Bearer ctl-token-1")
+	req.Header.Set("Authorization", "Bearer ctl-token-1-9f3c2a7b1e8d4c6f0a5b9e2d")
 	eq(t, open.send(req).status, 200)
 }
 
