@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -271,4 +272,34 @@ func TestWebhookBacklogShown(t *testing.T) {
 	if !strings.Contains(html, "Webhooks waiting: <strong>0</strong>") {
 		t.Fatalf("the backlog does not drop to 0:\n%s", html)
 	}
+}
+
+// A notify_url credential given as the user part alone
+// (http://SECRET@host/h), or as a name and password, is masked in the
+// delivery log, the inspection view, the dashboard and the log lines.
+func TestNotifyURLUserInfoIsMasked(t *testing.T) {
+	var logs syncBuffer
+	e := newEnv(t, Config{WebhookMaxAttempts: 1, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	for i, target := range []string{"http://SECRET1@127.0.0.1:1/h", "http://SECRET2:SECRET3@127.0.0.1:1/h",
+		"http://SECRET4:@127.0.0.1:1/h"} {
+		p := e.createPayment(fmt.Sprintf(`{"ext_id":"o-%d","amount":%d,"notify_url":%q}`, i, 1000+i, target))
+		e.do("POST", "/v1/payments/"+p.str("id")+"/cancel", "")
+	}
+	e.flush()
+	req, _ := http.NewRequest("GET", e.ts.URL+"/sandbox/webhooks", nil)
+	inspect := e.send(req).raw
+	_, _, dash := e.uiGet("/sandbox/ui/webhooks?refresh=0")
+	var urls []string
+	for _, d := range e.sb.Deliveries() {
+		urls = append(urls, d.URL)
+	}
+	for where, text := range map[string]string{"inspection": inspect, "dashboard": dash, "log": logs.String(),
+		"Deliveries": strings.Join(urls, " ")} {
+		for _, secret := range []string{"SECRET1", "SECRET2", "SECRET3", "SECRET4"} {
+			if strings.Contains(text, secret) {
+				t.Fatalf("%s shows %s:\n%s", where, secret, text)
+			}
+		}
+	}
+	eq(t, strings.Join(urls, " "), "http://xxxxx:xxxxx@127.0.0.1:1/h http://xxxxx:xxxxx@127.0.0.1:1/h http://xxxxx@127.0.0.1:1/h")
 }

@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -298,5 +300,62 @@ func TestRemoteOddAnswers(t *testing.T) {
 	}
 	if err := r.VerifyPayment(ctx, "p", OutcomeCompleted); !errors.Is(err, ErrWrongState) || !errors.As(err, &ce) || ce.Code != CodeControlConflict {
 		t.Errorf("409: %v", err)
+	}
+}
+
+// No fmt verb and no slog handler shows a Remote's control token, whether
+// the Remote is printed by pointer or by value.
+func TestRemoteNeverPrintsItsToken(t *testing.T) {
+	const tok = "7c1e9a4f3b2d8e6a0f5c9b1d4e7a2c8f"
+	r, err := NewRemote("http://127.0.0.1:8080", WithControlToken(tok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x"} {
+		fmt.Fprintf(&out, verb+"\n", r)
+		fmt.Fprintf(&out, verb+"\n", *r)
+	}
+	slog.New(slog.NewTextHandler(&out, nil)).Info("remote", "r", r, "v", *r)
+	slog.New(slog.NewJSONHandler(&out, nil)).Info("remote", "r", r, "v", *r)
+	if strings.Contains(out.String(), tok) || strings.Contains(out.String(), fmt.Sprintf("%x", tok)) {
+		t.Fatalf("the token shows:\n%s", out.String())
+	}
+	if got := fmt.Sprintf("%#v", r); got != `&sandbox.Remote{base:"http://127.0.0.1:8080", token:"****"}` {
+		t.Fatalf("%%#v: %s", got)
+	}
+	if got := fmt.Sprintf("%v", r); got != "sandbox.Remote(http://127.0.0.1:8080)" {
+		t.Fatalf("%%v: %s", got)
+	}
+	if !strings.Contains(out.String(), `"r":{"base":"http://127.0.0.1:8080","control_token":true}`) {
+		t.Fatalf("slog does not show the base URL:\n%s", out.String())
+	}
+}
+
+// A sandbox whose database failed answers its controls 503 SANDBOX_STORE;
+// through a Remote that matches ErrStore, as the Server's own controls'
+// errors do. Another 503 (a proxy's) does not.
+func TestRemoteStoreFailureIsErrStore(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		code := "SANDBOX_STORE"
+		if r.URL.Path == "/sandbox/reset" {
+			code = "SANDBOX_BUSY"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, `{"error":%q,"message":"the sandbox's database cannot be used","data":{}}`, code)
+	}))
+	t.Cleanup(srv.Close)
+	r, err := NewRemote(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = r.VerifyPayment(context.Background(), "p-1", OutcomeCompleted)
+	var ce *ControlError
+	if !errors.Is(err, ErrStore) || !errors.As(err, &ce) || ce.StatusCode != 503 || errors.Is(err, ErrNotFound) {
+		t.Fatalf("a failed store through Remote: %v", err)
+	}
+	if err := r.Reset(context.Background()); errors.Is(err, ErrStore) {
+		t.Fatalf("another 503 matches ErrStore: %v", err)
 	}
 }

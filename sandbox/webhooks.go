@@ -488,13 +488,22 @@ func (d *dispatcher) logGaveUp(dl delivery, attempts int) {
 		slog.Int("attempts", attempts), slog.String("delivery_id", dl.rec.ID))
 }
 
-// redactURL masks the secrets a notify_url may carry: its password and
-// every query value (?api_key=...). The log is shown to anyone who can
-// reach the inspection endpoints and the dashboard.
+// redactURL masks the secrets a notify_url may carry: its user
+// information, name and password alike (http://SECRET@host/ carries the
+// credential as the name alone), and every query value (?api_key=...).
+// The log is shown to anyone who can reach the inspection endpoints and
+// the dashboard.
 func redactURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return "(unparsable URL)"
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword("xxxxx", "xxxxx")
+		} else {
+			u.User = url.User("xxxxx")
+		}
 	}
 	if u.RawQuery != "" {
 		q := u.Query()
@@ -503,7 +512,7 @@ func redactURL(s string) string {
 		}
 		u.RawQuery = q.Encode()
 	}
-	return u.Redacted()
+	return u.String()
 }
 
 // record appends dl to the ring, overwriting the oldest entry once full.
