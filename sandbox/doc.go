@@ -346,8 +346,9 @@
 // A Fault applies to the next Count (default 1) requests matching Method
 // ("" any) and Path (exact escaped path, {name} segments match any one
 // segment), before authentication; /sandbox/ is never faulted. Modes:
-// error_before answers Status (default 500) with error code Code (default
-// SYS_001) without processing; retry_after answers 503 with Retry-After
+// error_before answers Status (default 500) with error code Code (default:
+// the spec's internal error of the route, PAY_001 for create and confirm
+// payment, SYS_001 elsewhere) without processing; retry_after answers 503 with Retry-After
 // RetryAfterS seconds (default 1), code Code, without processing; delay
 // reads the body, waits DelayMS, then processes, unless the client went
 // away meanwhile, in which case nothing is applied; drop_after processes

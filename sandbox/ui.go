@@ -512,9 +512,9 @@ func (s *Server) uiFaultsLocked() []uiFault {
 		}
 		switch f.Mode {
 		case FaultErrorBefore:
-			v.Detail = fmt.Sprintf("answers %d %s", f.Status, f.Code)
+			v.Detail = fmt.Sprintf("answers %d %s", f.Status, uiFaultCode(f))
 		case FaultRetryAfter:
-			v.Detail = fmt.Sprintf("answers 503 %s, Retry-After %ds", f.Code, f.RetryAfterS)
+			v.Detail = fmt.Sprintf("answers 503 %s, Retry-After %ds", uiFaultCode(f), f.RetryAfterS)
 		case FaultDelay:
 			v.Detail = fmt.Sprintf("waits %d ms, then processes", f.DelayMS)
 		case FaultDropAfter:
@@ -710,4 +710,13 @@ func uiDelay(d time.Duration) string {
 		return fmt.Sprintf("%d min %d s", d/time.Minute, d%time.Minute/time.Second)
 	}
 	return fmt.Sprintf("%d h %d min", d/time.Hour, d%time.Hour/time.Minute)
+}
+
+// uiFaultCode names the code a fault answers with: its own, or the one
+// its route gives.
+func uiFaultCode(f *Fault) string {
+	if f.Code != "" {
+		return f.Code
+	}
+	return "with the route's internal error code"
 }
