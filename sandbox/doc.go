@@ -62,8 +62,8 @@
 //
 // # Payments
 //
-// Create validates amount (100 to 300000 RUB), ext_id (1 to 255
-// characters), method (CARD by default; otherwise exactly CARD, SBP, SIM or
+// Create validates amount (100 to 300000 RUB, at most two decimals),
+// ext_id (1 to 255 characters, not all blank), method (CARD by default; otherwise exactly CARD, SBP, SIM or
 // CROSS_BORDER, upper case as the spec writes them) and country (exactly
 // TJ, KZ, UZ or KG, and only with CROSS_BORDER), all PAY_002.
 // A duplicate ext_id is PAY_003 (409). Once MaxSamePendingAmount (default
@@ -102,8 +102,8 @@
 //
 // Confirm takes only multipart/form-data (with a boundary); any other
 // content type, or none, is PAY_002 and changes nothing. Its optional
-// "attachment" part must be an image (by its Content-Type or content) of at
-// most 10 MB, that is 10,000,000 bytes, the spec's limit and the SDK's
+// "attachment" part must be an image, told by its bytes as the SDK does
+// (its part's Content-Type is not trusted either way), of at most 10 MB, that is 10,000,000 bytes, the spec's limit and the SDK's
 // MaxAttachmentSize; otherwise PAY_002 (400). A form without that part is
 // "no file", which the spec allows. Confirm needs PENDING (PAY_008),
 // cancel needs PENDING (PAY_007). A dispute opens from CANCELLED
@@ -122,7 +122,7 @@
 //
 // # Payouts, terminals, transfers, withdrawals
 //
-// Payouts need a positive amount, method exactly card or sbp (lower case),
+// Payouts need a positive amount with at most two decimals, method exactly card or sbp (lower case),
 // non-empty ext_id, requisites and holder_name (PAY_002); a duplicate
 // ext_id is PAY_003. An unknown payout is PAY_001 with 404. The list is in
 // creation order, oldest first (stable for offset paging); status must be
@@ -296,9 +296,12 @@
 //   - Unknown JSON fields in a request are ignored and an empty create body
 //     decodes as {} (so it fails on the first required field): the spec
 //     does not say, and ignoring unknown fields is what most services do.
-//   - RUB amounts with more than 2 decimal places are accepted and echoed
-//     as sent: the spec does not give their precision. Amounts are bounded
-//     (at most 40 characters, exponent within ±18) before any arithmetic.
+//   - RUB amounts (payments, payouts, dispute amounts) have at most 2
+//     decimal places, USDT amounts (transfers, withdrawals) at most 6: the
+//     spec does not give their precision, and no bank or chain moves less
+//     (PAY_002, TRF_001, WDR_001; 1500.500 is 1500.50 and passes). Amounts
+//     are echoed with the scale sent, and bounded (at most 40 characters,
+//     exponent within ±18) before any arithmetic.
 //   - Payment ext_id is 1 to 255 characters (the spec's limit, counted in
 //     characters, not bytes). Payout ext_id has no limit in the spec; the
 //     sandbox refuses an empty or all-blank one and one over 255 characters
