@@ -217,8 +217,12 @@
 // inspection request carries Authorization: Bearer TOKEN (else 401
 // SANDBOX_UNAUTHORIZED), and the dashboard sends the browser to a login
 // form (/sandbox/login) that sets an HttpOnly, SameSite=Strict session
-// cookie holding an HMAC of the token, never the token. Loopback-only
-// sandboxes need no token. The controls:
+// cookie holding an HMAC of the token, never the token. A token that could
+// be guessed (under 128 bits of estimated entropy) is refused at start, and
+// wrong ones are slowed per client address: after five, the address is
+// answered 429 with a Retry-After that doubles with each further failure
+// (up to 15 minutes), and each failure is logged without the token.
+// Loopback-only sandboxes need no token. The controls:
 //
 //	POST /sandbox/payments/{id}/verify          {"outcome":"completed"} or {"outcome":"cancelled"}
 //	POST /sandbox/payments/{id}/dispute/review  {"outcome":"approved"} or {"outcome":"rejected"}
