@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -302,4 +303,18 @@ func TestNotifyURLUserInfoIsMasked(t *testing.T) {
 		}
 	}
 	eq(t, strings.Join(urls, " "), "http://xxxxx:xxxxx@127.0.0.1:1/h http://xxxxx:xxxxx@127.0.0.1:1/h http://xxxxx@127.0.0.1:1/h")
+}
+
+// The retry waits double from WebhookRetryWait and stop doubling before
+// they would overflow, however many attempts are allowed.
+func TestWebhookBackoff(t *testing.T) {
+	d := &dispatcher{wait: time.Second}
+	for n, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 5: 16 * time.Second} {
+		eq(t, d.backoff(n), want)
+	}
+	for _, n := range []int{63, 64, 100, 1 << 20} {
+		if w := d.backoff(n); w < time.Duration(math.MaxInt64/4) {
+			t.Fatalf("backoff(%d) = %v: overflowed", n, w)
+		}
+	}
 }

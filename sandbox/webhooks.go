@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"sync"
@@ -238,7 +239,7 @@ func (d *dispatcher) work() {
 		d.listLocked(rq)
 		q.attempts = n
 		if !ok && retry && n < d.maxAttempts && !d.closed {
-			q.timer = time.AfterFunc(d.wait<<(n-1), func() { d.retry(q) })
+			q.timer = time.AfterFunc(d.backoff(n), func() { d.retry(q) })
 		} else {
 			d.mu.Unlock()
 			d.done(dl, ok, n)
@@ -251,6 +252,16 @@ func (d *dispatcher) work() {
 	}
 	d.running--
 	d.mu.Unlock()
+}
+
+// backoff is the wait after failed attempt n: wait, 2*wait, 4*wait, ...,
+// no longer doubled once it would overflow (a large -webhook-attempts).
+func (d *dispatcher) backoff(n int) time.Duration {
+	w := d.wait
+	for i := 1; i < n && w <= math.MaxInt64/2; i++ {
+		w *= 2
+	}
+	return w
 }
 
 // retry makes q's head due again once its wait is over.

@@ -20,7 +20,7 @@ func TestCheck(t *testing.T) {
 		}
 	}
 	bad := []string{
-		"", "a", "ctl-77-9f3c2a7b1e8d4c6f0a5b9e2d", "password", "correct-horse",
+		"", "a", "ctl-77", "password", "correct-horse",
 		"3f9c2a7b1e8d4c6f0a5b9e2d7c1f8a4",                  // 31 hex digits: 124 bits
 		"12345678901234567890123456789012345678901",        // digits only: 41 * log2(10) = 136, but periodic
 		strings.Repeat("a", 100),                           // one character
