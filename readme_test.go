@@ -8,10 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/shopspring/decimal"
 
@@ -129,4 +133,81 @@ func TestFrontDoorSnippetsRun(t *testing.T) {
 		}
 	}
 	check("doc.go", block)
+}
+
+// TestDocsLinksResolve follows every relative link of the repository's
+// Markdown files (code blocks aside): the file must exist and, for a
+// #fragment into a Markdown file, a heading of that file must have it as
+// its GitHub anchor. Manuals move between files; their links must move
+// with them.
+func TestDocsLinksResolve(t *testing.T) {
+	t.Parallel()
+	fence := regexp.MustCompile("(?s)```.*?```")
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	heading := regexp.MustCompile(`(?m)^#+ (.*)$`)
+	anchors := func(md string) map[string]bool {
+		out := map[string]bool{}
+		for _, m := range heading.FindAllStringSubmatch(fence.ReplaceAllString(md, ""), -1) {
+			var b strings.Builder
+			for _, r := range strings.ToLower(strings.TrimSpace(m[1])) {
+				switch {
+				case unicode.IsLetter(r), unicode.IsDigit(r), r == '-', r == '_':
+					b.WriteRune(r)
+				case r == ' ':
+					b.WriteByte('-')
+				}
+			}
+			out[b.String()] = true
+		}
+		return out
+	}
+	files := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".md") {
+			return nil
+		}
+		files++
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range link.FindAllStringSubmatch(fence.ReplaceAllString(string(b), ""), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, frag, _ := strings.Cut(target, "#")
+			dest := path
+			if file != "" {
+				dest = filepath.Join(filepath.Dir(path), filepath.FromSlash(file))
+			}
+			if _, err := os.Stat(dest); err != nil {
+				t.Errorf("%s links %s, which does not exist", path, target)
+				continue
+			}
+			if frag == "" || !strings.HasSuffix(dest, ".md") {
+				continue
+			}
+			md, err := os.ReadFile(dest)
+			if err != nil {
+				return err
+			}
+			if !anchors(string(md))[frag] {
+				t.Errorf("%s links %s: %s has no heading with that anchor", path, target, dest)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 8 {
+		t.Fatalf("%d Markdown files found", files)
+	}
 }
