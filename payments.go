@@ -588,8 +588,10 @@ type openDisputeBody struct {
 // Dispute.
 //
 // A retry that finds a dispute already open (DIS_002, an earlier answer
-// lost) returns the payment as read back, Dispute filled from params with a
-// zero CreatedAt; it cannot tell this call's dispute from another's.
+// lost) returns the payment as read back with GetPayment, Reconciled set
+// and Dispute nil: the service's GET carries no dispute, so its amount,
+// receipt and comment are unknown, and a result carries only what the
+// service said (the SDK cannot tell this call's dispute from another's).
 func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeParams) (*Payment, error) {
 	if err := firstError(checkUUID("id", id), checkURL("receipt_url", params.ReceiptURL)); err != nil {
 		return nil, err
@@ -601,22 +603,8 @@ func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeP
 		}
 		in.Amount = amount(params.Amount)
 	}
-	inDispute := inStatus(PaymentStatusDispute)
 	return send(ctx, c, &call{op: opOpenDispute, path: "/v1/payments/" + id + "/dispute", in: in, id: id},
-		func(ctx context.Context, got *Payment) error {
-			if err := inDispute(ctx, got); err != nil {
-				return err
-			}
-			if got.Dispute == nil {
-				// GET carries no dispute object: report what this call asked
-				// for; the opening time is unknown (zero).
-				got.Dispute = &Dispute{ReceiptURL: params.ReceiptURL, Comment: params.Comment}
-				if !params.Amount.IsZero() {
-					got.Dispute.Amount = decimal.NewNullDecimal(params.Amount)
-				}
-			}
-			return nil
-		})
+		inStatus(PaymentStatusDispute))
 }
 
 // CancelDispute cancels an active dispute; the payment moves to
