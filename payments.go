@@ -114,7 +114,10 @@ type Payment struct {
 	// Currency is "RUB" for every payment of this API.
 	Currency string `json:"currency"`
 	// Status is normalised to the upper-case constants (the dispute
-	// responses send lower case); an unknown value is kept as sent.
+	// responses send lower case); an unknown value is kept as sent. It is
+	// "" when the answer carried none ("status": null or missing): a read
+	// needs only its identity, so such a payment still decodes, but ""
+	// is no state, and WaitPayment reads again.
 	Status PaymentStatus `json:"status"`
 	// Method decides how Requisites read (card or phone, domestic or
 	// cross-border).
@@ -134,14 +137,15 @@ type Payment struct {
 	// Message is only set by ConfirmPayment: the service's note that the
 	// confirmation was received and verification is awaited.
 	Message string `json:"message,omitempty"`
-	// Dispute is set by OpenDispute, nil otherwise.
+	// Dispute is set from OpenDispute's answer, nil otherwise (and after an
+	// OpenDispute settled by reading the payment back).
 	Dispute *Dispute `json:"dispute,omitempty"`
 	// Reconciled is true when the call's own answer was lost or unusable
 	// and the SDK established, by reading the payment back, that the call
 	// had taken effect. The payment is then the read-back copy, without
 	// what a GET does not carry: Message, and for CROSS_BORDER the
-	// requisites' BankName, Country, Currency and AmountLocal (Dispute is
-	// filled from OpenDispute's params). Never set by decoding JSON.
+	// requisites' BankName, Country, Currency and AmountLocal, and Dispute.
+	// Nothing is filled from the call's params. Never set by decoding JSON.
 	Reconciled bool `json:"-"`
 }
 

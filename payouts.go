@@ -74,7 +74,8 @@ type Payout struct {
 	// Bank is the bank code given at creation, "" when none was.
 	Bank string `json:"bank"`
 	// Status is kept as sent, unknown values included; the SDK enforces no
-	// transitions. completed, failed and cancelled are final.
+	// transitions. completed, failed and cancelled are final. It is "" when
+	// the answer carried none (null or missing), which WaitPayout waits on.
 	Status PayoutStatus `json:"status"`
 	// ProviderOrderID is set once the payout is processing.
 	ProviderOrderID string `json:"provider_order_id"`
