@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 // PaymentMethod is how the payer transfers the money.
@@ -280,14 +282,14 @@ func (d *Dispute) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Payment amount bounds of the API, in RUB.
+// Payment amount bounds of the API, in RUB, both inclusive.
 var (
-	MinPaymentAmount = decimal.NewFromInt(100)
-	MaxPaymentAmount = decimal.NewFromInt(300000)
+	MinPaymentAmount = decimal.NewFromInt(spec.MinPaymentAmount)
+	MaxPaymentAmount = decimal.NewFromInt(spec.MaxPaymentAmount)
 )
 
 // MaxExtIDLength is the longest payment ext_id, in characters.
-const MaxExtIDLength = 255
+const MaxExtIDLength = spec.MaxExtIDLength
 
 // CreatePaymentParams are the inputs of CreatePayment. Optional fields left
 // empty are not sent, and the service then chooses (method CARD, a bank).
@@ -471,7 +473,7 @@ type Attachment struct {
 
 // MaxAttachmentSize is the largest receipt ConfirmPayment sends: the spec's
 // 10 MB, in decimal bytes (10,000,000), as the sandbox counts them too.
-const MaxAttachmentSize = 10_000_000
+const MaxAttachmentSize = spec.MaxAttachmentSize
 
 // ConfirmPayment tells the service that the payer has paid, optionally with
 // an image of the receipt (nil sends none). The payment moves to PROCESSING.

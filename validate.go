@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 // Input checks: everything the SDK refuses before any network call, with a
@@ -21,7 +23,7 @@ func (p CreatePaymentParams) validate() error {
 		return err
 	}
 	if p.Amount.LessThan(MinPaymentAmount) || p.Amount.GreaterThan(MaxPaymentAmount) {
-		return invalid("amount", "must be between 100 and 300000 RUB")
+		return invalid("amount", fmt.Sprintf("must be between %d and %d RUB", spec.MinPaymentAmount, spec.MaxPaymentAmount))
 	}
 	if p.Method != "" && !slices.Contains(paymentMethods, p.Method) {
 		return invalid("method", "must be CARD, SBP, SIM or CROSS_BORDER")
