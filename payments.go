@@ -297,7 +297,8 @@ type CreatePaymentParams struct {
 	// ExtID is the merchant's unique order id, 1 to 255 characters. It is
 	// also what makes CreatePayment safe to retry.
 	ExtID string
-	// Amount in RUB, from 100 to 300000; sent with exactly its digits.
+	// Amount in RUB, from 100 to 300000, at most two decimals (1500.50;
+	// 1500.500 too); sent with exactly its digits.
 	Amount decimal.Decimal
 	// Method defaults to MethodCard on the service's side.
 	Method PaymentMethod
@@ -574,8 +575,8 @@ func (c *Client) CancelPayment(ctx context.Context, id string) (*Payment, error)
 
 // OpenDisputeParams are the inputs of OpenDispute; every field is optional.
 type OpenDisputeParams struct {
-	// Amount is what the payer actually paid, if it differs; zero means not
-	// given and is not sent.
+	// Amount is what the payer actually paid, if it differs, in RUB with
+	// at most two decimals; zero means not given and is not sent.
 	Amount decimal.Decimal
 	// ReceiptURL links to the receipt or a screenshot.
 	ReceiptURL string
@@ -604,7 +605,7 @@ func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeP
 	}
 	in := openDisputeBody{ReceiptURL: params.ReceiptURL, Comment: params.Comment}
 	if !params.Amount.IsZero() {
-		if err := checkPositive("amount", params.Amount); err != nil {
+		if err := firstError(checkPositive("amount", params.Amount), checkRUB("amount", params.Amount)); err != nil {
 			return nil, err
 		}
 		in.Amount = amount(params.Amount)

@@ -136,8 +136,8 @@ type CreatePayoutParams struct {
 	// ExtID is the merchant's unique payout id; it makes CreatePayout safe
 	// to retry.
 	ExtID string
-	// Amount is in RUB and must be positive; the spec gives no upper
-	// bound, so the service's refusal is the only one.
+	// Amount is in RUB, positive, with at most two decimals; the spec
+	// gives no upper bound, so the service's refusal is the only one.
 	Amount decimal.Decimal
 	// Method is PayoutMethodCard or PayoutMethodSBP, and decides what
 	// Requisites must hold.
