@@ -18,8 +18,8 @@ type WaitOptions struct {
 	MinInterval time.Duration
 	// MaxInterval caps the pause between reads. Zero means
 	// DefaultWaitMaxInterval. A Retry-After the service sends with a
-	// refusal lengthens a pause beyond it, but no pause is longer than
-	// maxWaitPause (a day), whatever the header or the options say.
+	// refusal lengthens a pause beyond it, but no pause is longer than a
+	// day, whatever the header or the options say.
 	MaxInterval time.Duration
 }
 
@@ -33,8 +33,9 @@ const (
 // is, leaves PENDING, PROCESSING and DISPUTE (COMPLETED, CANCELLED,
 // CANCELLED_APPEAL, or a status this SDK does not know, which it cannot
 // call unsettled), or until ctx ends. A read without a status (null or
-// missing) says nothing about the payment's state and is read again. It is the safety net for a lost
-// webhook: a merchant who has not heard about a payment can wait for it.
+// missing) says nothing about the payment's state and is read again. It
+// is the safety net for a lost webhook: a merchant who has not heard about
+// a payment can wait for it.
 //
 // It returns the settled payment, or, when ctx ends first, the last
 // payment it read (nil if none) with ctx's error. Reads are GetPayment
