@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -236,7 +235,7 @@ type Server struct {
 	closed      bool        // under mu: Close stops the timer for good
 	largeBodies semaphore
 	pilot       *pilot // nil with the autopilot off (autopilot.go)
-	tempDir     string // the test binary's own database directory, removed by Close
+	removeDB    func() // the test binary's own database file (testDBPath), removed by Close
 
 	// mu guards the state; every section under it ends with unlock, which
 	// commits the store before the answer is written.
@@ -429,8 +428,8 @@ func (s *Server) Close() {
 	if err := s.st.close(); err != nil && s.cfg.Logger != nil {
 		s.cfg.Logger.Error("closing the database", slog.String("error", err.Error()))
 	}
-	if s.tempDir != "" {
-		os.RemoveAll(s.tempDir)
+	if s.removeDB != nil {
+		s.removeDB()
 	}
 }
 

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
-	"testing"
 )
 
 // heldHook is a webhook a section decided to send: it is queued for
@@ -103,8 +100,8 @@ func (s *Server) deliveryUpdated(rec Delivery) {
 // builds the merchants from it and returns the deliveries to restore.
 func (s *Server) openStore() ([]storedDelivery, error) {
 	path := s.cfg.DBPath
-	if path == "" {
-		path = s.testDBPath()
+	if path == "" && testDBPath != nil {
+		path, s.removeDB = testDBPath()
 	}
 	if path == "" {
 		s.st = newMemStore(s.cfg.Merchants)
@@ -128,17 +125,8 @@ func (s *Server) openStore() ([]storedDelivery, error) {
 	return restored, nil
 }
 
-// testDBPath gives each Server of a test binary its own temporary file
-// when PAYKIT_SANDBOX_TEST_DB=file, so the whole suite runs once more on
-// SQLite (CI does). Outside tests it is always empty.
-func (s *Server) testDBPath() string {
-	if !testing.Testing() || os.Getenv("PAYKIT_SANDBOX_TEST_DB") != "file" {
-		return ""
-	}
-	dir, err := os.MkdirTemp("", "paykit-sandbox-test-")
-	if err != nil {
-		panic(err)
-	}
-	s.tempDir = dir
-	return filepath.Join(dir, "sandbox.db")
-}
+// testDBPath, when set, gives each Server without Config.DBPath a file of
+// its own and the function that removes it after Close. Only the package's
+// tests set it (PAYKIT_SANDBOX_TEST_DB=file, in helpers_test.go), so the
+// whole suite runs once more on SQLite; a program never does.
+var testDBPath func() (path string, remove func())

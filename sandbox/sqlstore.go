@@ -13,8 +13,14 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver: the binary stays CGO-free
+
+	storereg "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 )
+
+// errNoDriver is Open's answer when Config.DBPath is set but no database
+// driver is registered: the program lacks the import it names.
+var errNoDriver = errors.New(`sandbox: Config.DBPath is set but no database driver is registered: ` +
+	`add import _ "github.com/paykit-dev/paykit-go/sandbox/sqlite" to the program (paykit-sandbox and paykit sandbox have it)`)
 
 // SchemaVersion is the version of the database layout this sandbox writes,
 // kept in PRAGMA user_version. A file of an older version is migrated when
@@ -96,6 +102,10 @@ func openError(path, format string, a ...any) error {
 // migrates an older layout, and takes the file's lock for as long as the
 // store is open.
 func openSQLStore(srv *Server, path string) (*sqlStore, error) {
+	drv, ok := storereg.Registered()
+	if !ok {
+		return nil, errNoDriver
+	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, openError(path, "is a directory")
 	} else if errors.Is(err, fs.ErrNotExist) {
@@ -108,15 +118,9 @@ func openSQLStore(srv *Server, path string) (*sqlStore, error) {
 		}
 		f.Close()
 	}
-	// locking_mode EXCLUSIVE: once written, the file stays locked until
-	// the store closes, so a second sandbox on it fails at once instead of
-	// sharing it. synchronous FULL with WAL: a commit is on disk (WAL
-	// fsynced) before the answer is written, so power loss cannot take an
-	// acknowledged change either. busy_timeout 0: a held file is refused
-	// now, not after a wait.
-	dsn := "file:" + strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path) +
-		"?_pragma=busy_timeout(0)&_pragma=locking_mode(EXCLUSIVE)&_pragma=synchronous(FULL)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	// The driver opens it with the settings the store relies on (one
+	// exclusive lock, durable commits, no busy wait): see sandbox/sqlite.
+	db, err := drv.Open(path)
 	if err != nil {
 		return nil, openError(path, "%v", err)
 	}
