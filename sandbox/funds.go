@@ -24,8 +24,8 @@ type terminalView struct {
 }
 
 func (s *Server) listTerminals(_ *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	out := make([]terminalView, 0, len(m.terminals))
 	for _, t := range m.terminals {
 		out = append(out, terminalView{ID: t.id, Name: t.name, Balance: usdtNum(t.balance),
@@ -43,8 +43,8 @@ type balanceView struct {
 // getBalance sums every terminal of the merchant, inactive ones included:
 // their money is still the merchant's.
 func (s *Server) getBalance(_ *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	var bal, frozen decimal.Decimal
 	for _, t := range m.terminals {
 		bal = bal.Add(t.balance)
@@ -103,8 +103,8 @@ func (s *Server) createTransfer(_ *http.Request, m *merchant, body []byte) (any,
 	case !usdtPrecise(req.Amount.d):
 		return nil, invalid("TRF_001", "amount", "USDT amounts have at most 6 decimal places (TRC-20 precision)")
 	}
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	from, to := m.terminal(req.FromTerminalID), m.terminal(req.ToTerminalID)
 	if from == nil || to == nil {
 		return nil, newErr(http.StatusNotFound, "TRF_002", "terminal not found")
@@ -195,8 +195,8 @@ func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (an
 	case utf8.RuneCountInString(req.Address) > MaxAddressLength:
 		return nil, invalid("WDR_001", "address", fmt.Sprintf(maxLengthMessageFormat, "address", MaxAddressLength))
 	}
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	now := s.tickLocked().Truncate(time.Second)
 	t := m.terminal(req.TerminalID)
 	if t == nil || !t.active {
@@ -223,8 +223,8 @@ func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (an
 }
 
 func (s *Server) getWithdrawal(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	w := s.st.withdrawal(r.PathValue("id"))
 	if w == nil || w.m != m {
 		return nil, newErr(http.StatusNotFound, "WDR_003", "withdrawal not found")
@@ -241,8 +241,8 @@ type feeView struct {
 // (the endpoint takes no terminal); each terminal's own fee is in
 // GET /v1/terminals.
 func (s *Server) getWithdrawalFee(_ *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	fee := decimal.Zero
 	for _, t := range m.terminals {
 		if t.active {
@@ -269,8 +269,8 @@ func (s *Server) SetWithdrawalStatus(id, status, txHash string) error {
 }
 
 func (s *Server) setWithdrawalStatus(id, status, txHash string) (*withdrawalView, error) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	now := s.tickLocked().Truncate(time.Second)
 	switch status {
 	case WithdrawalProcessing, WithdrawalCompleted, WithdrawalFailed:

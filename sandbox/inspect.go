@@ -195,8 +195,8 @@ func (t TerminalState) MarshalJSON() ([]byte, error) {
 
 // State snapshots every merchant's terminals and resource counts.
 func (s *Server) State() State {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	now := s.tickLocked()
 	st := State{Now: now, Merchants: []MerchantState{},
 		Autopilot: AutopilotState{Enabled: s.pilot != nil, PendingSteps: s.pilot.pending()}}

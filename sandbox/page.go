@@ -41,11 +41,11 @@ func pageToken(id string) string {
 }
 
 func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
-	s.lock()
+	s.begin()
 	now := s.tickLocked()
 	p := s.st.payment(r.PathValue("id"))
 	if p == nil {
-		s.unlock()
+		s.commit()
 		http.Error(w, "payment not found", http.StatusNotFound)
 		return
 	}
@@ -66,7 +66,7 @@ func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
 		d.AmountLocal, d.Currency = string(scaled(p.amountLoc, 2)), p.currency
 		d.AmountText, d.AmountCopy = moneyText(p.amountLoc, p.currency), d.AmountLocal
 	}
-	s.unlock()
+	s.commit()
 	setHTMLHeaders(w, "no-referrer") // the payer's page names no one it came from
 	pageTmpl.Execute(w, d)
 }
@@ -109,8 +109,8 @@ func (s *Server) payerPaid(id string) error {
 }
 
 func (s *Server) payerPress(id string) error {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.tickLocked()
 	p := s.st.payment(id)
 	if p == nil {

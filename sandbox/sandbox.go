@@ -237,7 +237,7 @@ type Server struct {
 	pilot       *pilot // nil with the autopilot off (autopilot.go)
 	removeDB    func() // the test binary's own database file (testDBPath), removed by Close
 
-	// mu guards the state; every section under it ends with unlock, which
+	// mu guards the state; every section under it (begin) ends with commit, which
 	// commits the store before the answer is written.
 	mu        sync.Mutex
 	st        store
@@ -357,9 +357,9 @@ func Open(cfg Config) (*Server, error) {
 	s.hooks.persist = s.deliveryUpdated
 	s.mux = s.routes()
 	s.pilot = newPilot(s, cfg.Autopilot, realClock)
-	s.lock()
+	s.begin()
 	s.armExpiryLocked(s.nowLocked()) // a stored payment's expiry resumes
-	s.unlock()
+	s.commit()
 	s.hooks.restore(restored) // stored deliveries: the log, and the outbox sent again
 	s.pilot.resume()          // after the state is there: the steps of resources in flight
 	if cfg.Logger != nil {
@@ -397,8 +397,8 @@ func (s *Server) resetLocked() {
 // and balances, no payments, payouts or withdrawals, no faults, clock offset
 // zero. Webhooks already queued are still delivered.
 func (s *Server) Reset() {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.resetLocked()
 	s.pilot.clear()
 }
@@ -423,8 +423,8 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.pilot.close()
 	s.hooks.close() // deliveries cut short stay in the outbox for the next start
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	if err := s.st.close(); err != nil && s.cfg.Logger != nil {
 		s.cfg.Logger.Error("closing the database", slog.String("error", err.Error()))
 	}
@@ -449,18 +449,18 @@ func (s *Server) FlushWebhooks(ctx context.Context) error { return s.hooks.flush
 // the bounded log); ErrWrongState after Close. Use FlushWebhooks to wait
 // for it.
 func (s *Server) ResendWebhook(id string) (Delivery, error) {
-	s.lock()
+	s.begin()
 	if s.closed {
-		s.unlock()
+		s.commit()
 		return Delivery{}, fmt.Errorf("%w: the sandbox is closed", ErrWrongState)
 	}
 	key, dl, err := s.hooks.prepareResend(id, s.nowLocked())
 	if err != nil {
-		s.unlock()
+		s.commit()
 		return Delivery{}, err
 	}
 	s.outboxLocked(key, dl)
-	s.unlock()
+	s.commit()
 	if err := s.storeFailed(); err != nil {
 		return Delivery{}, err
 	}
@@ -470,8 +470,8 @@ func (s *Server) ResendWebhook(id string) (Delivery, error) {
 // Now returns the sandbox clock: Config.Now plus every Advance so far, in
 // UTC.
 func (s *Server) Now() time.Time {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	return s.nowLocked()
 }
 
@@ -493,8 +493,8 @@ const maxClockOffset = 100 * 365 * 24 * time.Hour
 // would overflow.
 func (s *Server) Advance(d time.Duration) {
 	defer func() { s.pilot.run(s.Now()) }() // after s.mu is released
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	if d > 0 {
 		if d > maxClockOffset-s.offset {
 			s.offset = maxClockOffset
@@ -510,8 +510,8 @@ func (s *Server) Advance(d time.Duration) {
 // given API key, in their configured order, or nil for an unknown key.
 // Tests use it to check balances without a signed request.
 func (s *Server) Terminals(apiKey string) []Terminal {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	m := s.merchants[apiKey]
 	if m == nil {
 		return nil
@@ -541,8 +541,8 @@ type Stats struct {
 // Stats returns the counters of the merchant with the given API key (zero
 // for an unknown key).
 func (s *Server) Stats(apiKey string) Stats {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	m := s.merchants[apiKey]
 	if m == nil {
 		return Stats{}
@@ -575,8 +575,8 @@ func (s *Server) Deliveries() []Delivery { return s.hooks.deliveries() }
 // concrete id such as "/v1/payments/abc" matches no templated route and
 // counts 0. Retry tests count attempts with it.
 func (s *Server) RequestCount(method, pattern string) int {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	n := 0
 	for k, c := range s.requests {
 		if (method == "" || method == k.method) && pathMatches(pattern, k.route) {
@@ -612,7 +612,7 @@ func (s *Server) expireDueLocked(now time.Time) {
 		}
 		// A backlog (a restart after a long stop) is committed in batches,
 		// so memory and the transaction stay bounded however many expire.
-		s.commitLocked()
+		s.checkpointLocked()
 	}
 	s.armExpiryLocked(now)
 }
@@ -634,8 +634,8 @@ func (s *Server) armExpiryLocked(now time.Time) {
 	d := next.Sub(now)
 	if s.expiryTimer == nil {
 		s.expiryTimer = time.AfterFunc(d, func() {
-			s.lock()
-			defer s.unlock()
+			s.begin()
+			defer s.commit()
 			if !s.closed {
 				s.expireDueLocked(s.nowLocked())
 			}

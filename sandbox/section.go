@@ -22,22 +22,23 @@ type heldHook struct {
 // restarting it on the same file resumes from the last committed state.
 var ErrStore = errors.New("sandbox: the database cannot be used")
 
-// lock opens a section: everything the rules change until unlock is one
-// transaction of the store.
-func (s *Server) lock() { s.mu.Lock() }
+// begin opens a section: it takes the Server's lock, and everything the
+// rules change until commit is one transaction of the store.
+func (s *Server) begin() { s.mu.Lock() }
 
-// unlock commits the section (before any answer is written: callers unlock
-// before they return the value their handler writes), then releases the
-// webhooks it held, and the lock.
-func (s *Server) unlock() {
-	s.commitLocked()
+// commit ends the section: it commits the store's transaction (before any
+// answer is written: callers commit before they return the value their
+// handler writes), then releases the webhooks the section held, and the
+// lock.
+func (s *Server) commit() {
+	s.checkpointLocked()
 	s.mu.Unlock()
 }
 
-// commitLocked commits what the section did so far and sends its held
+// checkpointLocked commits what the section did so far and sends its held
 // webhooks; the section may go on (expiry of a long backlog commits in
 // batches).
-func (s *Server) commitLocked() {
+func (s *Server) checkpointLocked() {
 	if err := s.st.commit(); err != nil && s.storeErr == nil {
 		s.storeErr = fmt.Errorf("%w: %v", ErrStore, err)
 		if l := s.cfg.Logger; l != nil {

@@ -12,7 +12,7 @@ import (
 // payouts.go, funds.go, the controls, the autopilot) are written once
 // against it; memStore keeps Go maps (no Config.DBPath: today's speed for
 // tests) and sqlStore keeps an SQLite file (sqlstore.go). Every method is
-// called with Server.mu held, inside one section that Server.unlock ends
+// called with Server.mu held, inside one section that Server.commit ends
 // with commit: a section's changes reach the file together or not at all.
 //
 // A resource returned by a lookup may be changed by the rules; they then

@@ -393,7 +393,7 @@ func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg
 		}
 		d.Nav = append(d.Nav, uiNavItem{Title: p.Title, Href: uiHref(p.Name, refresh), Current: p.Name == page})
 	}
-	s.lock()
+	s.begin()
 	now := s.tickLocked()
 	d.Now = now.Format("2006-01-02 15:04:05 UTC")
 	switch page {
@@ -410,7 +410,7 @@ func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg
 	case "testvalues":
 		d.TestValueGroups, d.Autopilot = uiTestValueGroups(), s.pilot != nil
 	}
-	s.unlock()
+	s.commit()
 	if page == "webhooks" {
 		d.Deliveries = s.uiDeliveries()
 	}
