@@ -20,6 +20,8 @@ var pageTmpl = template.Must(template.ParseFS(uiFiles, "ui/pay.html"))
 // for the eye (moneyText: "1,500.50 RUB") and as bare digits for the copy
 // buttons ("1500.50"), which a bank app's amount field accepts.
 type pageData struct {
+	// Merchant is the payee's Merchant.Name.
+	Merchant                                   string
 	ExtID, Amount, Status, StatusClass, Method string
 	AmountText, AmountRUBText, AmountCopy      string
 	ReqLabel, ReqLabelLower, ReqValue          string
@@ -49,7 +51,7 @@ func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "payment not found", http.StatusNotFound)
 		return
 	}
-	d := pageData{ExtID: p.extID, Amount: string(scaled(p.amount, 2)), Status: p.status,
+	d := pageData{Merchant: p.m.name, ExtID: p.extID, Amount: string(scaled(p.amount, 2)), Status: p.status,
 		StatusClass: "st st-" + strings.ToLower(p.status), Method: methodText(p.method),
 		AmountText: moneyText(p.amount, "RUB"), AmountRUBText: moneyText(p.amount, "RUB"),
 		ReqLabel: "Card number", ReqValue: p.reqValue, BankName: p.bank.Name, Holder: p.holder,

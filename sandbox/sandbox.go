@@ -136,6 +136,10 @@ type Merchant struct {
 	// start and for every request it lets through unsigned, and the
 	// dashboard shows a banner.
 	AcceptUnsigned bool
+	// Name is the merchant's display name: the payer page names it as the
+	// payee, and the dashboard heads its terminals with it. Empty means
+	// "Sandbox merchant". Shown as text, never as HTML.
+	Name string
 	// Terminals are the merchant's terminals at start and after Reset. The
 	// first active one serves payments and is credited when they complete.
 	Terminals []Terminal
@@ -255,8 +259,12 @@ type Server struct {
 	reqPos int             // next slot to overwrite once the ring is full
 }
 
+// defaultMerchantName is the display name of a Merchant without Name.
+const defaultMerchantName = "Sandbox merchant"
+
 type merchant struct {
 	apiKey    string
+	name      string // Merchant.Name
 	signer    paykit.Signer
 	unsigned  bool // Merchant.AcceptUnsigned
 	terminals []*terminal
@@ -290,6 +298,12 @@ func New(cfg Config) *Server {
 func Open(cfg Config) (*Server, error) {
 	if len(cfg.Merchants) == 0 {
 		cfg.Merchants = []Merchant{DefaultMerchant(DefaultAPIKey, DefaultSecret)}
+	}
+	cfg.Merchants = slices.Clone(cfg.Merchants) // the caller's slice is left as it was
+	for i := range cfg.Merchants {
+		if cfg.Merchants[i].Name == "" {
+			cfg.Merchants[i].Name = defaultMerchantName
+		}
 	}
 	seen := map[string]bool{}
 	for _, m := range cfg.Merchants {

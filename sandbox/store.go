@@ -110,7 +110,7 @@ const uiListLimit = 500
 func buildMerchants(cfg []Merchant) map[string]*merchant {
 	out := make(map[string]*merchant, len(cfg))
 	for _, mc := range cfg {
-		m := &merchant{apiKey: mc.APIKey, signer: mc.Signer, unsigned: mc.AcceptUnsigned}
+		m := &merchant{apiKey: mc.APIKey, name: mc.Name, signer: mc.Signer, unsigned: mc.AcceptUnsigned}
 		if m.signer == nil {
 			m.signer = paykit.HMACSigner(mc.Secret)
 		}

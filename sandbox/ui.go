@@ -353,6 +353,7 @@ type uiWithdrawal struct {
 }
 
 type uiMerchant struct {
+	Name      string // Merchant.Name
 	Label     string
 	Terminals []uiTerminal
 }
@@ -475,7 +476,7 @@ func (s *Server) uiMerchantsLocked() []uiMerchant {
 	out := make([]uiMerchant, 0, len(s.cfg.Merchants))
 	for i, mc := range s.cfg.Merchants {
 		m := s.merchants[mc.APIKey]
-		um := uiMerchant{Label: merchantLabel(i, mc.APIKey)}
+		um := uiMerchant{Name: mc.Name, Label: merchantLabel(i, mc.APIKey)}
 		for _, t := range m.terminals {
 			um.Terminals = append(um.Terminals, uiTerminal{ID: t.id, Name: t.name,
 				Balance: moneyText(t.balance, ""), Frozen: moneyText(t.frozen, ""),
