@@ -102,7 +102,7 @@ func (c localController) InjectFault(ctx context.Context, f Fault) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return c.s.orStoreErr(c.s.InjectFault(f))
+	return c.s.InjectFault(f)
 }
 
 func (c localController) Reset(ctx context.Context) error {

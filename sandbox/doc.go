@@ -453,10 +453,14 @@
 // had not been recorded as ended at a kill, or that Close cut short, is sent
 // again at the next start: delivery is at least once.
 //
-// If a commit fails (disk full, the file damaged underneath), the Server
-// stops trusting its memory: every API request answers 503 SANDBOX_STORE,
-// Go controls return ErrStore and GET /readyz answers 503, until it is
-// restarted, which resumes from the last committed state.
+// If a commit fails (disk full, the file damaged underneath, or the file
+// removed or replaced while the sandbox runs: every change checks that its
+// path still names the file it opened), the Server stops trusting its
+// memory: every API request answers 503 SANDBOX_STORE, Go controls return
+// ErrStore and GET /readyz answers 503, until it is restarted, which
+// resumes from the last committed state. The change that failed is visible
+// nowhere (State, the dashboard and Terminals show the last commit), and so
+// is any later one.
 //
 // At start the file is checked before anything is written to it, and
 // refused with an error that names it, never reset: a file that is not

@@ -88,10 +88,10 @@ func (s *Server) InjectFault(f Fault) error {
 		f.RetryAfterS = 1
 	}
 	s.begin()
-	defer s.commit()
 	s.faults = append(s.faults, &f)
 	s.st.saveFaults(s.faults)
-	return nil
+	s.commit()
+	return s.orStoreErr(nil) // ErrStore: the fault was not kept
 }
 
 // takeFault counts the request under its route pattern and consumes one

@@ -247,6 +247,7 @@ type Server struct {
 	st        store
 	storeErr  error      // under mu: a failed commit; every later request is 503
 	held      []heldHook // under mu: webhooks of the section, sent once it commits
+	kept      keptState  // under mu: memory as of the last commit (section.go)
 	offset    time.Duration
 	merchants map[string]*merchant
 	faults    []*Fault

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 )
 
 // heldHook is a webhook a section decided to send: it is queued for
@@ -37,9 +38,17 @@ func (s *Server) commit() {
 
 // checkpointLocked commits what the section did so far and sends its held
 // webhooks; the section may go on (expiry of a long backlog commits in
-// batches).
+// batches). When the commit fails, or a commit failed before, the store
+// rolls the section back and the Server's own memory (terminals, transfer
+// counters, clock offset, faults) goes back to the last commit: nothing a
+// 503 answered is visible anywhere, not in /sandbox/state, the dashboard or
+// Server.Terminals.
 func (s *Server) checkpointLocked() {
-	if err := s.st.commit(); err != nil && s.storeErr == nil {
+	var err error
+	if s.storeErr != nil {
+		s.st.rollback() // the store failed: nothing more is kept until a restart
+	} else if err = s.st.commit(); err != nil {
+		s.st.rollback()
 		s.storeErr = fmt.Errorf("%w: %v", ErrStore, err)
 		if l := s.cfg.Logger; l != nil {
 			l.Error("database commit failed: answering 503 until restarted", slog.String("error", err.Error()))
@@ -49,9 +58,66 @@ func (s *Server) checkpointLocked() {
 		for _, h := range s.held {
 			s.hooks.queue(h.key, h.dl)
 		}
+		s.kept.take(s)
+	} else {
+		s.kept.restore(s)
 	}
 	clear(s.held)
 	s.held = s.held[:0]
+}
+
+// keptState is the part of the Server's memory a section may change
+// outside the store, as of the last commit: what a failed commit puts
+// back. Taken after every commit, reusing its slices (a few terminals and
+// faults: no allocation in the steady state).
+type keptState struct {
+	merchants map[string]*merchant
+	terminals []keptTerminal
+	transfers []keptTransfers
+	offset    time.Duration
+	faults    []Fault
+}
+
+type keptTerminal struct {
+	t *terminal
+	v terminal
+}
+
+type keptTransfers struct {
+	m *merchant
+	n int
+}
+
+func (k *keptState) take(s *Server) {
+	k.merchants, k.offset = s.merchants, s.offset
+	k.terminals, k.transfers, k.faults = k.terminals[:0], k.transfers[:0], k.faults[:0]
+	for _, m := range s.merchants {
+		k.transfers = append(k.transfers, keptTransfers{m: m, n: m.transfers})
+		for _, t := range m.terminals {
+			k.terminals = append(k.terminals, keptTerminal{t: t, v: *t})
+		}
+	}
+	for _, f := range s.faults {
+		k.faults = append(k.faults, *f)
+	}
+}
+
+func (k *keptState) restore(s *Server) {
+	if k.merchants == nil {
+		return // nothing committed yet: Open fails instead
+	}
+	s.merchants, s.offset = k.merchants, k.offset
+	for _, kt := range k.terminals {
+		*kt.t = kt.v
+	}
+	for _, km := range k.transfers {
+		km.m.transfers = km.n
+	}
+	s.faults = s.faults[:0]
+	for _, f := range k.faults {
+		f := f
+		s.faults = append(s.faults, &f)
+	}
 }
 
 // storeFailed returns the error of a failed commit, or nil.

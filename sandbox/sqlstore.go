@@ -73,9 +73,10 @@ CREATE INDEX deliveries_state ON deliveries (state);`,
 // commit), the merchants and terminals (as many as configured), and the
 // lazy diagnostics described at saveCounters.
 type sqlStore struct {
-	db   *sql.DB
-	path string
-	srv  *Server
+	db    *sql.DB
+	path  string
+	ident os.FileInfo // the file path named when opened (sameFile)
+	srv   *Server
 
 	tx    *sql.Tx
 	wrote bool  // the section changed something: commit must sync
@@ -132,6 +133,10 @@ func openSQLStore(srv *Server, path string) (*sqlStore, error) {
 	if err := st.prepare(); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if st.ident, err = os.Stat(path); err != nil {
+		db.Close()
+		return nil, openError(path, "%v", err)
 	}
 	return st, nil
 }
@@ -848,8 +853,11 @@ func (st *sqlStore) commit() error {
 	if st.wrote && st.err == nil {
 		st.flushLazy()
 	}
-	tx, err := st.tx, st.err
+	tx, err, wrote := st.tx, st.err, st.wrote
 	st.tx, st.err, st.wrote = nil, nil, false
+	if err == nil && wrote {
+		err = st.sameFile()
+	}
 	if err != nil {
 		tx.Rollback()
 		return err
@@ -857,12 +865,43 @@ func (st *sqlStore) commit() error {
 	return tx.Commit()
 }
 
+// rollback drops what the section did: its transaction and its copies.
+func (st *sqlStore) rollback() {
+	clear(st.pm)
+	clear(st.po)
+	clear(st.wd)
+	if st.tx != nil {
+		st.tx.Rollback()
+	}
+	st.tx, st.err, st.wrote = nil, nil, false
+}
+
+// sameFile checks that the path still names the file the store opened.
+// SQLite keeps writing to an open file that was deleted (or renamed and
+// replaced): every commit would succeed into a file no restart can find.
+// One stat per committed change, next to its fsync.
+func (st *sqlStore) sameFile() error {
+	fi, err := os.Stat(st.path)
+	if err == nil && os.SameFile(fi, st.ident) {
+		return nil
+	}
+	why := "names another file"
+	if err != nil {
+		why = err.Error()
+	}
+	return fmt.Errorf("the database file %s was removed or replaced while the sandbox ran (%s): "+
+		"nothing written now would be there at the next start", st.path, why)
+}
+
 func (st *sqlStore) ping() error {
 	if st.closed {
 		return errors.New("database closed")
 	}
+	if err := st.sameFile(); err != nil {
+		return err
+	}
 	var v int
-	return st.db.QueryRow("PRAGMA user_version").Scan(&v) // reads the file's header: the file is still there
+	return st.db.QueryRow("PRAGMA user_version").Scan(&v) // reads the file's header through the open file
 }
 
 func (st *sqlStore) close() error {

@@ -83,6 +83,10 @@ type store interface {
 	reset() map[string]*merchant
 	// commit ends the section: sqlStore commits its transaction.
 	commit() error
+	// rollback ends the section without keeping it (after a failed commit
+	// too): sqlStore rolls its transaction back. memStore cannot undo its
+	// maps; its commit never fails.
+	rollback()
 	// ping tells whether the store can still be used (/readyz).
 	ping() error
 	// close flushes what is pending and releases the store.
@@ -326,6 +330,7 @@ func (s *memStore) logRequest(RequestRecord)      {}
 func (s *memStore) outbox(string, delivery)       {}
 func (s *memStore) deliveryUpdated(Delivery)      {}
 func (s *memStore) commit() error                 { return nil }
+func (s *memStore) rollback()                     {}
 func (s *memStore) ping() error                   { return nil }
 func (s *memStore) close() error                  { return nil }
 
