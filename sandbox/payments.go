@@ -569,7 +569,7 @@ func (s *Server) cancelDispute(r *http.Request, m *merchant, _ []byte) (any, *ap
 // creditLocked completes p and credits its terminal with amount/usdt_rate
 // USDT, rounded half up to 2 places.
 func (s *Server) completeLocked(p *payment, rub decimal.Decimal) {
-	p.terminal.balance = p.terminal.balance.Add(usdtFor(rub, p.usdtRate))
+	p.terminal.Available = p.terminal.Available.Add(usdtFor(rub, p.usdtRate))
 	s.st.saveTerminal(p.m, p.terminal)
 	s.setPaymentStatusLocked(p, statusCompleted)
 }

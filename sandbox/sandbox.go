@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 // Config describes the starting state and the knobs of a Server. The zero
@@ -273,10 +274,10 @@ type merchant struct {
 }
 
 type terminal struct {
-	id, name        string
-	balance, frozen decimal.Decimal
-	fee             decimal.Decimal
-	active          bool
+	id, name string
+	ledger.Balance
+	fee    decimal.Decimal
+	active bool
 }
 
 // New builds a Server from cfg, filling in defaults. It panics when two
@@ -533,7 +534,7 @@ func (s *Server) Terminals(apiKey string) []Terminal {
 	}
 	out := make([]Terminal, 0, len(m.terminals))
 	for _, t := range m.terminals {
-		out = append(out, Terminal{ID: t.id, Name: t.name, Balance: t.balance, BalanceFrozen: t.frozen,
+		out = append(out, Terminal{ID: t.id, Name: t.name, Balance: t.Available, BalanceFrozen: t.Frozen,
 			WithdrawalFee: t.fee, IsActive: t.active})
 	}
 	return out

@@ -326,7 +326,7 @@ func (st *sqlStore) merchants() map[string]*merchant {
 			if err := r.Scan(&t.id, &t.name, &bal, &frz, &fee, &active); err != nil {
 				return err
 			}
-			t.balance, t.frozen, t.fee, t.active = st.undec(bal), st.undec(frz), st.undec(fee), active != 0
+			t.Available, t.Frozen, t.fee, t.active = st.undec(bal), st.undec(frz), st.undec(fee), active != 0
 			stored = append(stored, &t)
 			return nil
 		}, `SELECT id, name, balance, frozen, fee, active FROM terminals WHERE api_key = ? ORDER BY pos`, m.apiKey)
@@ -377,7 +377,7 @@ func terminalsText(ts []*terminal) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s balance %s frozen %s fee %s active %t", t.id, decText(t.balance), decText(t.frozen), decText(t.fee), t.active)
+		fmt.Fprintf(&b, "%s balance %s frozen %s fee %s active %t", t.id, decText(t.Available), decText(t.Frozen), decText(t.fee), t.active)
 	}
 	return b.String()
 }
@@ -389,7 +389,7 @@ func (st *sqlStore) insertMerchant(m *merchant) {
 	st.setMeta("start:"+m.apiKey, terminalsText(m.terminals))
 	for i, t := range m.terminals {
 		st.exec(`INSERT INTO terminals (api_key, id, pos, name, balance, frozen, fee, active) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.apiKey, t.id, i, t.name, decText(t.balance), decText(t.frozen), decText(t.fee), boolInt(t.active))
+			m.apiKey, t.id, i, t.name, decText(t.Available), decText(t.Frozen), decText(t.fee), boolInt(t.active))
 	}
 }
 
@@ -402,7 +402,7 @@ func boolInt(b bool) int {
 
 func (st *sqlStore) saveTerminal(m *merchant, t *terminal) {
 	st.exec(`UPDATE terminals SET balance = ?, frozen = ? WHERE api_key = ? AND id = ?`,
-		decText(t.balance), decText(t.frozen), m.apiKey, t.id)
+		decText(t.Available), decText(t.Frozen), m.apiKey, t.id)
 }
 
 func (st *sqlStore) saveMerchant(m *merchant) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 // store is where the sandbox keeps its resources. The rules (payments.go,
@@ -120,7 +121,7 @@ func buildMerchants(cfg []Merchant) map[string]*merchant {
 		}
 		for _, t := range mc.Terminals {
 			m.terminals = append(m.terminals, &terminal{
-				id: t.ID, name: t.Name, balance: t.Balance, frozen: t.BalanceFrozen,
+				id: t.ID, name: t.Name, Balance: ledger.Balance{Available: t.Balance, Frozen: t.BalanceFrozen},
 				fee: t.WithdrawalFee, active: t.IsActive,
 			})
 		}

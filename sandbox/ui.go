@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 // The dashboard at /sandbox/ui is the browser face of the controls: the
@@ -467,7 +469,7 @@ func (s *Server) uiWithdrawalsLocked() []uiWithdrawal {
 	for _, w := range ws {
 		out = append(out, uiWithdrawal{ID: w.id, ShortID: shortID(w.id), Terminal: w.terminal.id, Amount: moneyText(w.amount, "USDT"),
 			Fee: moneyText(w.fee, "USDT"), Address: w.address, TxHash: w.txHash, Status: w.status,
-			Created: uiTime(w.createdAt), CreatedTime: clockTime(w.createdAt), Updated: uiTime(w.updatedAt), Moves: withdrawalMoves[w.status]})
+			Created: uiTime(w.createdAt), CreatedTime: clockTime(w.createdAt), Updated: uiTime(w.updatedAt), Moves: ledger.WithdrawalMoves(w.status)})
 	}
 	return out
 }
@@ -479,7 +481,7 @@ func (s *Server) uiMerchantsLocked() []uiMerchant {
 		um := uiMerchant{Name: mc.Name, Label: merchantLabel(i, mc.APIKey)}
 		for _, t := range m.terminals {
 			um.Terminals = append(um.Terminals, uiTerminal{ID: t.id, Name: t.name,
-				Balance: moneyText(t.balance, ""), Frozen: moneyText(t.frozen, ""),
+				Balance: moneyText(t.Available, ""), Frozen: moneyText(t.Frozen, ""),
 				Fee: moneyText(t.fee, ""), Active: t.active})
 		}
 		out = append(out, um)
