@@ -175,7 +175,8 @@ func (s *Server) openStore() ([]storedDelivery, error) {
 		s.merchants = s.st.merchants()
 		return nil, nil
 	}
-	st, err := openSQLStore(s, path)
+	st, err := openSQLStore(sqlDeps{merchants: s.cfg.Merchants, logger: s.cfg.Logger, banks: s.banks,
+		maxSamePending: s.cfg.MaxSamePendingAmount, merchant: func(k string) *merchant { return s.merchants[k] }}, path)
 	if err != nil {
 		return nil, err
 	}
@@ -183,13 +184,18 @@ func (s *Server) openStore() ([]storedDelivery, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.merchants = st.merchants()
-	restored := st.restore(s)
+	r := st.restore()
+	s.offset, s.faults, s.requests = r.offset, r.faults, r.counters
+	s.reqLog = append(s.reqLog, r.reqLog...)
+	if len(s.reqLog) == DefaultRequestLogSize {
+		s.reqPos = 0 // the ring is full: its oldest line is the next overwritten
+	}
 	st.wrote = true // a new file's merchants and terminals
 	if err := st.commit(); err != nil {
 		st.close()
 		return nil, openError(path, "%v", err)
 	}
-	return restored, nil
+	return r.deliveries, nil
 }
 
 // testDBPath, when set, gives each Server without Config.DBPath a file of

@@ -76,7 +76,7 @@ type sqlStore struct {
 	db    *sql.DB
 	path  string
 	ident os.FileInfo // the file path named when opened (sameFile)
-	srv   *Server
+	deps  sqlDeps
 
 	tx    *sql.Tx
 	wrote bool  // the section changed something: commit must sync
@@ -94,6 +94,20 @@ type sqlStore struct {
 	closed   bool
 }
 
+// sqlDeps is what the SQL store takes from the Server at open: the
+// configuration it builds merchants from, and the live merchant of an API
+// key for the resources it loads. The store reads them and never writes
+// the Server: what it restores at start it returns (restore).
+type sqlDeps struct {
+	merchants      []Merchant // Config.Merchants
+	logger         *slog.Logger
+	banks          []bank
+	maxSamePending int
+	// merchant is the Server's merchant of apiKey (nil: not configured),
+	// called with the Server's lock held.
+	merchant func(apiKey string) *merchant
+}
+
 // openError wraps every refusal of a file, naming it.
 func openError(path, format string, a ...any) error {
 	return fmt.Errorf("sandbox: database %s: %s", path, fmt.Sprintf(format, a...))
@@ -102,7 +116,7 @@ func openError(path, format string, a ...any) error {
 // openSQLStore opens (or creates) path, refusing what must not be touched,
 // migrates an older layout, and takes the file's lock for as long as the
 // store is open.
-func openSQLStore(srv *Server, path string) (*sqlStore, error) {
+func openSQLStore(deps sqlDeps, path string) (*sqlStore, error) {
 	drv, ok := storereg.Registered()
 	if !ok {
 		return nil, errNoDriver
@@ -129,7 +143,7 @@ func openSQLStore(srv *Server, path string) (*sqlStore, error) {
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	st := &sqlStore{db: db, path: path, srv: srv}
+	st := &sqlStore{db: db, path: path, deps: deps}
 	if err := st.prepare(); err != nil {
 		db.Close()
 		return nil, err
@@ -315,8 +329,8 @@ func (st *sqlStore) one(dest []any, query string, args ...any) bool {
 // ---- merchants and terminals
 
 func (st *sqlStore) merchants() map[string]*merchant {
-	ms := buildMerchants(st.srv.cfg.Merchants)
-	for _, mc := range st.srv.cfg.Merchants {
+	ms := buildMerchants(st.deps.merchants)
+	for _, mc := range st.deps.merchants {
 		m := ms[mc.APIKey]
 		var stored []*terminal
 		st.rows(func(r *sql.Rows) error {
@@ -343,8 +357,8 @@ func (st *sqlStore) merchants() map[string]*merchant {
 			st.setMeta("start:"+m.apiKey, configured)
 			start = configured
 		}
-		if configured != start && st.srv.cfg.Logger != nil {
-			st.srv.cfg.Logger.Warn("the configured terminals differ from the start this database was made from: the stored "+
+		if configured != start && st.deps.logger != nil {
+			st.deps.logger.Warn("the configured terminals differ from the start this database was made from: the stored "+
 				"terminals and balances are kept and the configuration is IGNORED for them (POST /sandbox/reset applies it, "+
 				"dropping every resource; or give -db a new file)",
 				slog.String("merchant", maskKey(m.apiKey)), slog.String("configured", configured),
@@ -364,8 +378,8 @@ func (st *sqlStore) merchants() map[string]*merchant {
 		}
 		return nil
 	}, `SELECT api_key FROM merchants ORDER BY api_key`)
-	if len(gone) > 0 && st.srv.cfg.Logger != nil {
-		st.srv.cfg.Logger.Warn("merchants in the database are not in the configuration: their resources are kept "+
+	if len(gone) > 0 && st.deps.logger != nil {
+		st.deps.logger.Warn("merchants in the database are not in the configuration: their resources are kept "+
 			"in the file but not served until they are configured again", slog.String("merchants", strings.Join(gone, ", ")))
 	}
 	return ms
@@ -418,8 +432,8 @@ func (st *sqlStore) reset() map[string]*merchant {
 	clear(st.po)
 	clear(st.wd)
 	st.counters = nil
-	ms := buildMerchants(st.srv.cfg.Merchants)
-	for _, mc := range st.srv.cfg.Merchants {
+	ms := buildMerchants(st.deps.merchants)
+	for _, mc := range st.deps.merchants {
 		st.insertMerchant(ms[mc.APIKey])
 	}
 	return ms
@@ -450,7 +464,7 @@ func (st *sqlStore) scanPayment(r interface{ Scan(...any) error }) (*payment, er
 		return nil, err
 	}
 	p.bank.IsActive = bankActive
-	if b, ok := findBank(st.srv.banks, p.bank.Code); ok {
+	if b, ok := findBank(st.deps.banks, p.bank.Code); ok {
 		p.bank = b
 	}
 	p.amount, p.amountLoc, p.usdtRate = st.undec(amount), st.undec(amountLoc), st.undec(rate)
@@ -466,7 +480,7 @@ func (st *sqlStore) scanPayment(r interface{ Scan(...any) error }) (*payment, er
 			p.dispute.amount = &a
 		}
 	}
-	p.m = st.srv.merchants[apiKey]
+	p.m = st.deps.merchant(apiKey)
 	if p.m == nil {
 		return nil, nil // a merchant no longer configured: its payments are out of reach
 	}
@@ -557,7 +571,7 @@ func (st *sqlStore) pendingWithAmount(m *merchant, key string) int {
 	// Counted up to the cap only: the rule asks "at the cap yet?", and a
 	// count of every match would make each create slower than the last.
 	st.one([]any{&n}, `SELECT count(*) FROM (SELECT 1 FROM payments WHERE api_key = ? AND status = ? AND amount_key = ? LIMIT ?)`,
-		m.apiKey, statusPending, key, st.srv.cfg.MaxSamePendingAmount)
+		m.apiKey, statusPending, key, st.deps.maxSamePending)
 	return n
 }
 
@@ -594,7 +608,7 @@ func (st *sqlStore) loadPayouts(where string, args ...any) []*payout {
 			return err
 		}
 		p.amount, p.createdAt, p.completedAt = st.undec(amount), unnanos(created), unnanos(completed)
-		if p.m = st.srv.merchants[apiKey]; p.m == nil {
+		if p.m = st.deps.merchant(apiKey); p.m == nil {
 			return nil
 		}
 		out = append(out, sectionCopy(&st.po, p.id, &p))
@@ -673,7 +687,7 @@ func (st *sqlStore) loadWithdrawals(where string, args ...any) []*withdrawal {
 		}
 		w.amount, w.fee, w.held = st.undec(amount), st.undec(fee), st.undec(held)
 		w.createdAt, w.updatedAt = unnanos(created), unnanos(updated)
-		if w.m = st.srv.merchants[apiKey]; w.m == nil {
+		if w.m = st.deps.merchant(apiKey); w.m == nil {
 			return nil
 		}
 		if w.terminal = w.m.terminal(termID); w.terminal == nil {
@@ -923,21 +937,29 @@ func (st *sqlStore) close() error {
 
 // ---- restoring at start
 
+// restoredState is what a file gives back at start besides the
+// resources: the Server takes it in openStore.
+type restoredState struct {
+	offset     time.Duration
+	faults     []*Fault
+	counters   map[routeKey]int
+	reqLog     []RequestRecord // oldest first, at most DefaultRequestLogSize
+	deliveries []storedDelivery
+}
+
 // restore reads the clock offset, faults, counters, the request log and
 // the deliveries back.
-func (st *sqlStore) restore(s *Server) []storedDelivery {
+func (st *sqlStore) restore() restoredState {
+	out := restoredState{counters: map[routeKey]int{}}
 	var off int64
 	if st.meta("offset", &off) {
-		s.offset = time.Duration(off)
+		out.offset = time.Duration(off)
 	}
-	var faults []*Fault
-	if st.meta("faults", &faults) {
-		s.faults = faults
-	}
+	st.meta("faults", &out.faults)
 	var counters []storedCounter
 	if st.meta("counters", &counters) {
 		for _, c := range counters {
-			s.requests[routeKey{method: c.Method, route: c.Route}] = c.N
+			out.counters[routeKey{method: c.Method, route: c.Route}] = c.N
 		}
 	}
 	st.rows(func(r *sql.Rows) error {
@@ -949,13 +971,9 @@ func (st *sqlStore) restore(s *Server) []storedDelivery {
 		if err := json.Unmarshal([]byte(b), &rec); err != nil {
 			return err
 		}
-		s.reqLog = append(s.reqLog, rec)
+		out.reqLog = append(out.reqLog, rec)
 		return nil
 	}, `SELECT rec FROM (SELECT seq, rec FROM reqlog ORDER BY seq DESC LIMIT ?) ORDER BY seq`, DefaultRequestLogSize)
-	if len(s.reqLog) == DefaultRequestLogSize {
-		s.reqPos = 0
-	}
-	var out []storedDelivery
 	st.rows(func(r *sql.Rows) error {
 		var sd storedDelivery
 		var rec string
@@ -967,7 +985,7 @@ func (st *sqlStore) restore(s *Server) []storedDelivery {
 		if err := json.Unmarshal([]byte(rec), sd.dl.rec); err != nil {
 			return err
 		}
-		out = append(out, sd)
+		out.deliveries = append(out.deliveries, sd)
 		return nil
 	}, `SELECT seq, key, url, token, body, rec FROM deliveries
 		WHERE state = ? OR seq > (SELECT coalesce(max(seq), 0) FROM deliveries) - ? ORDER BY seq`,
