@@ -6,10 +6,12 @@ import (
 	"testing"
 )
 
-// A merchant's tests import sandbox and sandboxtest, never SQLite: only
+// The import arrows, checked on the real import graph by go list: a
+// merchant's tests import sandbox and sandboxtest, never SQLite (only
 // sandbox/sqlite imports the driver, so their build stays small and
-// CGO-free. Checked on the real import graph, by go list.
-func TestSQLiteOnlyThroughSandboxSQLite(t *testing.T) {
+// CGO-free), and nothing under sandbox/internal reaches back up to the
+// public package.
+func TestImportArrows(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
@@ -35,6 +37,19 @@ func TestSQLiteOnlyThroughSandboxSQLite(t *testing.T) {
 	}
 	if hasSQLite(deps("-test", mod+"sandbox/sandboxtest")) {
 		t.Error("sandboxtest's tests import modernc.org/sqlite")
+	}
+	// Nothing under sandbox/internal imports the public package: the
+	// rooms below it never reach back up.
+	out, err := exec.Command("go", "list", mod+"sandbox/internal/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		for _, d := range deps(p) {
+			if d == mod+"sandbox" {
+				t.Errorf("%s imports %s", p, d)
+			}
+		}
 	}
 	// The check can see the driver where it is.
 	if !hasSQLite(deps(mod + "sandbox/sqlite")) {
