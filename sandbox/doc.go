@@ -160,14 +160,17 @@
 // attempts. Deliveries of one resource are sequential and in order.
 // FlushWebhooks waits for all queued deliveries; Close stops them. Every
 // delivery and attempt is kept in a bounded log (Deliveries,
-// GET /sandbox/webhooks), with any password and query value of the
-// notify_url masked.
+// GET /sandbox/webhooks), with the user information and every query value
+// of the notify_url masked.
 //
 // Deliveries are bounded and cannot be turned against the sandbox: at most
 // WebhookConcurrency attempts in flight (default 32), at most
 // WebhookPerReceiver to one host:port (default 4), the rest waiting their
 // turn (none is dropped; the API only enqueues, so its latency never
-// depends on a receiver). A 3xx answer is a failed attempt: redirects are
+// depends on a receiver). A waiting delivery, queued or between retries,
+// is its payload and a timer, not a goroutine: thousands of them to a
+// receiver that hangs cost a few goroutines. How many wait is the backlog
+// (State.Webhooks, GET /sandbox/state, the dashboard). A 3xx answer is a failed attempt: redirects are
 // not followed. The default client never dials an address the sandbox
 // listens on (Config.ListenAddrs and every address a request arrived on),
 // checked on the address actually dialled, and uses no proxy; and the
