@@ -230,8 +230,12 @@ func runOracle(t *testing.T, op *oracleOp, world, banks uint8, script []byte) {
 		srv.CloseClientConnections()
 		srv.Close()
 	}()
-	c, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithMaxRetries(3),
-		WithHTTPClient(&http.Client{Transport: tr, Timeout: oracleAttemptTimeout}), WithRetryWait(time.Millisecond, 2*time.Millisecond))
+	hc := &http.Client{Transport: tr, Timeout: oracleAttemptTimeout}
+	if world&0x20 != 0 {
+		hc.Timeout = 0 // only the caller's deadline ends a hang
+	}
+	c, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithMaxRetries(3), WithHTTPClient(hc),
+		WithRetryWait(time.Millisecond, 2*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -661,6 +665,7 @@ const (
 	bHang       = 2
 	bEmpty      = 3
 	bFormatted  = 4
+	wNoTimeout  = 0x20
 	wStaleBanks = 0x40
 	wUpperBank  = 0x80
 )
@@ -688,6 +693,11 @@ var oracleSeeds = func() []oracleSeed {
 		// Retry-After in both forms, small.
 		{0, 0, bAsStored, []byte{s429, 4, s5xx | sApply, 1, 4, sAsService, rAsStored}},
 		{1, 0, bAsStored, []byte{s5xx, 0, 2, s5xx | sApply, 0, 5, sAsService}},
+		// No attempt timeout: the caller's deadline ends a hang.
+		{0, wNoTimeout, bAsStored, []byte{sHang | sApply}},
+		{6, wNoTimeout, bAsStored, []byte{sHang | sApply}},
+		{2, wNoTimeout, bAsStored, []byte{s5xx | sApply, 0, 0, sAsService, rHang}},
+		{0, wNoTimeout, bHang, []byte{sLost | sApply, sAsService, rAsStored}},
 	}
 	for op := range oracleOps {
 		o := uint8(op)
