@@ -326,11 +326,13 @@ type createPaymentBody struct {
 // errors and 5xx. A PAY_003 on a retry after an attempt that may have got
 // through, or a 2xx that is not that payment (undecodable, over
 // MaxResponseBytes, incomplete, about another one), is settled by reading
-// the payment back by ext_id: it is returned, Reconciled, when its amount,
-// method and bank match (a GET of a domestic payment carries the bank's
-// name, resolved from the code through ListBanks, cached per Client and
-// read again once before a differing name is believed; the country,
-// client_id, notify_url and token cannot be compared). Only when a field
+// the payment back by ext_id: it is returned, Reconciled, when its amount
+// (by value), method and bank code (without regard to case) match. A GET
+// of a domestic payment carries only the bank's name: it is compared,
+// without regard to case or spacing, with the name ListBanks gives the
+// code, cached per Client and read again once, within ctx, before a
+// differing name or an unknown code is believed. The country, client_id,
+// notify_url and token cannot be compared. Only when a field
 // provably differs is it someone else's: ErrDuplicateExtID, as a PAY_003
 // on the first attempt always is. A read-back that cannot be compared (a
 // field missing, ListBanks failing, empty or timing out) leaves the outcome

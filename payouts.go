@@ -169,11 +169,16 @@ type createPayoutBody struct {
 // transport errors and 5xx; a PAY_003 on a retry after an attempt that may
 // have got through, or a 2xx that is not the payout params describe, is
 // settled by reading the payout back by ext_id: it is returned, Reconciled,
-// when its amount, method, requisites, holder name and bank all match
-// (compared as payoutMatches says), so a lost answer turns into neither a
-// second payout nor a false failure. Only when a field provably differs is
-// it someone else's: ErrDuplicateExtID; one that cannot be compared leaves
-// the outcome unknown.
+// when its amount, method, requisites, holder name and bank all match, so
+// a lost answer turns into neither a second payout nor a false failure.
+// Amounts compare by value, the method and bank code without regard to
+// case, the requisites by their digits (a card number, or a phone number
+// in E.164 without separators: "+7 912 345-67-89" is 79123456789), the
+// holder name without regard to case or spacing; a bank the call did not
+// send is not compared. Only when a field provably differs is it someone
+// else's: ErrDuplicateExtID. One that cannot be compared (missing from the
+// payout, or a number that is not plain digits, such as a masked one)
+// leaves the outcome unknown.
 //
 // When the call fails after an attempt may have reached the service, the
 // error matches ErrUnknownOutcome beside its cause: read the payout back
