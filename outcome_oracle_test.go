@@ -422,10 +422,17 @@ func (w *oracleWorld) createdStatus() int {
 	return 200
 }
 
-// retryAfter is a scripted Retry-After: none, seconds, or an HTTP date,
-// past or near; never far (the waiters' cap is another branch's).
+// retryAfter is a scripted Retry-After: none, seconds (small, over the
+// cap, out of range) or an HTTP date (past, near, year 9999), or garbage.
+// A call never sleeps through one past its deadline.
 func (w *oracleWorld) retryAfter() string {
-	switch w.next() % 8 {
+	switch w.next() % 11 {
+	case 8:
+		return "Fri, 31 Dec 9999 23:59:59 GMT"
+	case 9:
+		return "99999999999999999999"
+	case 10:
+		return time.Now().Add(90 * time.Second).UTC().Format(http.TimeFormat)
 	case 1:
 		return "0"
 	case 2:
@@ -444,10 +451,17 @@ func (w *oracleWorld) retryAfter() string {
 	return ""
 }
 
-// read answers a read-back: as stored, down, hanging, stale or formatted
-// otherwise.
+// read answers a read-back: as stored, down, hanging, stale, formatted
+// otherwise, not a resource, or another resource.
 func (w *oracleWorld) read(rw http.ResponseWriter, r *http.Request) {
-	switch w.next() % 6 {
+	switch w.next() % 8 {
+	case 5: // a 2xx that is not the resource
+		oracleAnswer(rw, 200, `{}`, "")
+		return
+	case 6: // another resource
+		oracleAnswer(rw, 200, strings.NewReplacer(oracleExtID, "oracle-2", paymentID, otherPaymentID).
+			Replace(w.resource(true, false, false)), "")
+		return
 	case 1: // down
 		oracleAnswer(rw, 500, `{"error":"SYS_001","message":"down"}`, w.retryAfter())
 		return
@@ -660,6 +674,8 @@ const (
 	rHang       = 2
 	rStale      = 3
 	rFormatted  = 4
+	rJunk       = 5
+	rOther      = 6
 	bAsStored   = 0
 	bDown       = 1
 	bHang       = 2
@@ -693,6 +709,9 @@ var oracleSeeds = func() []oracleSeed {
 		// Retry-After in both forms, small.
 		{0, 0, bAsStored, []byte{s429, 4, s5xx | sApply, 1, 4, sAsService, rAsStored}},
 		{1, 0, bAsStored, []byte{s5xx, 0, 2, s5xx | sApply, 0, 5, sAsService}},
+		{0, 0, bAsStored, []byte{s5xx | sApply, 0, 8, sAsService, rDown, 8, rAsStored}},
+		{7, 0, bAsStored, []byte{sSpecError, 12, 9}},
+		{3, 0, bAsStored, []byte{s429, 10, s5xx | sApply, 3, 8, sAsService, rAsStored}},
 		// No attempt timeout: the caller's deadline ends a hang.
 		{0, wNoTimeout, bAsStored, []byte{sHang | sApply}},
 		{6, wNoTimeout, bAsStored, []byte{sHang | sApply}},
@@ -712,6 +731,7 @@ var oracleSeeds = func() []oracleSeed {
 			{s5xx | sApply, 1, 3, s5xx | sApply, 0, 4, sAsService, rFormatted},
 			{s429 | sApply, 2, sAsService},
 			{sTruncated | sApply, sAsService, rStale, rAsStored},
+			{sLost | sApply, sAsService, rJunk, rOther, rAsStored},
 		} {
 			// Creates: free, held with another amount, another bank,
 			// as asked. State changes: PENDING, PROCESSING, CANCELLED,
