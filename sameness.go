@@ -13,11 +13,12 @@ import (
 // one, so "different" must be proven field by field: a comparison that
 // cannot be made is a verdict of its own, never a difference.
 
-// sameness is the verdict one comparison with the request comes to. Only same is
-// success, and only different ever ends in a definite "not this call's"
-// (ErrDuplicateExtID after a read-back); cannotTell (a lookup that failed,
-// timed out or was cancelled, a field missing on one side, a cache that may
-// be stale) ends in ErrUnknownOutcome naming the read that settles it.
+// sameness is the verdict one comparison with the request comes to. Only
+// same is success, and only different ever ends in a definite "not this
+// call's" (ErrDuplicateExtID after a read-back); cannotTell (a lookup that
+// failed, timed out or was cancelled, a field missing on one side, a cache
+// that may be stale) ends in ErrUnknownOutcome naming the read that
+// settles it.
 type sameness uint8
 
 const (
@@ -28,8 +29,8 @@ const (
 
 // comparison gathers the verdicts on a resource's fields. One field that
 // provably differs makes the resource different even when another could
-// not be compared: no call of this merchant's can have left it so. Short of
-// that, one field that could not be compared leaves the whole cannotTell.
+// not be compared: this call cannot have left it so. Short of that, one
+// field that could not be compared leaves the whole cannotTell.
 type comparison struct {
 	v   sameness
 	why error
