@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +42,31 @@ func FuzzOutcomeTruth(f *testing.F) {
 	f.Fuzz(func(t *testing.T, op, world, banks uint8, script []byte) {
 		runOracle(t, oracleOps[int(op)%len(oracleOps)], world, banks, script)
 	})
+}
+
+// The oracle covers every write of the operation table, as the kind its
+// retry class makes it: a new write endpoint must join oracleOps.
+func TestOracleCoversEveryWrite(t *testing.T) {
+	kinds := map[retryClass][]oracleKind{classCreate: {createPaymentKind, createPayoutKind},
+		classStateChange: {stateChangeKind}, classMoneyMove: {moneyMoveKind}}
+	for _, op := range operations {
+		if op.class == classRead {
+			continue
+		}
+		var found *oracleOp
+		for _, o := range oracleOps {
+			if o.name == op.name {
+				found = o
+			}
+		}
+		if found == nil {
+			t.Errorf("%s is a write the oracle does not run", op.name)
+			continue
+		}
+		if !slices.Contains(kinds[op.class], found.kind) || found.path != strings.NewReplacer("{id}", paymentID).Replace(op.route) {
+			t.Errorf("%s: the oracle's kind or path does not match the table's row", op.name)
+		}
+	}
 }
 
 // Timings of one run: short, so that a run takes milliseconds and a hang
