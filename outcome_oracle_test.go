@@ -297,6 +297,8 @@ func runOracle(t *testing.T, op *oracleOp, world, banks uint8, script []byte) {
 		}
 		if v := reflect.ValueOf(res); !v.IsValid() || v.IsNil() {
 			t.Errorf("success without a result: %s", state)
+		} else if !oracleResultAsked(op, res) {
+			t.Errorf("success with a result that is not the resource as asked (%+v): %s", res, state)
 		}
 	case errors.Is(err, ErrUnknownOutcome):
 		if !strings.Contains(err.Error(), op.settle) {
@@ -305,6 +307,27 @@ func runOracle(t *testing.T, op *oracleOp, world, banks uint8, script []byte) {
 	case w.ours > 0:
 		t.Errorf("a definite error, but this call's request was applied: %s", state)
 	}
+}
+
+// oracleResultAsked: a successful call's result is the resource it asked
+// for.
+func oracleResultAsked(op *oracleOp, res any) bool {
+	switch r := res.(type) {
+	case *Payment:
+		if r.ExtID == oracleExtID { // a create
+			return r.Amount.Equal(dec("1500.50")) && r.Method == MethodCard
+		}
+		return r.ID == paymentID && oracleIn(r.Status, op.targets)
+	case *Payout:
+		return r.ExtID == oracleExtID && r.Amount.Equal(dec("2500")) && r.Method == PayoutMethodSBP
+	case *Transfer:
+		return r.Success && r.FromTerminalID == "term-a" && r.ToTerminalID == "term-b" && r.Amount.Equal(dec("10.5"))
+	case *Withdrawal:
+		return r.Address == oracleAddress && r.Amount.Equal(dec("100"))
+	case map[string]any:
+		return true // Do decodes whatever the 2xx says
+	}
+	return false
 }
 
 // asked is the resource a create asks for.
