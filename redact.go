@@ -153,8 +153,8 @@ func (p CreatePayoutParams) LogValue() slog.Value {
 	)
 }
 
-// webhookHandlerView is what fmt shows of a WebhookHandler: no sync.Once,
-// which must not be copied.
+// webhookHandlerView is what fmt shows of a WebhookHandler: its exported
+// fields, Token and Tokens redacted.
 type webhookHandlerView struct {
 	Token                  string
 	Tokens                 []string
@@ -169,10 +169,12 @@ type webhookHandlerView struct {
 }
 
 // Format implements fmt.Formatter: the handler as fmt would print it, with
-// Token and every entry of Tokens redacted.
-func (h *WebhookHandler) Format(f fmt.State, verb rune) {
+// Token and every entry of Tokens redacted. The receiver is a value so
+// that a handler held by value in a merchant's configuration struct is
+// redacted too, not only a *WebhookHandler.
+func (h WebhookHandler) Format(f fmt.State, verb rune) {
 	type WebhookHandler webhookHandlerView
-	v := &WebhookHandler{Token: redact(h.Token), TokenFor: h.TokenFor, OnPayment: h.OnPayment,
+	v := WebhookHandler{Token: redact(h.Token), TokenFor: h.TokenFor, OnPayment: h.OnPayment,
 		OnPayout: h.OnPayout, Client: h.Client, AllowUnverifiedPayouts: h.AllowUnverifiedPayouts,
 		MaxBodyBytes: h.MaxBodyBytes, Logger: h.Logger, Observe: h.Observe}
 	if h.Tokens != nil {
@@ -185,8 +187,8 @@ func (h *WebhookHandler) Format(f fmt.State, verb rune) {
 }
 
 // LogValue implements slog.LogValuer: the handler's configuration, without
-// its tokens.
-func (h *WebhookHandler) LogValue() slog.Value {
+// its tokens. A value receiver, as Format's.
+func (h WebhookHandler) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("token", redact(h.Token)),
 		slog.Int("tokens", len(h.Tokens)),

@@ -7,12 +7,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/paykit-dev/paykit-go/internal/mask"
 )
@@ -170,7 +176,8 @@ func TestFormatShowsAmounts(t *testing.T) {
 	assert.Contains(t, fmt.Sprintf("%#v", Payout{Amount: dec("2500")}), "paykit.Payout{")
 	assert.Contains(t, fmt.Sprintf("%v", Payout{Amount: dec("2500")}), "2500")
 	assert.Contains(t, fmt.Sprintf("%#v", CreatePayoutParams{Amount: dec("2500")}), "paykit.CreatePayoutParams{")
-	assert.Contains(t, fmt.Sprintf("%#v", &WebhookHandler{Token: "x"}), `&paykit.WebhookHandler{Token:"<redacted>"`)
+	// A pointer prints as its value does, as for the other types here.
+	assert.True(t, strings.HasPrefix(fmt.Sprintf("%#v", &WebhookHandler{Token: "x"}), `paykit.WebhookHandler{Token:"<redacted>"`))
 	assert.Equal(t, "paykit: PAY_004 (HTTP 400): none", fmt.Sprintf("%v", &Error{Code: "PAY_004", HTTPStatus: 400, Message: "none"}))
 	assert.Equal(t, `&paykit.Error{Code:"PAY_004", HTTPStatus:400, Message:"none", Data:""}`,
 		fmt.Sprintf("%#v", &Error{Code: "PAY_004", HTTPStatus: 400, Message: "none"}))
@@ -252,4 +259,84 @@ func TestLogValueMasksEmptyValuesAlike(t *testing.T) {
 	assert.Contains(t, out, `"req":{"type":"","value":""`)
 	assert.Contains(t, out, `"requisites":""`)
 	assert.NotContains(t, out, "****")
+}
+
+// TestWebhookHandlerByValueHidesTokens: a handler held by value in a
+// merchant's configuration struct prints without its tokens, through fmt
+// and slog's text handler, as a pointer to it does.
+func TestWebhookHandlerByValueHidesTokens(t *testing.T) {
+	t.Parallel()
+	type config struct {
+		Addr string
+		Hook WebhookHandler
+	}
+	cfg := config{Addr: ":8080", Hook: WebhookHandler{Token: secretToken, Tokens: []string{secretRotated}, MaxBodyBytes: 4096}}
+	outputs := map[string]string{}
+	for _, verb := range []string{"%v", "%+v", "%#v"} {
+		outputs[verb] = fmt.Sprintf(verb, cfg)
+		outputs[verb+" of a pointer"] = fmt.Sprintf(verb, &cfg)
+		outputs[verb+" of the handler"] = fmt.Sprintf(verb, cfg.Hook)
+	}
+	var buf bytes.Buffer
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("config", "cfg", cfg, "hook", cfg.Hook)
+	outputs["slog text"] = buf.String()
+	for name, out := range outputs {
+		assert.Empty(t, leaks(out), "%s: %s", name, out)
+		assert.Contains(t, out, "4096", "%s: the settings that are not secret show", name)
+	}
+	assert.Contains(t, outputs["%+v"], "Token:<redacted> Tokens:[<redacted>]")
+	assert.Contains(t, outputs["%#v"], `Hook:paykit.WebhookHandler{Token:"<redacted>", Tokens:[]string{"<redacted>"}`)
+}
+
+// TestWebhookHandlerPrintsWhileServing: Format and LogValue copy the
+// handler, so it holds no state that serving changes; printing a handler
+// while it refuses deliveries (and logs that once) is race-free.
+func TestWebhookHandlerPrintsWhileServing(t *testing.T) {
+	t.Parallel()
+	var logs TestLog
+	h := &WebhookHandler{OnPayment: func(context.Context, *Payment) error { return nil }, Logger: logs.Logger()}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 50 {
+			req := httptest.NewRequest(http.MethodPost, "/hook", strings.NewReader(`{"id":"`+paymentID+`","requisites":{}}`))
+			h.ServeHTTP(httptest.NewRecorder(), req)
+		}
+	}()
+	for range 50 {
+		_ = fmt.Sprintf("%+v", h)
+		slog.New(slog.NewTextHandler(io.Discard, nil)).Info("x", "h", h)
+	}
+	<-done
+	assert.Equal(t, 1, strings.Count(logs.String(), "no Token, Tokens or TokenFor"), "logged once: %s", logs.String())
+}
+
+// globalHandler is a handler in a global variable, as a merchant's may be.
+var globalHandler WebhookHandler
+
+// TestWebhookAlertsGoWithTheirHandler: what a handler has logged once is
+// forgotten when the handler is collected, so handlers made per request do
+// not pile up.
+func TestWebhookAlertsGoWithTheirHandler(t *testing.T) {
+	t.Parallel()
+	h := &WebhookHandler{Logger: slog.New(slog.DiscardHandler)}
+	assert.True(t, h.alertOnce(alertNoToken))
+	assert.False(t, h.alertOnce(alertNoToken))
+	assert.True(t, h.alertOnce(alertObservePanicked), "another alert of the same handler")
+	assert.True(t, (&WebhookHandler{}).alertOnce(alertNoToken), "another handler")
+	globalHandler.alertOnce(alertNoToken) // a handler in a global variable (true on the first -count)
+	assert.False(t, globalHandler.alertOnce(alertNoToken))
+	key := uintptr(unsafe.Pointer(h))
+	bits, ok := alerts.Load(key)
+	require.True(t, ok)
+	h = nil
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		if v, ok := alerts.Load(key); !ok || v != bits { // another handler may have the address now
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the entry of a collected handler stays")
+		runtime.Gosched()
+	}
 }

@@ -12,12 +12,15 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
+	"unsafe"
 )
 
 // WebhookTokenHeader is the request header in which the service returns a
@@ -199,7 +202,9 @@ type WebhookHandler struct {
 	// reported as WebhookCallbackError with StatusCode 0. Nil costs nothing.
 	Observe func(ctx context.Context, d WebhookDelivery)
 
-	noToken, observePanicked sync.Once
+	// The handler holds no state of its own (what it has logged once is
+	// in alerts): its value methods, Format and LogValue, copy it, and a
+	// copy of a field that ServeHTTP changes would race with it.
 }
 
 // webhookKind is what a notification is about.
@@ -268,10 +273,10 @@ func (h *WebhookHandler) observe(ctx context.Context, d WebhookDelivery) {
 // recoverObserve is deferred by observe; recover works only there.
 func (h *WebhookHandler) recoverObserve(ctx context.Context) {
 	if v := recover(); v != nil {
-		h.observePanicked.Do(func() {
+		if h.alertOnce(alertObservePanicked) {
 			h.alertLogger().LogAttrs(ctx, slog.LevelError, "paykit: webhook: Observe panicked; deliveries are answered without it (logged once)",
 				slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))))
-		})
+		}
 	}
 }
 
@@ -437,11 +442,11 @@ func (h *WebhookHandler) servePayout(ctx context.Context, log *slog.Logger, prob
 // returning the zero verdict when it is accepted.
 func (h *WebhookHandler) verifyToken(ctx context.Context, log *slog.Logger, id string, body []byte, header []string) verdict {
 	if h.Token == "" && h.TokenFor == nil && !slices.ContainsFunc(h.Tokens, func(t string) bool { return t != "" }) {
-		h.noToken.Do(func() {
+		if h.alertOnce(alertNoToken) {
 			h.alertLogger().LogAttrs(ctx, slog.LevelError,
 				"paykit: webhook: WebhookHandler has no Token, Tokens or TokenFor, so every payment notification is refused with 401; "+
 					"set them to the NotificationToken(s) your payments are created with")
-		})
+		}
 		return refusedToken
 	}
 	// A missing, repeated (a proxy or a forger added one) or empty header
@@ -562,6 +567,37 @@ func (h *WebhookHandler) logger() *slog.Logger {
 		return h.Logger
 	}
 	return discardLogger
+}
+
+// alert is one thing a handler logs once (a bit of its alerts entry).
+type alert uint32
+
+const (
+	alertNoToken alert = 1 << iota
+	alertObservePanicked
+)
+
+// alerts holds, per handler that has alerted, the alerts it has logged,
+// outside the handler (see its last comment). It is keyed by the
+// handler's address, which does not keep the handler alive; a cleanup
+// deletes the entry once the handler is collected. (A weak.Pointer key
+// would crash Go 1.24.0 for a handler in a global variable.)
+var alerts sync.Map // uintptr → *atomic.Uint32
+
+// alertOnce reports whether a is h's first alert of its kind. It runs on
+// refusals and failures only, never on an accepted delivery. Should a
+// handler reuse the address of a collected one before its entry is
+// deleted, an alert may come one refusal late, never be repeated.
+func (h *WebhookHandler) alertOnce(a alert) bool {
+	key := uintptr(unsafe.Pointer(h))
+	v, ok := alerts.Load(key)
+	if !ok {
+		bits := new(atomic.Uint32)
+		if v, ok = alerts.LoadOrStore(key, bits); !ok {
+			runtime.AddCleanup(h, func(bits *atomic.Uint32) { alerts.CompareAndDelete(key, bits) }, bits)
+		}
+	}
+	return v.(*atomic.Uint32).Or(uint32(a))&uint32(a) == 0
 }
 
 // alertLogger is for what must be seen even without a Logger.
