@@ -57,7 +57,8 @@ type attempt struct {
 	buf        *[]byte // the pooled buffer body lives in (see bodyPool)
 	tooLarge   bool    // the body was over MaxResponseBytes; the status is kept
 	err        error
-	preSend    bool // err positively happened before anything was sent
+	preSend    bool    // err positively happened before anything was sent
+	secrets    secrets // what the attempt sent that its answer must not bring into an error
 }
 
 const contentJSON = "application/json"
@@ -192,7 +193,7 @@ func accept[P any](ctx context.Context, k *call, a *attempt, out P, w want[P]) e
 		return &answerError{fmt.Sprintf("the answer (HTTP %d) is larger than %d bytes", a.status, MaxResponseBytes)}
 	}
 	if err := decodeBody(a.body, out); err != nil {
-		return &answerError{fmt.Sprintf("decoding response (HTTP %d): %s", a.status, truncate(err.Error(), 200))}
+		return &answerError{fmt.Sprintf("decoding response (HTTP %d): %s", a.status, truncate(a.secrets.scrub(err.Error()), 200))}
 	}
 	if err := k.check(factsOf(out)); err != nil {
 		return err
@@ -290,11 +291,12 @@ func (c *Client) noAnswer(ctx context.Context, k *call, err error) error {
 	return err
 }
 
-// apiError decodes a non-2xx answer, with the API key scrubbed.
+// apiError decodes a non-2xx answer, with the API key and the signature
+// scrubbed.
 func (c *Client) apiError(a *attempt) *Error {
-	e := decodeError(a.status, a.body)
+	e := decodeError(a.status, a.body, a.secrets)
 	e.retryAfter, _ = retryAfter(a.header, c.now())
-	return c.redact(e)
+	return e
 }
 
 // newRequest builds and signs the call's first request. The URL is the base
@@ -489,6 +491,10 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	k := callOf(req.Context())
 	start := time.Now()
 	a := attempt{n: len(k.log) + 1, start: start}
+	a.secrets.apiKey = t.apiKey
+	if sig := req.Header["X-Signature"]; len(sig) == 1 {
+		a.secrets.signature = sig[0]
+	}
 	ctx := req.Context()
 	var info *AttemptInfo
 	if k.obs != nil {

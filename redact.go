@@ -257,17 +257,33 @@ func moneyValue(id, extID string, amount decimal.Decimal, currency, status, meth
 		slog.String("status", status), slog.String("method", method)}, more...)...)
 }
 
-// redact removes the API key from every field of an error answer, should a
-// server echo it.
-func (c *Client) redact(e *Error) *Error {
-	if strings.Contains(e.Code, c.apiKey) {
-		e.Code = invalidCode
+// secrets are what a call sent that its answer must not bring into an
+// error: the API key, and the signature of the attempt answered. A server,
+// or a proxy's error page, may echo the request's headers.
+type secrets struct {
+	apiKey, signature string
+}
+
+// scrub replaces each secret in s, whole; callers cut s to length only
+// afterwards, so that no part of a secret is left at a cut.
+func (sec secrets) scrub(s string) string {
+	if sec.apiKey != "" && strings.Contains(s, sec.apiKey) {
+		s = strings.ReplaceAll(s, sec.apiKey, "[api key]")
 	}
-	if strings.Contains(e.Message, c.apiKey) {
-		e.Message = strings.ReplaceAll(e.Message, c.apiKey, "[api key]")
+	if sec.signature != "" && strings.Contains(s, sec.signature) {
+		s = strings.ReplaceAll(s, sec.signature, "[signature]")
 	}
-	if bytes.Contains(e.Data, []byte(c.apiKey)) {
-		e.Data = bytes.ReplaceAll(e.Data, []byte(c.apiKey), []byte("[api key]"))
+	return s
+}
+
+// scrubBytes is scrub for a body; b itself is never changed (it may be a
+// pooled buffer).
+func (sec secrets) scrubBytes(b []byte) []byte {
+	if sec.apiKey != "" && bytes.Contains(b, []byte(sec.apiKey)) {
+		b = bytes.ReplaceAll(b, []byte(sec.apiKey), []byte("[api key]"))
 	}
-	return e
+	if sec.signature != "" && bytes.Contains(b, []byte(sec.signature)) {
+		b = bytes.ReplaceAll(b, []byte(sec.signature), []byte("[signature]"))
+	}
+	return b
 }
