@@ -19,6 +19,8 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/internal/mask"
 )
 
 // The one call path, read top to bottom in sendInto. What to check is the
@@ -281,6 +283,10 @@ func (c *Client) conclude(k *call, cause error) error {
 func (c *Client) noAnswer(ctx context.Context, k *call, err error) error {
 	if err == nil {
 		err = errNoResponse
+	}
+	// net/http's error names the URL: an ext_id in it may hold a card number.
+	if ue, ok := err.(*url.Error); ok {
+		ue.URL = mask.Path(ue.URL)
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 		err = fmt.Errorf("%w (%v)", ctxErr, err)
@@ -565,7 +571,7 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 
 func (t *attemptTransport) logAttempt(ctx context.Context, req *http.Request, k *call, a *attempt) {
 	attrs := []slog.Attr{slog.String("op", k.op.name), slog.String("method", req.Method),
-		slog.String("path", req.URL.EscapedPath()), slog.Int("attempt", a.n), slog.Duration("duration", a.end.Sub(a.start))}
+		slog.String("path", mask.Path(req.URL.EscapedPath())), slog.Int("attempt", a.n), slog.Duration("duration", a.end.Sub(a.start))}
 	if a.status != 0 {
 		attrs = append(attrs, slog.Int("status", a.status))
 	}
