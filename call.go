@@ -163,6 +163,7 @@ func sendInto[T any](ctx context.Context, c *Client, k *call, out *T, w want[*T]
 			last.release() // decoded: every decoder copies what it keeps
 			return out, nil
 		}
+		last.secrets.scrubAnswer(cause)
 	}
 
 	// 5. Read back what a create or state change did, when its answer was

@@ -381,3 +381,36 @@ func TestAPIKeyRedactedAcrossCuts(t *testing.T) {
 		}
 	}
 }
+
+// TestEchoedSignatureInAnAnswerRedacted: a 2xx answer that echoes the
+// request's X-Signature (or the API key) in a field the SDK quotes when
+// the answer is not the resource asked for does not put it in the error.
+func TestEchoedSignatureInAnAnswerRedacted(t *testing.T) {
+	t.Parallel()
+	for _, body := range []func(sig string) string{
+		func(sig string) string { return paymentBody(sig, "o-1", "100", "PENDING") },
+		func(sig string) string { // a timestamp's error quotes it, cut to 40 bytes
+			return strings.Replace(paymentBody(paymentID, "o-1", "100", "PENDING"), "2026-11-22T10:20:00Z", sig, 1)
+		},
+		func(string) string { return paymentBody(testKey, "o-1", "100", "PENDING") },
+	} {
+		var mu sync.Mutex
+		var sig string
+		c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			sig = r.Header.Get("X-Signature")
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, body(r.Header.Get("X-Signature")))
+		}), WithMaxRetries(0))
+		_, err := c.GetPayment(ctx, paymentID)
+		require.Error(t, err)
+		mu.Lock()
+		require.Len(t, sig, 64)
+		for _, text := range []string{err.Error(), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err)} {
+			assert.False(t, strings.Contains(text, sig[:minCutPrefix]) || strings.Contains(text, sig[48:]), "the error shows the signature")
+			assert.False(t, strings.Contains(text, testKey), "the error shows the API key")
+		}
+		mu.Unlock()
+	}
+}

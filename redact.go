@@ -265,15 +265,52 @@ type secrets struct {
 }
 
 // scrub replaces each secret in s, whole; callers cut s to length only
-// afterwards, so that no part of a secret is left at a cut.
+// afterwards, so that no part of a secret is left at a cut. A text cut
+// before it got here (truncate's "…", as in a decoder's error quoting a
+// value) loses the start of a secret that ends at the cut too.
 func (sec secrets) scrub(s string) string {
-	if sec.apiKey != "" && strings.Contains(s, sec.apiKey) {
-		s = strings.ReplaceAll(s, sec.apiKey, "[api key]")
-	}
-	if sec.signature != "" && strings.Contains(s, sec.signature) {
-		s = strings.ReplaceAll(s, sec.signature, "[signature]")
+	for _, x := range [...]struct{ secret, name string }{{sec.apiKey, "[api key]"}, {sec.signature, "[signature]"}} {
+		if x.secret == "" {
+			continue
+		}
+		if strings.Contains(s, x.secret) {
+			s = strings.ReplaceAll(s, x.secret, x.name)
+		}
+		if strings.Contains(s, "…") {
+			s = scrubCutPrefix(s, x.secret, x.name)
+		}
 	}
 	return s
+}
+
+// minCutPrefix is the shortest start of a secret scrubCutPrefix removes:
+// shorter ones ("pk_") say nothing and would catch ordinary words.
+const minCutPrefix = 6
+
+// scrubCutPrefix replaces the start of secret left just before each "…".
+func scrubCutPrefix(s, secret, name string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "…")
+		if i < 0 {
+			break
+		}
+		head := s[:i]
+		for n := min(len(secret)-1, len(head)); n >= minCutPrefix; n-- {
+			if strings.HasSuffix(head, secret[:n]) {
+				head = head[:len(head)-n] + name
+				break
+			}
+		}
+		b.WriteString(head)
+		b.WriteString("…")
+		s = s[i+len("…"):]
+	}
+	if b.Len() == 0 {
+		return s
+	}
+	b.WriteString(s)
+	return b.String()
 }
 
 // scrubBytes is scrub for a body; b itself is never changed (it may be a
@@ -286,4 +323,12 @@ func (sec secrets) scrubBytes(b []byte) []byte {
 		b = bytes.ReplaceAll(b, []byte(sec.signature), []byte("[signature]"))
 	}
 	return b
+}
+
+// scrubAnswer scrubs an *answerError, whose text may quote the answer's
+// fields (its id, its ext_id, a value that did not decode).
+func (sec secrets) scrubAnswer(err error) {
+	if e, ok := err.(*answerError); ok {
+		e.msg = sec.scrub(e.msg)
+	}
 }

@@ -340,3 +340,23 @@ func TestWebhookAlertsGoWithTheirHandler(t *testing.T) {
 		runtime.Gosched()
 	}
 }
+
+// TestScrubSecrets: whole secrets are replaced anywhere; the start of one
+// left at a cut ("…") is replaced too, if long enough to say anything.
+func TestScrubSecrets(t *testing.T) {
+	t.Parallel()
+	sec := secrets{apiKey: "pk_live_QZX7w2", signature: "9c4f0e3d2b1a09f8"}
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"nothing secret…", "nothing secret…"},
+		{"key pk_live_QZX7w2 sig 9c4f0e3d2b1a09f8.", "key [api key] sig [signature]."},
+		{"key pk_live_QZX7w2pk_live_QZX7w2", "key [api key][api key]"},
+		{`id "pk_live_QZ…"`, `id "[api key]…"`},
+		{`id "9c4f0e3d2b…" and "pk_liv…"`, `id "[signature]…" and "[api key]…"`},
+		{`id "pk_li…"`, `id "pk_li…"`}, // too short to tell from a word
+		{`"pk_live_QZX7w2" cut "9c4f0e…"`, `"[api key]" cut "[signature]…"`},
+	} {
+		assert.Equal(t, tc.want, sec.scrub(tc.in), "%q", tc.in)
+	}
+	assert.Equal(t, "a pk_live_QZX7w2", secrets{}.scrub("a pk_live_QZX7w2"), "no secrets, nothing replaced")
+}
