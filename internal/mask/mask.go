@@ -69,7 +69,10 @@ func Last4(s string) string {
 // Path masks the card and phone numbers of an escaped URL path, segment
 // by segment, each unescaped first so that an escaped separator ("%20")
 // does not split a number into runs too short to be masked. A segment
-// that does not unescape is masked as it is.
+// that does not unescape is masked as it is. It takes a whole URL as well
+// (scheme, host and query are left as Text leaves them). A caller that
+// shortens a path for its log does so after masking: a number cut first
+// may be too short to be masked.
 func Path(escaped string) string {
 	var b strings.Builder
 	for i, seg := range strings.Split(escaped, "/") {
