@@ -646,7 +646,9 @@ func (h *WebhookHandler) refuseKind(ctx context.Context, cause alert, kind strin
 		msg = fmt.Sprintf(msg, kind)
 	}
 	if h.Logger != nil {
-		h.Logger.LogAttrs(ctx, level, "paykit: webhook: "+msg+"; "+r.check, attrs...)
+		if h.Logger.Enabled(ctx, level) {
+			h.Logger.LogAttrs(ctx, level, "paykit: webhook: "+msg+"; "+r.check, attrs...)
+		}
 		return
 	}
 	if h.alertOnce(cause) {
