@@ -94,6 +94,7 @@ func secretValues() []struct {
 		{"CreatePayoutParams", CreatePayoutParams{ExtID: "po-17", Amount: dec("2500"), Method: PayoutMethodCard,
 			Requisites: secretCard, HolderName: secretHolder}, []string{"po-17", "5678"}},
 		{"*WebhookHandler", h, []string{"4096"}},
+		{"WebhookHandler", *h, []string{"4096"}},
 		{"*Error", apiErr, []string{"PAY_002", "400", "5678", "4433"}},
 	}
 }
@@ -143,6 +144,9 @@ func TestFormatHidesSecrets(t *testing.T) {
 			shapes["typed pointer field"] = struct{ L *PayoutList }{&v}
 		case *WebhookHandler:
 			shapes["typed field"] = struct{ H *WebhookHandler }{v}
+		case WebhookHandler:
+			shapes["typed field"] = struct{ H WebhookHandler }{v}
+			shapes["typed slice"] = []WebhookHandler{v}
 		case *Error:
 			shapes["wrapped"] = fmt.Errorf("creating: %w", v)
 			shapes["typed field"] = struct{ E *Error }{v}
