@@ -209,12 +209,15 @@ func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (an
 }
 
 // ledgerAPIError is a rule's refusal as the API answers it: the spec's
-// code, with 404 for a missing resource and 400 for the rest (the spec
-// answers insufficient funds and invalid fields alike).
+// code, with 404 for a missing resource, 409 for a conflict and 400 for
+// the rest (the spec answers insufficient funds, a wrong status and
+// invalid fields alike).
 func ledgerAPIError(e *ledger.Error) *apiError {
 	switch {
 	case e.Kind == ledger.NotFound:
 		return newErr(http.StatusNotFound, e.Code, e.Message)
+	case e.Kind == ledger.Conflict:
+		return newErr(http.StatusConflict, e.Code, e.Message)
 	case e.Field != "":
 		return invalid(e.Code, e.Field, e.Message)
 	default:
@@ -232,7 +235,7 @@ func controlError(e *ledger.Error) error {
 	switch e.Kind {
 	case ledger.NotFound:
 		sentinel = ErrNotFound
-	case ledger.WrongState:
+	case ledger.WrongState, ledger.Conflict:
 		sentinel = ErrWrongState
 	}
 	return fmt.Errorf("%w: %s", sentinel, e.Message)

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"mime"
@@ -18,16 +17,17 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
-// Payment statuses, upper case as the spec writes them.
+// Payment statuses, upper case as the spec writes them (the ledger's).
 const (
-	statusPending         = "PENDING"
-	statusProcessing      = "PROCESSING"
-	statusCompleted       = "COMPLETED"
-	statusCancelled       = "CANCELLED"
-	statusDispute         = "DISPUTE"
-	statusCancelledAppeal = "CANCELLED_APPEAL"
+	statusPending         = ledger.PaymentPending
+	statusProcessing      = ledger.PaymentProcessing
+	statusCompleted       = ledger.PaymentCompleted
+	statusCancelled       = ledger.PaymentCancelled
+	statusDispute         = ledger.PaymentDispute
+	statusCancelledAppeal = ledger.PaymentCancelledAppeal
 )
 
 const (
@@ -39,13 +39,13 @@ const (
 
 // Limits of the spec.
 var (
-	minPaymentAmount = decimal.NewFromInt(100)
-	maxPaymentAmount = decimal.NewFromInt(300000)
+	minPaymentAmount = decimal.NewFromInt(spec.MinPaymentAmount)
+	maxPaymentAmount = decimal.NewFromInt(spec.MaxPaymentAmount)
 )
 
 const (
-	maxExtIDLen      = 255
-	maxReceiptBytes  = 10_000_000 // the spec's 10 MB, the SDK's MaxAttachmentSize
+	maxExtIDLen      = spec.MaxExtIDLength
+	maxReceiptBytes  = spec.MaxAttachmentSize // the SDK's MaxAttachmentSize
 	confirmedMessage = "Payment confirmation received, the transfer is awaiting verification"
 )
 
@@ -191,13 +191,31 @@ func (s *Server) tickLocked() time.Time {
 	return now
 }
 
-// setPaymentStatusLocked is the one place a payment changes status, so the
-// same-amount counter and the webhook can never be forgotten.
-func (s *Server) setPaymentStatusLocked(p *payment, status string) {
-	if p.status == status {
-		return
+// movePaymentLocked moves p by event through the ledger's rule
+// (ledger.MovePayment, the payment state machine), and on success runs
+// apply (what the move records beside the status: a receipt, a dispute),
+// keeps the money it credited and the payment, tells the autopilot and
+// queues the webhook: the one way a payment changes status, so the
+// same-amount counter, the credit and the webhook can never be forgotten.
+// A refusal changes nothing.
+func (s *Server) movePaymentLocked(p *payment, event ledger.PaymentEvent, apply func()) *ledger.Error {
+	lp := ledger.Payment{ID: p.id, Status: p.status, Amount: p.amount, USDTRate: p.usdtRate}
+	if p.dispute != nil {
+		lp.DisputeAmount = p.dispute.amount
 	}
-	was := p.status
+	bal := p.terminal.Balance
+	credited, lerr := ledger.MovePayment(&lp, &bal, event)
+	if lerr != nil {
+		return lerr
+	}
+	if apply != nil {
+		apply()
+	}
+	if !credited.IsZero() {
+		p.terminal.Balance = bal
+		s.st.saveTerminal(p.m, p.terminal)
+	}
+	was, status := p.status, lp.Status
 	p.status = status
 	s.st.savePayment(p, was)
 	if s.pilot != nil {
@@ -211,6 +229,7 @@ func (s *Server) setPaymentStatusLocked(p *payment, status string) {
 		s.enqueueLocked(hook{key: "payment:" + p.id, resource: "payment", id: p.id, status: status, at: s.nowLocked()},
 			p.notifyURL, p.token, p.getView())
 	}
+	return nil
 }
 
 type createPaymentReq struct {
@@ -514,21 +533,18 @@ func (s *Server) confirmPayment(r *http.Request, m *merchant, body []byte) (any,
 	if aerr != nil {
 		return nil, aerr
 	}
-	if aerr := s.confirmLocked(p, size); aerr != nil {
-		return nil, aerr
+	if lerr := s.confirmLocked(p, size); lerr != nil {
+		return nil, ledgerAPIError(lerr)
 	}
 	v := p.view(false, false)
 	v.Message = confirmedMessage
 	return v, nil
 }
 
-func (s *Server) confirmLocked(p *payment, receipt int) *apiError {
-	if p.status != statusPending {
-		return newErr(http.StatusBadRequest, "PAY_008", "payment cannot be confirmed: status is "+p.status)
-	}
-	p.receipt = receipt
-	s.setPaymentStatusLocked(p, statusProcessing)
-	return nil
+// confirmLocked is the payer's "I paid" (the API's confirm, the payer
+// page), keeping the size of the receipt sent with it.
+func (s *Server) confirmLocked(p *payment, receipt int) *ledger.Error {
+	return s.movePaymentLocked(p, ledger.Confirm, func() { p.receipt = receipt })
 }
 
 func (s *Server) cancelPayment(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
@@ -539,10 +555,9 @@ func (s *Server) cancelPayment(r *http.Request, m *merchant, _ []byte) (any, *ap
 	if aerr != nil {
 		return nil, aerr
 	}
-	if p.status != statusPending {
-		return nil, newErr(http.StatusBadRequest, "PAY_007", "payment cannot be cancelled: status is "+p.status)
+	if lerr := s.movePaymentLocked(p, ledger.Cancel, nil); lerr != nil {
+		return nil, ledgerAPIError(lerr)
 	}
-	s.setPaymentStatusLocked(p, statusCancelled)
 	return p.view(false, false), nil
 }
 
@@ -578,21 +593,14 @@ func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *a
 	if req.ReceiptURL != "" && !validNotifyURL(req.ReceiptURL) {
 		return nil, invalid("PAY_002", "receipt_url", "receipt_url must be an absolute http(s) URL")
 	}
-	switch p.status {
-	case statusDispute:
-		return nil, newErr(http.StatusConflict, "DIS_002", "a dispute already exists for this payment")
-	case statusCancelled, statusCancelledAppeal:
-	default:
-		return nil, newErr(http.StatusBadRequest, "DIS_001",
-			"a dispute can be opened only when status is CANCELLED or CANCELLED_APPEAL, not "+p.status)
-	}
 	d := &dispute{receiptURL: req.ReceiptURL, comment: req.Comment, createdAt: now.Truncate(time.Second)}
 	if req.Amount.set {
 		a := req.Amount.d
 		d.amount = &a
 	}
-	p.dispute = d
-	s.setPaymentStatusLocked(p, statusDispute)
+	if lerr := s.movePaymentLocked(p, ledger.OpenDispute, func() { p.dispute = d }); lerr != nil {
+		return nil, ledgerAPIError(lerr)
+	}
 	return p.disputeOpenView(), nil
 }
 
@@ -604,30 +612,18 @@ func (s *Server) cancelDispute(r *http.Request, m *merchant, _ []byte) (any, *ap
 	if aerr != nil {
 		return nil, aerr
 	}
-	if p.status != statusDispute {
-		return nil, newErr(http.StatusBadRequest, "DIS_003", "only a dispute in status DISPUTE can be cancelled, status is "+p.status)
+	if lerr := s.movePaymentLocked(p, ledger.CancelDispute, nil); lerr != nil {
+		return nil, ledgerAPIError(lerr)
 	}
-	s.setPaymentStatusLocked(p, statusCancelledAppeal)
 	return disputeCancelView{ID: p.id, ExtID: p.extID, Status: "cancelled_appeal"}, nil
 }
 
-// creditLocked completes p and credits its terminal with amount/usdt_rate
-// USDT, rounded half up to 2 places.
-func (s *Server) completeLocked(p *payment, rub decimal.Decimal) {
-	p.terminal.Available = p.terminal.Available.Add(usdtFor(rub, p.usdtRate))
-	s.st.saveTerminal(p.m, p.terminal)
-	s.setPaymentStatusLocked(p, statusCompleted)
-}
-
-// usdtFor converts RUB to USDT at rate, rounded half up to cents.
-func usdtFor(rub, rate decimal.Decimal) decimal.Decimal { return rub.DivRound(rate, 2) }
-
 // Outcomes accepted by VerifyPayment and ReviewDispute.
 const (
-	OutcomeCompleted = "completed"
-	OutcomeCancelled = "cancelled"
-	OutcomeApproved  = "approved"
-	OutcomeRejected  = "rejected"
+	OutcomeCompleted = ledger.OutcomeCompleted
+	OutcomeCancelled = ledger.OutcomeCancelled
+	OutcomeApproved  = ledger.OutcomeApproved
+	OutcomeRejected  = ledger.OutcomeRejected
 )
 
 // VerifyPayment plays the service's verification of a PROCESSING payment:
@@ -639,36 +635,8 @@ func (s *Server) VerifyPayment(id, outcome string) error {
 }
 
 func (s *Server) verifyPayment(id, outcome string) (*paymentView, error) {
-	s.begin()
-	defer s.commit()
-	s.tickLocked()
-	if outcome != OutcomeCompleted && outcome != OutcomeCancelled {
-		return nil, fmt.Errorf("%w: outcome must be %q or %q", ErrInvalidArgument, OutcomeCompleted, OutcomeCancelled)
-	}
-	p, err := s.paymentInLocked(id, statusProcessing)
-	if err != nil {
-		return nil, err
-	}
-	if outcome == OutcomeCompleted {
-		s.completeLocked(p, p.amount)
-	} else {
-		s.setPaymentStatusLocked(p, statusCancelled)
-	}
-	v := p.getView()
-	return &v, nil
-}
-
-// paymentInLocked finds the payment a control acts on and checks that it is
-// in the status the control applies to.
-func (s *Server) paymentInLocked(id, want string) (*payment, error) {
-	p := s.st.payment(id)
-	if p == nil {
-		return nil, notFound("payment", id)
-	}
-	if p.status != want {
-		return nil, fmt.Errorf("%w: payment %s is %s, not %s", ErrWrongState, id, p.status, want)
-	}
-	return p, nil
+	event, lerr := ledger.VerifyEvent(outcome)
+	return s.controlPayment(id, event, lerr)
 }
 
 // ReviewDispute plays the review of an open dispute: "approved" completes
@@ -680,24 +648,25 @@ func (s *Server) ReviewDispute(id, outcome string) error {
 }
 
 func (s *Server) reviewDispute(id, outcome string) (*paymentView, error) {
+	event, lerr := ledger.ReviewEvent(outcome)
+	return s.controlPayment(id, event, lerr)
+}
+
+// controlPayment moves payment id by a control's event (or refuses the
+// control's bad outcome, outcomeErr), in the controls' error form.
+func (s *Server) controlPayment(id string, event ledger.PaymentEvent, outcomeErr *ledger.Error) (*paymentView, error) {
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
-	if outcome != OutcomeApproved && outcome != OutcomeRejected {
-		return nil, fmt.Errorf("%w: outcome must be %q or %q", ErrInvalidArgument, OutcomeApproved, OutcomeRejected)
+	if outcomeErr != nil {
+		return nil, controlError(outcomeErr)
 	}
-	p, err := s.paymentInLocked(id, statusDispute)
-	if err != nil {
-		return nil, err
+	p := s.st.payment(id)
+	if p == nil {
+		return nil, notFound("payment", id)
 	}
-	if outcome == OutcomeApproved {
-		rub := p.amount
-		if p.dispute != nil && p.dispute.amount != nil {
-			rub = *p.dispute.amount
-		}
-		s.completeLocked(p, rub)
-	} else {
-		s.setPaymentStatusLocked(p, statusCancelled)
+	if lerr := s.movePaymentLocked(p, event, nil); lerr != nil {
+		return nil, controlError(lerr)
 	}
 	v := p.getView()
 	return &v, nil

@@ -633,7 +633,7 @@ func (s *Server) expireDueLocked(now time.Time) {
 	for s.storeErr == nil {
 		due := s.st.dueExpiry(now, expiryBatch)
 		for _, p := range due {
-			s.setPaymentStatusLocked(p, statusCancelled)
+			_ = s.movePaymentLocked(p, ledger.Expire, nil) // due: PENDING, so never refused
 		}
 		if len(due) < expiryBatch {
 			break

@@ -5,9 +5,10 @@
 // their sentinel errors), and the package imports no net/http, so the API
 // handlers and the Go controls call the same rule and get the same error.
 //
-// Today it holds the funds family (terminal balances, transfers,
-// withdrawals); payments and payouts still keep their rules in package
-// sandbox.
+// It holds the state machines of payments (payment.go), payouts
+// (payout.go) and withdrawals (withdrawal.go), each a table of moves with
+// their guards beside the one function that changes the status, and the
+// money those moves and transfers put on a terminal's balance.
 package ledger
 
 import (
@@ -28,6 +29,9 @@ const (
 	// Refused: the change is well formed and allowed, but the money is not
 	// there (insufficient funds).
 	Refused
+	// Conflict: the change was already made in another form (a second
+	// dispute of one payment).
+	Conflict
 )
 
 // Error is a refusal of a rule.
