@@ -10,21 +10,24 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 // Payout statuses.
 const (
-	PayoutPending    = "pending"
-	PayoutProcessing = "processing"
-	PayoutCompleted  = "completed"
-	PayoutFailed     = "failed"
-	PayoutCancelled  = "cancelled"
+	PayoutPending    = ledger.PayoutPending
+	PayoutProcessing = ledger.PayoutProcessing
+	PayoutCompleted  = ledger.PayoutCompleted
+	PayoutFailed     = ledger.PayoutFailed
+	PayoutCancelled  = ledger.PayoutCancelled
 )
 
-// Payout list limits: the spec's default, and the sandbox's cap (larger
-// limits are lowered to it and the envelope says so).
+// Payout list limits: the spec's default, and the sandbox's own cap
+// (larger limits are lowered to it and the envelope says so).
 const (
-	defaultPayoutLimit = 100
+	defaultPayoutLimit = spec.DefaultPayoutListLimit
 	maxPayoutLimit     = 1000
 )
 
@@ -219,22 +222,6 @@ func (s *Server) listPayouts(r *http.Request, m *merchant, _ []byte) (any, *apiE
 	return out, nil
 }
 
-// payoutMoves lists the status changes SetPayoutStatus allows. completed,
-// failed and cancelled are final.
-var payoutMoves = map[string][]string{
-	PayoutPending:    {PayoutProcessing, PayoutCompleted, PayoutFailed, PayoutCancelled},
-	PayoutProcessing: {PayoutCompleted, PayoutFailed, PayoutCancelled},
-}
-
-func allowed(moves map[string][]string, from, to string) bool {
-	for _, s := range moves[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
-}
-
 // SetPayoutStatus plays the provider's side of a payout: pending may move
 // to processing, completed, failed or cancelled, processing to completed,
 // failed or cancelled. Entering processing (or completing directly) sets
@@ -249,25 +236,18 @@ func (s *Server) setPayoutStatus(id, status string) (*payoutView, error) {
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked()
-	switch status {
-	case PayoutProcessing, PayoutCompleted, PayoutFailed, PayoutCancelled:
-	default:
-		return nil, fmt.Errorf("%w: payout status must be processing, completed, failed or cancelled", ErrInvalidArgument)
+	if lerr := ledger.CheckPayoutTarget(status); lerr != nil {
+		return nil, controlError(lerr)
 	}
 	p := s.st.payout(id)
 	if p == nil {
 		return nil, notFound("payout", id)
 	}
-	if !allowed(payoutMoves, p.status, status) {
-		return nil, fmt.Errorf("%w: payout %s is %s, cannot become %s", ErrWrongState, id, p.status, status)
+	lp := ledger.Payout{ID: p.id, Status: p.status, ProviderOrderID: p.providerOrderID, CompletedAt: p.completedAt}
+	if lerr := ledger.MovePayout(&lp, status, now); lerr != nil {
+		return nil, controlError(lerr)
 	}
-	p.status = status
-	if p.providerOrderID == "" && (status == PayoutProcessing || status == PayoutCompleted) {
-		p.providerOrderID = "prv_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16]
-	}
-	if status == PayoutCompleted {
-		p.completedAt = now.Truncate(time.Second)
-	}
+	p.status, p.providerOrderID, p.completedAt = lp.Status, lp.ProviderOrderID, lp.CompletedAt
 	s.st.savePayout(p)
 	s.pilot.payoutEntered(now, p.id, status, p.requisites)
 	v := p.view()

@@ -471,7 +471,7 @@ func (s *Server) uiPayoutsLocked() []uiPayout {
 	for _, p := range s.st.recentPayouts(uiListLimit) { // newest first
 		v := uiPayout{ID: p.id, ShortID: shortID(p.id), ExtID: p.extID, Amount: moneyText(p.amount, "RUB"), Method: methodText(p.method),
 			ReqMasked: maskNumber(p.requisites), Holder: p.holderName, Bank: p.bank, Status: p.status,
-			ProviderOrderID: p.providerOrderID, Created: uiTime(p.createdAt), CreatedTime: clockTime(p.createdAt), Moves: payoutMoves[p.status]}
+			ProviderOrderID: p.providerOrderID, Created: uiTime(p.createdAt), CreatedTime: clockTime(p.createdAt), Moves: ledger.PayoutMoves(p.status)}
 		if !p.completedAt.IsZero() {
 			v.Completed = uiTime(p.completedAt)
 		}

@@ -1,0 +1,96 @@
+package ledger
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Payout statuses.
+const (
+	PayoutPending    = "pending"
+	PayoutProcessing = "processing"
+	PayoutCompleted  = "completed"
+	PayoutFailed     = "failed"
+	PayoutCancelled  = "cancelled"
+)
+
+// payoutMove is one allowed change of a payout's status, and what it
+// records: the provider's order id once the provider has the payout, the
+// completion time when it is paid. A payout moves no terminal money.
+type payoutMove struct {
+	from, to string
+	order    bool
+	complete bool
+}
+
+// payoutMoves is every change of a payout's status there is (completed,
+// failed and cancelled are final): the controls, the dashboard and the
+// autopilot move a payout only along these rows.
+var payoutMoves = []payoutMove{
+	{from: PayoutPending, to: PayoutProcessing, order: true},
+	{from: PayoutPending, to: PayoutCompleted, order: true, complete: true},
+	{from: PayoutPending, to: PayoutFailed},
+	{from: PayoutPending, to: PayoutCancelled},
+	{from: PayoutProcessing, to: PayoutCompleted, order: true, complete: true},
+	{from: PayoutProcessing, to: PayoutFailed},
+	{from: PayoutProcessing, to: PayoutCancelled},
+}
+
+// PayoutMoves lists the statuses a payout in status from may move to, in
+// the table's order (the dashboard's buttons).
+func PayoutMoves(from string) []string {
+	var out []string
+	for _, m := range payoutMoves {
+		if m.from == from {
+			out = append(out, m.to)
+		}
+	}
+	return out
+}
+
+// Payout is the part of a payout the rules read and change.
+type Payout struct {
+	ID     string
+	Status string
+	// ProviderOrderID is the provider's reference, set once the payout
+	// reaches it (processing, or completed directly).
+	ProviderOrderID string
+	// CompletedAt is when it was paid, zero until then.
+	CompletedAt time.Time
+}
+
+// CheckPayoutTarget refuses a status no payout can be moved to (pending
+// is where one starts), before the payout is looked up.
+func CheckPayoutTarget(to string) *Error {
+	switch to {
+	case PayoutProcessing, PayoutCompleted, PayoutFailed, PayoutCancelled:
+		return nil
+	}
+	return &Error{Kind: Invalid, Field: "status", Message: "payout status must be processing, completed, failed or cancelled"}
+}
+
+// MovePayout changes p's status to to at now, recording what the table's
+// row says: the one place a payout's status changes. An unknown target is
+// Invalid, a change the table lacks WrongState; neither touches p.
+func MovePayout(p *Payout, to string, now time.Time) *Error {
+	if err := CheckPayoutTarget(to); err != nil {
+		return err
+	}
+	for _, m := range payoutMoves {
+		if m.from != p.Status || m.to != to {
+			continue
+		}
+		if m.order && p.ProviderOrderID == "" {
+			p.ProviderOrderID = "prv_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16]
+		}
+		if m.complete {
+			p.CompletedAt = now.Truncate(time.Second)
+		}
+		p.Status = to
+		return nil
+	}
+	return &Error{Kind: WrongState, Message: fmt.Sprintf("payout %s is %s, cannot become %s", p.ID, p.Status, to)}
+}
