@@ -3,6 +3,8 @@ package sandbox
 import (
 	"net/http"
 	"slices"
+
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 // Bank is one entry of GET /v1/banks (Config.Banks). Country is an extra
@@ -64,8 +66,9 @@ var countries = map[string]struct {
 }
 
 // countryOrder is the order in which the sandbox picks a country when a
-// CROSS_BORDER payment names neither country nor bank.
-var countryOrder = []string{"TJ", "KZ", "UZ", "KG"}
+// CROSS_BORDER payment names neither country nor bank: the spec's. Read
+// only.
+var countryOrder = spec.Countries
 
 func findBank(banks []bank, code string) (bank, bool) {
 	for _, b := range banks {

@@ -59,6 +59,10 @@ func (s *Server) getBalance(_ *http.Request, m *merchant, _ []byte) (any, *apiEr
 // precision of TRC-20 USDT (ledger.USDTPrecise).
 func usdtPrecise(d decimal.Decimal) bool { return ledger.USDTPrecise(d) }
 
+// usdtScaleMessage is the TRF_001 and WDR_001 message of a finer USDT
+// amount.
+var usdtScaleMessage = fmt.Sprintf("USDT amounts have at most %d decimal places (TRC-20 precision)", ledger.USDTDecimals)
+
 func (m *merchant) terminal(id string) *terminal {
 	for _, t := range m.terminals {
 		if t.id == id {
@@ -97,7 +101,7 @@ func (s *Server) createTransfer(_ *http.Request, m *merchant, body []byte) (any,
 	case !req.Amount.set || !req.Amount.d.IsPositive():
 		return nil, invalid("TRF_001", "amount", "amount must be positive")
 	case !usdtPrecise(req.Amount.d):
-		return nil, invalid("TRF_001", "amount", "USDT amounts have at most 6 decimal places (TRC-20 precision)")
+		return nil, invalid("TRF_001", "amount", usdtScaleMessage)
 	}
 	s.begin()
 	defer s.commit()
@@ -183,7 +187,7 @@ func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (an
 	case !req.Amount.set || !req.Amount.d.IsPositive():
 		return nil, invalid("WDR_001", "amount", "amount must be positive")
 	case !usdtPrecise(req.Amount.d):
-		return nil, invalid("WDR_001", "amount", "USDT amounts have at most 6 decimal places (TRC-20 precision)")
+		return nil, invalid("WDR_001", "amount", usdtScaleMessage)
 	case strings.TrimSpace(req.Address) == "":
 		return nil, invalid("WDR_001", "address", "address is required")
 	case utf8.RuneCountInString(req.Address) > MaxAddressLength:

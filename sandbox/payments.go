@@ -2,12 +2,14 @@ package sandbox
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -263,14 +265,14 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 		return nil, invalid("PAY_002", "ext_id", "ext_id is required")
 	}
 	if n := utf8.RuneCountInString(req.ExtID); n > maxExtIDLen {
-		return nil, invalid("PAY_002", "ext_id", "ext_id must be 1 to 255 characters")
+		return nil, invalid("PAY_002", "ext_id", fmt.Sprintf("ext_id must be 1 to %d characters", maxExtIDLen))
 	}
 	if !req.Amount.set {
 		return nil, invalid("PAY_002", "amount", "amount is required")
 	}
 	amt := req.Amount.d
 	if amt.LessThan(minPaymentAmount) || amt.GreaterThan(maxPaymentAmount) {
-		return nil, invalid("PAY_002", "amount", "amount must be from 100 to 300000 RUB")
+		return nil, invalid("PAY_002", "amount", "amount must be "+paymentAmountRange)
 	}
 	if !rubPrecise(amt) {
 		return nil, invalid("PAY_002", "amount", rubScaleMessage)
@@ -279,9 +281,7 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 	if method == "" {
 		method = methodCard
 	}
-	switch method {
-	case methodCard, methodSBP, methodSIM, methodCrossBorder:
-	default:
+	if !slices.Contains(spec.PaymentMethods, method) {
 		return nil, invalid("PAY_002", "method", "method must be exactly SBP, CARD, SIM or CROSS_BORDER (upper case)")
 	}
 	country := req.Country
@@ -455,8 +455,13 @@ func (s *Server) getPaymentByExtID(r *http.Request, m *merchant, _ []byte) (any,
 // a kopeck, so a finer amount is refused, not rounded.
 const rubDecimals = spec.RUBScale
 
-// rubScaleMessage is the PAY_002 message of a finer RUB amount.
-const rubScaleMessage = "RUB amounts have at most 2 decimal places (kopecks)"
+// Messages that name the spec's limits.
+var (
+	// rubScaleMessage is the PAY_002 message of a finer RUB amount.
+	rubScaleMessage    = fmt.Sprintf("RUB amounts have at most %d decimal places (kopecks)", spec.RUBScale)
+	paymentAmountRange = fmt.Sprintf("from %d to %d RUB", spec.MinPaymentAmount, spec.MaxPaymentAmount)
+	receiptSizeMessage = fmt.Sprintf("attachment is larger than %d MB (%d bytes)", spec.MaxAttachmentSize/1_000_000, spec.MaxAttachmentSize)
+)
 
 // rubPrecise reports whether d has at most rubDecimals decimal places
 // (trailing zeros do not count: 1500.500 is 1500.50).
@@ -509,7 +514,7 @@ func receiptSize(r *http.Request, body []byte) (int, *apiError) {
 			return 0, invalid("PAY_002", "attachment", "malformed multipart body")
 		}
 		if len(data) > maxReceiptBytes {
-			return 0, invalid("PAY_002", "attachment", "attachment is larger than 10 MB (10,000,000 bytes)")
+			return 0, invalid("PAY_002", "attachment", receiptSizeMessage)
 		}
 		// The bytes decide, as in the SDK: a part labelled image/png that
 		// holds a PDF is no image, and an image sent as
@@ -582,7 +587,7 @@ func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *a
 	if req.Amount.set && (req.Amount.d.LessThan(minPaymentAmount) || req.Amount.d.GreaterThan(maxPaymentAmount)) {
 		// What a payer paid is a payment amount: the same bounds, or an
 		// approved dispute could credit any sum.
-		return nil, invalid("PAY_002", "amount", "dispute amount must be from 100 to 300000 RUB")
+		return nil, invalid("PAY_002", "amount", "dispute amount must be "+paymentAmountRange)
 	}
 	if req.Amount.set && !rubPrecise(req.Amount.d) {
 		return nil, invalid("PAY_002", "amount", rubScaleMessage)

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -96,7 +97,7 @@ func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *
 		return nil, invalid("PAY_002", "amount", "amount must be positive")
 	case !rubPrecise(req.Amount.d):
 		return nil, invalid("PAY_002", "amount", rubScaleMessage)
-	case method != "card" && method != "sbp":
+	case !slices.Contains(spec.PayoutMethods, method):
 		return nil, invalid("PAY_002", "method", "method must be exactly card or sbp (lower case)")
 	case strings.TrimSpace(req.Requisites) == "":
 		return nil, invalid("PAY_002", "requisites", "requisites are required")

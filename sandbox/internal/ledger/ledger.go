@@ -13,6 +13,8 @@ package ledger
 
 import (
 	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 // Kind says what sort of refusal an Error is.
@@ -52,7 +54,7 @@ func (e *Error) Error() string { return e.Message }
 
 // USDTDecimals is the precision of TRC-20 USDT: a smaller amount cannot
 // move on chain, so it must not enter a balance as sub-unit dust.
-const USDTDecimals = 6
+const USDTDecimals = spec.USDTScale
 
 // USDTPrecise reports whether d has at most USDTDecimals decimal places
 // (trailing zeros do not count: 1.5000000 is 1.5).
