@@ -263,3 +263,164 @@ func TestAuthFailureTableIsBounded(t *testing.T) {
 		t.Fatal("the newest address was dropped")
 	}
 }
+
+func TestAuthentication(t *testing.T) {
+	e := newEnv(t, Config{})
+	body := `{"ext_id":"a","amount":150}`
+
+	// No headers at all.
+	anon := e.as("", "")
+	wantStatus(t, anon.do("POST", "/v1/payments", body), 401, "AUTH_001")
+	// Unknown key, wrong secret.
+	wantStatus(t, e.as("other", DefaultSecret).do("GET", "/v1/banks", ""), 401, "AUTH_001")
+	r := e.as(DefaultAPIKey, "wrong-secret").do("GET", "/v1/banks", "")
+	wantStatus(t, r, 401, "AUTH_001")
+	eq(t, r.str("data"), "{}")
+	if strings.Contains(r.raw, DefaultSecret) || strings.Contains(r.raw, "wrong-secret") {
+		t.Fatalf("secret echoed: %s", r.raw)
+	}
+	// A signature over another body or another path does not verify.
+	req, _ := http.NewRequest("POST", e.ts.URL+"/v1/payments", strings.NewReader(body))
+	other, _ := http.NewRequest("POST", e.ts.URL+"/v1/payments", nil)
+	sig, _ := paykit.HMACSigner(DefaultSecret).Sign(other, []byte(`{"ext_id":"b","amount":150}`))
+	req.Header.Set("X-Identity", DefaultAPIKey)
+	req.Header.Set("X-Signature", sig)
+	wantStatus(t, e.send(req), 401, "AUTH_001")
+	req, _ = http.NewRequest("GET", e.ts.URL+"/v1/payouts?limit=1", nil)
+	other, _ = http.NewRequest("GET", e.ts.URL+"/v1/payouts?limit=2", nil)
+	sig, _ = paykit.HMACSigner(DefaultSecret).Sign(other, nil)
+	req.Header.Set("X-Identity", DefaultAPIKey)
+	req.Header.Set("X-Signature", sig)
+	wantStatus(t, e.send(req), 401, "AUTH_001")
+	eq(t, e.sb.Stats(DefaultAPIKey).Payments, 0)
+
+	// Unknown endpoints are 404 once authenticated.
+	wantStatus(t, e.do("GET", "/v1/nothing", ""), 404, "NOT_FOUND")
+	wantStatus(t, e.do("DELETE", "/v1/payments", ""), 404, "NOT_FOUND")
+	// Bodies over the route's cap are refused with 400 PAY_002, not 413.
+	wantStatus(t, e.do("POST", "/v1/payments", strings.Repeat(" ", jsonBodyCap+1)), http.StatusBadRequest, "PAY_002")
+}
+
+func TestCustomSigner(t *testing.T) {
+	signer := paykit.SignerFunc(func(r *http.Request, body []byte) (string, error) {
+		return r.Method + " " + r.URL.RequestURI() + " " + fmt.Sprint(len(body)), nil
+	})
+	e := newEnv(t, Config{Merchants: []Merchant{{APIKey: "k", Signer: signer}}})
+	req, _ := http.NewRequest("GET", e.ts.URL+"/v1/payments/by-ext-id/a%2Fb?x=1", nil)
+	req.Header.Set("X-Identity", "k")
+	req.Header.Set("X-Signature", "GET /v1/payments/by-ext-id/a%2Fb?x=1 0")
+	wantStatus(t, e.send(req), 404, "PAY_006")
+	eq(t, len(e.sb.Terminals("k")), 0)
+	eq(t, e.sb.Terminals("nobody") == nil, true)
+}
+
+func TestMerchantScoping(t *testing.T) {
+	a := DefaultMerchant("key-a", "secret-a")
+	b := Merchant{APIKey: "key-b", Secret: "secret-b", Terminals: []Terminal{
+		{ID: "b-1", Balance: dec("10"), IsActive: true}, {ID: "b-2", IsActive: true}}}
+	e := newEnv(t, Config{Merchants: []Merchant{a, b}})
+	eb := e.as("key-b", "secret-b")
+
+	pay := e.createPayment(`{"ext_id":"same","amount":150}`).str("id")
+	// B may reuse A's ext_id and cannot see A's payment.
+	eb.createPayment(`{"ext_id":"same","amount":150}`)
+	wantStatus(t, eb.do("GET", "/v1/payments/"+pay, ""), 404, "PAY_006")
+	wantStatus(t, eb.do("POST", "/v1/payments/"+pay+"/cancel", ""), 404, "PAY_006")
+	eq(t, e.do("GET", "/v1/payments/"+pay, "").str("status"), "PENDING")
+
+	po := e.do("POST", "/v1/payouts", `{"ext_id":"x","amount":1,"method":"card","requisites":"1","holder_name":"A"}`).str("id")
+	wantStatus(t, eb.do("GET", "/v1/payouts/"+po, ""), 404, "PAY_001")
+	wantStatus(t, eb.do("GET", "/v1/payouts/by-ext-id/x", ""), 404, "PAY_001")
+	eq(t, eb.do("GET", "/v1/payouts", "").str("total"), "0")
+
+	w := e.do("POST", "/v1/withdrawals", `{"terminal_id":"term_sandbox_main","amount":1,"address":"T"}`).str("id")
+	wantStatus(t, eb.do("GET", "/v1/withdrawals/"+w, ""), 404, "WDR_003")
+	wantStatus(t, eb.do("POST", "/v1/withdrawals", `{"terminal_id":"term_sandbox_main","amount":1,"address":"T"}`), 400, "WDR_001")
+
+	// Terminals of another merchant do not exist for a transfer.
+	wantStatus(t, eb.do("POST", "/v1/transfers", `{"from_terminal_id":"b-1","to_terminal_id":"term_sandbox_main","amount":1}`), 404, "TRF_002")
+	wantStatus(t, e.do("POST", "/v1/transfers", `{"from_terminal_id":"term_sandbox_main","to_terminal_id":"b-1","amount":1}`), 404, "TRF_002")
+	eq(t, strings.Count(eb.do("GET", "/v1/terminals", "").raw, `"id"`), 2)
+	eq(t, strings.TrimSpace(eb.do("GET", "/v1/balance", "").raw), `{"balance":10.00,"balance_frozen":0.00,"currency":"USDT"}`)
+	eq(t, e.sb.Stats("key-a"), Stats{Payments: 1, Payouts: 1, Withdrawals: 1})
+	eq(t, e.sb.Stats("nobody"), Stats{})
+}
+
+// Remote mode needs the control token; with it, the controls, inspection
+// and dashboard take it as a bearer token or a login cookie.
+func TestRemoteModeNeedsTheControlToken(t *testing.T) {
+	bare := newEnv(t, Config{AllowRemote: true})
+	wantStatus(t, bare.control("/sandbox/reset", `{}`), 403, CodeControlForbidden)
+
+	e := newEnv(t, Config{AllowRemote: true, ControlToken: "ctl-token-9-9f3c2a7b1e8d4c6f0a5b9e2d"})
+	get := func(path string, hdr ...string) resp {
+		req, _ := http.NewRequest("GET", e.ts.URL+path, nil)
+		req.Host = "sandbox.team.internal"
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		return e.send(req)
+	}
+	wantStatus(t, e.control("/sandbox/reset", `{}`), 401, CodeControlUnauthorized)
+	wantStatus(t, get("/sandbox/state"), 401, CodeControlUnauthorized)
+	wantStatus(t, get("/sandbox/state", "Authorization", "Bearer wrong"), 401, CodeControlUnauthorized)
+	wantStatus(t, get("/sandbox/state", "Authorization", "Bearer ctl-token-9-9f3c2a7b1e8d4c6f0a5b9e2d"), 200, "")
+
+	// The dashboard sends a browser to the login form; a login sets an
+	// HttpOnly, SameSite=Strict cookie that is not the token itself.
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noFollow.Get(e.ts.URL + "/sandbox/ui")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	eq(t, res.StatusCode, http.StatusSeeOther)
+	eq(t, res.Header.Get("Location"), "/sandbox/login")
+	res, _ = noFollow.PostForm(e.ts.URL+"/sandbox/login", url.Values{"token": {"wrong"}})
+	res.Body.Close()
+	eq(t, res.StatusCode, http.StatusUnauthorized)
+	res, _ = noFollow.PostForm(e.ts.URL+"/sandbox/login", url.Values{"token": {"ctl-token-9-9f3c2a7b1e8d4c6f0a5b9e2d"}})
+	res.Body.Close()
+	eq(t, res.StatusCode, http.StatusSeeOther)
+	cookies := res.Cookies()
+	if len(cookies) != 1 || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode ||
+		strings.Contains(cookies[0].Value, "ctl-token-9-9f3c2a7b1e8d4c6f0a5b9e2d") {
+		t.Fatalf("session cookie %+v", cookies)
+	}
+	req, _ := http.NewRequest("GET", e.ts.URL+"/sandbox/ui?refresh=0", nil)
+	req.AddCookie(cookies[0])
+	res, _ = noFollow.Do(req)
+	res.Body.Close()
+	eq(t, res.StatusCode, http.StatusOK)
+	wantStatus(t, get("/sandbox/webhooks", "Authorization", "Bearer ctl-token-9-9f3c2a7b1e8d4c6f0a5b9e2d"), 200, "")
+	wantStatus(t, get("/sandbox/requests"), 401, CodeControlUnauthorized)
+	wantStatus(t, get("/sandbox/ui?refresh=0", "Authorization", "Bearer ctl-token-9-9f3c2a7b1e8d4c6f0a5b9e2d"), 200, "")
+
+	// The dashboard's forms act with the login cookie, and not without it
+	// (even with the form token).
+	uiForm := func(c *http.Cookie) int {
+		req, _ := http.NewRequest("POST", e.ts.URL+"/sandbox/ui/clock/advance",
+			strings.NewReader(url.Values{"seconds": {"60"}, "token": {uiToken}, "page": {"payments"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", e.ts.URL)
+		if c != nil {
+			req.AddCookie(c)
+		}
+		res, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	before := e.sb.Now()
+	eq(t, uiForm(nil), http.StatusUnauthorized)
+	eq(t, uiForm(&http.Cookie{Name: sessionCookie, Value: "ctl-token-9-9f3c2a7b1e8d4c6f0a5b9e2d"}), http.StatusUnauthorized)
+	eq(t, e.sb.Now(), before)
+	eq(t, uiForm(cookies[0]), http.StatusSeeOther)
+	eq(t, e.sb.Now(), before.Add(time.Minute))
+
+	// Loopback-only mode keeps working without one.
+	local := newEnv(t, Config{})
+	wantStatus(t, local.control("/sandbox/clock/advance", `{"seconds":1}`), 200, "")
+}

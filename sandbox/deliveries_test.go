@@ -318,3 +318,26 @@ func TestWebhookBackoff(t *testing.T) {
 		}
 	}
 }
+
+// A notify_url's query (?api_key=...) is masked like its password in the
+// delivery log, the dashboard and the log lines.
+func TestNotifyURLQueryIsMasked(t *testing.T) {
+	var logs syncBuffer
+	e := newEnv(t, Config{WebhookMaxAttempts: 1, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	p := e.createPayment(`{"ext_id":"o-1","amount":1500,"notify_url":"http://user:pw-SECRET1@127.0.0.1:1/hook?api_key=SECRET2&x=SECRET3"}`)
+	e.do("POST", "/v1/payments/"+p.str("id")+"/cancel", "")
+	e.flush()
+	req, _ := http.NewRequest("GET", e.ts.URL+"/sandbox/webhooks", nil)
+	inspect := e.send(req).raw
+	_, _, dash := e.uiGet("/sandbox/ui/webhooks?refresh=0")
+	for where, text := range map[string]string{"inspection": string(inspect), "dashboard": dash, "log": logs.String()} {
+		for _, secret := range []string{"SECRET1", "SECRET2", "SECRET3"} {
+			if strings.Contains(text, secret) {
+				t.Fatalf("%s shows %s:\n%s", where, secret, text)
+			}
+		}
+	}
+	if !strings.Contains(string(inspect), "api_key=xxxxx") {
+		t.Fatalf("the masked query is not shown:\n%s", inspect)
+	}
+}

@@ -270,3 +270,30 @@ func TestBanks(t *testing.T) {
 	eq(t, fmt.Sprint(count), "map[KG:3 KZ:3 RU:6 TJ:3 UZ:3]")
 	eq(t, strings.Join(inactive, ","), "gazprom")
 }
+
+// USDT moves at TRC-20 precision: a seventh decimal place is refused with
+// the operation's invalid-parameters code and no dust enters a balance.
+func TestUSDTPrecision(t *testing.T) {
+	e := newEnv(t, Config{})
+	tr := func(amount string) resp {
+		return e.do("POST", "/v1/transfers", `{"from_terminal_id":"term_sandbox_main","to_terminal_id":"term_sandbox_reserve","amount":`+amount+`}`)
+	}
+	for _, a := range []string{"0.0000001", "1.1234567", "10.00000001"} {
+		r := tr(a)
+		wantStatus(t, r, 400, "TRF_001")
+		eq(t, r.str("data", "field"), "amount")
+		r = e.do("POST", "/v1/withdrawals", `{"terminal_id":"term_sandbox_main","amount":`+a+`,"address":"TXyz"}`)
+		wantStatus(t, r, 400, "WDR_001")
+		eq(t, r.str("data", "field"), "amount")
+	}
+	wantDec(t, e.balance(DefaultMainTerminalID), "1000")
+	wantDec(t, e.balance(DefaultReserveTerminalID), "0")
+	eq(t, e.sb.Stats(e.key).Withdrawals, 0)
+
+	// Six places, and trailing zeros beyond them, are fine.
+	wantStatus(t, tr("0.000001"), 200, "")
+	wantStatus(t, tr("1.5000000000"), 200, "")
+	wantStatus(t, e.do("POST", "/v1/withdrawals", `{"terminal_id":"term_sandbox_main","amount":2.123456,"address":"TXyz"}`), 200, "")
+	wantDec(t, e.balance(DefaultReserveTerminalID), "1.500001")
+	wantDec(t, e.balance(DefaultMainTerminalID), "994.876543") // 1000 - 1.500001 - (2.123456 + 1.50 fee)
+}

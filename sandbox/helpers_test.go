@@ -257,3 +257,10 @@ func (e *env) confirm(paymentPath string) resp {
 	e.t.Helper()
 	return e.doCT("POST", paymentPath+"/confirm", "multipart/form-data; boundary=xyz", []byte("--xyz--\r\n"))
 }
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,7 +1,10 @@
 package sandbox
 
 import (
+	"html"
+	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -84,4 +87,88 @@ func TestPaymentPageNamesTheMerchant(t *testing.T) {
 		`<h2><span class="merchant-name">`+escaped+`</span> <small>Merchant 1 (API key pk_n…)</small></h2>`,
 		`<h2><span class="merchant-name">Sandbox merchant</span> <small>Merchant 2 (API key pk_p…)</small></h2>`)
 	wantNotIn(t, body, "<b>Rex")
+}
+
+func TestPaymentPage(t *testing.T) {
+	e := newEnv(t, Config{})
+	r := e.createPayment(`{"ext_id":"<script>","amount":1500.50,"method":"SBP"}`)
+	id := r.str("id")
+	res, err := e.ts.Client().Get(r.str("payment_url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	eq(t, res.StatusCode, 200)
+	for _, frag := range []string{"1,500.50 RUB", "SBP (Faster Payments)", r.str("requisites", "value"), "Sberbank", `<form method="post" action="/pay/` + id + `">`,
+		"Moscow time</strong> <span id=\"time-left\">(in 20 minutes)</span>", "&lt;script&gt;", "PENDING"} {
+		if !strings.Contains(html.UnescapeString(string(page)), frag) && !strings.Contains(string(page), frag) {
+			t.Fatalf("%q not in page:\n%s", frag, page)
+		}
+	}
+	if strings.Contains(string(page), "<script>") {
+		t.Fatal("ext_id not escaped")
+	}
+
+	// POST is the I-paid button: confirm, then 303 back to the page.
+	res = e.pressPaid(id)
+	page, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	eq(t, res.StatusCode, 200) // after following the redirect
+	eq(t, res.Request.URL.Path, "/pay/"+id)
+	if !strings.Contains(string(page), "PROCESSING") || strings.Contains(string(page), "<form") {
+		t.Fatalf("page after confirm:\n%s", page)
+	}
+	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "PROCESSING")
+	// Posting again without the page's token is refused; nothing changes.
+	res, _ = e.ts.Client().Post(e.ts.URL+"/pay/"+id, "", nil)
+	res.Body.Close()
+	eq(t, res.StatusCode, 403)
+	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "PROCESSING")
+
+	cb := e.createPayment(`{"ext_id":"cb","amount":1000,"method":"CROSS_BORDER","country":"TJ"}`)
+	res, _ = e.ts.Client().Get(cb.str("payment_url"))
+	page, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(page), "120.00") || !strings.Contains(string(page), "TJS") {
+		t.Fatalf("cross-border page:\n%s", page)
+	}
+
+	res, _ = e.ts.Client().Get(e.ts.URL + "/pay/nope")
+	res.Body.Close()
+	eq(t, res.StatusCode, 404)
+	// A post for an unknown payment has no valid token either: refused
+	// before anything is looked up.
+	res, _ = e.ts.Client().PostForm(e.ts.URL+"/pay/nope", url.Values{"token": {pageToken("nope")}})
+	res.Body.Close()
+	eq(t, res.StatusCode, 404)
+}
+
+// The I-paid post of the hosted page refuses a cross-site request even
+// with the page's token, and any request without it.
+func TestPaymentPageRefusesCrossSitePosts(t *testing.T) {
+	e := newEnv(t, Config{})
+	id := e.createPayment(`{"ext_id":"o-1","amount":1500}`).str("id")
+	post := func(token string, hdr ...string) int {
+		req, _ := http.NewRequest("POST", e.ts.URL+"/pay/"+id, strings.NewReader(url.Values{"token": {token}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		res, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	eq(t, post(pageToken(id), "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"), http.StatusForbidden)
+	eq(t, post(""), http.StatusForbidden)
+	eq(t, post(pageToken("another-payment")), http.StatusForbidden)
+	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "PENDING")
+	eq(t, post(pageToken(id), "Origin", "null", "Sec-Fetch-Site", "cross-site"), http.StatusForbidden)
+	// The page's no-referrer policy makes a browser send Origin: null;
+	// Sec-Fetch-Site and the token decide then.
+	eq(t, post(pageToken(id), "Origin", "null", "Sec-Fetch-Site", "same-origin"), http.StatusSeeOther)
+	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "PROCESSING")
 }

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	paykit "github.com/paykit-dev/paykit-go"
 )
 
 func TestCreatePaymentCardShape(t *testing.T) {
@@ -534,4 +537,77 @@ func TestMoneyAtItsCurrencysScale(t *testing.T) {
 	eq(t, r.str("message"), "RUB amounts have at most 2 decimal places (kopecks)")
 	wantStatus(t, e.do("POST", "/v1/payments/"+id+"/dispute", `{"amount":1000.010}`), 200, "")
 	eq(t, e.sb.Stats(DefaultAPIKey), Stats{Payments: 3, Payouts: 1, Withdrawals: 1, Transfers: 1})
+}
+
+func BenchmarkCreateThenGet(b *testing.B) {
+	sb := New(Config{MaxSamePendingAmount: 1 << 30})
+	defer sb.Close()
+	signer := paykit.HMACSigner(DefaultSecret)
+	sign := func(r *http.Request, body []byte) {
+		sig, _ := signer.Sign(r, body)
+		r.Header.Set("X-Identity", DefaultAPIKey)
+		r.Header.Set("X-Signature", sig)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		body := []byte(fmt.Sprintf(`{"ext_id":"bench-%d","amount":1500.50}`, i))
+		req := httptest.NewRequest("POST", "/v1/payments", bytes.NewReader(body))
+		sign(req, body)
+		w := httptest.NewRecorder()
+		sb.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatalf("create: %d %s", w.Code, w.Body)
+		}
+		req = httptest.NewRequest("GET", "/v1/payments/by-ext-id/bench-"+fmt.Sprint(i), nil)
+		sign(req, nil)
+		w = httptest.NewRecorder()
+		sb.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatalf("get: %d %s", w.Code, w.Body)
+		}
+	}
+}
+
+// With the real clock a PENDING payment nobody touches is cancelled at its
+// valid_until (not before), and its webhook goes out: no request or
+// control needed.
+func TestExpiryOnTimeWithTheRealClock(t *testing.T) {
+	type arrival struct {
+		body map[string]any
+		at   time.Time
+	}
+	got := make(chan arrival, 1)
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m map[string]any
+		json.NewDecoder(r.Body).Decode(&m)
+		got <- arrival{m, time.Now()}
+	}))
+	t.Cleanup(sink.Close)
+	// created_at is whole seconds, so valid_until is 1 to 2 s away.
+	sb := New(Config{PaymentTTL: 2 * time.Second, WebhookRetryWait: time.Millisecond})
+	ts := httptest.NewServer(sb)
+	t.Cleanup(func() { ts.Close(); sb.Close() })
+	e := &env{t: t, sb: sb, ts: ts, key: DefaultAPIKey, sec: DefaultSecret}
+	p := e.createPayment(`{"ext_id":"unpaid","amount":1500,"notify_url":"` + sink.URL + `"}`)
+	validUntil, err := time.Parse(time.RFC3339, p.str("valid_until"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case a := <-got:
+		eq(t, a.body["id"], any(p.str("id")))
+		eq(t, a.body["status"], any("CANCELLED"))
+		if a.at.Before(validUntil) {
+			t.Fatalf("expired at %s, before valid_until %s", a.at, validUntil)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no CANCELLED webhook at valid_until")
+	}
+	eq(t, sb.State().Merchants[0].Payments["CANCELLED"], 1)
+	// The dashboard shows it expired.
+	_, _, dash := e.uiGet("/sandbox/ui?refresh=0")
+	if !strings.Contains(dash, `id="pay-`+p.str("id")+`" data-status="CANCELLED"`) {
+		t.Fatalf("the dashboard does not show the payment CANCELLED:\n%s", dash)
+	}
 }
