@@ -13,6 +13,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
 // Error codes of the /sandbox/ controls. They are the sandbox's own: the
@@ -64,7 +66,7 @@ func (s *Server) localRequest(r *http.Request) bool {
 // loopback Host through DNS rebinding nor send JSON cross-origin without a
 // CORS preflight, which the sandbox never answers.
 func (s *Server) guardControl(w http.ResponseWriter, r *http.Request, requireJSON bool) bool {
-	if r.Header.Get("User-Agent") == webhookUserAgent {
+	if r.Header.Get("User-Agent") == webhook.UserAgent {
 		// A webhook delivery pointed at the sandbox is never a command,
 		// whatever dialled it.
 		writeError(w, newErr(http.StatusForbidden, CodeControlForbidden, "a webhook delivery is not a control request"))

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
 func TestHTTPControls(t *testing.T) {
@@ -61,7 +63,7 @@ func TestControlsRefuseWebhookDeliveries(t *testing.T) {
 	path := "/sandbox/withdrawals/" + w.str("id") + "/status"
 	req, _ := http.NewRequest("POST", e.ts.URL+path, strings.NewReader(`{"status":"completed"}`))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", webhookUserAgent)
+	req.Header.Set("User-Agent", webhook.UserAgent)
 	wantStatus(t, e.send(req), 403, CodeControlForbidden)
 	payoutHook := `{"id":"` + w.str("id") + `","ext_id":"po-1","amount":10,"status":"completed","method":"sbp"}`
 	wantStatus(t, e.control(path, payoutHook), 400, CodeControlInvalid)

@@ -1,17 +1,13 @@
 package sandbox
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // The log records each notification with every attempt and the receiver's
@@ -120,18 +116,6 @@ func TestDeliveriesFailedAndUnreachable(t *testing.T) {
 	}
 }
 
-// The ring keeps the newest entries only.
-func TestDeliveriesRingBounded(t *testing.T) {
-	d := newDispatcher(http.DefaultClient, 1, time.Millisecond, 3, func() time.Time { return base }, nil, 4, 4)
-	defer d.close()
-	for i := range 5 {
-		d.record("k", delivery{rec: &Delivery{ID: string(rune('a' + i))}})
-	}
-	got := d.deliveries()
-	eq(t, len(got), 3)
-	eq(t, got[0].ID+got[1].ID+got[2].ID, "edc")
-}
-
 // hangingReceiver answers nothing until release is closed; arrived gets a
 // value as each request comes in, served counts the answered ones.
 type hangingReceiver struct {
@@ -160,91 +144,6 @@ func (h *hangingReceiver) answer() {
 	default:
 		close(h.release)
 	}
-}
-
-// waitGoroutines polls until at most n goroutines run, or a deadline; it
-// returns the last count.
-func waitGoroutines(n int) int {
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > n && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond) // polling with a deadline: ended goroutines leave on their own time
-	}
-	return runtime.NumGoroutine()
-}
-
-// 2,000 deliveries to a receiver that never answers, half queued by status
-// changes and half restored by a restart, hold a few goroutines (the
-// per-receiver slots), not one each; none is dropped, and all arrive once
-// the receiver answers.
-func TestWebhookBacklogHoldsFewGoroutines(t *testing.T) {
-	recv := newHangingReceiver(t)
-	const n, perReceiver = 2000, 4
-	before := runtime.NumGoroutine()
-	d := newDispatcher(&http.Client{}, 5, time.Millisecond, n, func() time.Time { return base }, nil, 32, perReceiver)
-	defer d.close()
-	mk := func(i int) delivery {
-		return delivery{url: recv.URL + "/hook", body: []byte(`{}`),
-			rec: &Delivery{ID: fmt.Sprintf("dlv_%d", i), State: DeliveryPending}}
-	}
-	var restored []storedDelivery
-	for i := range n / 2 {
-		restored = append(restored, storedDelivery{key: fmt.Sprintf("payment:%d", i), dl: mk(i)})
-	}
-	d.restore(restored)
-	for i := n / 2; i < n; i++ {
-		d.queue(fmt.Sprintf("payment:%d", i), mk(i))
-	}
-	for range perReceiver {
-		<-recv.arrived
-	}
-	// Workers and connections of the four attempts in flight, and margin:
-	// one goroutine per queued delivery would be 2,000 more.
-	if got := waitGoroutines(before + 40); got > before+40 {
-		t.Fatalf("%d goroutines for %d queued deliveries (%d before)", got, n, before)
-	}
-	eq(t, d.backlog(), n)
-	recv.answer()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := d.flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	eq(t, recv.served.Load(), int64(n))
-	eq(t, d.backlog(), 0)
-	ds := d.deliveries()
-	eq(t, len(ds), n)
-	for _, dl := range ds {
-		if dl.State != DeliveryDelivered || len(dl.Attempts) != 1 {
-			t.Fatalf("%s: %s after %d attempts", dl.ID, dl.State, len(dl.Attempts))
-		}
-	}
-}
-
-// A delivery waiting out its retry delay holds a timer, not a goroutine.
-func TestWebhookRetryWaitHoldsNoGoroutine(t *testing.T) {
-	var calls atomic.Int64
-	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}))
-	t.Cleanup(failing.Close)
-	before := runtime.NumGoroutine()
-	d := newDispatcher(&http.Client{}, 3, time.Hour, 500, func() time.Time { return base }, nil, 8, 4)
-	defer d.close()
-	const n = 500
-	for i := range n {
-		d.queue(fmt.Sprintf("payout:%d", i), delivery{url: failing.URL, body: []byte(`{}`),
-			rec: &Delivery{ID: fmt.Sprintf("dlv_%d", i), State: DeliveryPending}})
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for calls.Load() < n && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond) // polling with a deadline until every first attempt failed
-	}
-	eq(t, calls.Load(), int64(n))
-	if got := waitGoroutines(before + 20); got > before+20 {
-		t.Fatalf("%d goroutines for %d deliveries waiting to retry (%d before)", got, n, before)
-	}
-	eq(t, d.backlog(), n)
 }
 
 // The backlog shows in GET /sandbox/state and on every dashboard page
@@ -303,20 +202,6 @@ func TestNotifyURLUserInfoIsMasked(t *testing.T) {
 		}
 	}
 	eq(t, strings.Join(urls, " "), "http://xxxxx:xxxxx@127.0.0.1:1/h http://xxxxx:xxxxx@127.0.0.1:1/h http://xxxxx@127.0.0.1:1/h")
-}
-
-// The retry waits double from WebhookRetryWait and stop doubling before
-// they would overflow, however many attempts are allowed.
-func TestWebhookBackoff(t *testing.T) {
-	d := &dispatcher{wait: time.Second}
-	for n, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 5: 16 * time.Second} {
-		eq(t, d.backoff(n), want)
-	}
-	for _, n := range []int{63, 64, 100, 1 << 20} {
-		if w := d.backoff(n); w < time.Duration(math.MaxInt64/4) {
-			t.Fatalf("backoff(%d) = %v: overflowed", n, w)
-		}
-	}
 }
 
 // A notify_url's query (?api_key=...) is masked like its password in the

@@ -133,7 +133,7 @@ func (s *Server) routes() *http.ServeMux {
 // Faults never apply to /sandbox/ so that a test cannot lock itself out of
 // the controls.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.self.learn(r)          // even a probe names an address webhooks must not dial
+	s.self.Learn(r)          // even a probe names an address webhooks must not dial
 	if s.serveHealth(w, r) { // /healthz, /readyz: no auth, no Host check, no fault, no log (health.go)
 		return
 	}
@@ -417,3 +417,17 @@ func (s *Server) baseURL(r *http.Request) string {
 	}
 	return scheme + "://" + r.Host
 }
+
+// semaphore is a counting semaphore whose acquire gives up when ctx ends.
+type semaphore chan struct{}
+
+func (s semaphore) acquire(ctx context.Context) bool {
+	select {
+	case s <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s semaphore) release() { <-s }

@@ -228,7 +228,7 @@ func (s *Server) movePaymentLocked(p *payment, event ledger.PaymentEvent, apply 
 		s.pilot.paymentEntered(s.nowLocked(), p.id, status, p.amount, comment)
 	}
 	if p.notifyURL != "" {
-		s.enqueueLocked(hook{key: "payment:" + p.id, resource: "payment", id: p.id, status: status, at: s.nowLocked()},
+		s.enqueueLocked(hook{Key: "payment:" + p.id, Resource: "payment", ID: p.id, Status: status, At: s.nowLocked()},
 			p.notifyURL, p.token, p.getView())
 	}
 	return nil

@@ -253,7 +253,7 @@ func (s *Server) setPayoutStatus(id, status string) (*payoutView, error) {
 	s.pilot.payoutEntered(now, p.id, status, p.requisites)
 	v := p.view()
 	if p.notifyURL != "" {
-		s.enqueueLocked(hook{key: "payout:" + p.id, resource: "payout", id: p.id, status: status, at: now},
+		s.enqueueLocked(hook{Key: "payout:" + p.id, Resource: "payout", ID: p.id, Status: status, At: now},
 			p.notifyURL, "", v)
 	}
 	return &v, nil

@@ -14,6 +14,7 @@ import (
 
 	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
 // Config describes the starting state and the knobs of a Server. The zero
@@ -237,8 +238,8 @@ type Server struct {
 	rates map[string]decimal.Decimal
 	banks []bank // never changed after New: read without a lock
 	mux   *http.ServeMux
-	hooks *dispatcher
-	self  *selfAddrs
+	hooks webhooks
+	self  *webhook.SelfAddrs
 	// realClock: Config.Now was nil, so expiry runs on a timer at each
 	// valid_until; with an injected clock it runs on Advance and requests.
 	realClock   bool
@@ -352,12 +353,12 @@ func Open(cfg Config) (*Server, error) {
 	if cfg.MaxSamePendingAmount <= 0 {
 		cfg.MaxSamePendingAmount = DefaultMaxSamePendingAmount
 	}
-	self := newSelfAddrs(cfg.ListenAddrs)
+	self := webhook.NewSelfAddrs(cfg.ListenAddrs)
 	if cfg.WebhookClient == nil {
-		cfg.WebhookClient = webhookClient(self)
+		cfg.WebhookClient = webhook.NewClient(self)
 	} else {
 		c := *cfg.WebhookClient
-		c.CheckRedirect = noRedirects
+		c.CheckRedirect = webhook.NoRedirects
 		cfg.WebhookClient = &c
 	}
 	orDefault(&cfg.WebhookConcurrency, DefaultWebhookConcurrency)
@@ -375,14 +376,13 @@ func Open(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, rates: rates, banks: banks, self: self, realClock: realClock,
 		largeBodies: make(semaphore, cfg.LargeBodyConcurrency), requests: map[routeKey]int{},
 		authFails: newAuthFailures(cfg.Logger)}
-	s.hooks = newDispatcher(cfg.WebhookClient, cfg.WebhookMaxAttempts, cfg.WebhookRetryWait,
-		DefaultDeliveryLogSize, s.Now, cfg.Logger, cfg.WebhookConcurrency, cfg.WebhookPerReceiver)
 	restored, err := s.openStore()
 	if err != nil {
-		s.hooks.close()
 		return nil, err
 	}
-	s.hooks.persist = s.deliveryUpdated
+	s.hooks = webhooks{webhook.New(webhook.Config{Client: cfg.WebhookClient, MaxAttempts: cfg.WebhookMaxAttempts,
+		RetryWait: cfg.WebhookRetryWait, LogSize: DefaultDeliveryLogSize, Workers: cfg.WebhookConcurrency,
+		PerReceiver: cfg.WebhookPerReceiver, Now: s.Now, Logger: cfg.Logger, Persist: s.deliveryUpdated})}
 	s.mux = s.routes()
 	s.pilot = newPilot(s, cfg.Autopilot, realClock)
 	s.begin()

@@ -1,30 +1,32 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
-	"math"
-	"net/http"
-	"net/url"
-	"sync"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
+
+// Delivery is one webhook notification as the sandbox recorded it: what
+// it announced, where it went, and every attempt with the receiver's
+// answer. It answers "why did my webhook not arrive" without a packet
+// capture. The notification token is never recorded. Its fields are
+// documented where it is defined, in the sandbox's webhook layer.
+type Delivery = webhook.Delivery
+
+// DeliveryAttempt is one POST of a delivery and what came back.
+type DeliveryAttempt = webhook.Attempt
 
 // Delivery states.
 const (
 	// DeliveryPending is a delivery queued or being retried.
-	DeliveryPending = "pending"
+	DeliveryPending = webhook.Pending
 	// DeliveryDelivered is a delivery that a receiver answered with a 2xx.
-	DeliveryDelivered = "delivered"
+	DeliveryDelivered = webhook.Delivered
 	// DeliveryFailed is a delivery given up on: every attempt failed, its
 	// URL cannot become a request, or Close stopped it.
-	DeliveryFailed = "failed"
+	DeliveryFailed = webhook.Failed
 )
 
 // DefaultDeliveryLogSize is how many deliveries the log keeps: enough to
@@ -32,335 +34,24 @@ const (
 // running for days does not grow.
 const DefaultDeliveryLogSize = 1000
 
-// Delivery is one webhook notification as the sandbox recorded it: what
-// it announced, where it went, and every attempt with the receiver's
-// answer. It answers "why did my webhook not arrive" without a packet
-// capture. The notification token is never recorded.
-type Delivery struct {
-	// ID identifies the delivery in the log; it is the sandbox's own and
-	// is not sent to the receiver.
-	ID string `json:"id"`
-	// Resource is "payment" or "payout": the kind of object announced.
-	Resource string `json:"resource"`
-	// ResourceID is the id of the payment or payout.
-	ResourceID string `json:"resource_id"`
-	// ExtID is the merchant's own ext_id of the payment or payout, as the
-	// payload carries it: the id a merchant's logs know the order by.
-	ExtID string `json:"ext_id"`
-	// ResourceStatus is the status the notification announces, as the
-	// payload writes it (PROCESSING for a payment, processing for a payout).
-	ResourceStatus string `json:"resource_status"`
-	// URL is the receiver's notify_url, with any password in it masked.
-	URL string `json:"url"`
-	// State is DeliveryPending, DeliveryDelivered or DeliveryFailed.
-	State string `json:"state"`
-	// Attempts are the POSTs made so far, oldest first.
-	Attempts []DeliveryAttempt `json:"attempts"`
-	// CreatedAt is the sandbox clock when the status change queued the
-	// delivery, so it lines up with the resource's own timestamps.
-	CreatedAt time.Time `json:"created_at"`
-	// ResendOf is the ID of the delivery this one repeats (Server.ResendWebhook),
-	// empty for a delivery a status change made.
-	ResendOf string `json:"resend_of,omitempty"`
-}
+// hook names what a notification announces, for the delivery log.
+type hook = webhook.Hook
 
-// DeliveryAttempt is one POST of a delivery and what came back.
-type DeliveryAttempt struct {
-	// At is the sandbox clock when the attempt started.
-	At time.Time `json:"at"`
-	// StatusCode is the receiver's HTTP status; 0 when no answer came.
-	StatusCode int `json:"status_code"`
-	// Error is the transport error when no answer came, else empty.
-	Error string `json:"error,omitempty"`
-	// Duration is the wall-clock time the attempt took (real time even
-	// when the sandbox clock is frozen or advanced).
-	Duration time.Duration `json:"duration_ns"`
-}
-
-// dispatcher delivers webhooks. Each resource has its own FIFO queue, so
-// notifications of one payment arrive in the order of its transitions even
-// when a delivery is being retried, while different resources do not wait
-// for each other.
-//
-// Goroutines and sockets are bounded: at most Config.WebhookConcurrency
-// workers make attempts, at most Config.WebhookPerReceiver of them to one
-// receiver (host and port), and a worker exists only while there is an
-// attempt to make. A queued delivery, or one waiting out its retry delay
-// (a timer, no goroutine), is data: its payload and its log record. None
-// is ever dropped, and the API, which only enqueues, never waits for a
-// receiver; backlog says how many wait.
-type dispatcher struct {
-	client      *http.Client
-	maxAttempts int
-	workers     int // cap on workers, Config.WebhookConcurrency
-	perReceiver int
-	wait        time.Duration
-	ctx         context.Context
-	cancel      context.CancelFunc
-	wg          sync.WaitGroup
-	closeOnce   sync.Once
-
-	// now is the sandbox clock, for the timestamps of the log. It takes
-	// the Server's lock, so it is never called with d.mu or d.logMu held.
-	now func() time.Time
-	// logger gets one line per attempt; nil is silent.
-	logger *slog.Logger
-	// persist receives a copy of a delivery's record after each attempt
-	// and at its end, for the store; nil keeps nothing. Set before the
-	// first delivery is queued. It takes the Server's lock, so it is never
-	// called with d.mu held (queue is called under the Server's lock).
-	persist func(Delivery)
-
-	mu        sync.Mutex
-	closed    bool
-	queues    map[string]*hookQueue     // by resource key, present while it holds deliveries
-	receivers map[string]*receiverQueue // by host:port, present while it has work
-	runnable  []*receiverQueue          // receivers with a due queue and a free slot, taking turns
-	running   int                       // workers alive
-	starting  int                       // workers started that have not yet taken work
-	pending   int                       // queued, in-flight or retrying deliveries
-	idle      chan struct{}             // closed when pending drops to zero
-
-	logMu  sync.Mutex
-	log    []logged // ring of the latest deliveries
-	logPos int      // next slot to overwrite once the ring is full
-	logCap int
-}
-
-// hookQueue is the FIFO of one resource. Its head is always in exactly
-// one place: due in its receiver's queue, in a worker's attempt, or
-// waiting for its retry timer.
-type hookQueue struct {
-	key      string
-	items    []delivery
-	attempts int         // attempts made on items[0]
-	timer    *time.Timer // the retry wait of items[0], nil when not waiting
-}
-
-// receiverQueue is the resource queues whose head is due to one receiver,
-// in the order they became due, and the attempts in flight to it.
-type receiverQueue struct {
-	host     string
-	due      []*hookQueue
-	inflight int
-	listed   bool // in dispatcher.runnable
-}
-
-// logged is one entry of the ring: the record shown to callers, and what
-// a resend needs to POST the same body to the same receiver again (the
-// token stays here, never in the exported record).
-type logged struct {
-	key string
-	dl  delivery
-}
-
+// delivery is a webhook delivery in the form the store keeps in its
+// outbox: where it goes, the token, the body, its record in the log.
 type delivery struct {
 	url   string
 	token string
 	body  []byte
-	rec   *Delivery // its entry in the log, updated under logMu
+	rec   *Delivery
 }
 
-func newDispatcher(client *http.Client, maxAttempts int, wait time.Duration, logCap int, now func() time.Time,
-	logger *slog.Logger, total, perReceiver int) *dispatcher {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &dispatcher{client: client, maxAttempts: maxAttempts, wait: wait, ctx: ctx, cancel: cancel,
-		queues: map[string]*hookQueue{}, receivers: map[string]*receiverQueue{}, logCap: logCap, now: now,
-		logger: logger, workers: total, perReceiver: perReceiver}
+func (dl delivery) out() webhook.Outgoing {
+	return webhook.Outgoing{URL: dl.url, Token: dl.token, Body: dl.body, Rec: dl.rec}
 }
 
-// receiverOf is the host and port a delivery goes to: the unit of
-// Config.WebhookPerReceiver.
-func receiverOf(target string) string {
-	if u, err := url.Parse(target); err == nil {
-		return u.Host
-	}
-	return "(invalid URL)"
-}
-
-// dueLocked puts q, whose head is ready for an attempt, in its receiver's
-// line, and makes sure a worker will take it.
-func (d *dispatcher) dueLocked(q *hookQueue) {
-	host := receiverOf(q.items[0].url)
-	rq := d.receivers[host]
-	if rq == nil {
-		rq = &receiverQueue{host: host}
-		d.receivers[host] = rq
-	}
-	rq.due = append(rq.due, q)
-	d.listLocked(rq)
-	d.spawnLocked()
-}
-
-// listLocked makes rq runnable when it has a due queue and a free slot.
-func (d *dispatcher) listLocked(rq *receiverQueue) {
-	if !rq.listed && len(rq.due) > 0 && rq.inflight < d.perReceiver {
-		rq.listed = true
-		d.runnable = append(d.runnable, rq)
-	}
-}
-
-// spawnLocked starts a worker when there is work no worker is on its way
-// to, and the cap allows: one at a time, each new worker starting the
-// next if work remains, so the pool grows to what is runnable and no more.
-func (d *dispatcher) spawnLocked() {
-	if d.closed || d.starting > 0 || d.running >= d.workers || len(d.runnable) == 0 {
-		return
-	}
-	d.running++
-	d.starting++
-	d.wg.Add(1)
-	go d.work()
-}
-
-// work makes attempts until nothing is runnable, then ends.
-func (d *dispatcher) work() {
-	defer d.wg.Done()
-	d.mu.Lock()
-	d.starting--
-	for !d.closed && len(d.runnable) > 0 {
-		rq := d.runnable[0]
-		d.runnable[0] = nil
-		d.runnable = d.runnable[1:]
-		rq.listed = false
-		q := rq.due[0]
-		rq.due[0] = nil
-		rq.due = rq.due[1:]
-		rq.inflight++
-		d.listLocked(rq) // at the back of the line: receivers take turns
-		d.spawnLocked()
-		dl, n := q.items[0], q.attempts+1
-		d.mu.Unlock()
-
-		ok, retry := d.attempt(dl, n)
-
-		d.mu.Lock()
-		rq.inflight--
-		d.listLocked(rq)
-		q.attempts = n
-		if !ok && retry && n < d.maxAttempts && !d.closed {
-			q.timer = time.AfterFunc(d.backoff(n), func() { d.retry(q) })
-		} else {
-			d.mu.Unlock()
-			d.done(dl, ok, n)
-			d.mu.Lock()
-			d.popLocked(q)
-		}
-		if len(rq.due) == 0 && rq.inflight == 0 && !rq.listed {
-			delete(d.receivers, rq.host)
-		}
-	}
-	d.running--
-	d.mu.Unlock()
-}
-
-// backoff is the wait after failed attempt n: wait, 2*wait, 4*wait, ...,
-// no longer doubled once it would overflow (a large -webhook-attempts).
-func (d *dispatcher) backoff(n int) time.Duration {
-	w := d.wait
-	for i := 1; i < n && w <= math.MaxInt64/2; i++ {
-		w *= 2
-	}
-	return w
-}
-
-// retry makes q's head due again once its wait is over.
-func (d *dispatcher) retry(q *hookQueue) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	q.timer = nil
-	if !d.closed {
-		d.dueLocked(q)
-	}
-}
-
-// done ends a delivery: its final state in the log and the store, and the
-// ERROR line of one given up on (a closing sandbox gives up silently).
-func (d *dispatcher) done(dl delivery, ok bool, attempts int) {
-	state := DeliveryDelivered
-	if !ok {
-		state = DeliveryFailed
-		if d.ctx.Err() == nil {
-			d.logGaveUp(dl, attempts)
-		}
-	}
-	d.finish(dl.rec, state)
-}
-
-// popLocked removes q's finished head; the next delivery of the resource
-// becomes due, or the queue goes.
-func (d *dispatcher) popLocked(q *hookQueue) {
-	q.items[0] = delivery{}
-	q.items = q.items[1:]
-	q.attempts = 0
-	d.pending--
-	if d.pending == 0 {
-		close(d.idle)
-	}
-	if len(q.items) > 0 && !d.closed {
-		d.dueLocked(q)
-	} else if len(q.items) == 0 {
-		delete(d.queues, q.key)
-	}
-}
-
-// backlog is how many deliveries are not finished: queued, in flight or
-// waiting to retry.
-func (d *dispatcher) backlog() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.pending
-}
-
-// hook names what a notification announces, for the delivery log.
-type hook struct {
-	key      string // queue key: one FIFO per resource
-	resource string // "payment" or "payout"
-	id       string
-	status   string
-	at       time.Time // sandbox clock at the transition
-}
-
-// enqueue snapshots v now (the payload must show the state of this
-// transition, not a later one) and queues it behind earlier deliveries of
-// the same resource.
-func (d *dispatcher) prepare(h hook, target, token string, v any) (string, delivery, bool) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return "", delivery{}, false
-	}
-	var ids struct {
-		ExtID string `json:"ext_id"`
-	}
-	json.Unmarshal(body, &ids) // both payloads carry ext_id; a missing one stays empty
-	rec := &Delivery{ID: "dlv_" + uuid.NewString(), Resource: h.resource, ResourceID: h.id, ExtID: ids.ExtID,
-		ResourceStatus: h.status, URL: redactURL(target), State: DeliveryPending, CreatedAt: h.at}
-	return h.key, delivery{url: target, token: token, body: body, rec: rec}, true
-}
-
-// prepareResend builds the new delivery that resends the logged delivery
-// id: the same body, receiver and token, its own record. The caller queues
-// it (through the outbox, as any delivery).
-func (d *dispatcher) prepareResend(id string, at time.Time) (string, delivery, error) {
-	d.logMu.Lock()
-	defer d.logMu.Unlock()
-	for _, e := range d.log {
-		if o := e.dl.rec; o.ID == id {
-			rec := &Delivery{ID: "dlv_" + uuid.NewString(), Resource: o.Resource, ResourceID: o.ResourceID, ExtID: o.ExtID,
-				ResourceStatus: o.ResourceStatus, URL: o.URL, State: DeliveryPending, CreatedAt: at, ResendOf: o.ID}
-			return e.key, delivery{url: e.dl.url, token: e.dl.token, body: e.dl.body, rec: rec}, nil
-		}
-	}
-	return "", delivery{}, notFound("webhook delivery", id)
-}
-
-// snapshot copies a delivery record under logMu.
-func (d *dispatcher) snapshot(rec *Delivery) Delivery {
-	d.logMu.Lock()
-	defer d.logMu.Unlock()
-	c := *rec
-	c.Attempts = append([]DeliveryAttempt{}, rec.Attempts...)
-	return c
+func deliveryOf(o webhook.Outgoing) delivery {
+	return delivery{url: o.URL, token: o.Token, body: o.Body, rec: o.Rec}
 }
 
 // storedDelivery is a delivery as the store gives it back at start.
@@ -369,279 +60,57 @@ type storedDelivery struct {
 	dl  delivery
 }
 
-// restore puts the stored deliveries (oldest first) back: into the log,
-// and those still pending at the last stop into the queues, so a webhook
-// the sandbox owed is sent after a restart (at least once: one in flight
-// at a kill may arrive twice).
-func (d *dispatcher) restore(list []storedDelivery) {
+// deliverer is what the Server needs of webhook delivery: the webhook
+// layer's Dispatcher (queues, workers, retries, log, self guard).
+type deliverer interface {
+	Prepare(h webhook.Hook, target, token string, v any) (string, webhook.Outgoing, bool)
+	Queue(key string, o webhook.Outgoing)
+	Restore(list []webhook.Stored)
+	Resend(id string, at time.Time) (string, webhook.Outgoing, error)
+	Snapshot(rec *Delivery) Delivery
+	Deliveries() []Delivery
+	Bodies() map[string][]byte
+	Backlog() int
+	Flush(ctx context.Context) error
+	Close()
+}
+
+// webhooks is the Server's side of its deliverer: the store's form of a
+// delivery in and out, and the deliverer's refusals as the Server's errors.
+type webhooks struct{ d deliverer }
+
+// prepare snapshots v as the delivery of h (see webhook.Dispatcher.Prepare).
+func (w webhooks) prepare(h hook, target, token string, v any) (string, delivery, bool) {
+	key, o, ok := w.d.Prepare(h, target, token, v)
+	return key, deliveryOf(o), ok
+}
+
+// queue sends dl, behind the earlier deliveries under key.
+func (w webhooks) queue(key string, dl delivery) { w.d.Queue(key, dl.out()) }
+
+// restore puts the stored deliveries back: the log, and the outbox sent
+// again.
+func (w webhooks) restore(list []storedDelivery) {
+	out := make([]webhook.Stored, 0, len(list))
 	for _, sd := range list {
-		if sd.dl.rec.State == DeliveryPending {
-			d.queue(sd.key, sd.dl)
-		} else {
-			d.record(sd.key, sd.dl)
-		}
+		out = append(out, webhook.Stored{Key: sd.key, Out: sd.dl.out()})
 	}
+	w.d.Restore(out)
 }
 
-// queue records dl in the log and puts it behind the earlier deliveries
-// of its resource; once the dispatcher is closed it does nothing (with a
-// file, the outbox keeps dl for the next start).
-func (d *dispatcher) queue(key string, dl delivery) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return
+// prepareResend builds the delivery that resends the logged delivery id;
+// ErrNotFound when the log does not have it.
+func (w webhooks) prepareResend(id string, at time.Time) (string, delivery, error) {
+	key, o, err := w.d.Resend(id, at)
+	if errors.Is(err, webhook.ErrUnknownDelivery) {
+		return "", delivery{}, notFound("webhook delivery", id)
 	}
-	d.record(key, dl)
-	if d.pending == 0 {
-		d.idle = make(chan struct{})
-	}
-	d.pending++
-	if q := d.queues[key]; q != nil {
-		q.items = append(q.items, dl) // its head is being delivered: this one follows
-		return
-	}
-	q := &hookQueue{key: key, items: []delivery{dl}}
-	d.queues[key] = q
-	d.dueLocked(q)
+	return key, deliveryOf(o), err
 }
 
-// attempt makes one POST and records it. ok is a 2xx answer; retry is
-// false when trying again cannot help.
-func (d *dispatcher) attempt(dl delivery, n int) (ok, retry bool) {
-	at := d.now()
-	start := time.Now()
-	a := DeliveryAttempt{At: at}
-	defer func() {
-		a.Duration = time.Since(start)
-		d.addAttempt(dl.rec, a)
-		d.logAttempt(dl, n, a)
-	}()
-	req, err := http.NewRequestWithContext(d.ctx, http.MethodPost, dl.url, bytes.NewReader(dl.body))
-	if err != nil {
-		// A URL that cannot become a request never will: give up.
-		a.Error = "invalid notify_url"
-		return false, false
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", webhookUserAgent)
-	if dl.token != "" {
-		req.Header.Set("X-Notification-Token", dl.token)
-	}
-	resp, err := d.client.Do(req)
-	if err != nil {
-		a.Error = transportError(err)
-		return false, true
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	a.StatusCode = resp.StatusCode
-	ok = resp.StatusCode >= 200 && resp.StatusCode < 300
-	if !ok && resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		// Redirects are not followed: the receiver did not take the
-		// notification, and another URL is not the merchant's notify_url.
-		a.Error = "redirect not followed"
-	}
-	return ok, !ok
-}
-
-// transportError is the cause of a failed POST without the URL that
-// *url.Error prefixes: a notify_url's query may carry the merchant's own
-// secret.
-func transportError(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Op + ": " + ue.Err.Error()
-	}
-	return err.Error()
-}
-
-// logAttempt writes one line per attempt: resource, status announced,
-// target host (not the full URL), attempt number, and the answer.
-func (d *dispatcher) logAttempt(dl delivery, n int, a DeliveryAttempt) {
-	if d.logger == nil {
-		return
-	}
-	host := "(invalid URL)"
-	if u, err := url.Parse(dl.url); err == nil {
-		host = u.Host
-	}
-	attrs := []slog.Attr{slog.String("resource", dl.rec.Resource), slog.String("resource_id", dl.rec.ResourceID),
-		slog.String("status", dl.rec.ResourceStatus), slog.String("target_host", host), slog.Int("attempt", n),
-		slog.String("duration", a.Duration.String())}
-	level := slog.LevelInfo
-	if a.StatusCode != 0 {
-		attrs = append(attrs, slog.Int("response_status", a.StatusCode))
-	}
-	if a.Error != "" {
-		attrs = append(attrs, slog.String("error", a.Error))
-	}
-	if a.StatusCode < 200 || a.StatusCode > 299 {
-		level = slog.LevelWarn // a failed attempt: someone's webhook is not arriving
-	}
-	d.logger.LogAttrs(context.Background(), level, "webhook attempt", attrs...)
-}
-
-// logGaveUp writes the ERROR line of a delivery the sandbox stopped
-// trying: the merchant will never get this notification unless someone
-// resends it. A sandbox that is closing gives up silently.
-func (d *dispatcher) logGaveUp(dl delivery, attempts int) {
-	if d.logger == nil {
-		return
-	}
-	host := "(invalid URL)"
-	if u, err := url.Parse(dl.url); err == nil {
-		host = u.Host
-	}
-	d.logger.LogAttrs(context.Background(), slog.LevelError, "webhook given up",
-		slog.String("resource", dl.rec.Resource), slog.String("resource_id", dl.rec.ResourceID),
-		slog.String("status", dl.rec.ResourceStatus), slog.String("target_host", host),
-		slog.Int("attempts", attempts), slog.String("delivery_id", dl.rec.ID))
-}
-
-// redactURL masks the secrets a notify_url may carry: its user
-// information, name and password alike (http://SECRET@host/ carries the
-// credential as the name alone), and every query value (?api_key=...).
-// The log is shown to anyone who can reach the inspection endpoints and
-// the dashboard.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	if u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword("xxxxx", "xxxxx")
-		} else {
-			u.User = url.User("xxxxx")
-		}
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			q[k] = []string{"xxxxx"}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}
-
-// record appends dl to the ring, overwriting the oldest entry once full.
-func (d *dispatcher) record(key string, dl delivery) {
-	d.logMu.Lock()
-	defer d.logMu.Unlock()
-	if d.logCap <= 0 {
-		return
-	}
-	e := logged{key: key, dl: dl}
-	if len(d.log) < d.logCap {
-		d.log = append(d.log, e)
-		return
-	}
-	d.log[d.logPos] = e
-	d.logPos = (d.logPos + 1) % d.logCap
-}
-
-func (d *dispatcher) addAttempt(rec *Delivery, a DeliveryAttempt) {
-	d.logMu.Lock()
-	rec.Attempts = append(rec.Attempts, a)
-	d.logMu.Unlock()
-	if d.persist != nil && d.ctx.Err() == nil {
-		d.persist(d.snapshot(rec))
-	}
-}
-
-func (d *dispatcher) finish(rec *Delivery, state string) {
-	d.logMu.Lock()
-	rec.State = state
-	d.logMu.Unlock()
-	// A delivery cut short by Close stays pending in the store: the next
-	// start sends it again, which is what a graceful stop owes.
-	if d.persist != nil && (state == DeliveryDelivered || d.ctx.Err() == nil) {
-		d.persist(d.snapshot(rec))
-	}
-}
-
-// deliveries copies the log, newest first. The copies share nothing with
-// the log, so callers may keep or modify them.
-func (d *dispatcher) deliveries() []Delivery {
-	d.logMu.Lock()
-	defer d.logMu.Unlock()
-	out := make([]Delivery, 0, len(d.log))
-	n := len(d.log)
-	for i := 0; i < n; i++ {
-		// The newest entry sits just before logPos (or at the end while
-		// the ring is filling).
-		rec := d.log[((d.logPos-1-i)%n+n)%n].dl.rec
-		c := *rec
-		c.Attempts = append([]DeliveryAttempt{}, rec.Attempts...) // [], not null, while none was made
-		out = append(out, c)
-	}
-	return out
-}
-
-// bodies maps each logged delivery's ID to the JSON body it POSTs, for the
-// dashboard's payload view. The bodies are shared, not copied: nothing
-// writes to a body after enqueue.
-func (d *dispatcher) bodies() map[string][]byte {
-	d.logMu.Lock()
-	defer d.logMu.Unlock()
-	out := make(map[string][]byte, len(d.log))
-	for _, e := range d.log {
-		out[e.dl.rec.ID] = e.dl.body
-	}
-	return out
-}
-
-func (d *dispatcher) flush(ctx context.Context) error {
-	for {
-		d.mu.Lock()
-		if d.pending == 0 {
-			d.mu.Unlock()
-			return nil
-		}
-		idle := d.idle
-		d.mu.Unlock()
-		select {
-		case <-idle:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-// close stops the workers and the retry timers, cancelling the attempts in
-// flight, and gives up on what is left: failed in the log, still pending
-// in the store's outbox for the next start.
-func (d *dispatcher) close() {
-	d.closeOnce.Do(func() {
-		d.mu.Lock()
-		d.closed = true
-		for _, q := range d.queues {
-			if q.timer != nil {
-				q.timer.Stop()
-			}
-		}
-		d.mu.Unlock()
-		d.cancel()
-		d.wg.Wait()
-		d.mu.Lock()
-		var left []*Delivery
-		for _, q := range d.queues {
-			for _, dl := range q.items {
-				left = append(left, dl.rec)
-			}
-		}
-		clear(d.queues)
-		clear(d.receivers)
-		d.runnable = nil
-		if d.pending > 0 {
-			d.pending = 0
-			close(d.idle)
-		}
-		d.mu.Unlock()
-		for _, rec := range left {
-			d.finish(rec, DeliveryFailed) // not persisted: the context is cancelled
-		}
-	})
-}
+func (w webhooks) snapshot(rec *Delivery) Delivery { return w.d.Snapshot(rec) }
+func (w webhooks) deliveries() []Delivery          { return w.d.Deliveries() }
+func (w webhooks) bodies() map[string][]byte       { return w.d.Bodies() }
+func (w webhooks) backlog() int                    { return w.d.Backlog() }
+func (w webhooks) flush(ctx context.Context) error { return w.d.Flush(ctx) }
+func (w webhooks) close()                          { w.d.Close() }

@@ -1,7 +1,6 @@
-package sandbox
+package webhook
 
 import (
-	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -11,43 +10,46 @@ import (
 	"time"
 )
 
-// webhookUserAgent is the User-Agent of every webhook delivery. The
+// UserAgent is the User-Agent of every webhook delivery. The sandbox's
 // controls refuse a request that carries it: a delivery is never a command.
-const webhookUserAgent = "paykit-sandbox-webhooks"
+const UserAgent = "paykit-sandbox-webhooks"
 
-// errSelfDelivery refuses a webhook connection to the sandbox itself.
-var errSelfDelivery = errors.New("notify_url points at the sandbox itself; deliveries never connect to it")
+// ErrSelfDelivery refuses a webhook connection to the sandbox itself.
+var ErrSelfDelivery = errors.New("notify_url points at the sandbox itself; deliveries never connect to it")
 
-// selfAddrs is what the sandbox listens on: Config.ListenAddrs, and every
+// SelfAddrs is what the sandbox listens on: Config.ListenAddrs, and every
 // local address a request has arrived on. Webhook deliveries refuse to
 // connect to any of them, so a merchant cannot point notify_url at the
 // sandbox's own /sandbox/reset (or at a control that settles another
 // merchant's withdrawal). The check runs when dialling, on the address
 // actually dialled, so DNS names, other spellings of an address and
 // redirects are all covered.
-type selfAddrs struct {
+type SelfAddrs struct {
 	mu    sync.RWMutex
 	addrs map[netip.AddrPort]struct{}
 	ports map[uint16]struct{} // ports of listeners on an unspecified address (0.0.0.0, [::])
 }
 
-func newSelfAddrs(listen []string) *selfAddrs {
-	s := &selfAddrs{addrs: map[netip.AddrPort]struct{}{}, ports: map[uint16]struct{}{}}
+// NewSelfAddrs guards the listen addresses (host:port; a host name guards
+// its port on every local address).
+func NewSelfAddrs(listen []string) *SelfAddrs {
+	s := &SelfAddrs{addrs: map[netip.AddrPort]struct{}{}, ports: map[uint16]struct{}{}}
 	for _, a := range listen {
 		if ap, err := netip.ParseAddrPort(a); err == nil {
-			s.add(ap)
+			s.Add(ap)
 		} else if _, port, err := net.SplitHostPort(a); err == nil {
 			// A host name ("localhost:8080"): guard the port on every
 			// local address.
 			if p, err := netip.ParseAddrPort("0.0.0.0:" + port); err == nil {
-				s.add(p)
+				s.Add(p)
 			}
 		}
 	}
 	return s
 }
 
-func (s *selfAddrs) add(ap netip.AddrPort) {
+// Add guards ap (an unspecified address: its port on every local address).
+func (s *SelfAddrs) Add(ap netip.AddrPort) {
 	ap = netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())
 	s.mu.RLock()
 	_, known := s.addrs[ap]
@@ -65,24 +67,24 @@ func (s *selfAddrs) add(ap netip.AddrPort) {
 	s.mu.Unlock()
 }
 
-// learn records the local address a request arrived on.
-func (s *selfAddrs) learn(r *http.Request) {
+// Learn records the local address a request arrived on.
+func (s *SelfAddrs) Learn(r *http.Request) {
 	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 		if ap, err := netip.ParseAddrPort(a.String()); err == nil {
-			s.add(ap)
+			s.Add(ap)
 		}
 	}
 }
 
-// isSelf reports whether dialling ap would reach the sandbox.
-func (s *selfAddrs) isSelf(ap netip.AddrPort) bool {
+// IsSelf reports whether dialling ap would reach the sandbox.
+func (s *SelfAddrs) IsSelf(ap netip.AddrPort) bool {
 	// A link-local address names its interface (fe80::1%eth0); the
 	// interface's address list does not.
 	ap = netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())
 	if ap.Addr().IsUnspecified() {
 		// Connecting to 0.0.0.0 or [::] reaches this machine's loopback.
-		return s.isSelf(netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), ap.Port())) ||
-			s.isSelf(netip.AddrPortFrom(netip.IPv6Loopback(), ap.Port()))
+		return s.IsSelf(netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), ap.Port())) ||
+			s.IsSelf(netip.AddrPortFrom(netip.IPv6Loopback(), ap.Port()))
 	}
 	s.mu.RLock()
 	_, exact := s.addrs[ap]
@@ -108,39 +110,26 @@ func localIP(ip netip.Addr) bool {
 	return false
 }
 
-// webhookClient is the default client of deliveries: a dialer that
+// NewClient is the default client of deliveries: a dialer that
 // refuses the sandbox's own addresses, no proxy (a proxy would connect to
 // the sandbox on the delivery's behalf), no redirects, and a timeout per
 // attempt.
-func webhookClient(self *selfAddrs) *http.Client {
+func NewClient(self *SelfAddrs) *http.Client {
 	d := &net.Dialer{Timeout: 5 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
-		if err != nil || self.isSelf(ap) {
-			return errSelfDelivery
+		if err != nil || self.IsSelf(ap) {
+			return ErrSelfDelivery
 		}
 		return nil
 	}}
 	return &http.Client{
 		Timeout:       5 * time.Second,
 		Transport:     &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second},
-		CheckRedirect: noRedirects,
+		CheckRedirect: NoRedirects,
 	}
 }
 
-// noRedirects makes a 3xx the receiver's answer: following it would turn
-// the POST into a GET of another URL and lose the notification.
-func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-
-// semaphore is a counting semaphore whose acquire gives up when ctx ends.
-type semaphore chan struct{}
-
-func (s semaphore) acquire(ctx context.Context) bool {
-	select {
-	case s <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-func (s semaphore) release() { <-s }
+// NoRedirects makes a 3xx the receiver's answer: following it would turn
+// the POST into a GET of another URL and lose the notification. A client
+// the owner gives in place of NewClient's takes it as CheckRedirect.
+func NoRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
