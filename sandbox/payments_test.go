@@ -15,6 +15,7 @@ import (
 	"time"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 func TestCreatePaymentCardShape(t *testing.T) {
@@ -610,4 +611,39 @@ func TestExpiryOnTimeWithTheRealClock(t *testing.T) {
 	if !strings.Contains(dash, `id="pay-`+p.str("id")+`" data-status="CANCELLED"`) {
 		t.Fatalf("the dashboard does not show the payment CANCELLED:\n%s", dash)
 	}
+}
+
+// The API, the Go controls and the HTTP controls refuse a move through the
+// one rule of the ledger: the same refusal (its message word for word),
+// each in its own form (the spec's code and 400 or 409, ErrWrongState,
+// 409 SANDBOX_CONFLICT), and none of them changes the payment.
+func TestPaymentRefusalsAreTheLedgers(t *testing.T) {
+	e := newEnv(t, Config{})
+	id := e.createPayment(`{"ext_id":"same-rule","amount":1500}`).str("id")
+	wantStatus(t, e.do("POST", "/v1/payments/"+id+"/cancel", ""), 200, "")
+	refusal := func(ev ledger.PaymentEvent) string {
+		return ledger.CheckPayment(id, statusCancelled, ev).Message
+	}
+
+	r := e.do("POST", "/v1/payments/"+id+"/cancel", "")
+	wantStatus(t, r, 400, "PAY_007")
+	eq(t, r.str("message"), refusal(ledger.Cancel))
+	r = e.do("POST", "/v1/payments/"+id+"/dispute/cancel", "")
+	wantStatus(t, r, 400, "DIS_003")
+	eq(t, r.str("message"), refusal(ledger.CancelDispute))
+
+	err := e.sb.VerifyPayment(id, OutcomeCompleted)
+	if !errors.Is(err, ErrWrongState) || !strings.HasSuffix(err.Error(), ": "+refusal(ledger.VerifyCompleted)) {
+		t.Fatalf("VerifyPayment: %v", err)
+	}
+	r = e.control("/sandbox/payments/"+id+"/verify", `{"outcome":"completed"}`)
+	wantStatus(t, r, 409, CodeControlConflict)
+	eq(t, r.str("message"), err.Error())
+
+	wantStatus(t, e.do("POST", "/v1/payments/"+id+"/dispute", `{}`), 200, "")
+	r = e.do("POST", "/v1/payments/"+id+"/dispute", `{}`)
+	wantStatus(t, r, 409, "DIS_002")
+	eq(t, r.str("message"), ledger.CheckPayment(id, statusDispute, ledger.OpenDispute).Message)
+	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), statusDispute)
+	wantDec(t, e.balance(DefaultMainTerminalID), "1000")
 }
