@@ -1,6 +1,7 @@
 package sandbox
 
-// Tests of a sandbox safe to share (issue 20): each failed on df6900a.
+// Tests of a sandbox safe to share: nothing reached through it can reach
+// the sandbox itself, a secret or another merchant's state.
 
 import (
 	"bytes"
