@@ -51,9 +51,24 @@ func configPath(getenv func(string) string) (string, error) {
 }
 
 // loadCredentials takes each of the three values from its environment
-// variable when set, otherwise from the profile. The built-in "sandbox"
-// profile needs no file.
-func loadCredentials(getenv func(string) string, profile string) (*credentials, error) {
+// variable when set, otherwise from the profile, except when the profile
+// was named on the command line (explicit): then the profile alone counts
+// and PAYKIT_BASE_URL, PAYKIT_API_KEY and PAYKIT_SECRET are ignored, as
+// aws-cli's --profile wins over AWS_ACCESS_KEY_ID. The flag is the more
+// deliberate choice: an exported variable left from another task must not
+// send a payout somewhere the command line did not say. The built-in
+// "sandbox" profile needs no file.
+func loadCredentials(getenv func(string) string, profile string, explicit bool) (*credentials, error) {
+	if explicit {
+		inner := getenv
+		getenv = func(k string) string {
+			switch k {
+			case "PAYKIT_BASE_URL", "PAYKIT_API_KEY", "PAYKIT_SECRET":
+				return ""
+			}
+			return inner(k)
+		}
+	}
 	if profile == "" {
 		profile = getenv("PAYKIT_PROFILE")
 	}
@@ -151,7 +166,9 @@ func readProfile(path, profile string) (map[string]string, error) {
 		switch k {
 		case "base_url", "api_key", "secret":
 		default:
-			return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: unknown key %q (want base_url, api_key or secret)", path, line, k)}
+			// Not even the key is echoed: a base64 secret pasted alone
+			// ends in "=" and would be the "key".
+			return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: unknown key (want base_url, api_key or secret = value)", path, line)}
 		}
 		if section == profile {
 			out[k] = strings.Trim(strings.TrimSpace(v), `"`)
@@ -186,8 +203,8 @@ func configHelpTopic() *cobra.Command {
 	return &cobra.Command{
 		Use:   "config",
 		Short: "Where credentials come from (help topic)",
-		Long: `Credentials come from PAYKIT_BASE_URL, PAYKIT_API_KEY and PAYKIT_SECRET, each of which
-wins over the profile, or from a profile of the config file:
+		Long: `Credentials come from a profile of the config file, or from PAYKIT_BASE_URL,
+PAYKIT_API_KEY and PAYKIT_SECRET:
 
   <config dir>/paykit/config   (~/.config/paykit/config on Linux; PAYKIT_CONFIG overrides)
 
@@ -201,8 +218,12 @@ wins over the profile, or from a profile of the config file:
   api_key  = ...
   secret   = ...
 
---profile NAME (or PAYKIT_PROFILE) picks a profile; "default" otherwise. The file
-must be readable by you alone (chmod 600): paykit refuses it otherwise, exit 4.
+--profile NAME on the command line picks a profile and the PAYKIT_BASE_URL, PAYKIT_API_KEY
+and PAYKIT_SECRET variables are then ignored: the flag is the deliberate choice. Without
+it, each variable that is set wins over the profile of PAYKIT_PROFILE ("default" when
+unset). Lines starting with # or ; are comments; a malformed line is refused by its
+number, its text never printed. The file must be readable by you alone (chmod 600):
+paykit refuses it otherwise, exit 4.
 The profile "sandbox" needs no file: it targets a local sandbox
 (paykit sandbox) at ` + sandboxBaseURL + ` with its default credentials.
 

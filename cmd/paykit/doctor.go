@@ -67,7 +67,7 @@ func doctorCmd(a *app) *cobra.Command {
 		Example: "  paykit doctor\n  paykit --profile staging doctor -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cr, err := loadCredentials(a.env.getenv, a.profile)
+			cr, err := a.credentials()
 			if err != nil {
 				return err
 			}

@@ -19,8 +19,11 @@
 //
 // # Credentials
 //
-// PAYKIT_BASE_URL, PAYKIT_API_KEY and PAYKIT_SECRET, when set, win over the
-// profile. Profiles live in $XDG_CONFIG_HOME/paykit/config (os.UserConfigDir:
+// --profile NAME on the command line picks a profile and nothing else
+// counts: exported PAYKIT_BASE_URL, PAYKIT_API_KEY and PAYKIT_SECRET are
+// then ignored, as aws-cli's --profile wins over AWS_ACCESS_KEY_ID. Without
+// the flag, each of those variables, when set, wins over the profile
+// (PAYKIT_PROFILE, or "default"). Profiles live in $XDG_CONFIG_HOME/paykit/config (os.UserConfigDir:
 // ~/.config on Linux, ~/Library/Application Support on macOS), an INI-style
 // file:
 //
@@ -33,7 +36,6 @@
 //	base_url = https://staging.example.com
 //	...
 //
-// --profile NAME (or PAYKIT_PROFILE) picks one; "default" is used otherwise.
 // A config file holding a secret must not be readable by group or others:
 // paykit refuses it (exit 4) and prints the chmod that fixes it, as ssh does
 // for keys. The profile "sandbox" needs no file: it targets a local sandbox
@@ -43,7 +45,9 @@
 //
 // # Output
 //
-// -o table (default) is for people: amounts with at least two decimals,
+// -o table (default) is for people, aligned by display width, with control
+// characters from the data shown as \x1b and the like rather than sent to
+// the terminal: amounts with at least two decimals,
 // card and phone numbers masked by the SDK's own LogValue, times in UTC or
 // local time with --local-time. -o json is for programs: the API's answer
 // as it came, amounts as the exact decimal numbers the service wrote (see
@@ -55,9 +59,12 @@
 // # Money moves
 //
 // payouts create, transfers create and withdrawals create ask on stderr
-// when stdin and stderr are a terminal, and refuse without --yes
-// otherwise (exit 2). An unknown outcome exits 3 and prints the paykit
-// command that settles it.
+// when stdin and stderr are a terminal, naming the host and the profile
+// the money goes through, and refuse without --yes otherwise (exit 2).
+// Ctrl-C at the question sends nothing (exit 130). An amount finer than
+// its currency (100.005 RUB, USDT beyond six decimals) is refused before
+// anything is sent (exit 2). An unknown outcome exits 3 and prints the
+// paykit command that settles it.
 //
 // # Exit codes
 //
@@ -66,6 +73,7 @@
 //	2  usage: a bad flag, argument or value, or a money move without --yes off a terminal
 //	3  unknown outcome: a money move may or may not have happened; the command that settles it is printed
 //	4  credentials refused: by the service (401/403), or missing, or a config file readable by others
+//	130 interrupted (Ctrl-C or SIGTERM); a money move interrupted after it was sent exits 3 instead
 //	70 internal error: a bug (EX_SOFTWARE); the crash message is a stack trace without values
 package main
 

@@ -99,14 +99,14 @@ func TestConfigFile(t *testing.T) {
 // sandbox with its default credentials.
 func TestSandboxProfile(t *testing.T) {
 	env := map[string]string{"PAYKIT_CONFIG": filepath.Join(t.TempDir(), "none")}
-	cr, err := loadCredentials(func(k string) string { return env[k] }, "sandbox")
+	cr, err := loadCredentials(func(k string) string { return env[k] }, "sandbox", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cr.baseURL != "http://127.0.0.1:8080" || cr.apiKey != sandbox.DefaultAPIKey || cr.secret != sandbox.DefaultSecret {
 		t.Fatalf("sandbox profile: %q %q (secret set: %v)", cr.baseURL, cr.apiKey, cr.secret != "")
 	}
-	if _, err := loadCredentials(func(k string) string { return env[k] }, "prod"); err == nil {
+	if _, err := loadCredentials(func(k string) string { return env[k] }, "prod", false); err == nil {
 		t.Fatal("an unknown profile without a file gave credentials")
 	}
 	// The binary: doctor's first line names the URL before any request,
@@ -121,7 +121,7 @@ func TestSandboxProfile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("[sandbox]\nbase_url = http://127.0.0.1:9\napi_key = k\nsecret = s\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cr, err = loadCredentials(func(k string) string { return map[string]string{"PAYKIT_CONFIG": path}[k] }, "sandbox")
+	cr, err = loadCredentials(func(k string) string { return map[string]string{"PAYKIT_CONFIG": path}[k] }, "sandbox", false)
 	if err != nil || cr.baseURL != "http://127.0.0.1:9" || cr.apiKey != "k" {
 		t.Fatalf("[sandbox] of the file: %v %v", cr, err)
 	}

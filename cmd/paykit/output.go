@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
 
 	"github.com/shopspring/decimal"
 
@@ -159,11 +161,11 @@ func (a *app) printRecord(raw []byte, r record) error {
 	case "csv":
 		return writeCSV(a.out, list{header: r.csvKeys, rows: [][]string{r.csvValues}})
 	}
-	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	rows := make([][]string, len(r.keys))
 	for i, k := range r.keys {
-		fmt.Fprintf(tw, "%s:\t%s\n", k, r.values[i])
+		rows[i] = []string{k + ":", r.values[i]}
 	}
-	return tw.Flush()
+	return writeTable(a.out, rows)
 }
 
 // printList writes rows: the API's answer for -o json, columns for the
@@ -175,12 +177,76 @@ func (a *app) printList(raw []byte, l list) error {
 	case "csv":
 		return writeCSV(a.out, l)
 	}
-	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(upper(l.header), "\t"))
-	for _, row := range l.rows {
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	return writeTable(a.out, append([][]string{upper(l.header)}, l.rows...))
+}
+
+// writeTable aligns rows in columns two spaces apart, by display width
+// (a Cyrillic letter is one column, a CJK one two, a combining accent
+// none), with every cell made safe for a terminal first (see safeCell).
+// text/tabwriter counts runes, which misaligns wide text, and passes
+// control characters through.
+func writeTable(w io.Writer, rows [][]string) error {
+	var widths []int
+	cells := make([][]string, len(rows))
+	for i, row := range rows {
+		cells[i] = make([]string, len(row))
+		for j, v := range row {
+			v = safeCell(v)
+			cells[i][j] = v
+			if j >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[j] = max(widths[j], runewidth.StringWidth(v))
+		}
 	}
-	return tw.Flush()
+	var b strings.Builder
+	for _, row := range cells {
+		for j, v := range row {
+			b.WriteString(v)
+			if j < len(row)-1 {
+				b.WriteString(strings.Repeat(" ", widths[j]-runewidth.StringWidth(v)+2))
+			}
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// safeCell neutralises what a terminal would act on rather than show: C0
+// controls (ESC starts a sequence that can rewrite the screen or the
+// title, CR overwrites the line), DEL and the C1 controls (U+0080 to
+// U+009F; U+009B is a one-character CSI), and bytes that are not UTF-8.
+// Each becomes visible text, \x1b for ESC, so the value stays
+// recognisable. Data the API echoes (an ext_id, a holder's name, a
+// message) reaches a person's terminal only through here.
+func safeCell(s string) string {
+	clean := true
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case r >= 0x80 && r <= 0x9f:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 func upper(s []string) []string {

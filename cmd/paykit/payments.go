@@ -54,16 +54,35 @@ func paymentRecord(a *app, p *paykit.Payment) record {
 }
 
 // plainDecimal is the amount syntax the CLI takes: digits with an optional
-// fraction of up to six places (USDT's precision). decimal.NewFromString
-// alone would take "1e999999999", whose two-decimal rendering in the
-// confirmation prompt is a gigabyte of zeros.
-var plainDecimal = regexp.MustCompile(`^[0-9]{1,15}(\.[0-9]{1,6})?$`)
+// fraction, both bounded. decimal.NewFromString alone would take
+// "1e999999999", whose two-decimal rendering in the confirmation prompt is
+// a gigabyte of zeros. The currency's own scale is checked after (see
+// decimalArg): 1.500 RUB is fine, 1.505 is not.
+var plainDecimal = regexp.MustCompile(`^[0-9]{1,15}(\.[0-9]{1,18})?$`)
 
-// decimalArg parses an amount given on the command line, before any call.
-func decimalArg(flag, s string) (decimal.Decimal, error) {
+// Decimal places an amount may have: what a bank (kopecks) or the chain
+// (TRC-20 USDT's six) can move. Trailing zeros do not count: 1500.500 RUB
+// is 1500.50.
+const (
+	rubPlaces  = 2
+	usdtPlaces = 6
+)
+
+// decimalArg parses an amount given on the command line, before any call,
+// in currency cur (RUB or USDT), refusing a fraction finer than the
+// currency has: 100.005 RUB would be sent as asked and rounded by nobody
+// knows whom.
+func decimalArg(flag, s, cur string) (decimal.Decimal, error) {
 	d, err := decimal.NewFromString(s)
 	if err != nil || !plainDecimal.MatchString(s) {
 		return decimal.Decimal{}, usagef("--%s: want a decimal amount such as 1500.00, not %q", flag, s)
+	}
+	places, unit := int32(rubPlaces), "kopecks: two decimals"
+	if cur == "USDT" {
+		places, unit = usdtPlaces, "six decimals"
+	}
+	if !d.Equal(d.Truncate(places)) {
+		return decimal.Decimal{}, usagef("--%s: %s %s is finer than %s moves (%s at most); nothing was sent", flag, s, cur, cur, unit)
 	}
 	return d, nil
 }
@@ -80,7 +99,7 @@ func paymentsCmd(a *app) *cobra.Command {
 		Example: "  paykit payments create --ext-id order-1001 --amount 1500.00 --method SBP --bank sber",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := decimalArg("amount", amount)
+			d, err := decimalArg("amount", amount, "RUB")
 			if err != nil {
 				return err
 			}
@@ -106,6 +125,7 @@ func paymentsCmd(a *app) *cobra.Command {
 	f.StringVar(&country, "country", "", "TJ, KZ, UZ or KG, for CROSS_BORDER")
 	f.StringVar(&p.ClientID, "client-id", "", "the payer's id in your system")
 	f.StringVar(&p.NotifyURL, "notify-url", "", "webhook URL for this payment")
+	f.StringVar(&p.NotificationToken, "notification-token", "", "secret the service sends back in X-Notification-Token with each webhook of this payment (never printed)")
 	_ = create.MarkFlagRequired("ext-id")
 	_ = create.MarkFlagRequired("amount")
 	_ = create.RegisterFlagCompletionFunc("method", cobra.FixedCompletions([]string{"CARD", "SBP", "SIM", "CROSS_BORDER"}, cobra.ShellCompDirectiveNoFileComp))
@@ -155,7 +175,15 @@ func paymentsCmd(a *app) *cobra.Command {
 					return usagef("--receipt: %v", err)
 				}
 				defer fh.Close()
-				if st, err := fh.Stat(); err == nil && st.Size() > paykit.MaxAttachmentSize {
+				st, err := fh.Stat()
+				switch {
+				case err != nil:
+					return usagef("--receipt: %v", err)
+				case st.IsDir():
+					// Opening a directory succeeds; reading it fails only
+					// once the request has started.
+					return usagef("--receipt: %s is a directory, not an image file; nothing was sent", receipt)
+				case st.Size() > paykit.MaxAttachmentSize:
 					return usagef("--receipt: %s is %d bytes, over the API's %d", receipt, st.Size(), paykit.MaxAttachmentSize)
 				}
 				att = &paykit.Attachment{Filename: receipt, Content: fh}
@@ -219,7 +247,7 @@ func disputesCmd(a *app) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if amount != "" {
-				d, err := decimalArg("amount", amount)
+				d, err := decimalArg("amount", amount, "RUB")
 				if err != nil {
 					return err
 				}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -72,7 +74,7 @@ func payoutsCmd(a *app) *cobra.Command {
 			"      --holder-name 'Ivan Petrov' --bank sber --yes",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := decimalArg("amount", amount)
+			d, err := decimalArg("amount", amount, "RUB")
 			if err != nil {
 				return err
 			}
@@ -81,7 +83,7 @@ func payoutsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := a.confirm(fmt.Sprintf("Pay out %s RUB by %s to %s (ext_id %s)", money(d), method, masked(p.Requisites), p.ExtID)); err != nil {
+			if err := a.confirm(cmd.Context(), fmt.Sprintf("Pay out %s RUB by %s to %s (ext_id %s)", money(d), method, masked(p.Requisites), p.ExtID)); err != nil {
 				return err
 			}
 			ctx, cancel := a.ctx(cmd)
@@ -170,10 +172,21 @@ func payoutsCmd(a *app) *cobra.Command {
 					return err
 				}
 				l := list{header: payoutHeader}
+				var out []string
 				for i := range page.Payouts {
+					if !inWindow(lp, &page.Payouts[i]) {
+						out = append(out, page.Payouts[i].ID)
+						continue
+					}
 					l.rows = append(l.rows, payoutRow(a, &page.Payouts[i]))
 				}
-				return a.printList(a.cap.last(), l)
+				raw := a.cap.last()
+				if len(out) > 0 && a.output == "json" {
+					if raw, err = dropPayouts(raw, out); err != nil {
+						return err
+					}
+				}
+				return a.printList(raw, l)
 			}
 			return a.listAll(ctx, c, lp)
 		},
@@ -181,7 +194,7 @@ func payoutsCmd(a *app) *cobra.Command {
 	lf := listCmd.Flags()
 	lf.StringVar(&status, "status", "", "pending, processing, completed, failed or cancelled")
 	lf.StringVar(&from, "from", "", "created at or after (2026-11-01 or RFC 3339)")
-	lf.StringVar(&to, "to", "", "created before (2026-12-01 or RFC 3339)")
+	lf.StringVar(&to, "to", "", "created before, not at (2026-12-01 or RFC 3339): consecutive windows share no payout")
 	lf.IntVar(&lp.Limit, "limit", 0, "page size (default: the service's, 100)")
 	lf.IntVar(&lp.Offset, "offset", 0, "payouts to skip")
 	lf.BoolVar(&all, "all", false, "page through every matching payout (progress on stderr when it is a terminal)")
@@ -189,6 +202,51 @@ func payoutsCmd(a *app) *cobra.Command {
 
 	cmd.AddCommand(create, get, listCmd)
 	return cmd
+}
+
+// inWindow tells whether p is in the half-open window [From, To) of lp.
+// The service's bounds are not specified (the sandbox's are both
+// inclusive; paykit doctor tells a service's): the CLI sends them as given
+// and drops what lies outside, so that November's export and December's
+// never both hold the payout created at midnight on the 1st.
+func inWindow(lp paykit.ListPayoutsParams, p *paykit.Payout) bool {
+	if !lp.To.IsZero() && !p.CreatedAt.Before(lp.To) {
+		return false
+	}
+	return lp.From.IsZero() || !p.CreatedAt.Before(lp.From)
+}
+
+// dropPayouts removes the payouts with the given ids from a page as the
+// service wrote it, and counts them out of its total; every other member
+// is kept as it came.
+func dropPayouts(raw []byte, ids []string) ([]byte, error) {
+	var page map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &page); err != nil {
+		return nil, fmt.Errorf("the payout page is not a JSON object: %w", err)
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(page["payouts"], &items); err != nil {
+		return nil, fmt.Errorf("the payout page's payouts are not a JSON array: %w", err)
+	}
+	kept := []json.RawMessage{}
+	for _, it := range items {
+		var id struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(it, &id) == nil && slices.Contains(ids, id.ID) {
+			continue
+		}
+		kept = append(kept, it)
+	}
+	var err error
+	if page["payouts"], err = json.Marshal(kept); err != nil {
+		return nil, err
+	}
+	var total int
+	if json.Unmarshal(page["total"], &total) == nil {
+		page["total"] = json.RawMessage(strconv.Itoa(max(0, total-(len(items)-len(kept)))))
+	}
+	return json.Marshal(page)
 }
 
 // listAll is the SDK's AllPayouts, with its guards against a list that
@@ -209,7 +267,7 @@ func (a *app) listAll(ctx context.Context, c *paykit.Client, lp paykit.ListPayou
 	}
 	var raws []json.RawMessage
 	l := list{header: payoutHeader}
-	pageSeq, total := -1, 0
+	pageSeq, total, dropped := -1, 0, 0
 	var pageRaw map[string]json.RawMessage
 	var lastID string
 	for p, err := range c.AllPayouts(ctx, lp) {
@@ -241,16 +299,22 @@ func (a *app) listAll(ctx context.Context, c *paykit.Client, lp paykit.ListPayou
 		if !ok {
 			return fmt.Errorf("payout %s: not in the page the service answered", p.ID)
 		}
-		l.rows = append(l.rows, payoutRow(a, &p)) // first: it registers the number maskJSON masks
-		raws = append(raws, a.maskJSON(raw))
+		if inWindow(lp, &p) {
+			l.rows = append(l.rows, payoutRow(a, &p)) // first: it registers the number maskJSON masks
+			raws = append(raws, a.maskJSON(raw))
+		} else {
+			dropped++
+		}
 		if p.ID == lastID {
-			show(len(l.rows), total)
+			show(len(l.rows)+dropped, total)
 		}
 	}
 	if progress {
-		show(len(l.rows), total)
+		show(len(l.rows)+dropped, total)
 		fmt.Fprintln(a.env.stderr)
 	}
+	// The service counted the payouts at --to (see inWindow).
+	total -= dropped
 	if a.output == "json" {
 		if raws == nil {
 			raws = []json.RawMessage{}

@@ -98,7 +98,7 @@ func transfersCmd(a *app) *cobra.Command {
 		Example: "  paykit transfers create --from term_main --to term_reserve --amount 100.00 --yes",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := decimalArg("amount", amount)
+			d, err := decimalArg("amount", amount, "USDT")
 			if err != nil {
 				return err
 			}
@@ -107,7 +107,7 @@ func transfersCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := a.confirm(fmt.Sprintf("Transfer %s USDT from %s to %s", money(d), p.FromTerminalID, p.ToTerminalID)); err != nil {
+			if err := a.confirm(cmd.Context(), fmt.Sprintf("Transfer %s USDT from %s to %s", money(d), p.FromTerminalID, p.ToTerminalID)); err != nil {
 				return err
 			}
 			ctx, cancel := a.ctx(cmd)
@@ -163,7 +163,7 @@ func withdrawalsCmd(a *app) *cobra.Command {
 		Example: "  paykit withdrawals create --terminal term_main --amount 50.00 --address TXYZ... --subtract-fee --yes",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := decimalArg("amount", amount)
+			d, err := decimalArg("amount", amount, "USDT")
 			if err != nil {
 				return err
 			}
@@ -176,7 +176,7 @@ func withdrawalsCmd(a *app) *cobra.Command {
 			if p.SubtractFeeFromAmount {
 				fee = "fee subtracted"
 			}
-			if err := a.confirm(fmt.Sprintf("Withdraw %s USDT (%s) from %s to %s", money(d), fee, p.TerminalID, p.Address)); err != nil {
+			if err := a.confirm(cmd.Context(), fmt.Sprintf("Withdraw %s USDT (%s) from %s to %s", money(d), fee, p.TerminalID, p.Address)); err != nil {
 				return err
 			}
 			ctx, cancel := a.ctx(cmd)

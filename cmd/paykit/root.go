@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -25,6 +26,9 @@ const (
 	exitUsage       = 2
 	exitUnknown     = 3
 	exitCredentials = 4
+	// exitInterrupted is the shell's code for a command ended by SIGINT
+	// (128 + 2): Ctrl-C, or the SIGTERM of a supervisor.
+	exitInterrupted = 130
 )
 
 // env is the process seen by the commands: main passes the real one, tests
@@ -65,11 +69,23 @@ type unknownError struct {
 func (e *unknownError) Error() string { return e.err.Error() }
 func (e *unknownError) Unwrap() error { return e.err }
 
+// interruptedError is a command stopped by a signal before it sent
+// anything; what says so ("nothing was sent").
+type interruptedError struct{ what string }
+
+func (e *interruptedError) Error() string { return "interrupted; " + e.what }
+
 // app holds the global flags and builds the client once per command.
 type app struct {
-	env       *env
-	output    string
-	profile   string
+	env     *env
+	output  string
+	profile string
+	// profileSet: --profile was given on the command line, which then
+	// wins over the PAYKIT_* variables (see loadCredentials).
+	profileSet bool
+	// cred are the credentials of the last client built: the money-move
+	// question names their profile and host.
+	cred      *credentials
 	verbose   bool
 	localTime bool
 	yes       bool
@@ -102,9 +118,11 @@ Exit codes:
   3  unknown outcome: the call may or may not have taken effect; the settling command is printed
   4  credentials refused: by the service, or missing, or a config file others can read
   70 internal error: a bug (the trace printed holds no values)
+  130 interrupted (Ctrl-C); nothing was sent, or exit 3 if a money move may have been
 
-Credentials: PAYKIT_BASE_URL, PAYKIT_API_KEY, PAYKIT_SECRET, or a profile of
-<config dir>/paykit/config chosen with --profile (see "paykit help config").
+Credentials: a profile of <config dir>/paykit/config named by --profile (which then
+wins over the environment), else PAYKIT_BASE_URL, PAYKIT_API_KEY, PAYKIT_SECRET over
+the profile of PAYKIT_PROFILE or "default" (see "paykit help config").
 `
 
 func newRoot(a *app) *cobra.Command {
@@ -125,7 +143,7 @@ func newRoot(a *app) *cobra.Command {
 	root.SetUsageTemplate(root.UsageTemplate() + exitCodesHelp)
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table (for people), json (the API's answer) or csv (RFC 4180, for spreadsheets)")
-	pf.StringVar(&a.profile, "profile", "", "profile of the config file (default: $PAYKIT_PROFILE, else \"default\")")
+	pf.StringVar(&a.profile, "profile", "", "profile of the config file; wins over PAYKIT_BASE_URL, PAYKIT_API_KEY and PAYKIT_SECRET (default: $PAYKIT_PROFILE, else \"default\")")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log each HTTP attempt on stderr (no secret is logged)")
 	pf.BoolVar(&a.localTime, "local-time", false, "show times in the local time zone instead of UTC (table and csv)")
 	pf.BoolVar(&a.unmask, "unmask", false, "show card and phone numbers in full (they are masked by default, -o json included)")
@@ -140,6 +158,7 @@ func newRoot(a *app) *cobra.Command {
 		if a.timeout < 0 {
 			return usagef("--timeout must not be negative")
 		}
+		a.profileSet = cmd.Flags().Changed("profile")
 		return nil
 	}
 	root.AddCommand(paymentsCmd(a), disputesCmd(a), payoutsCmd(a), terminalsCmd(a), balanceCmd(a), banksCmd(a),
@@ -148,6 +167,7 @@ func newRoot(a *app) *cobra.Command {
 	// command's --help shows one.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	strictGroups(root)
 	for _, c := range root.Commands() {
 		switch c.Name() {
 		case "help":
@@ -170,6 +190,39 @@ var completionExamples = map[string]string{
 	"powershell": "  paykit completion powershell | Out-String | Invoke-Expression",
 }
 
+// strictGroups makes every command that only groups others (payouts,
+// withdrawals, ...) refuse a word that is none of its commands: cobra's
+// default prints the help and exits 0 there, so a cron job running
+// "paykit payouts lst" would report success. Without a word it is a usage
+// error too (exit 2), listing the commands: "paykit payouts" alone does
+// nothing either.
+func strictGroups(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		strictGroups(sub)
+	}
+	if !c.HasParent() || c.Runnable() || !c.HasSubCommands() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.SuggestionsMinimumDistance = 2 // cobra sets it on the root only
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		var names []string
+		for _, s := range cmd.Commands() {
+			if s.IsAvailableCommand() {
+				names = append(names, s.Name())
+			}
+		}
+		if len(args) == 0 {
+			return usagef("%q needs a command: %s", cmd.CommandPath(), strings.Join(names, ", "))
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+		}
+		return usagef("%s (its commands: %s)", msg, strings.Join(names, ", "))
+	}
+}
+
 // run is main without the process. It returns the exit code.
 func run(ctx context.Context, args []string, e *env) (code int) {
 	defer func() {
@@ -190,6 +243,18 @@ func run(ctx context.Context, args []string, e *env) (code int) {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
+	}
+	// Ctrl-C (or SIGTERM) cancelled the command: 130, as a shell reports
+	// it, unless a money move may have happened, which exit 3 says.
+	var uo *unknownError
+	if ctx.Err() != nil && !errors.As(err, &uo) {
+		var ie *interruptedError
+		if errors.As(err, &ie) {
+			fmt.Fprintf(e.stderr, "\npaykit: interrupted; %s\n", ie.what)
+		} else {
+			fmt.Fprintln(e.stderr, "\npaykit: interrupted")
+		}
+		return exitInterrupted
 	}
 	return report(e.stderr, err)
 }
@@ -249,10 +314,11 @@ func isCobraUsage(err error) bool {
 
 // client builds the SDK client from the environment or the profile.
 func (a *app) client() (*paykit.Client, error) {
-	cr, err := loadCredentials(a.env.getenv, a.profile)
+	cr, err := a.credentials()
 	if err != nil {
 		return nil, err
 	}
+	a.cred = cr
 	a.cap = &capture{base: http.DefaultTransport.(*http.Transport).Clone()}
 	opts := []paykit.Option{paykit.WithUserAgent("paykit-cli/" + version()), paykit.WithHTTPClient(&http.Client{Transport: a.cap, Timeout: paykit.DefaultAttemptTimeout})}
 	if a.verbose {
@@ -263,6 +329,12 @@ func (a *app) client() (*paykit.Client, error) {
 		return nil, &credentialsError{msg: fmt.Sprintf("credentials (%s): %s", cr.source(), strings.TrimPrefix(err.Error(), "paykit: "))}
 	}
 	return c, nil
+}
+
+// credentials are the client's: the profile, with --profile winning over
+// the environment.
+func (a *app) credentials() (*credentials, error) {
+	return loadCredentials(a.env.getenv, a.profile, a.profileSet)
 }
 
 // ctx bounds one command by --timeout when given. Without it nothing
@@ -281,20 +353,53 @@ func (a *app) ctx(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 // was given: a script must say so explicitly, as gh does for destructive
 // commands. The question goes to stderr (stdout may be a file being
 // written with -o json), so both stdin and stderr must be a terminal: a
-// question nobody sees would hang a script.
-func (a *app) confirm(what string) error {
+// question nobody sees would hang a script. It names where the money goes:
+// the host of the base URL and where the credentials came from, so that
+// production and the sandbox do not read alike. Ctrl-C while it waits
+// for the answer ends the command at once (exit 130), nothing sent.
+func (a *app) confirm(ctx context.Context, what string) error {
 	if a.yes {
 		return nil
 	}
 	if !a.env.isTerminal(a.env.stdin) || !a.env.isTerminal(a.env.stderr) {
 		return usagef("%s moves money: pass --yes to confirm when stdin and stderr are not a terminal", what)
 	}
-	fmt.Fprintf(a.env.stderr, "%s? [y/N] ", what)
-	var answer string
-	_, _ = fmt.Fscanln(a.env.stdin, &answer)
-	switch strings.ToLower(strings.TrimSpace(answer)) {
-	case "y", "yes":
-		return nil
+	fmt.Fprintf(a.env.stderr, "%s on %s? [y/N] ", what, a.target())
+	answer := make(chan string, 1)
+	go func() {
+		// The read cannot be cancelled; on Ctrl-C the process exits
+		// with this goroutine still blocked in it.
+		var s string
+		_, _ = fmt.Fscanln(a.env.stdin, &s)
+		answer <- s
+	}()
+	select {
+	case <-ctx.Done():
+		return &interruptedError{what: "nothing was sent"}
+	case s := <-answer:
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "y", "yes":
+			return nil
+		}
 	}
 	return usagef("not confirmed; nothing was sent")
+}
+
+// target names where a call goes: the base URL's host and the source of
+// the credentials, such as `api.example.com (profile "live")`.
+func (a *app) target() string {
+	if a.cred == nil {
+		return "an unknown service"
+	}
+	host := a.cred.baseURL
+	if u, err := url.Parse(host); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	switch len(a.cred.fromEnv) {
+	case 3:
+		return host + " (credentials from the environment)"
+	case 0:
+		return fmt.Sprintf("%s (profile %q)", host, a.cred.profile)
+	}
+	return fmt.Sprintf("%s (profile %q with %s from the environment)", host, a.cred.profile, strings.Join(a.cred.fromEnv, ", "))
 }
