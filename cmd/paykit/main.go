@@ -73,6 +73,8 @@
 //	2  usage: a bad flag, argument or value, or a money move without --yes off a terminal
 //	3  unknown outcome: a money move may or may not have happened; the command that settles it is printed
 //	4  credentials refused: by the service (401/403), or missing, or a config file readable by others
+//	5  wait --exit-status: the resource settled unsuccessfully (CANCELLED, CANCELLED_APPEAL, failed, cancelled)
+//	6  wait --exit-status: --timeout ran out before it settled
 //	130 interrupted (Ctrl-C or SIGTERM); a money move interrupted after it was sent exits 3 instead
 //	70 internal error: a bug (EX_SOFTWARE); the crash message is a stack trace without values
 package main

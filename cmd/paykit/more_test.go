@@ -171,7 +171,7 @@ func TestNetworkFailure(t *testing.T) {
 	// A base URL the SDK refuses is a credentials error (exit 4) naming
 	// where the values came from, and not the URL's password.
 	r = e.runEnv(map[string]string{"PAYKIT_BASE_URL": "http://user:" + testSecret + "@127.0.0.1:1", "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": testSecret}, "", "balance")
-	if r.code != 4 || r.stderr != "paykit: credentials (from the environment): NewClient: base URL must not carry credentials\n" {
+	if r.code != 4 || r.stderr != "paykit: credentials (from the environment): base URL must not carry credentials\n" {
 		t.Fatalf("base URL with a password: exit %d, %q", r.code, r.stderr)
 	}
 }

@@ -42,6 +42,17 @@ type capture struct {
 	elapsed time.Duration
 	// rate holds the rate-limit headers seen on any answer, for doctor.
 	rate map[string]string
+	// observe, when set, sees the body of each successful answer (wait's
+	// status line).
+	observe func(body []byte)
+}
+
+// setObserver sets (or, with nil, removes) the function that sees each
+// successful answer's body.
+func (c *capture) setObserver(f func([]byte)) {
+	c.mu.Lock()
+	c.observe = f
+	c.mu.Unlock()
 }
 
 // rateHeaders are the rate-limit headers in use (the IETF draft's and the
@@ -79,7 +90,11 @@ func (c *capture) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.mu.Lock()
 	c.body = b
 	c.seq++
+	observe := c.observe
 	c.mu.Unlock()
+	if observe != nil {
+		observe(b)
+	}
 	return resp, nil
 }
 

@@ -90,7 +90,8 @@ func payoutsCmd(a *app) *cobra.Command {
 			defer cancel()
 			got, err := c.CreatePayout(ctx, p)
 			if err != nil {
-				return settle(err, "paykit payouts get --ext-id "+shellQuote(p.ExtID))
+				show := "paykit payouts get --ext-id " + shellQuote(p.ExtID)
+				return duplicate(settle(err, show), show)
 			}
 			return a.printRecord(a.cap.last(), payoutRecord(a, got))
 		},

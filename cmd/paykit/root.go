@@ -117,6 +117,7 @@ Exit codes:
   2  usage: a bad flag, argument or value, or a money move without --yes off a terminal
   3  unknown outcome: the call may or may not have taken effect; the settling command is printed
   4  credentials refused: by the service, or missing, or a config file others can read
+  5  wait --exit-status: settled unsuccessfully; 6: --timeout ran out first
   70 internal error: a bug (the trace printed holds no values)
   130 interrupted (Ctrl-C); nothing was sent, or exit 3 if a money move may have been
 
@@ -259,13 +260,15 @@ func run(ctx context.Context, args []string, e *env) (code int) {
 	return report(e.stderr, err)
 }
 
-// report prints err for a person and maps it to the exit code.
+// report prints err for a person, in operator words (see plain), and
+// maps it to the exit code.
 func report(w io.Writer, err error) int {
-	// Without the SDK's own "paykit: " prefix, which the CLI's says already.
-	msg := strings.TrimPrefix(err.Error(), "paykit: ")
+	msg := plain(err.Error())
 	var ue *usageError
 	var ce *credentialsError
 	var uo *unknownError
+	var xe *exitError
+	var he *hintError
 	var apiErr *paykit.Error
 	switch {
 	case errors.As(err, &ue) || isCobraUsage(err):
@@ -275,11 +278,18 @@ func report(w io.Writer, err error) int {
 		fmt.Fprintln(w, "paykit:", msg)
 		return exitCredentials
 	case errors.As(err, &uo):
-		fmt.Fprintln(w, "paykit:", msg)
+		what := "outcome unknown: the request may have been applied"
+		if cause := unknownCause(err); cause != nil {
+			what += " (" + plain(cause.Error()) + ")"
+		}
+		fmt.Fprintln(w, "paykit:", what)
 		if uo.settle != "" {
 			fmt.Fprintf(w, "The outcome is unknown: the call may have taken effect. Settle it with:\n  %s\n", uo.settle)
 		}
 		return exitUnknown
+	case errors.As(err, &xe):
+		fmt.Fprintln(w, "paykit:", msg)
+		return xe.code
 	case errors.Is(err, paykit.ErrUnauthorized):
 		fmt.Fprintln(w, "paykit:", msg)
 		fmt.Fprintln(w, "Check the API key, the secret and the profile (paykit doctor tells which).")
@@ -295,6 +305,9 @@ func report(w io.Writer, err error) int {
 			msg = apiErr.Code + ": " + msg
 		}
 		fmt.Fprintf(w, "paykit: %s\n", msg)
+		if errors.As(err, &he) {
+			fmt.Fprintln(w, he.hint)
+		}
 		return exitAPI
 	default:
 		fmt.Fprintln(w, "paykit:", msg)
