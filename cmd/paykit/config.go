@@ -18,12 +18,23 @@ import (
 // default: the built-in "sandbox" profile points there.
 const sandboxBaseURL = "http://127.0.0.1:8080"
 
-// credentials are what a client needs.
+// credentials are what a client needs, and where each came from (paykit
+// auth status).
 type credentials struct {
 	profile                 string
 	baseURL, apiKey, secret string
 	// fromEnv names the variables that won over the profile.
 	fromEnv []string
+	// profileFrom says how the profile was chosen: "--profile",
+	// "PAYKIT_PROFILE" or "default".
+	profileFrom string
+	// path is the config file looked at; builtIn is set when the profile
+	// is the built-in sandbox one, not the file's.
+	path    string
+	builtIn bool
+	// live marks a profile whose money moves need a typed confirmation
+	// (live = true in its section).
+	live bool
 }
 
 // source says where the credentials came from, for an error message.
@@ -69,13 +80,14 @@ func loadCredentials(getenv func(string) string, profile string, explicit bool) 
 			return inner(k)
 		}
 	}
+	profileFrom := "--profile"
 	if profile == "" {
-		profile = getenv("PAYKIT_PROFILE")
+		profile, profileFrom = getenv("PAYKIT_PROFILE"), "PAYKIT_PROFILE"
 	}
 	if profile == "" {
-		profile = "default"
+		profile, profileFrom = "default", "default"
 	}
-	cr := &credentials{profile: profile}
+	cr := &credentials{profile: profile, profileFrom: profileFrom}
 	var fromFile map[string]string
 	path, err := configPath(getenv)
 	if err == nil {
@@ -84,9 +96,12 @@ func loadCredentials(getenv func(string) string, profile string, explicit bool) 
 			return nil, err
 		}
 	}
+	cr.path = path
 	if fromFile == nil && profile == "sandbox" {
 		fromFile = map[string]string{"base_url": sandboxBaseURL, "api_key": sandbox.DefaultAPIKey, "secret": sandbox.DefaultSecret}
+		cr.builtIn = true
 	}
+	cr.live = fromFile["live"] == "true"
 	pick := func(envName, key string) string {
 		if v := getenv(envName); v != "" {
 			cr.fromEnv = append(cr.fromEnv, envName)
@@ -148,6 +163,7 @@ func readProfile(path, profile string) (map[string]string, error) {
 		case s == "" || s[0] == '#' || s[0] == ';':
 			continue
 		case s[0] == '[':
+			s = stripComment(s)
 			if !strings.HasSuffix(s, "]") {
 				return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: a section header is [name]", path, line)}
 			}
@@ -163,12 +179,17 @@ func readProfile(path, profile string) (map[string]string, error) {
 			return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: want key = value", path, line)}
 		}
 		k = strings.TrimSpace(k)
+		v = stripComment(v)
 		switch k {
 		case "base_url", "api_key", "secret":
+		case "live":
+			if v := strings.TrimSpace(v); v != "true" && v != "false" {
+				return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: live is true or false", path, line)}
+			}
 		default:
 			// Not even the key is echoed: a base64 secret pasted alone
 			// ends in "=" and would be the "key".
-			return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: unknown key (want base_url, api_key or secret = value)", path, line)}
+			return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: unknown key (want base_url, api_key, secret or live = value)", path, line)}
 		}
 		if section == profile {
 			out[k] = strings.Trim(strings.TrimSpace(v), `"`)
@@ -178,6 +199,19 @@ func readProfile(path, profile string) (map[string]string, error) {
 		return nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
 	}
 	return out, nil
+}
+
+// stripComment removes an inline comment: a # or ; after white space
+// (a URL's #fragment or a value's ; has none before it, and neither
+// appears in a base64 secret), then the surrounding white space.
+func stripComment(v string) string {
+	for i := 1; i < len(v); i++ {
+		if (v[i] == '#' || v[i] == ';') && (v[i-1] == ' ' || v[i-1] == '\t') {
+			v = v[:i]
+			break
+		}
+	}
+	return strings.TrimSpace(v)
 }
 
 // shellQuote quotes a word for a printed command (the chmod, the command
@@ -214,14 +248,21 @@ PAYKIT_API_KEY and PAYKIT_SECRET:
   secret   = sk_live_...
 
   [staging]
-  base_url = https://staging.example.com
+  base_url = https://staging.example.com   # inline comments after white space
   api_key  = ...
   secret   = ...
+
+  [live]
+  base_url = https://api.example.com
+  api_key  = ...
+  secret   = ...
+  live     = true   ; money moves need the amount or "live" typed, not y
 
 --profile NAME on the command line picks a profile and the PAYKIT_BASE_URL, PAYKIT_API_KEY
 and PAYKIT_SECRET variables are then ignored: the flag is the deliberate choice. Without
 it, each variable that is set wins over the profile of PAYKIT_PROFILE ("default" when
-unset). Lines starting with # or ; are comments; a malformed line is refused by its
+unset). Lines starting with # or ;, and a # or ; after white space, are comments
+(paykit auth status shows what was picked). A malformed line is refused by its
 number, its text never printed. The file must be readable by you alone (chmod 600):
 paykit refuses it otherwise, exit 4.
 The profile "sandbox" needs no file: it targets a local sandbox

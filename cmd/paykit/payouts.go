@@ -83,7 +83,7 @@ func payoutsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := a.confirm(cmd.Context(), fmt.Sprintf("Pay out %s RUB by %s to %s (ext_id %s)", money(d), method, masked(p.Requisites), p.ExtID)); err != nil {
+			if err := a.confirm(cmd.Context(), fmt.Sprintf("Pay out %s RUB by %s to %s (ext_id %s)", money(d), method, masked(p.Requisites), p.ExtID), money(d)); err != nil {
 				return err
 			}
 			ctx, cancel := a.ctx(cmd)

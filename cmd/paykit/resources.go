@@ -107,7 +107,7 @@ func transfersCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := a.confirm(cmd.Context(), fmt.Sprintf("Transfer %s USDT from %s to %s", money(d), p.FromTerminalID, p.ToTerminalID)); err != nil {
+			if err := a.confirm(cmd.Context(), fmt.Sprintf("Transfer %s USDT from %s to %s", money(d), p.FromTerminalID, p.ToTerminalID), money(d)); err != nil {
 				return err
 			}
 			ctx, cancel := a.ctx(cmd)
@@ -176,7 +176,7 @@ func withdrawalsCmd(a *app) *cobra.Command {
 			if p.SubtractFeeFromAmount {
 				fee = "fee subtracted"
 			}
-			if err := a.confirm(cmd.Context(), fmt.Sprintf("Withdraw %s USDT (%s) from %s to %s", money(d), fee, p.TerminalID, p.Address)); err != nil {
+			if err := a.confirm(cmd.Context(), fmt.Sprintf("Withdraw %s USDT (%s) from %s to %s", money(d), fee, p.TerminalID, p.Address), money(d)); err != nil {
 				return err
 			}
 			ctx, cancel := a.ctx(cmd)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -163,7 +164,7 @@ func newRoot(a *app) *cobra.Command {
 		return nil
 	}
 	root.AddCommand(paymentsCmd(a), disputesCmd(a), payoutsCmd(a), terminalsCmd(a), balanceCmd(a), banksCmd(a),
-		transfersCmd(a), withdrawalsCmd(a), doctorCmd(a), waitCmd(a), sandboxCmd(a), configHelpTopic())
+		transfersCmd(a), withdrawalsCmd(a), doctorCmd(a), waitCmd(a), sandboxCmd(a), configHelpTopic(), authCmd(a))
 	// cobra's own help and completion commands get examples too: every
 	// command's --help shows one.
 	root.InitDefaultHelpCmd()
@@ -368,30 +369,38 @@ func (a *app) ctx(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 // written with -o json), so both stdin and stderr must be a terminal: a
 // question nobody sees would hang a script. It names where the money goes:
 // the host of the base URL and where the credentials came from, so that
-// production and the sandbox do not read alike. Ctrl-C while it waits
-// for the answer ends the command at once (exit 130), nothing sent.
-func (a *app) confirm(ctx context.Context, what string) error {
+// production and the sandbox do not read alike. On a profile marked live
+// the answer must be typed out, amount (as shown) or the profile's name,
+// never a reflexive y. Ctrl-C while it waits for the answer ends the
+// command at once (exit 130), nothing sent.
+func (a *app) confirm(ctx context.Context, what, amount string) error {
 	if a.yes {
 		return nil
 	}
 	if !a.env.isTerminal(a.env.stdin) || !a.env.isTerminal(a.env.stderr) {
 		return usagef("%s moves money: pass --yes to confirm when stdin and stderr are not a terminal", what)
 	}
-	fmt.Fprintf(a.env.stderr, "%s on %s? [y/N] ", what, a.target())
+	live := a.cred != nil && a.cred.live
+	if live {
+		fmt.Fprintf(a.env.stderr, "%s on %s?\nThis is a LIVE profile: type the amount (%s) or the profile's name to confirm: ", what, a.target(), amount)
+	} else {
+		fmt.Fprintf(a.env.stderr, "%s on %s? [y/N] ", what, a.target())
+	}
 	answer := make(chan string, 1)
 	go func() {
 		// The read cannot be cancelled; on Ctrl-C the process exits
 		// with this goroutine still blocked in it.
-		var s string
-		_, _ = fmt.Fscanln(a.env.stdin, &s)
-		answer <- s
+		line, _ := bufio.NewReader(a.env.stdin).ReadString('\n')
+		answer <- strings.TrimSpace(line)
 	}()
 	select {
 	case <-ctx.Done():
 		return &interruptedError{what: "nothing was sent"}
 	case s := <-answer:
-		switch strings.ToLower(strings.TrimSpace(s)) {
-		case "y", "yes":
+		switch {
+		case live && (s == amount || s == a.cred.profile):
+			return nil
+		case !live && (strings.EqualFold(s, "y") || strings.EqualFold(s, "yes")):
 			return nil
 		}
 	}
