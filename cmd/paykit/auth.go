@@ -95,7 +95,7 @@ func runAuthStatus(_ context.Context, opts *AuthStatusOptions) error {
 		if err != nil {
 			return err
 		}
-		return writeJSON(a.out, b)
+		return a.emitJSON(b)
 	}
 	var r record
 	r.add("profile", st.Profile)

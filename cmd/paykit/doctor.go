@@ -130,7 +130,7 @@ func (d *doctor) print() error {
 		if err != nil {
 			return err
 		}
-		return writeJSON(d.a.out, b)
+		return d.a.emitJSON(b)
 	case "csv":
 		l := list{header: []string{"verdict", "check", "detail"}}
 		for _, f := range d.lines {

@@ -170,9 +170,18 @@ type list struct {
 // printRecord writes one resource: the API's answer for -o json, aligned
 // "key  value" lines for the table, a header and one row for csv.
 func (a *app) printRecord(raw []byte, r record) error {
+	if a.quiet {
+		for i, k := range r.keys {
+			if k == "id" {
+				_, err := fmt.Fprintln(a.out, safeCell(r.values[i]))
+				return err
+			}
+		}
+		return nil
+	}
 	switch a.output {
 	case "json":
-		return writeJSON(a.out, a.maskJSON(raw))
+		return a.emitJSON(a.maskJSON(raw))
 	case "csv":
 		return writeCSV(a.out, list{header: r.csvKeys, rows: [][]string{r.csvValues}})
 	}
@@ -186,9 +195,20 @@ func (a *app) printRecord(raw []byte, r record) error {
 // printList writes rows: the API's answer for -o json, columns for the
 // table, RFC 4180 for csv.
 func (a *app) printList(raw []byte, l list) error {
+	if a.quiet {
+		if len(l.header) == 0 || l.header[0] != "id" && l.header[0] != "code" {
+			return nil
+		}
+		var b strings.Builder
+		for _, row := range l.rows {
+			b.WriteString(safeCell(row[0]) + "\n")
+		}
+		_, err := io.WriteString(a.out, b.String())
+		return err
+	}
 	switch a.output {
 	case "json":
-		return writeJSON(a.out, a.maskJSON(raw))
+		return a.emitJSON(a.maskJSON(raw))
 	case "csv":
 		return writeCSV(a.out, l)
 	}
@@ -326,6 +346,15 @@ func appendJSONString(dst []byte, s string) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a string always encodes
 	return append(dst, bytes.TrimRight(b.Bytes(), "\n")...)
+}
+
+// emitJSON prints JSON for -o json: shaped by --json and --jq when
+// asked, otherwise as it is. raw is masked already.
+func (a *app) emitJSON(raw []byte) error {
+	if a.shape.active() {
+		return a.shape.emit(a, raw)
+	}
+	return writeJSON(a.out, raw)
 }
 
 // writeJSON prints the answer as the service wrote it, with one newline:

@@ -187,7 +187,16 @@ func payoutsCmd(a *app) *cobra.Command {
 						return err
 					}
 				}
-				return a.printList(raw, l)
+				if err := a.printList(raw, l); err != nil {
+					return err
+				}
+				// One page of more: say so where a person looks and a
+				// script's stdout is not disturbed.
+				if next := page.Offset + len(page.Payouts); page.Total > next && len(page.Payouts) > 0 {
+					fmt.Fprintf(a.env.stderr, "paykit: %s of %s payouts shown; use --all for every one, or --offset %d for the next page\n",
+						thousands(len(page.Payouts)), thousands(page.Total), next)
+				}
+				return nil
 			}
 			return a.listAll(ctx, c, lp)
 		},
@@ -316,7 +325,7 @@ func (a *app) listAll(ctx context.Context, c *paykit.Client, lp paykit.ListPayou
 	}
 	// The service counted the payouts at --to (see inWindow).
 	total -= dropped
-	if a.output == "json" {
+	if a.output == "json" && !a.quiet {
 		if raws == nil {
 			raws = []json.RawMessage{}
 		}
@@ -327,7 +336,7 @@ func (a *app) listAll(ctx context.Context, c *paykit.Client, lp paykit.ListPayou
 		if err != nil {
 			return err
 		}
-		return writeJSON(a.out, b)
+		return a.emitJSON(b)
 	}
 	return a.printList(nil, l) // table or csv: raw is not used
 }

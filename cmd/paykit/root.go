@@ -98,6 +98,11 @@ type app struct {
 	sensitive []string
 	// cap is the transport of the last client built, for -o json.
 	cap *capture
+	// jsonFields, jq and quiet are --json, --jq and -q; shape is what
+	// they parse into (see shape.go).
+	jsonFields, jq string
+	quiet          bool
+	shape          *shape
 }
 
 // version is the SDK's version (paykit.Version, the constant the root
@@ -150,6 +155,9 @@ func newRoot(a *app) *cobra.Command {
 	pf.BoolVar(&a.localTime, "local-time", false, "show times in the local time zone instead of UTC (table and csv)")
 	pf.BoolVar(&a.unmask, "unmask", false, "show card and phone numbers in full (they are masked by default, -o json included)")
 	pf.DurationVar(&a.timeout, "timeout", 0, "give up on the whole command after this long (default: no limit; each HTTP attempt gives up after 30s)")
+	pf.StringVar(&a.jsonFields, "json", "", "print these fields of the answer as JSON (of each item of a list), such as --json id,status,amount")
+	pf.StringVar(&a.jq, "jq", "", "filter the JSON answer with a jq expression (strings print raw), such as --jq '.payouts[].id'")
+	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print ids alone, one a line")
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		switch a.output {
@@ -161,6 +169,14 @@ func newRoot(a *app) *cobra.Command {
 			return usagef("--timeout must not be negative")
 		}
 		a.profileSet = cmd.Flags().Changed("profile")
+		sh, err := parseShape(cmd.Context(), a.jsonFields, a.jq, a.quiet, a.output, cmd.Flags().Changed("output"))
+		if err != nil {
+			return err
+		}
+		a.shape = sh
+		if sh.active() {
+			a.output = "json"
+		}
 		return nil
 	}
 	root.AddCommand(paymentsCmd(a), disputesCmd(a), payoutsCmd(a), terminalsCmd(a), balanceCmd(a), banksCmd(a),
