@@ -103,6 +103,8 @@ type app struct {
 	jsonFields, jq string
 	quiet          bool
 	shape          *shape
+	// outputSet: -o was given on the command line.
+	outputSet bool
 }
 
 // version is the SDK's version (paykit.Version, the constant the root
@@ -169,6 +171,7 @@ func newRoot(a *app) *cobra.Command {
 			return usagef("--timeout must not be negative")
 		}
 		a.profileSet = cmd.Flags().Changed("profile")
+		a.outputSet = cmd.Flags().Changed("output")
 		sh, err := parseShape(cmd.Context(), a.jsonFields, a.jq, a.quiet, a.output, cmd.Flags().Changed("output"))
 		if err != nil {
 			return err
@@ -180,7 +183,7 @@ func newRoot(a *app) *cobra.Command {
 		return nil
 	}
 	root.AddCommand(paymentsCmd(a), disputesCmd(a), payoutsCmd(a), terminalsCmd(a), balanceCmd(a), banksCmd(a),
-		transfersCmd(a), withdrawalsCmd(a), doctorCmd(a), waitCmd(a), sandboxCmd(a), configHelpTopic(), authCmd(a))
+		transfersCmd(a), withdrawalsCmd(a), doctorCmd(a), waitCmd(a), sandboxCmd(a), configHelpTopic(), authCmd(a), apiCmd(a))
 	// cobra's own help and completion commands get examples too: every
 	// command's --help shows one.
 	root.InitDefaultHelpCmd()
@@ -398,7 +401,11 @@ func (a *app) confirm(ctx context.Context, what, amount string) error {
 	}
 	live := a.cred != nil && a.cred.live
 	if live {
-		fmt.Fprintf(a.env.stderr, "%s on %s?\nThis is a LIVE profile: type the amount (%s) or the profile's name to confirm: ", what, a.target(), amount)
+		if amount != "" {
+			fmt.Fprintf(a.env.stderr, "%s on %s?\nThis is a LIVE profile: type the amount (%s) or the profile's name to confirm: ", what, a.target(), amount)
+		} else {
+			fmt.Fprintf(a.env.stderr, "%s on %s?\nThis is a LIVE profile: type the profile's name to confirm: ", what, a.target())
+		}
 	} else {
 		fmt.Fprintf(a.env.stderr, "%s on %s? [y/N] ", what, a.target())
 	}
@@ -414,7 +421,7 @@ func (a *app) confirm(ctx context.Context, what, amount string) error {
 		return &interruptedError{what: "nothing was sent"}
 	case s := <-answer:
 		switch {
-		case live && (s == amount || s == a.cred.profile):
+		case live && (amount != "" && s == amount || s == a.cred.profile):
 			return nil
 		case !live && (strings.EqualFold(s, "y") || strings.EqualFold(s, "yes")):
 			return nil
