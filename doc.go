@@ -8,10 +8,33 @@
 // sentinels of this package (ErrDuplicateExtID, ErrInsufficientFunds, …) or
 // with errors.As against *Error and *ValidationError.
 //
+//	c, err := paykit.NewClient(baseURL, apiKey, paykit.HMACSigner(secret))
+//	if err != nil {
+//		return err
+//	}
+//	p, err := c.CreatePayment(ctx, paykit.CreatePaymentParams{
+//		ExtID:  "order-1001",                         // your order id: what makes a retry safe
+//		Amount: decimal.RequireFromString("1500.50"), // RUB, never float64
+//	})
+//	if errors.Is(err, paykit.ErrUnknownOutcome) {
+//		// The answer was lost: the payment may exist. Read it back by ext_id
+//		// (c.GetPaymentByExtID) before creating it again.
+//		return err
+//	}
+//	if err != nil {
+//		return err
+//	}
+//	// Send the payer to p.PaymentURL, or show p.Requisites, before p.ValidUntil.
+//	fmt.Println(p.ExtID, p.Status, p.Amount.StringFixed(2), p.Currency) // order-1001 PENDING 1500.50 RUB
+//
+// Example_firstCall runs it against the sandbox, the in-process stand-in for
+// the service (package sandbox; sandbox/sandboxtest for tests).
+//
 // Before going live, call [Client.CheckCredentials] once at startup: it tells
 // whether the service accepts the API key and the signing scheme.
 //
-// See the README for the retry and idempotency guarantees of each operation.
+// The retry and idempotency guarantees of each operation are in the
+// repository's docs/calls.md (the README has the short version).
 //
 // Every answer is checked by the operation it answers, not call by call: a
 // write's 2xx must carry what makes it the resource (id, ext_id, amount,

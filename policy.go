@@ -109,6 +109,21 @@ var (
 	opCheckCredentials = &operation{name: "CheckCredentials", method: http.MethodGet, route: "/v1/balance"}
 )
 
+// operations is the table as one list, in SPEC.md's order, so that code and
+// tests can range over every endpoint: operations_test.go checks each row's
+// method and route against openapi.yaml and the sandbox's routes, and names
+// what is missing when an endpoint is added in one place only.
+// CheckCredentials is a second row for GET /v1/balance (a read whose
+// purpose is the credentials, not the balance).
+var operations = []*operation{
+	opCreatePayment, opGetPayment, opGetPaymentByExtID, opConfirmPayment, opCancelPayment,
+	opOpenDispute, opCancelDispute,
+	opCreatePayout, opListPayouts, opGetPayout, opGetPayoutByExtID,
+	opListTerminals, opGetBalance, opListBanks, opCreateTransfer,
+	opCreateWithdrawal, opGetWithdrawal, opGetWithdrawalFee,
+	opCheckCredentials,
+}
+
 // doOperation is a Client.Do call's row: a GET is a read; anything else a
 // money move, since the SDK cannot know what it does.
 func doOperation(method, path string) *operation {

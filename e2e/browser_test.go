@@ -57,11 +57,11 @@ func init() {
 	}
 }
 
-// screenshotPath is where -update writes the README's dashboard image.
+// screenshotPath is where -update writes the dashboard image of sandbox/README.md.
 const screenshotPath = "../docs/dashboard.png"
 
 // maxScreenshotBytes keeps the committed image small enough for the repo
-// and for the README to load quickly.
+// and for sandbox/README.md to load quickly.
 const maxScreenshotBytes = 200 << 10
 
 // findBrowser returns the path of a Chromium or Chrome binary, or "".
@@ -495,7 +495,7 @@ func TestBrowserAutoRefresh(t *testing.T) {
 	}
 }
 
-// The README's screenshot: a dashboard with payments in every state the
+// The screenshot of sandbox/README.md: a dashboard with payments in every state the
 // tester acts on. The test always renders and checks it; -update writes
 // it to docs/dashboard.png.
 func TestBrowserDashboardScreenshot(t *testing.T) {
