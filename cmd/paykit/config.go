@@ -201,17 +201,25 @@ func readProfile(path, profile string) (map[string]string, error) {
 	return out, nil
 }
 
-// stripComment removes an inline comment: a # or ; after white space
-// (a URL's #fragment or a value's ; has none before it, and neither
-// appears in a base64 secret), then the surrounding white space.
+// stripComment removes an inline comment (see commentIndex), then the
+// surrounding white space.
 func stripComment(v string) string {
-	for i := 1; i < len(v); i++ {
-		if (v[i] == '#' || v[i] == ';') && (v[i-1] == ' ' || v[i-1] == '\t') {
-			v = v[:i]
-			break
-		}
+	if i := commentIndex(v); i >= 0 {
+		v = v[:i]
 	}
 	return strings.TrimSpace(v)
+}
+
+// commentIndex is where an inline comment starts in v: a # or ; after
+// white space (a URL's #fragment or a value's ; has none before it, and
+// neither appears in a base64 secret); -1 when there is none.
+func commentIndex(v string) int {
+	for i := 1; i < len(v); i++ {
+		if (v[i] == '#' || v[i] == ';') && (v[i-1] == ' ' || v[i-1] == '\t') {
+			return i
+		}
+	}
+	return -1
 }
 
 // shellQuote quotes a word for a printed command (the chmod, the command
@@ -231,12 +239,20 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-const configExample = "  paykit --profile sandbox balance\n  PAYKIT_PROFILE=staging paykit doctor"
+const configExample = "  paykit --profile staging config set base_url https://staging.example.com\n" +
+	"  paykit --profile staging config set secret - < secret.txt\n  paykit config list\n" +
+	"  paykit --profile sandbox balance\n  PAYKIT_PROFILE=staging paykit doctor"
+
+func configCmd(a *app) *cobra.Command {
+	cmd := configHelpTopic()
+	cmd.AddCommand(newCmdConfigInit(a, nil), newCmdConfigSet(a, nil), newCmdConfigGet(a, nil), newCmdConfigList(a, nil))
+	return cmd
+}
 
 func configHelpTopic() *cobra.Command {
 	return &cobra.Command{
 		Use:   "config",
-		Short: "Where credentials come from (help topic)",
+		Short: "Where credentials come from, and init, set, get and list of the config file",
 		Long: `Credentials come from a profile of the config file, or from PAYKIT_BASE_URL,
 PAYKIT_API_KEY and PAYKIT_SECRET:
 
@@ -268,9 +284,9 @@ paykit refuses it otherwise, exit 4.
 The profile "sandbox" needs no file: it targets a local sandbox
 (paykit sandbox) at ` + sandboxBaseURL + ` with its default credentials.
 
-Examples:
-` + configExample,
-		// A help topic (no Run) prints Long alone: the example is in it too.
+paykit config init writes a commented file (0600); config set changes one key of a
+profile keeping the rest, comments included; config get and list print api_key and
+secret as fingerprints, never the values.`,
 		Example: configExample,
 	}
 }

@@ -183,7 +183,7 @@ func newRoot(a *app) *cobra.Command {
 		return nil
 	}
 	root.AddCommand(paymentsCmd(a), disputesCmd(a), payoutsCmd(a), terminalsCmd(a), balanceCmd(a), banksCmd(a),
-		transfersCmd(a), withdrawalsCmd(a), doctorCmd(a), waitCmd(a), sandboxCmd(a), configHelpTopic(), authCmd(a), apiCmd(a))
+		transfersCmd(a), withdrawalsCmd(a), doctorCmd(a), waitCmd(a), sandboxCmd(a), configCmd(a), authCmd(a), apiCmd(a))
 	// cobra's own help and completion commands get examples too: every
 	// command's --help shows one.
 	root.InitDefaultHelpCmd()
