@@ -189,6 +189,7 @@ func newRoot(a *app) *cobra.Command {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	strictGroups(root)
+	registerCompletions(a, root)
 	for _, c := range root.Commands() {
 		switch c.Name() {
 		case "help":

@@ -107,3 +107,30 @@ func TestSandboxControls(t *testing.T) {
 		t.Fatal("the payment survived sandbox reset")
 	}
 }
+
+// TestCompletionOfValues: Tab completes profile names (the config file's
+// and the built-in sandbox), terminal ids and bank codes (from the service
+// the command line would use), with their names as descriptions.
+func TestCompletionOfValues(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("", "__complete", "transfers", "create", "--from", "")
+	if r.code != 0 || !strings.Contains(r.stdout, "term_sandbox_main\tMain terminal\n") || !strings.Contains(r.stdout, "term_sandbox_reserve\t") {
+		t.Fatalf("terminal ids: %q %q", r.stdout, r.stderr)
+	}
+	r = e.run("", "__complete", "withdrawals", "create", "--terminal", "")
+	if !strings.Contains(r.stdout, "term_sandbox_main\t") {
+		t.Fatalf("withdrawals --terminal: %q", r.stdout)
+	}
+	r = e.run("", "__complete", "payouts", "create", "--bank", "")
+	if !strings.Contains(r.stdout, "sber\tSberbank\n") || strings.Contains(r.stdout, "gazprom") {
+		t.Fatalf("bank codes (active ones): %q", r.stdout)
+	}
+	path := t.TempDir() + "/config"
+	if r := e.runEnv(map[string]string{"PAYKIT_CONFIG": path}, "", "--profile", "ops", "config", "set", "base_url", "https://x.example.com"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	r = e.runEnv(map[string]string{"PAYKIT_CONFIG": path}, "", "__complete", "--profile", "")
+	if !strings.Contains(r.stdout, "ops\n") || !strings.Contains(r.stdout, "sandbox\tthe local sandbox") {
+		t.Fatalf("profiles: %q", r.stdout)
+	}
+}
