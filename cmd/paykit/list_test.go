@@ -1,9 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -47,5 +52,30 @@ func TestPayoutWindowHalfOpen(t *testing.T) {
 				t.Errorf("%v: the table shows the payout %d times; want %d", args, got, want[name])
 			}
 		}
+	}
+}
+
+// TestListAllStuck: a service that ignores offset (the same payout on
+// every page, a total it never reaches) ends payouts list --all with exit
+// 1 and the SDK's reason after two pages, not an endless loop, and prints
+// nothing on stdout.
+func TestListAllStuck(t *testing.T) {
+	pages := 0
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		pages++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"payouts":[{"id":"00000000-0000-4000-8000-000000000001","ext_id":"a","amount":1,"currency":"RUB","method":"card","status":"pending","created_at":"2026-11-03T09:30:00Z"}],"total":1000000,"limit":1,"offset":%s}`,
+			cmp.Or(r.URL.Query().Get("offset"), "0"))
+	}))
+	t.Cleanup(srv.Close)
+	e := &testEnv{t: t}
+	r := e.runEnv(map[string]string{"PAYKIT_BASE_URL": srv.URL, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": testSecret}, "", "payouts", "list", "--all", "--limit", "1", "-o", "csv")
+	mu.Lock()
+	defer mu.Unlock()
+	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "no payout not already seen") || pages != 2 {
+		t.Fatalf("exit %d after %d pages, stdout %q, stderr %q", r.code, pages, r.stdout, r.stderr)
 	}
 }

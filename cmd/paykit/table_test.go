@@ -66,3 +66,16 @@ func TestTableDisplayWidth(t *testing.T) {
 		t.Fatalf("the second column starts at %d, want %d:\n%s", col, len("Сбербанк")/2+2, out.String())
 	}
 }
+
+// TestLocalTime: times are UTC unless --local-time asks for the local zone.
+func TestLocalTime(t *testing.T) {
+	e := newEnv(t)
+	vars := map[string]string{"PAYKIT_BASE_URL": e.srv.URL, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": testSecret, "TZ": "Asia/Tokyo"}
+	if r := e.runEnv(vars, "", "payments", "create", "--ext-id", "o-1", "--amount", "100"); !strings.Contains(r.stdout, "created_at:   2026-11-03T09:30:00Z\n") {
+		t.Fatalf("default: %q %q", r.stdout, r.stderr)
+	}
+	r := e.runEnv(vars, "", "payments", "get", "--ext-id", "o-1", "--local-time")
+	if !strings.Contains(r.stdout, "created_at:   2026-11-03T18:30:00+09:00\n") || !strings.Contains(r.stdout, "valid_until:  2026-11-03T18:50:00+09:00\n") {
+		t.Fatalf("--local-time in Asia/Tokyo: %q %q", r.stdout, r.stderr)
+	}
+}
