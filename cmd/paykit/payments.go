@@ -92,50 +92,68 @@ func decimalArg(flag, s, cur string) (decimal.Decimal, error) {
 func paymentsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{Use: "payments", Short: "Create, read, confirm and cancel RUB payments",
 		Example: "  paykit payments create --ext-id order-1001 --amount 1500.00 --method SBP\n  paykit payments get --ext-id order-1001"}
+	cmd.AddCommand(newCmdPaymentsCreate(a, nil), newCmdPaymentsGet(a, nil), newCmdPaymentsConfirm(a, nil), newCmdPaymentsCancel(a, nil))
+	return cmd
+}
 
-	var p paykit.CreatePaymentParams
-	var amount, method, country string
-	create := &cobra.Command{
+// PaymentsCreateOptions are payments create's flags.
+type PaymentsCreateOptions struct {
+	app    *app
+	Params paykit.CreatePaymentParams
+	// Amount, Method and Country are the flags as typed.
+	Amount, Method, Country string
+}
+
+func newCmdPaymentsCreate(a *app, runF func(context.Context, *PaymentsCreateOptions) error) *cobra.Command {
+	opts := &PaymentsCreateOptions{app: a}
+	cmd := &cobra.Command{
 		Use:     "create --ext-id ID --amount RUB",
 		Short:   "Create a payment and print the requisites the payer transfers to",
 		Example: "  paykit payments create --ext-id order-1001 --amount 1500.00 --method SBP --bank sber",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := decimalArg("amount", amount, "RUB")
-			if err != nil {
-				return err
-			}
-			p.Amount, p.Method, p.Country = d, paykit.PaymentMethod(method), paykit.Country(country)
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
 			ctx, cancel := a.ctx(cmd)
 			defer cancel()
-			got, err := c.CreatePayment(ctx, p)
-			if err != nil {
-				show := "paykit payments get --ext-id " + shellQuote(p.ExtID)
-				return duplicate(settle(err, show), show)
+			if runF != nil {
+				return runF(ctx, opts)
 			}
-			return a.printRecord(a.cap.last(), paymentRecord(a, got))
+			return runPaymentsCreate(ctx, opts)
 		},
 	}
-	f := create.Flags()
+	p := &opts.Params
+	f := cmd.Flags()
 	f.StringVar(&p.ExtID, "ext-id", "", "your order id, unique (required)")
-	f.StringVar(&amount, "amount", "", "amount in RUB, 100 to 300000 (required)")
-	f.StringVar(&method, "method", "", "CARD, SBP, SIM or CROSS_BORDER (default: the service's, CARD)")
+	f.StringVar(&opts.Amount, "amount", "", "amount in RUB, 100 to 300000, at most two decimals (required)")
+	f.StringVar(&opts.Method, "method", "", "CARD, SBP, SIM or CROSS_BORDER (default: the service's, CARD)")
 	f.StringVar(&p.Bank, "bank", "", "bank code (see paykit banks)")
-	f.StringVar(&country, "country", "", "TJ, KZ, UZ or KG, for CROSS_BORDER")
+	f.StringVar(&opts.Country, "country", "", "TJ, KZ, UZ or KG, for CROSS_BORDER")
 	f.StringVar(&p.ClientID, "client-id", "", "the payer's id in your system")
 	f.StringVar(&p.NotifyURL, "notify-url", "", "webhook URL for this payment")
 	f.StringVar(&p.NotificationToken, "notification-token", "", "secret the service sends back in X-Notification-Token with each webhook of this payment (never printed)")
-	_ = create.MarkFlagRequired("ext-id")
-	_ = create.MarkFlagRequired("amount")
-	_ = create.RegisterFlagCompletionFunc("method", cobra.FixedCompletions([]string{"CARD", "SBP", "SIM", "CROSS_BORDER"}, cobra.ShellCompDirectiveNoFileComp))
-	_ = create.RegisterFlagCompletionFunc("country", cobra.FixedCompletions([]string{"TJ", "KZ", "UZ", "KG"}, cobra.ShellCompDirectiveNoFileComp))
-
-	cmd.AddCommand(create, newCmdPaymentsGet(a, nil), newCmdPaymentsConfirm(a, nil), newCmdPaymentsCancel(a, nil))
+	_ = cmd.MarkFlagRequired("ext-id")
+	_ = cmd.MarkFlagRequired("amount")
+	_ = cmd.RegisterFlagCompletionFunc("method", cobra.FixedCompletions([]string{"CARD", "SBP", "SIM", "CROSS_BORDER"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("country", cobra.FixedCompletions([]string{"TJ", "KZ", "UZ", "KG"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+func runPaymentsCreate(ctx context.Context, opts *PaymentsCreateOptions) error {
+	a, p := opts.app, opts.Params
+	d, err := decimalArg("amount", opts.Amount, "RUB")
+	if err != nil {
+		return err
+	}
+	p.Amount, p.Method, p.Country = d, paykit.PaymentMethod(opts.Method), paykit.Country(opts.Country)
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	got, err := c.CreatePayment(ctx, p)
+	if err != nil {
+		show := "paykit payments get --ext-id " + shellQuote(p.ExtID)
+		return duplicate(settle(err, show), show)
+	}
+	return a.printRecord(a.cap.last(), paymentRecord(a, got))
 }
 
 // paymentRef names a payment by the service's id or by the merchant's

@@ -377,10 +377,15 @@ func (a *app) credentials() (*credentials, error) {
 // settles, which is what it is for, and payouts list --all pages until the
 // service's total, however long a month of payouts takes.
 func (a *app) ctx(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	return a.bound(cmd.Context())
+}
+
+// bound is ctx bounded by --timeout, when given.
+func (a *app) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	if a.timeout == 0 {
-		return context.WithCancel(cmd.Context())
+		return context.WithCancel(ctx)
 	}
-	return context.WithTimeout(cmd.Context(), a.timeout)
+	return context.WithTimeout(ctx, a.timeout)
 }
 
 // confirm asks before a money move. Off a terminal it refuses unless --yes
