@@ -29,10 +29,18 @@ var plainRewrites = []struct {
 	{regexp.MustCompile(`strconv\.ParseBool: parsing "[^"]*": invalid syntax`), "not true or false"},
 	{regexp.MustCompile(`strconv\.Parse[A-Za-z]+: parsing "[^"]*": value out of range`), "out of range"},
 	{regexp.MustCompile(`time: (?:invalid|missing unit in) duration "[^"]*"`), "not a duration such as 30s, 5m or 1h"},
-	// An SDK operation's name before its error (after the strconv ones,
-	// whose ParseInt would match too).
-	{regexp.MustCompile(`\b[A-Z][a-z]+(?:[A-Z][a-z]*)+: `), ""},
+	// An SDK operation's name before its error; only the SDK's names, so
+	// that a service's message ("ExtId: required") keeps its words.
+	{regexp.MustCompile(`\b(?:` + strings.Join(sdkNames, "|") + `): `), ""},
 }
+
+// sdkNames are the SDK's functions whose names prefix its errors: the
+// Client's methods (TestSDKNamesCovered keeps the list whole) and
+// NewClient.
+var sdkNames = []string{"AllPayouts", "CancelDispute", "CancelPayment", "CheckCredentials", "ConfirmPayment", "CreatePayment",
+	"CreatePayout", "CreateTransfer", "CreateWithdrawal", "Do", "GetBalance", "GetPayment", "GetPaymentByExtID", "GetPayout",
+	"GetPayoutByExtID", "GetWithdrawal", "GetWithdrawalFee", "ListBanks", "ListPayouts", "ListTerminals", "NewClient",
+	"OpenDispute", "WaitPayment", "WaitPayout"}
 
 // plain is msg in operator words (see plainRewrites).
 func plain(msg string) string {

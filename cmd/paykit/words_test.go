@@ -2,8 +2,12 @@ package main
 
 import (
 	"net"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	paykit "github.com/paykit-dev/paykit-go"
 )
 
 // TestPlainWords: errors reach the operator without SDK function names,
@@ -53,5 +57,22 @@ func TestOperatorWordsEndToEnd(t *testing.T) {
 	r := e.runEnv(map[string]string{"PAYKIT_BASE_URL": base, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": testSecret}, "", "payouts", "get", "--ext-id", "x")
 	if r.code != 1 || r.stderr != "paykit: cannot connect to "+base+": connection refused\n" {
 		t.Fatalf("no service: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// TestSDKNamesCovered: every method of the SDK's Client that can fail is
+// in sdkNames, so a new one's name does not reach operators.
+func TestSDKNamesCovered(t *testing.T) {
+	ct := reflect.TypeOf(&paykit.Client{})
+	errType := reflect.TypeOf((*error)(nil)).Elem()
+	for i := range ct.NumMethod() {
+		m := ct.Method(i)
+		fails := false
+		for j := range m.Type.NumOut() {
+			fails = fails || m.Type.Out(j) == errType
+		}
+		if fails && !slices.Contains(sdkNames, m.Name) && m.Name != "AllPayouts" {
+			t.Errorf("the SDK's Client.%s is not in sdkNames", m.Name)
+		}
 	}
 }
