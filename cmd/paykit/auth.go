@@ -98,7 +98,11 @@ func runAuthStatus(_ context.Context, opts *AuthStatusOptions) error {
 		return a.emitJSON(b)
 	}
 	var r record
-	r.add("profile", st.Profile)
+	profile := st.Profile
+	if profile == "" {
+		profile = "(none)"
+	}
+	r.add("profile", profile)
 	r.add("profile_from", st.ProfileFrom)
 	r.add("host", st.Host)
 	r.add("base_url", st.BaseURL)

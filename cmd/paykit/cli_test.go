@@ -184,6 +184,7 @@ var (
 	maskedRE = regexp.MustCompile(`(\*{6,})[0-9]{4}`)
 	holderRE = regexp.MustCompile(`"holder":"[^"]*"`)
 	portRE   = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`)
+	hostRE   = regexp.MustCompile(`\b127\.0\.0\.1:[0-9]+`)
 	provRE   = regexp.MustCompile(`prv_[0-9a-f]+`)
 	tmpRE    = regexp.MustCompile(`\S*/(receipt\.png|notes\.txt)`)
 	// doctor's measures: the latency and the clock skew.
@@ -196,6 +197,7 @@ var (
 func normalise(s string) string {
 	s = uuidRE.ReplaceAllString(s, "<uuid>")
 	s = portRE.ReplaceAllString(s, "<base>")
+	s = hostRE.ReplaceAllString(s, "<host>")
 	s = provRE.ReplaceAllString(s, "prv_<id>")
 	s = tmpRE.ReplaceAllString(s, "<dir>/$1")
 	s = latencyRE.ReplaceAllString(s, "median of 3: <d> (fastest <d>)")
