@@ -5,8 +5,19 @@
 //
 //	paykit payments get --ext-id order-1001
 //	paykit payouts list --all --from 2026-11-01 --to 2026-12-01 -o csv > november.csv
+//	paykit wait payout --ext-id payout-77 --exit-status --timeout 30m
+//	paykit auth status
 //	paykit doctor
 //	paykit sandbox
+//	paykit --profile sandbox sandbox verify 3f0c... completed
+//	paykit api GET '/v1/payouts?status=failed' --jq '.payouts[].id'
+//
+// # Layout
+//
+// Each command is an options struct, a constructor newCmdX(a, runF) that
+// fills it from the command line and a runX(ctx, opts) that does the work,
+// as gh's commands are: a test passes its own runF to check the parsing,
+// or calls runX in this process against a sandbox, without the binary.
 //
 // # Command library
 //
@@ -40,8 +51,12 @@
 // paykit refuses it (exit 4) and prints the chmod that fixes it, as ssh does
 // for keys. The profile "sandbox" needs no file: it targets a local sandbox
 // (http://127.0.0.1:8080 with the sandbox's default credentials) unless the
-// file defines it. No secret is ever printed: not on stdout, stderr, -v logs
-// or a crash message.
+// file defines it. A profile with live = true needs its money moves
+// confirmed by typing the amount or the profile's name. paykit config
+// init|set|get|list edits the file (0600, comments kept); paykit auth
+// status says which profile, host and credentials a command would use, the
+// API key as a fingerprint. No secret is ever printed: not on stdout,
+// stderr, -v logs or a crash message.
 //
 // # Output
 //
@@ -54,7 +69,10 @@
 // capture in output.go), card and phone numbers masked unless --unmask.
 // -o csv is for spreadsheets (RFC 4180, a header row, every column on
 // every row, amounts as plain decimal text with the currency in a column
-// of its own, formula-looking text cells prefixed with ').
+// of its own, formula-looking text cells prefixed with '). --json FIELDS
+// keeps those fields of the answer (of each item of a list), --jq EXPR
+// filters it with gojq, -q prints ids alone; all after masking. A single
+// page of payouts that is not all of them says so on stderr.
 //
 // # Money moves
 //
