@@ -17,7 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"golang.org/x/sys/unix"
+
+	paykit "github.com/paykit-dev/paykit-go"
 )
 
 // tty is a pseudo-terminal: the binary gets slave, the test reads and
@@ -284,4 +287,27 @@ func TestTerminalInterruptAtPrompt(t *testing.T) {
 	if n := e.sb.RequestCount("POST", "/v1/payouts"); n != 0 {
 		t.Fatalf("an interrupted payout was sent (%d requests)", n)
 	}
+}
+
+// TestTerminalWaitStatusLine: on a terminal's stderr, wait keeps one
+// status line, rewritten at each read, and clears it before its verdict.
+func TestTerminalWaitStatusLine(t *testing.T) {
+	e := newEnv(t)
+	p, err := e.sdk.CreatePayment(context.Background(), paykit.CreatePaymentParams{ExtID: "pty-wait", Amount: decimal.RequireFromString("300.00")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty := openTTY(t)
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	cmd, out, cancel := e.start(devnull, tty.slave, "wait", "payment", p.ID, "--interval", "10ms", "--timeout", "500ms", "--exit-status")
+	defer cancel()
+	if code := exitCode(cmd.Wait()); code != 6 || !strings.Contains(out.String(), "status:       PENDING\n") {
+		t.Fatalf("exit %d, stdout %q", code, out.String())
+	}
+	tty.waitFor("\r\x1b[Kpayment " + p.ID + ": PENDING (read 2, ")
+	tty.waitFor("\r\x1b[Kpaykit: payment " + p.ID + " not settled within --timeout")
 }
