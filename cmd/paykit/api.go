@@ -87,7 +87,11 @@ func runAPI(ctx context.Context, opts *APIOptions) error {
 	}
 	var out json.RawMessage
 	if err := c.Do(ctx, opts.Method, opts.Path, body, &out); err != nil {
-		return settle(err, apiSettle(opts))
+		show := apiSettle(opts)
+		if show == "" {
+			return settle(err, show)
+		}
+		return duplicate(settle(err, show), show)
 	}
 	if len(bytes.TrimSpace(out)) == 0 {
 		return nil

@@ -51,6 +51,10 @@ func TestAPICommand(t *testing.T) {
 	if got, err := e.sdk.GetPayoutByExtID(context.Background(), "api-1"); err != nil || got.Amount.String() != "12.5" {
 		t.Fatalf("the payout api created: %v %v", got, err)
 	}
+	r = e.run("", "api", "POST", "/v1/payouts", "--data", data, "--yes")
+	if r.code != 1 || !strings.HasSuffix(r.stderr, "It exists already; show it with:\n  paykit payouts get --ext-id api-1\n") {
+		t.Fatalf("api POST of a duplicate ext_id: exit %d, %q", r.code, r.stderr)
+	}
 	host := strings.TrimPrefix(e.srv.URL, "http://")
 	r = e.inProcess("n\n", "api", "POST", "/v1/transfers", "--data", `{"from_terminal_id":"a","to_terminal_id":"b","amount":1}`)
 	if r.code != 2 || !strings.Contains(r.stderr, "POST /v1/transfers on "+host+" (credentials from the environment)? [y/N] ") ||
