@@ -307,20 +307,22 @@ func TestReconcileComparesEverything(t *testing.T) {
 	})
 }
 
-// Point 7: a Retry-After too large for any integer is a refusal answered
-// at once, not a retry at once.
+// Point 7: a Retry-After too large for any integer, or a date in year
+// 9999, is a refusal answered at once, not a retry at once.
 func TestRetryAfterOverflowNotRetried(t *testing.T) {
 	t.Parallel()
-	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n.Add(1)
-		w.Header().Set("Retry-After", "99999999999999999999")
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}))
-	t.Cleanup(srv.Close)
-	_, err := sandboxClient(t, srv.URL).GetBalance(bg)
-	require.ErrorIs(t, err, paykit.ErrInternal)
-	assert.Equal(t, int32(1), n.Load())
+	for _, header := range []string{"99999999999999999999", "Fri, 31 Dec 9999 23:59:59 GMT"} {
+		var n atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n.Add(1)
+			w.Header().Set("Retry-After", header)
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}))
+		t.Cleanup(srv.Close)
+		_, err := sandboxClient(t, srv.URL).GetBalance(bg)
+		require.ErrorIs(t, err, paykit.ErrInternal, header)
+		assert.Equal(t, int32(1), n.Load(), header)
+	}
 }
 
 // Issue 16, point 9: a signer that fails on a retry keeps what the

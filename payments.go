@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 // PaymentMethod is how the payer transfers the money.
@@ -114,7 +116,10 @@ type Payment struct {
 	// Currency is "RUB" for every payment of this API.
 	Currency string `json:"currency"`
 	// Status is normalised to the upper-case constants (the dispute
-	// responses send lower case); an unknown value is kept as sent.
+	// responses send lower case); an unknown value is kept as sent. It is
+	// "" when the answer carried none ("status": null or missing): a read
+	// needs only its identity, so such a payment still decodes, but ""
+	// is no state, and WaitPayment reads again.
 	Status PaymentStatus `json:"status"`
 	// Method decides how Requisites read (card or phone, domestic or
 	// cross-border).
@@ -134,14 +139,15 @@ type Payment struct {
 	// Message is only set by ConfirmPayment: the service's note that the
 	// confirmation was received and verification is awaited.
 	Message string `json:"message,omitempty"`
-	// Dispute is set by OpenDispute, nil otherwise.
+	// Dispute is set from OpenDispute's answer, nil otherwise (and after an
+	// OpenDispute settled by reading the payment back).
 	Dispute *Dispute `json:"dispute,omitempty"`
 	// Reconciled is true when the call's own answer was lost or unusable
 	// and the SDK established, by reading the payment back, that the call
 	// had taken effect. The payment is then the read-back copy, without
 	// what a GET does not carry: Message, and for CROSS_BORDER the
-	// requisites' BankName, Country, Currency and AmountLocal (Dispute is
-	// filled from OpenDispute's params). Never set by decoding JSON.
+	// requisites' BankName, Country, Currency and AmountLocal, and Dispute.
+	// Nothing is filled from the call's params. Never set by decoding JSON.
 	Reconciled bool `json:"-"`
 }
 
@@ -276,14 +282,14 @@ func (d *Dispute) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Payment amount bounds of the API, in RUB.
+// Payment amount bounds of the API, in RUB, both inclusive.
 var (
-	MinPaymentAmount = decimal.NewFromInt(100)
-	MaxPaymentAmount = decimal.NewFromInt(300000)
+	MinPaymentAmount = decimal.NewFromInt(spec.MinPaymentAmount)
+	MaxPaymentAmount = decimal.NewFromInt(spec.MaxPaymentAmount)
 )
 
 // MaxExtIDLength is the longest payment ext_id, in characters.
-const MaxExtIDLength = 255
+const MaxExtIDLength = spec.MaxExtIDLength
 
 // CreatePaymentParams are the inputs of CreatePayment. Optional fields left
 // empty are not sent, and the service then chooses (method CARD, a bank).
@@ -291,7 +297,8 @@ type CreatePaymentParams struct {
 	// ExtID is the merchant's unique order id, 1 to 255 characters. It is
 	// also what makes CreatePayment safe to retry.
 	ExtID string
-	// Amount in RUB, from 100 to 300000; sent with exactly its digits.
+	// Amount in RUB, from 100 to 300000, at most two decimals (1500.50;
+	// 1500.500 too); sent with exactly its digits.
 	Amount decimal.Decimal
 	// Method defaults to MethodCard on the service's side.
 	Method PaymentMethod
@@ -467,7 +474,7 @@ type Attachment struct {
 
 // MaxAttachmentSize is the largest receipt ConfirmPayment sends: the spec's
 // 10 MB, in decimal bytes (10,000,000), as the sandbox counts them too.
-const MaxAttachmentSize = 10_000_000
+const MaxAttachmentSize = spec.MaxAttachmentSize
 
 // ConfirmPayment tells the service that the payer has paid, optionally with
 // an image of the receipt (nil sends none). The payment moves to PROCESSING.
@@ -568,8 +575,8 @@ func (c *Client) CancelPayment(ctx context.Context, id string) (*Payment, error)
 
 // OpenDisputeParams are the inputs of OpenDispute; every field is optional.
 type OpenDisputeParams struct {
-	// Amount is what the payer actually paid, if it differs; zero means not
-	// given and is not sent.
+	// Amount is what the payer actually paid, if it differs, in RUB with
+	// at most two decimals; zero means not given and is not sent.
 	Amount decimal.Decimal
 	// ReceiptURL links to the receipt or a screenshot.
 	ReceiptURL string
@@ -588,35 +595,23 @@ type openDisputeBody struct {
 // Dispute.
 //
 // A retry that finds a dispute already open (DIS_002, an earlier answer
-// lost) returns the payment as read back, Dispute filled from params with a
-// zero CreatedAt; it cannot tell this call's dispute from another's.
+// lost) returns the payment as read back with GetPayment, Reconciled set
+// and Dispute nil: the service's GET carries no dispute, so its amount,
+// receipt and comment are unknown, and a result carries only what the
+// service said (the SDK cannot tell this call's dispute from another's).
 func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeParams) (*Payment, error) {
 	if err := firstError(checkUUID("id", id), checkURL("receipt_url", params.ReceiptURL)); err != nil {
 		return nil, err
 	}
 	in := openDisputeBody{ReceiptURL: params.ReceiptURL, Comment: params.Comment}
 	if !params.Amount.IsZero() {
-		if err := checkPositive("amount", params.Amount); err != nil {
+		if err := firstError(checkPositive("amount", params.Amount), checkRUB("amount", params.Amount)); err != nil {
 			return nil, err
 		}
 		in.Amount = amount(params.Amount)
 	}
-	inDispute := inStatus(PaymentStatusDispute)
 	return send(ctx, c, &call{op: opOpenDispute, path: "/v1/payments/" + id + "/dispute", in: in, id: id},
-		func(ctx context.Context, got *Payment) error {
-			if err := inDispute(ctx, got); err != nil {
-				return err
-			}
-			if got.Dispute == nil {
-				// GET carries no dispute object: report what this call asked
-				// for; the opening time is unknown (zero).
-				got.Dispute = &Dispute{ReceiptURL: params.ReceiptURL, Comment: params.Comment}
-				if !params.Amount.IsZero() {
-					got.Dispute.Amount = decimal.NewNullDecimal(params.Amount)
-				}
-			}
-			return nil
-		})
+		inStatus(PaymentStatusDispute))
 }
 
 // CancelDispute cancels an active dispute; the payment moves to

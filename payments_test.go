@@ -473,3 +473,31 @@ func TestBankCacheRefreshesForAMissingCode(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, int32(2), calls.Load(), "at most one refresh per interval")
 }
+
+// A retry of OpenDispute that meets DIS_002 returns the payment as read
+// back: the GET carries no dispute, so Dispute stays nil rather than being
+// made up from the call's own params.
+func TestOpenDisputeRetryFindingItOpenCarriesOnlyWhatWasRead(t *testing.T) {
+	t.Parallel()
+	var posts atomic.Int32
+	rt := newRoutes(map[string]func() (int, string){
+		"POST /v1/payments/" + paymentID + "/dispute": func() (int, string) {
+			if posts.Add(1) == 1 {
+				return 502, `<html>bad gateway</html>`
+			}
+			return 409, opErrBody("DIS_002", "dispute already exists")
+		},
+		"GET /v1/payments/" + paymentID: fixed(200, paymentBody(paymentID, "order-A", "1500.50", "DISPUTE")),
+	})
+	c, _ := serverClient(t, rt)
+	p, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{Amount: dec("1400"), ReceiptURL: "https://r.example/1.png", Comment: "paid less"})
+	require.NoError(t, err)
+	assert.Equal(t, 2, rt.count("POST /v1/payments/"+paymentID+"/dispute"))
+	assert.Equal(t, 1, rt.count("GET /v1/payments/"+paymentID))
+	assert.True(t, p.Reconciled, "settled by reading back")
+	assert.Equal(t, PaymentStatusDispute, p.Status)
+	assert.Equal(t, paymentID, p.ID)
+	assert.Equal(t, "order-A", p.ExtID)
+	assertDec(t, "1500.50", p.Amount, "amount")
+	assert.Nil(t, p.Dispute, "the read-back carries no dispute; none is made from params")
+}

@@ -74,7 +74,8 @@ type Payout struct {
 	// Bank is the bank code given at creation, "" when none was.
 	Bank string `json:"bank"`
 	// Status is kept as sent, unknown values included; the SDK enforces no
-	// transitions. completed, failed and cancelled are final.
+	// transitions. completed, failed and cancelled are final. It is "" when
+	// the answer carried none (null or missing), which WaitPayout waits on.
 	Status PayoutStatus `json:"status"`
 	// ProviderOrderID is set once the payout is processing.
 	ProviderOrderID string `json:"provider_order_id"`
@@ -135,8 +136,8 @@ type CreatePayoutParams struct {
 	// ExtID is the merchant's unique payout id; it makes CreatePayout safe
 	// to retry.
 	ExtID string
-	// Amount is in RUB and must be positive; the spec gives no upper
-	// bound, so the service's refusal is the only one.
+	// Amount is in RUB, positive, with at most two decimals; the spec
+	// gives no upper bound, so the service's refusal is the only one.
 	Amount decimal.Decimal
 	// Method is PayoutMethodCard or PayoutMethodSBP, and decides what
 	// Requisites must hold.

@@ -272,8 +272,13 @@ func backoff(minWait, maxWait time.Duration, n int, resp *http.Response) time.Du
 	return wait
 }
 
+// maxRetryAfterHeader caps what a Retry-After is read as, in either form:
+// a date in year 9999 is a very long wait, not one that overflows.
+const maxRetryAfterHeader = 24 * time.Hour
+
 // retryAfter parses a Retry-After header: delay-seconds (too large for an
-// integer is a very long wait, not none) or an HTTP date.
+// integer is a very long wait, not none) or an HTTP date, at most
+// maxRetryAfterHeader either way.
 func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	v := h.Get("Retry-After")
 	if v == "" {
@@ -283,13 +288,13 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 		if secs < 0 {
 			return 0, false
 		}
-		if err != nil || secs > int64(24*time.Hour/time.Second) {
-			secs = int64(24 * time.Hour / time.Second)
+		if err != nil || secs > int64(maxRetryAfterHeader/time.Second) {
+			secs = int64(maxRetryAfterHeader / time.Second)
 		}
 		return time.Duration(secs) * time.Second, true
 	}
 	if at, err := http.ParseTime(v); err == nil {
-		return max(at.Sub(now), 0), true
+		return min(max(at.Sub(now), 0), maxRetryAfterHeader), true
 	}
 	return 0, false
 }

@@ -56,8 +56,8 @@ type CreateTransferParams struct {
 	FromTerminalID string
 	// ToTerminalID is the terminal to credit, of the same merchant.
 	ToTerminalID string
-	// Amount is in USDT and must be positive; the spec gives no upper
-	// bound.
+	// Amount is in USDT, positive, with at most six decimals; the spec
+	// gives no upper bound.
 	Amount decimal.Decimal
 }
 
@@ -81,7 +81,8 @@ func (c *Client) CreateTransfer(ctx context.Context, params CreateTransferParams
 	if err := firstError(
 		checkRequired("from_terminal_id", params.FromTerminalID),
 		checkRequired("to_terminal_id", params.ToTerminalID),
-		checkPositive("amount", params.Amount)); err != nil {
+		checkPositive("amount", params.Amount),
+		checkUSDT("amount", params.Amount)); err != nil {
 		return nil, err
 	}
 	in := createTransferBody{FromTerminalID: params.FromTerminalID, ToTerminalID: params.ToTerminalID, Amount: amount(params.Amount)}

@@ -100,7 +100,7 @@ func (f *WithdrawalFee) UnmarshalJSON(b []byte) error {
 type CreateWithdrawalParams struct {
 	// TerminalID is the terminal whose balance pays, an opaque string.
 	TerminalID string
-	// Amount in USDT, positive.
+	// Amount in USDT, positive, with at most six decimals.
 	Amount decimal.Decimal
 	// Address is the TRC-20 wallet. The spec gives no format, so the SDK
 	// only checks that it is present; the service validates it (WDR_001).
@@ -129,6 +129,7 @@ func (c *Client) CreateWithdrawal(ctx context.Context, params CreateWithdrawalPa
 	if err := firstError(
 		checkRequired("terminal_id", params.TerminalID),
 		checkPositive("amount", params.Amount),
+		checkUSDT("amount", params.Amount),
 		checkRequired("address", params.Address)); err != nil {
 		return nil, err
 	}

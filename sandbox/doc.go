@@ -402,7 +402,15 @@
 // Server, which is what tests want. With it (the binary's -db PATH, or
 // PAYKIT_SANDBOX_DB, or "db" in -config) every merchant's state lives in
 // that SQLite file (modernc.org/sqlite: pure Go, the binary stays CGO-free
-// and static) and survives restarts: payments with their disputes,
+// and static) and survives restarts. A program that sets DBPath imports
+// the store for its side effect, as a database/sql driver is imported:
+//
+//	import _ "github.com/paykit-dev/paykit-go/sandbox/sqlite"
+//
+// (paykit-sandbox and paykit sandbox do); without it Open refuses a DBPath
+// with an error naming that import. Package sandbox and sandboxtest never
+// import SQLite, so tests that keep the sandbox in memory never compile it.
+// What the file keeps: payments with their disputes,
 // payouts, withdrawals, terminals and balances, transfer counters, the
 // webhook outbox, the clock offset of Advance, armed faults, the request
 // counters, the request log (the newest DefaultRequestLogSize lines) and
@@ -417,8 +425,9 @@
 // latter slowed the SDK's own tests far beyond the 20% allowed (root
 // package measured at 2.2 s with maps against 3.3 to 3.9 s on SQLite
 // ":memory:", and 8.5 s against 17.9 s with -race); the whole sandbox
-// suite runs in both modes in CI (PAYKIT_SANDBOX_TEST_DB=file gives every
-// Server of a test binary its own temporary file).
+// suite runs in both modes in CI (PAYKIT_SANDBOX_TEST_DB=file, read by the
+// suite's own test helpers, gives every Server of its test binaries a
+// temporary file).
 //
 // With DBPath, memory does not grow with stored resources: the file holds
 // them, and memory holds only the merchants and terminals (as configured),
@@ -444,10 +453,14 @@
 // had not been recorded as ended at a kill, or that Close cut short, is sent
 // again at the next start: delivery is at least once.
 //
-// If a commit fails (disk full, the file damaged underneath), the Server
-// stops trusting its memory: every API request answers 503 SANDBOX_STORE,
-// Go controls return ErrStore and GET /readyz answers 503, until it is
-// restarted, which resumes from the last committed state.
+// If a commit fails (disk full, the file damaged underneath, or the file
+// removed or replaced while the sandbox runs: every change checks that its
+// path still names the file it opened), the Server stops trusting its
+// memory: every API request answers 503 SANDBOX_STORE, Go controls return
+// ErrStore and GET /readyz answers 503, until it is restarted, which
+// resumes from the last committed state. The change that failed is visible
+// nowhere (State, the dashboard and Terminals show the last commit), and so
+// is any later one.
 //
 // At start the file is checked before anything is written to it, and
 // refused with an error that names it, never reset: a file that is not

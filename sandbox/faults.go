@@ -87,11 +87,11 @@ func (s *Server) InjectFault(f Fault) error {
 	if f.RetryAfterS == 0 {
 		f.RetryAfterS = 1
 	}
-	s.lock()
-	defer s.unlock()
+	s.begin()
 	s.faults = append(s.faults, &f)
 	s.st.saveFaults(s.faults)
-	return nil
+	s.commit()
+	return s.orStoreErr(nil) // ErrStore: the fault was not kept
 }
 
 // takeFault counts the request under its route pattern and consumes one
@@ -100,8 +100,8 @@ func (s *Server) InjectFault(f Fault) error {
 // clients send.
 func (s *Server) takeFault(r *http.Request, pattern string) *Fault {
 	path := r.URL.EscapedPath()
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.requests[routeKey{method: knownMethod(r.Method), route: routePath(pattern)}]++
 	s.st.saveCounters(s.requests)
 	for i, f := range s.faults {

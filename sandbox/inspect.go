@@ -195,8 +195,8 @@ func (t TerminalState) MarshalJSON() ([]byte, error) {
 
 // State snapshots every merchant's terminals and resource counts.
 func (s *Server) State() State {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	now := s.tickLocked()
 	st := State{Now: now, Merchants: []MerchantState{},
 		Autopilot: AutopilotState{Enabled: s.pilot != nil, PendingSteps: s.pilot.pending()}}
@@ -204,8 +204,8 @@ func (s *Server) State() State {
 		m := s.merchants[mc.APIKey]
 		ms := MerchantState{Index: i, Terminals: []TerminalState{}, Transfers: m.transfers}
 		for _, t := range m.terminals {
-			ms.Terminals = append(ms.Terminals, TerminalState{ID: t.id, Name: t.name, Balance: t.balance,
-				BalanceFrozen: t.frozen, WithdrawalFee: t.fee, IsActive: t.active})
+			ms.Terminals = append(ms.Terminals, TerminalState{ID: t.id, Name: t.name, Balance: t.Available,
+				BalanceFrozen: t.Frozen, WithdrawalFee: t.fee, IsActive: t.active})
 		}
 		ms.Payments, ms.Payouts, ms.Withdrawals = s.st.counts(m)
 		st.Merchants = append(st.Merchants, ms)

@@ -272,8 +272,8 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 		return nil, aerr
 	}
 
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	now := s.tickLocked()
 	if s.st.paymentByExt(m, req.ExtID) != nil {
 		return nil, &apiError{status: http.StatusConflict, code: "PAY_003",
@@ -401,8 +401,8 @@ func (s *Server) lookupPayment(m *merchant, id string) (*payment, *apiError) {
 }
 
 func (s *Server) getPayment(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.tickLocked()
 	p, aerr := s.lookupPayment(m, r.PathValue("id"))
 	if aerr != nil {
@@ -412,8 +412,8 @@ func (s *Server) getPayment(r *http.Request, m *merchant, _ []byte) (any, *apiEr
 }
 
 func (s *Server) getPaymentByExtID(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.tickLocked()
 	p := s.st.paymentByExt(m, r.PathValue("extId"))
 	if p == nil {
@@ -461,8 +461,8 @@ func receiptSize(r *http.Request, body []byte) (int, *apiError) {
 }
 
 func (s *Server) confirmPayment(r *http.Request, m *merchant, body []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.tickLocked()
 	p, aerr := s.lookupPayment(m, r.PathValue("id"))
 	if aerr != nil {
@@ -490,8 +490,8 @@ func (s *Server) confirmLocked(p *payment, receipt int) *apiError {
 }
 
 func (s *Server) cancelPayment(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.tickLocked()
 	p, aerr := s.lookupPayment(m, r.PathValue("id"))
 	if aerr != nil {
@@ -511,8 +511,8 @@ type openDisputeReq struct {
 }
 
 func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	now := s.tickLocked()
 	p, aerr := s.lookupPayment(m, r.PathValue("id"))
 	if aerr != nil {
@@ -552,8 +552,8 @@ func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *a
 }
 
 func (s *Server) cancelDispute(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.tickLocked()
 	p, aerr := s.lookupPayment(m, r.PathValue("id"))
 	if aerr != nil {
@@ -569,7 +569,7 @@ func (s *Server) cancelDispute(r *http.Request, m *merchant, _ []byte) (any, *ap
 // creditLocked completes p and credits its terminal with amount/usdt_rate
 // USDT, rounded half up to 2 places.
 func (s *Server) completeLocked(p *payment, rub decimal.Decimal) {
-	p.terminal.balance = p.terminal.balance.Add(usdtFor(rub, p.usdtRate))
+	p.terminal.Available = p.terminal.Available.Add(usdtFor(rub, p.usdtRate))
 	s.st.saveTerminal(p.m, p.terminal)
 	s.setPaymentStatusLocked(p, statusCompleted)
 }
@@ -594,8 +594,8 @@ func (s *Server) VerifyPayment(id, outcome string) error {
 }
 
 func (s *Server) verifyPayment(id, outcome string) (*paymentView, error) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.tickLocked()
 	if outcome != OutcomeCompleted && outcome != OutcomeCancelled {
 		return nil, fmt.Errorf("%w: outcome must be %q or %q", ErrInvalidArgument, OutcomeCompleted, OutcomeCancelled)
@@ -635,8 +635,8 @@ func (s *Server) ReviewDispute(id, outcome string) error {
 }
 
 func (s *Server) reviewDispute(id, outcome string) (*paymentView, error) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.tickLocked()
 	if outcome != OutcomeApproved && outcome != OutcomeRejected {
 		return nil, fmt.Errorf("%w: outcome must be %q or %q", ErrInvalidArgument, OutcomeApproved, OutcomeRejected)

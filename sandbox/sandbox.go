@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 // Config describes the starting state and the knobs of a Server. The zero
@@ -137,6 +137,10 @@ type Merchant struct {
 	// start and for every request it lets through unsigned, and the
 	// dashboard shows a banner.
 	AcceptUnsigned bool
+	// Name is the merchant's display name: the payer page names it as the
+	// payee, and the dashboard heads its terminals with it. Empty means
+	// "Sandbox merchant". Shown as text, never as HTML.
+	Name string
 	// Terminals are the merchant's terminals at start and after Reset. The
 	// first active one serves payments and is credited when they complete.
 	Terminals []Terminal
@@ -236,14 +240,15 @@ type Server struct {
 	closed      bool        // under mu: Close stops the timer for good
 	largeBodies semaphore
 	pilot       *pilot // nil with the autopilot off (autopilot.go)
-	tempDir     string // the test binary's own database directory, removed by Close
+	removeDB    func() // the test binary's own database file (testDBPath), removed by Close
 
-	// mu guards the state; every section under it ends with unlock, which
+	// mu guards the state; every section under it (begin) ends with commit, which
 	// commits the store before the answer is written.
 	mu        sync.Mutex
 	st        store
 	storeErr  error      // under mu: a failed commit; every later request is 503
 	held      []heldHook // under mu: webhooks of the section, sent once it commits
+	kept      keptState  // under mu: memory as of the last commit (section.go)
 	offset    time.Duration
 	merchants map[string]*merchant
 	faults    []*Fault
@@ -256,8 +261,12 @@ type Server struct {
 	reqPos int             // next slot to overwrite once the ring is full
 }
 
+// defaultMerchantName is the display name of a Merchant without Name.
+const defaultMerchantName = "Sandbox merchant"
+
 type merchant struct {
 	apiKey    string
+	name      string // Merchant.Name
 	signer    paykit.Signer
 	unsigned  bool // Merchant.AcceptUnsigned
 	terminals []*terminal
@@ -265,10 +274,10 @@ type merchant struct {
 }
 
 type terminal struct {
-	id, name        string
-	balance, frozen decimal.Decimal
-	fee             decimal.Decimal
-	active          bool
+	id, name string
+	ledger.Balance
+	fee    decimal.Decimal
+	active bool
 }
 
 // New builds a Server from cfg, filling in defaults. It panics when two
@@ -291,6 +300,12 @@ func New(cfg Config) *Server {
 func Open(cfg Config) (*Server, error) {
 	if len(cfg.Merchants) == 0 {
 		cfg.Merchants = []Merchant{DefaultMerchant(DefaultAPIKey, DefaultSecret)}
+	}
+	cfg.Merchants = slices.Clone(cfg.Merchants) // the caller's slice is left as it was
+	for i := range cfg.Merchants {
+		if cfg.Merchants[i].Name == "" {
+			cfg.Merchants[i].Name = defaultMerchantName
+		}
 	}
 	seen := map[string]bool{}
 	for _, m := range cfg.Merchants {
@@ -358,9 +373,9 @@ func Open(cfg Config) (*Server, error) {
 	s.hooks.persist = s.deliveryUpdated
 	s.mux = s.routes()
 	s.pilot = newPilot(s, cfg.Autopilot, realClock)
-	s.lock()
+	s.begin()
 	s.armExpiryLocked(s.nowLocked()) // a stored payment's expiry resumes
-	s.unlock()
+	s.commit()
 	s.hooks.restore(restored) // stored deliveries: the log, and the outbox sent again
 	s.pilot.resume()          // after the state is there: the steps of resources in flight
 	if cfg.Logger != nil {
@@ -398,8 +413,8 @@ func (s *Server) resetLocked() {
 // and balances, no payments, payouts or withdrawals, no faults, clock offset
 // zero. Webhooks already queued are still delivered.
 func (s *Server) Reset() {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.resetLocked()
 	s.pilot.clear()
 }
@@ -424,13 +439,13 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.pilot.close()
 	s.hooks.close() // deliveries cut short stay in the outbox for the next start
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	if err := s.st.close(); err != nil && s.cfg.Logger != nil {
 		s.cfg.Logger.Error("closing the database", slog.String("error", err.Error()))
 	}
-	if s.tempDir != "" {
-		os.RemoveAll(s.tempDir)
+	if s.removeDB != nil {
+		s.removeDB()
 	}
 }
 
@@ -450,18 +465,18 @@ func (s *Server) FlushWebhooks(ctx context.Context) error { return s.hooks.flush
 // the bounded log); ErrWrongState after Close. Use FlushWebhooks to wait
 // for it.
 func (s *Server) ResendWebhook(id string) (Delivery, error) {
-	s.lock()
+	s.begin()
 	if s.closed {
-		s.unlock()
+		s.commit()
 		return Delivery{}, fmt.Errorf("%w: the sandbox is closed", ErrWrongState)
 	}
 	key, dl, err := s.hooks.prepareResend(id, s.nowLocked())
 	if err != nil {
-		s.unlock()
+		s.commit()
 		return Delivery{}, err
 	}
 	s.outboxLocked(key, dl)
-	s.unlock()
+	s.commit()
 	if err := s.storeFailed(); err != nil {
 		return Delivery{}, err
 	}
@@ -471,8 +486,8 @@ func (s *Server) ResendWebhook(id string) (Delivery, error) {
 // Now returns the sandbox clock: Config.Now plus every Advance so far, in
 // UTC.
 func (s *Server) Now() time.Time {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	return s.nowLocked()
 }
 
@@ -494,8 +509,8 @@ const maxClockOffset = 100 * 365 * 24 * time.Hour
 // would overflow.
 func (s *Server) Advance(d time.Duration) {
 	defer func() { s.pilot.run(s.Now()) }() // after s.mu is released
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	if d > 0 {
 		if d > maxClockOffset-s.offset {
 			s.offset = maxClockOffset
@@ -511,15 +526,15 @@ func (s *Server) Advance(d time.Duration) {
 // given API key, in their configured order, or nil for an unknown key.
 // Tests use it to check balances without a signed request.
 func (s *Server) Terminals(apiKey string) []Terminal {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	m := s.merchants[apiKey]
 	if m == nil {
 		return nil
 	}
 	out := make([]Terminal, 0, len(m.terminals))
 	for _, t := range m.terminals {
-		out = append(out, Terminal{ID: t.id, Name: t.name, Balance: t.balance, BalanceFrozen: t.frozen,
+		out = append(out, Terminal{ID: t.id, Name: t.name, Balance: t.Available, BalanceFrozen: t.Frozen,
 			WithdrawalFee: t.fee, IsActive: t.active})
 	}
 	return out
@@ -542,8 +557,8 @@ type Stats struct {
 // Stats returns the counters of the merchant with the given API key (zero
 // for an unknown key).
 func (s *Server) Stats(apiKey string) Stats {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	m := s.merchants[apiKey]
 	if m == nil {
 		return Stats{}
@@ -576,8 +591,8 @@ func (s *Server) Deliveries() []Delivery { return s.hooks.deliveries() }
 // concrete id such as "/v1/payments/abc" matches no templated route and
 // counts 0. Retry tests count attempts with it.
 func (s *Server) RequestCount(method, pattern string) int {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	n := 0
 	for k, c := range s.requests {
 		if (method == "" || method == k.method) && pathMatches(pattern, k.route) {
@@ -613,7 +628,7 @@ func (s *Server) expireDueLocked(now time.Time) {
 		}
 		// A backlog (a restart after a long stop) is committed in batches,
 		// so memory and the transaction stay bounded however many expire.
-		s.commitLocked()
+		s.checkpointLocked()
 	}
 	s.armExpiryLocked(now)
 }
@@ -635,8 +650,8 @@ func (s *Server) armExpiryLocked(now time.Time) {
 	d := next.Sub(now)
 	if s.expiryTimer == nil {
 		s.expiryTimer = time.AfterFunc(d, func() {
-			s.lock()
-			defer s.unlock()
+			s.begin()
+			defer s.commit()
 			if !s.closed {
 				s.expireDueLocked(s.nowLocked())
 			}

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 // The dashboard at /sandbox/ui is the browser face of the controls: the
@@ -353,6 +355,7 @@ type uiWithdrawal struct {
 }
 
 type uiMerchant struct {
+	Name      string // Merchant.Name
 	Label     string
 	Terminals []uiTerminal
 }
@@ -393,7 +396,7 @@ func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg
 		}
 		d.Nav = append(d.Nav, uiNavItem{Title: p.Title, Href: uiHref(p.Name, refresh), Current: p.Name == page})
 	}
-	s.lock()
+	s.begin()
 	now := s.tickLocked()
 	d.Now = now.Format("2006-01-02 15:04:05 UTC")
 	switch page {
@@ -410,7 +413,7 @@ func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg
 	case "testvalues":
 		d.TestValueGroups, d.Autopilot = uiTestValueGroups(), s.pilot != nil
 	}
-	s.unlock()
+	s.commit()
 	if page == "webhooks" {
 		d.Deliveries = s.uiDeliveries()
 	}
@@ -466,7 +469,7 @@ func (s *Server) uiWithdrawalsLocked() []uiWithdrawal {
 	for _, w := range ws {
 		out = append(out, uiWithdrawal{ID: w.id, ShortID: shortID(w.id), Terminal: w.terminal.id, Amount: moneyText(w.amount, "USDT"),
 			Fee: moneyText(w.fee, "USDT"), Address: w.address, TxHash: w.txHash, Status: w.status,
-			Created: uiTime(w.createdAt), CreatedTime: clockTime(w.createdAt), Updated: uiTime(w.updatedAt), Moves: withdrawalMoves[w.status]})
+			Created: uiTime(w.createdAt), CreatedTime: clockTime(w.createdAt), Updated: uiTime(w.updatedAt), Moves: ledger.WithdrawalMoves(w.status)})
 	}
 	return out
 }
@@ -475,10 +478,10 @@ func (s *Server) uiMerchantsLocked() []uiMerchant {
 	out := make([]uiMerchant, 0, len(s.cfg.Merchants))
 	for i, mc := range s.cfg.Merchants {
 		m := s.merchants[mc.APIKey]
-		um := uiMerchant{Label: merchantLabel(i, mc.APIKey)}
+		um := uiMerchant{Name: mc.Name, Label: merchantLabel(i, mc.APIKey)}
 		for _, t := range m.terminals {
 			um.Terminals = append(um.Terminals, uiTerminal{ID: t.id, Name: t.name,
-				Balance: moneyText(t.balance, ""), Frozen: moneyText(t.frozen, ""),
+				Balance: moneyText(t.Available, ""), Frozen: moneyText(t.Frozen, ""),
 				Fee: moneyText(t.fee, ""), Active: t.active})
 		}
 		out = append(out, um)

@@ -22,6 +22,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paykit-dev/paykit-go/sandbox"
+	_ "github.com/paykit-dev/paykit-go/sandbox/sqlite" // -db: the SQLite store
 )
 
 const routesHelp = `
@@ -267,6 +268,12 @@ func runWith(ctx context.Context, args []string, env environment, stdout, stderr
 	return serve(ctx, eff, stdout, stderr, o)
 }
 
+// testDBPath, when set, gives a run without -db a temporary database file
+// and the function that removes it. Only this package's tests set it
+// (PAYKIT_SANDBOX_TEST_DB=file), so their runs are repeated on SQLite; the
+// banner and the printed configuration still say "in memory".
+var testDBPath func() (path string, remove func())
+
 func serve(ctx context.Context, eff *config, stdout, stderr io.Writer, o Options) error {
 	var handler slog.Handler
 	switch eff.file.LogFormat {
@@ -283,7 +290,13 @@ func serve(ctx context.Context, eff *config, stdout, stderr io.Writer, o Options
 	cfg.ListenAddrs = []string{ln.Addr().String()}
 	cfg.Logger = slog.New(handler)
 	cfg.RequestBodyTimeout = bodyTimeout
-	sb, err := sandbox.Open(cfg)
+	open := cfg
+	if open.DBPath == "" && testDBPath != nil {
+		var remove func()
+		open.DBPath, remove = testDBPath()
+		defer remove() // after sb.Close, deferred below
+	}
+	sb, err := sandbox.Open(open)
 	if err != nil {
 		ln.Close()
 		return err
