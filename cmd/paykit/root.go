@@ -139,10 +139,13 @@ func newRoot(a *app) *cobra.Command {
 		Use:   "paykit",
 		Short: "Work with the paykit merchant API from the command line",
 		Long: "paykit runs every operation of the paykit merchant API, checks a setup (paykit doctor),\n" +
-			"waits for payments and payouts to settle, and runs a local sandbox.",
+			"says where it would go (paykit auth status), waits for payments, payouts and withdrawals to\n" +
+			"settle, makes raw signed calls (paykit api), and runs and drives a local sandbox.",
 		Example: "  export PAYKIT_BASE_URL=https://api.example.com PAYKIT_API_KEY=pk_... PAYKIT_SECRET=sk_...\n" +
 			"  paykit payments get --ext-id order-1001\n" +
 			"  paykit payouts list --all -o csv > payouts.csv\n" +
+			"  paykit wait payout --ext-id payout-77 --exit-status --timeout 30m\n" +
+			"  paykit auth status\n" +
 			"  paykit --profile sandbox balance",
 		Version:       version(),
 		SilenceUsage:  true,
