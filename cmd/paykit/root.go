@@ -273,12 +273,15 @@ func run(ctx context.Context, args []string, e *env) (code int) {
 	// it, unless a money move may have happened, which exit 3 says.
 	var uo *unknownError
 	if ctx.Err() != nil && !errors.As(err, &uo) {
+		msg := "paykit: interrupted"
 		var ie *interruptedError
 		if errors.As(err, &ie) {
-			fmt.Fprintf(e.stderr, "\npaykit: interrupted; %s\n", ie.what)
-		} else {
-			fmt.Fprintln(e.stderr, "\npaykit: interrupted")
+			msg += "; " + ie.what
 		}
+		if e.isTerminal(e.stderr) {
+			msg = "\n" + msg // past the ^C the terminal echoed
+		}
+		fmt.Fprintln(e.stderr, msg)
 		return exitInterrupted
 	}
 	return report(e.stderr, err)

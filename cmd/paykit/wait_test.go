@@ -46,7 +46,7 @@ func TestWaitInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	code := exitCode(cmd.Wait())
-	if code != 130 || !strings.Contains(errb.String(), "interrupted") || strings.Contains(errb.String(), "context canceled") {
+	if code != 130 || errb.String() != "paykit: interrupted\n" {
 		t.Fatalf("SIGINT during wait: exit %d, stderr %q; want 130 and \"interrupted\"", code, errb.String())
 	}
 }
