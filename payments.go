@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -12,7 +13,6 @@ import (
 	"net/textproto"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -333,12 +333,17 @@ type createPaymentBody struct {
 // errors and 5xx. A PAY_003 on a retry after an attempt that may have got
 // through, or a 2xx that is not that payment (undecodable, over
 // MaxResponseBytes, incomplete, about another one), is settled by reading
-// the payment back by ext_id: it is returned, Reconciled, when its amount,
-// method and bank match (a GET of a domestic payment carries the bank's
-// name, resolved from the code through ListBanks, cached per Client; the
-// country, client_id, notify_url and token cannot be compared). Otherwise
-// it is someone else's: ErrDuplicateExtID, as a PAY_003 on the first
-// attempt always is.
+// the payment back by ext_id: it is returned, Reconciled, when its amount
+// (by value), method and bank code (without regard to case) match. A GET
+// of a domestic payment carries only the bank's name: it is compared,
+// without regard to case or spacing, with the name ListBanks gives the
+// code, cached per Client and read again once, within ctx, before a
+// differing name or an unknown code is believed. The country, client_id,
+// notify_url and token cannot be compared. Only when a field
+// provably differs is it someone else's: ErrDuplicateExtID, as a PAY_003
+// on the first attempt always is. A read-back that cannot be compared (a
+// field missing, ListBanks failing, empty or timing out) leaves the outcome
+// unknown.
 //
 // When the call fails after an attempt may have reached the service, the
 // error matches ErrUnknownOutcome beside its cause: read the payment back
@@ -351,96 +356,25 @@ func (c *Client) CreatePayment(ctx context.Context, params CreatePaymentParams) 
 		Bank: params.Bank, Country: params.Country, ClientID: params.ClientID,
 		NotifyURL: params.NotifyURL, NotificationToken: params.NotificationToken}
 	return send(ctx, c, &call{op: opCreatePayment, path: "/v1/payments", in: in, extID: params.ExtID},
-		func(ctx context.Context, got *Payment) error { return c.paymentMatches(ctx, params, got) })
+		func(ctx context.Context, got *Payment) (sameness, error) { return c.paymentMatches(ctx, params, got) })
 }
 
 // paymentMatches compares a payment, created or read back, with every
-// field of params that the answer carries.
-func (c *Client) paymentMatches(ctx context.Context, params CreatePaymentParams, got *Payment) error {
-	method := cmp.Or(params.Method, MethodCard) // the service's default
+// field of params that the answer carries: the amount by value, the method
+// and a bank code without regard to case, and a domestic payment's bank
+// name (all a GET carries) through bankVerdict.
+func (c *Client) paymentMatches(ctx context.Context, params CreatePaymentParams, got *Payment) (sameness, error) {
+	var v comparison
+	v.add(sameAmount("payment", got.Amount, params.Amount))
+	v.add(sameCode("payment's method", string(got.Method), string(cmp.Or(params.Method, MethodCard)))) // the service's default
 	switch {
-	case !got.Amount.Equal(params.Amount):
-		return fmt.Errorf("the payment's amount is %s, not %s", got.Amount, params.Amount)
-	case got.Method != method:
-		return fmt.Errorf("the payment's method is %q, not %q", truncate(string(got.Method), 20), method)
-	case params.Bank == "":
-		return nil
+	case params.Bank == "" || v.v == different: // nothing asked, or nothing left to learn
 	case got.Requisites.BankCode != "": // the create answer, or CROSS_BORDER's "bank"
-		if !strings.EqualFold(got.Requisites.BankCode, params.Bank) {
-			return fmt.Errorf("the payment's bank is %q, not %q", truncate(got.Requisites.BankCode, 40), params.Bank)
-		}
-		return nil
+		v.add(sameCode("payment's bank", got.Requisites.BankCode, params.Bank))
+	default:
+		v.add(c.bankVerdict(ctx, params.Bank, got.Requisites.BankName))
 	}
-	name, err := c.bankName(ctx, params.Bank)
-	if err != nil {
-		return err
-	}
-	if !strings.EqualFold(got.Requisites.BankName, name) {
-		return fmt.Errorf("the payment's bank is %q, not %q", truncate(got.Requisites.BankName, 40), name)
-	}
-	return nil
-}
-
-// bankCache maps bank codes to names: a GET of a payment carries the
-// bank's name, a create's params its code.
-type bankCache struct {
-	mu      sync.Mutex
-	names   map[string]string
-	fetched time.Time
-	busy    chan struct{} // closed when the ListBanks in flight ends
-}
-
-// bankRefreshInterval: a code missing from the cache reads ListBanks again
-// at most once a minute.
-const bankRefreshInterval = time.Minute
-
-// bankName resolves a bank code to its name. One ListBanks is in flight at
-// a time, with no lock held across it; other calls wait for it only as
-// long as their own context allows. A missing code refreshes the cache at
-// most once per call and per bankRefreshInterval.
-func (c *Client) bankName(ctx context.Context, code string) (string, error) {
-	code = strings.ToLower(code)
-	b := &c.banks
-	for refreshed := false; ; {
-		b.mu.Lock()
-		if name, ok := b.names[code]; ok {
-			b.mu.Unlock()
-			return name, nil
-		}
-		if busy := b.busy; busy != nil {
-			b.mu.Unlock()
-			select {
-			case <-busy:
-				continue
-			case <-ctx.Done():
-				return "", fmt.Errorf("waiting for ListBanks: %w", ctx.Err())
-			}
-		}
-		if refreshed || b.names != nil && c.now().Sub(b.fetched) < bankRefreshInterval {
-			b.mu.Unlock()
-			return "", fmt.Errorf("bank %q is not in ListBanks, so the payment read back cannot be compared", truncate(code, 40))
-		}
-		busy := make(chan struct{})
-		b.busy = busy
-		b.mu.Unlock()
-
-		banks, err := c.ListBanks(ctx)
-		b.mu.Lock()
-		if err == nil {
-			b.names = make(map[string]string, len(banks))
-			for _, bk := range banks {
-				b.names[strings.ToLower(bk.Code)] = bk.Name
-			}
-			b.fetched = c.now()
-		}
-		b.busy = nil
-		close(busy)
-		b.mu.Unlock()
-		if err != nil {
-			return "", err
-		}
-		refreshed = true
-	}
+	return v.result()
 }
 
 // GetPayment returns the payment with the given id (a UUID). An answer
@@ -628,12 +562,16 @@ func (c *Client) transition(ctx context.Context, op *operation, id, suffix strin
 	return send(ctx, c, &call{op: op, path: "/v1/payments/" + id + suffix, id: id}, inStatus(target))
 }
 
-// inStatus is a state change's want: the payment is in a target state.
+// inStatus is a state change's want: the payment is in a target state. A
+// payment without a status cannot be compared.
 func inStatus(states ...PaymentStatus) want[*Payment] {
-	return func(_ context.Context, got *Payment) error {
-		if !slices.Contains(states, got.Status) {
-			return fmt.Errorf("the payment is %s, not %s", truncate(string(got.Status), 30), states[0])
+	return func(_ context.Context, got *Payment) (sameness, error) {
+		switch {
+		case got.Status == "":
+			return cannotTell, errors.New("the payment carries no status")
+		case !slices.Contains(states, got.Status):
+			return different, fmt.Errorf("the payment is %s, not %s", truncate(string(got.Status), 30), states[0])
 		}
-		return nil
+		return same, nil
 	}
 }

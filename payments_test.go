@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/iotest"
@@ -397,81 +396,6 @@ func TestReceiptLimitIsTenMillionBytes(t *testing.T) {
 	}
 	assert.Contains(t, doc, "10 MB")
 	assert.NotContains(t, doc, "MiB")
-}
-
-// Hole 4: the bank cache never holds a lock across the network, each
-// caller waits only as long as its own context allows, and a code missing
-// from the cache refreshes it, rate-limited.
-func TestBankCacheHonoursEachCallersContext(t *testing.T) {
-	t.Parallel()
-	arrived, release := make(chan struct{}, 4), make(chan struct{})
-	var releaseOnce sync.Once
-	unblock := func() { releaseOnce.Do(func() { close(release) }) }
-	var calls atomic.Int32
-	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		arrived <- struct{}{}
-		<-release
-		w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank","is_active":true}]}`))
-	}))
-	t.Cleanup(unblock) // runs before the server's Close, so a failure ends the test instead of hanging it
-	first := make(chan error, 1)
-	go func() {
-		_, err := c.bankName(ctx, "sber")
-		first <- err
-	}()
-	<-arrived // the first caller's ListBanks is in flight
-	short, cancel := context.WithCancel(ctx)
-	second := make(chan error, 1)
-	go func() {
-		_, err := c.bankName(short, "sber")
-		second <- err
-	}()
-	cancel()
-	select {
-	case err := <-second:
-		require.ErrorIs(t, err, context.Canceled, "the second caller left when its own context ended")
-	case <-time.After(10 * time.Second):
-		t.Fatal("the second caller waited for the first one's network read")
-	}
-	unblock()
-	require.NoError(t, <-first)
-	name, err := c.bankName(ctx, "SBER")
-	require.NoError(t, err)
-	assert.Equal(t, "Sberbank", name)
-	assert.Equal(t, int32(1), calls.Load(), "one ListBanks for all of them")
-}
-
-func TestBankCacheRefreshesForAMissingCode(t *testing.T) {
-	t.Parallel()
-	var calls atomic.Int32
-	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) == 1 {
-			w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank","is_active":true}]}`))
-			return
-		}
-		w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank"},{"code":"alfa","name":"Alfa-Bank"}]}`))
-	}))
-	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	var mu sync.Mutex
-	c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-
-	_, err := c.bankName(ctx, "sber")
-	require.NoError(t, err)
-	_, err = c.bankName(ctx, "alfa")
-	require.ErrorContains(t, err, `bank "alfa" is not in ListBanks`)
-	assert.Equal(t, int32(1), calls.Load(), "a refresh right after a read is rate-limited")
-
-	advance(bankRefreshInterval)
-	name, err := c.bankName(ctx, "alfa")
-	require.NoError(t, err)
-	assert.Equal(t, "Alfa-Bank", name)
-	assert.Equal(t, int32(2), calls.Load(), "the missing code refreshed the cache")
-
-	_, err = c.bankName(ctx, "nope")
-	require.Error(t, err)
-	assert.Equal(t, int32(2), calls.Load(), "at most one refresh per interval")
 }
 
 // A retry of OpenDispute that meets DIS_002 returns the payment as read

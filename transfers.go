@@ -87,14 +87,14 @@ func (c *Client) CreateTransfer(ctx context.Context, params CreateTransferParams
 	}
 	in := createTransferBody{FromTerminalID: params.FromTerminalID, ToTerminalID: params.ToTerminalID, Amount: amount(params.Amount)}
 	return send(ctx, c, &call{op: opCreateTransfer, path: "/v1/transfers", in: in},
-		func(_ context.Context, got *Transfer) error {
-			switch {
-			case !got.Success:
-				return errTransferNotSuccess
-			case got.FromTerminalID != params.FromTerminalID || got.ToTerminalID != params.ToTerminalID ||
-				!got.Amount.Equal(params.Amount):
-				return errors.New("the API answered a transfer between other terminals or of another amount")
+		func(_ context.Context, got *Transfer) (sameness, error) {
+			if !got.Success {
+				return cannotTell, errTransferNotSuccess
 			}
-			return nil
+			var v comparison
+			v.add(sameAmount("transfer", got.Amount, params.Amount))
+			v.add(sameExact("transfer's source terminal", got.FromTerminalID, params.FromTerminalID))
+			v.add(sameExact("transfer's destination terminal", got.ToTerminalID, params.ToTerminalID))
+			return v.result()
 		})
 }

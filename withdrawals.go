@@ -3,7 +3,6 @@ package paykit
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -136,14 +135,17 @@ func (c *Client) CreateWithdrawal(ctx context.Context, params CreateWithdrawalPa
 	in := createWithdrawalBody{TerminalID: params.TerminalID, Amount: amount(params.Amount),
 		Address: params.Address, SubtractFeeFromAmount: params.SubtractFeeFromAmount}
 	return send(ctx, c, &call{op: opCreateWithdrawal, path: "/v1/withdrawals", in: in},
-		func(_ context.Context, got *Withdrawal) error {
+		func(_ context.Context, got *Withdrawal) (sameness, error) {
+			var v comparison
 			// The spec does not say whether a fee taken off shows in it.
-			sameAmount := got.Amount.Equal(params.Amount) ||
-				params.SubtractFeeFromAmount && got.Amount.Equal(params.Amount.Sub(got.Fee))
-			if !sameAmount || got.Address != params.Address {
-				return errors.New("the API answered a withdrawal of another amount or to another address")
+			if amt, err := sameAmount("withdrawal", got.Amount, params.Amount); amt == different &&
+				params.SubtractFeeFromAmount && got.Amount.Equal(params.Amount.Sub(got.Fee)) {
+				v.add(same, nil)
+			} else {
+				v.add(amt, err)
 			}
-			return nil
+			v.add(sameExact("withdrawal's address", got.Address, params.Address))
+			return v.result()
 		})
 }
 
