@@ -141,6 +141,17 @@ type State struct {
 	// wait: a staging check in any language polls it to 0 instead of
 	// sleeping.
 	Autopilot AutopilotState `json:"autopilot"`
+	// Webhooks is the delivery backlog.
+	Webhooks WebhooksState `json:"webhooks"`
+}
+
+// WebhooksState is the webhook part of State.
+type WebhooksState struct {
+	// Backlog is how many deliveries are not finished: queued behind the
+	// delivery caps, being sent, or waiting to retry. It grows while a
+	// receiver is slow or down (nothing is dropped) and is 0 once every
+	// webhook so far has been delivered or given up on.
+	Backlog int `json:"backlog"`
 }
 
 // AutopilotState is the autopilot part of State.
@@ -199,7 +210,8 @@ func (s *Server) State() State {
 	defer s.commit()
 	now := s.tickLocked()
 	st := State{Now: now, Merchants: []MerchantState{},
-		Autopilot: AutopilotState{Enabled: s.pilot != nil, PendingSteps: s.pilot.pending()}}
+		Autopilot: AutopilotState{Enabled: s.pilot != nil, PendingSteps: s.pilot.pending()},
+		Webhooks:  WebhooksState{Backlog: s.hooks.backlog()}}
 	for i, mc := range s.cfg.Merchants {
 		m := s.merchants[mc.APIKey]
 		ms := MerchantState{Index: i, Terminals: []TerminalState{}, Transfers: m.transfers}

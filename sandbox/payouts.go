@@ -91,6 +91,8 @@ func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *
 		return nil, invalid("PAY_002", "ext_id", fmt.Sprintf(maxLengthMessageFormat, "ext_id", MaxPayoutExtIDLength))
 	case !req.Amount.set || !req.Amount.d.IsPositive():
 		return nil, invalid("PAY_002", "amount", "amount must be positive")
+	case !rubPrecise(req.Amount.d):
+		return nil, invalid("PAY_002", "amount", rubScaleMessage)
 	case method != "card" && method != "sbp":
 		return nil, invalid("PAY_002", "method", "method must be exactly card or sbp (lower case)")
 	case strings.TrimSpace(req.Requisites) == "":

@@ -68,7 +68,13 @@ type Config struct {
 	// inspection request (Authorization: Bearer TOKEN) and, through a login
 	// form that sets an HttpOnly, SameSite=Strict cookie, on the dashboard.
 	// With AllowRemote it is mandatory: a remote sandbox without one refuses
-	// every control. Loopback-only sandboxes work without it.
+	// every control. Loopback-only sandboxes work without it. A token that
+	// could be guessed (under 128 bits of estimated entropy: short, from a
+	// small alphabet, or patterned) is refused by Open with
+	// ErrInvalidArgument; `openssl rand -hex 32` makes a good one. Wrong
+	// tokens are slowed per client address: after a few, the address is
+	// answered 429 with Retry-After for a time that doubles with each
+	// further one, and each is logged (without the token).
 	ControlToken string
 	// LargeBodyConcurrency caps how many request bodies over 1 MB (receipts
 	// of confirm) are read at once, so that unauthenticated-looking floods
@@ -256,6 +262,8 @@ type Server struct {
 
 	caps map[string]int64 // body cap per route pattern, fixed by routes
 
+	authFails *authFailures // wrong control tokens per client address (auth.go)
+
 	reqMu  sync.Mutex
 	reqLog []RequestRecord // ring of the latest requests
 	reqPos int             // next slot to overwrite once the ring is full
@@ -328,6 +336,9 @@ func Open(cfg Config) (*Server, error) {
 		}
 		codes[b.Code] = true
 	}
+	if err := checkControlToken(cfg.ControlToken); err != nil {
+		return nil, err
+	}
 	realClock := cfg.Now == nil
 	if realClock {
 		cfg.Now = time.Now
@@ -362,7 +373,8 @@ func Open(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, rates: rates, banks: banks, self: self, realClock: realClock,
-		largeBodies: make(semaphore, cfg.LargeBodyConcurrency), requests: map[routeKey]int{}}
+		largeBodies: make(semaphore, cfg.LargeBodyConcurrency), requests: map[routeKey]int{},
+		authFails: newAuthFailures(cfg.Logger)}
 	s.hooks = newDispatcher(cfg.WebhookClient, cfg.WebhookMaxAttempts, cfg.WebhookRetryWait,
 		DefaultDeliveryLogSize, s.Now, cfg.Logger, cfg.WebhookConcurrency, cfg.WebhookPerReceiver)
 	restored, err := s.openStore()

@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -146,6 +148,12 @@ func openSQLStore(deps sqlDeps, path string) (*sqlStore, error) {
 	st := &sqlStore{db: db, path: path, deps: deps}
 	if err := st.prepare(); err != nil {
 		db.Close()
+		if why := readOnly(path); why != "" {
+			// SQLite reports it as an I/O error of its lock, which prepare
+			// would call damage: say what it is instead.
+			return nil, openError(path, "is read-only (%s): the sandbox writes every change to it; "+
+				"make it writable, or give -db another file; it was left untouched", why)
+		}
 		return nil, err
 	}
 	if st.ident, err = os.Stat(path); err != nil {
@@ -153,6 +161,30 @@ func openSQLStore(deps sqlDeps, path string) (*sqlStore, error) {
 		return nil, openError(path, "%v", err)
 	}
 	return st, nil
+}
+
+// readOnly says why the sandbox cannot write path, or create the journal
+// SQLite keeps beside it ("" when it can): a read-only file, directory or
+// volume (a container's :ro mount).
+func readOnly(path string) string {
+	denied := func(err error) bool { return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) }
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		if denied(err) {
+			return "the file cannot be written"
+		}
+		return ""
+	}
+	f.Close()
+	if f, err = os.CreateTemp(filepath.Dir(path), ".paykit-sandbox-probe-*"); err != nil {
+		if denied(err) {
+			return "its directory, where SQLite keeps the journal, cannot be written"
+		}
+		return ""
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return ""
 }
 
 func isBusy(err error) bool {

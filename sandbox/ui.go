@@ -300,9 +300,21 @@ type uiData struct {
 	Merchants   []uiMerchant
 	Deliveries  []uiDelivery
 	Faults      []uiFault
-	// TestValueGroups and Autopilot fill the test values page.
+	// TestValueGroups fill the test values page.
 	TestValueGroups []uiTestValueGroup
-	Autopilot       bool
+	// Autopilot is the autopilot's mode for every page's texts; nil when
+	// it is off.
+	Autopilot *uiAutopilot
+	// Backlog is how many webhooks wait to be delivered (State.Webhooks).
+	Backlog int
+}
+
+// uiAutopilot is what the pages say of a running autopilot: its delays,
+// as a person reads them, and whether test values choose outcomes.
+type uiAutopilot struct {
+	Steps                              int // scheduled and not yet run
+	Verify, Review, Payout, Withdrawal string
+	IgnoreTestValues                   bool
 }
 
 // uiTestValueGroup is the test values of one resource and field, in
@@ -399,6 +411,11 @@ func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg
 	s.begin()
 	now := s.tickLocked()
 	d.Now = now.Format("2006-01-02 15:04:05 UTC")
+	d.Backlog = s.hooks.backlog()
+	if p := s.pilot; p != nil {
+		d.Autopilot = &uiAutopilot{Steps: p.pending(), Verify: uiDelay(p.cfg.VerifyDelay), Review: uiDelay(p.cfg.ReviewDelay),
+			Payout: uiDelay(p.cfg.PayoutDelay), Withdrawal: uiDelay(p.cfg.WithdrawalDelay), IgnoreTestValues: p.cfg.IgnoreTestValues}
+	}
 	switch page {
 	case "payments":
 		d.Payments = s.uiPaymentsLocked(now)
@@ -411,7 +428,7 @@ func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg
 	case "faults":
 		d.Faults = s.uiFaultsLocked()
 	case "testvalues":
-		d.TestValueGroups, d.Autopilot = uiTestValueGroups(), s.pilot != nil
+		d.TestValueGroups = uiTestValueGroups()
 	}
 	s.commit()
 	if page == "webhooks" {
@@ -498,9 +515,9 @@ func (s *Server) uiFaultsLocked() []uiFault {
 		}
 		switch f.Mode {
 		case FaultErrorBefore:
-			v.Detail = fmt.Sprintf("answers %d %s", f.Status, f.Code)
+			v.Detail = fmt.Sprintf("answers %d %s", f.Status, uiFaultCode(f))
 		case FaultRetryAfter:
-			v.Detail = fmt.Sprintf("answers 503 %s, Retry-After %ds", f.Code, f.RetryAfterS)
+			v.Detail = fmt.Sprintf("answers 503 %s, Retry-After %ds", uiFaultCode(f), f.RetryAfterS)
 		case FaultDelay:
 			v.Detail = fmt.Sprintf("waits %d ms, then processes", f.DelayMS)
 		case FaultDropAfter:
@@ -679,4 +696,30 @@ func setHTMLHeaders(w http.ResponseWriter, referrerPolicy string) {
 	h.Set("Content-Security-Policy", uiCSP)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", referrerPolicy)
+}
+
+// uiDelay writes an autopilot delay the way a person says it: "10 s",
+// "2 min", "1 h 30 min".
+func uiDelay(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", d/time.Second)
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%d h", d/time.Hour)
+	case d < time.Hour && d%time.Minute == 0:
+		return fmt.Sprintf("%d min", d/time.Minute)
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %d s", d/time.Minute, d%time.Minute/time.Second)
+	}
+	return fmt.Sprintf("%d h %d min", d/time.Hour, d%time.Hour/time.Minute)
+}
+
+// uiFaultCode names the code a fault answers with: its own, or the one
+// its route gives.
+func uiFaultCode(f *Fault) string {
+	if f.Code != "" {
+		return f.Code
+	}
+	return "with the route's internal error code"
 }

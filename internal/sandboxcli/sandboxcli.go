@@ -188,7 +188,8 @@ func newFlags(name string, out io.Writer) *flags {
 		"let the /sandbox/ controls and inspection answer a non-loopback Host (only on a trusted network)")
 	f.controlToken = fs.String("control-token", "",
 		"token required on /sandbox/ controls, inspection and dashboard (Authorization: Bearer, or the dashboard's login); "+
-			"required with -allow-remote; prefer $PAYKIT_SANDBOX_CONTROL_TOKEN, which keeps it out of the process list")
+			"required with -allow-remote; at least 128 bits of entropy (openssl rand -hex 32); "+
+			"prefer $PAYKIT_SANDBOX_CONTROL_TOKEN, which keeps it out of the process list")
 	f.unsigned = fs.Bool("accept-unsigned", false,
 		"accept the merchant's requests without a valid X-Signature (for a validation proxy that re-serialises bodies); loud in the log and the dashboard")
 	f.hookTotal = fs.Int("webhook-concurrency", sandbox.DefaultWebhookConcurrency, "webhook attempts in flight at once")
