@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,10 +13,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/mattn/go-runewidth"
-
 	"github.com/shopspring/decimal"
 
-	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/internal/mask"
 )
 
 // maxCapture caps the answer kept for -o json: a payout page of the
@@ -428,17 +426,8 @@ func (a *app) mask(number string) string {
 	return masked(number)
 }
 
-// masked is a card or phone number as the SDK masks it in its logs: the
-// CLI takes the SDK's own LogValue rather than copying its rules.
+// masked is a card or phone number masked by internal/mask, the rules the
+// SDK's logs and the sandbox use too: a number reads alike everywhere.
 func masked(number string) string {
-	return attr(paykit.Payout{Requisites: number}.LogValue(), "requisites")
-}
-
-func attr(v slog.Value, key string) string {
-	for _, a := range v.Group() {
-		if a.Key == key {
-			return a.Value.String()
-		}
-	}
-	return ""
+	return mask.Value(number)
 }
