@@ -65,6 +65,13 @@ func TestReadmeSession(t *testing.T) {
 		s = maskedRE.ReplaceAllString(s, "${1}NNNN")
 		return s
 	}
+	// The README's commands name --profile sandbox, which wins over the
+	// PAYKIT_* variables: a [sandbox] profile points it at this sandbox.
+	config := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(config, []byte("[sandbox]\nbase_url = "+srv.URL+"\napi_key = "+sandbox.DefaultAPIKey+
+		"\nsecret = "+sandbox.DefaultSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, st := range steps {
 		if !strings.HasPrefix(st.cmd, "paykit ") {
 			t.Fatalf("README session line %q does not run paykit", st.cmd)
@@ -72,7 +79,7 @@ func TestReadmeSession(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		cmd := exec.CommandContext(ctx, "sh", "-c", "{ "+st.cmd+"; } 2>&1")
 		cmd.Env = []string{"PATH=" + filepath.Dir(binary) + ":" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TZ=UTC",
-			"PAYKIT_CONFIG=/nonexistent/x", "PAYKIT_BASE_URL=" + srv.URL}
+			"PAYKIT_CONFIG=" + config}
 		out, err := cmd.Output()
 		cancel()
 		if err != nil && !strings.Contains(st.want, "paykit: ") {
