@@ -7,7 +7,7 @@ require (
 	github.com/chromedp/chromedp v0.14.2
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/google/uuid v1.6.0
-	github.com/paykit-dev/paykit-go v0.0.0-00010101000000-000000000000
+	github.com/paykit-dev/paykit-go v0.0.0-20261125110122-9f4db913efe8
 	github.com/shopspring/decimal v1.6.0
 )
 
@@ -38,5 +38,3 @@ require (
 	modernc.org/memory v1.11.0 // indirect
 	modernc.org/sqlite v1.44.0 // indirect
 )
-
-replace github.com/paykit-dev/paykit-go => ../

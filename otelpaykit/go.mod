@@ -2,10 +2,8 @@ module github.com/paykit-dev/paykit-go/otelpaykit
 
 go 1.24.0
 
-replace github.com/paykit-dev/paykit-go => ../
-
 require (
-	github.com/paykit-dev/paykit-go v0.0.0-00010101000000-000000000000
+	github.com/paykit-dev/paykit-go v0.0.0-20261125110122-9f4db913efe8
 	github.com/shopspring/decimal v1.6.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.41.0

@@ -2,10 +2,8 @@ module github.com/paykit-dev/paykit-go/cmd/paykit
 
 go 1.24.0
 
-replace github.com/paykit-dev/paykit-go => ../..
-
 require (
-	github.com/paykit-dev/paykit-go v0.0.0
+	github.com/paykit-dev/paykit-go v0.0.0-20261125110122-9f4db913efe8
 	github.com/shopspring/decimal v1.6.0
 	github.com/spf13/cobra v1.10.1
 	golang.org/x/sys v0.37.0
