@@ -30,16 +30,21 @@ serve_checkout() {
   export GIT_CONFIG_COUNT=$((n + 1))
 }
 
-# root_version COMMIT prints the version the go command gives the root
-# module at COMMIT (a commit hash, branch or tag of the served repository):
-# its semver tag if it has one, else its pseudo-version. Run after
-# serve_checkout; it runs outside any module and workspace.
-root_version() {
+# module_version MODULE COMMIT prints the version the go command gives
+# MODULE (the root module path or a nested module's) at COMMIT (a commit
+# hash, branch or tag of the served repository): its semver tag if it has
+# one (a nested module's tags are prefixed: otelpaykit/v0.3.0), else its
+# pseudo-version. Run after serve_checkout; it runs outside any module and
+# workspace.
+module_version() {
   local tmp out
   tmp=$(mktemp -d) || return 1
-  out=$(cd "$tmp" && GOWORK=off go mod download -json "$paykit_module_path@$1") || {
+  out=$(cd "$tmp" && GOWORK=off go mod download -json "$1@$2") || {
     rm -rf "$tmp"; echo "$out" >&2; return 1
   }
   rm -rf "$tmp"
   sed -nE 's/^\t"Version": "([^"]+)",?$/\1/p' <<<"$out"
 }
+
+# root_version COMMIT is module_version for the root module.
+root_version() { module_version "$paykit_module_path" "$1"; }
