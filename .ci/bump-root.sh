@@ -27,6 +27,10 @@ if [ -n "$main_ref" ] && ! git merge-base --is-ancestor "$commit" "$main_ref"; t
   exit 2
 fi
 
+if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+  echo "NOTE: uncommitted changes are not what the pin names: it is $commit as committed"
+fi
+
 serve_checkout .
 version=$(root_version "$commit")
 [ -n "$version" ] || { echo "bump-root: the go command gave no version for $commit" >&2; exit 1; }
@@ -54,5 +58,5 @@ for mod in "${nested[@]}"; do
   )
 done
 echo
-git status --short -- go.work $(printf '%s/go.mod %s/go.sum ' "${nested[@]}" "${nested[@]}")
+git status --short -- go.work go.work.sum $(printf '%s/go.mod %s/go.sum ' "${nested[@]}" "${nested[@]}")
 echo "nested modules now require $paykit_module_path $version"
