@@ -3,7 +3,10 @@ package paykit
 import (
 	"context"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -75,4 +78,85 @@ func TestListBanksRefusesMalformedBody(t *testing.T) {
 	banks, err := c.ListBanks(context.Background())
 	assert.Error(t, err)
 	assert.Nil(t, banks)
+}
+
+// The bank cache never holds a lock across the network, and each caller
+// waits only as long as its own context allows.
+func TestBankCacheHonoursEachCallersContext(t *testing.T) {
+	t.Parallel()
+	arrived, release := make(chan struct{}, 4), make(chan struct{})
+	var releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	var calls atomic.Int32
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		arrived <- struct{}{}
+		<-release
+		w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank","is_active":true}]}`))
+	}))
+	t.Cleanup(unblock) // runs before the server's Close, so a failure ends the test instead of hanging it
+	first := make(chan error, 1)
+	go func() {
+		_, _, _, err := c.bankNames(ctx, 0)
+		first <- err
+	}()
+	<-arrived // the first caller's ListBanks is in flight
+	short, cancel := context.WithCancel(ctx)
+	second := make(chan error, 1)
+	go func() {
+		_, _, _, err := c.bankNames(short, 0)
+		second <- err
+	}()
+	cancel()
+	select {
+	case err := <-second:
+		require.ErrorIs(t, err, context.Canceled, "the second caller left when its own context ended")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second caller waited for the first one's network read")
+	}
+	unblock()
+	require.NoError(t, <-first)
+	v, err := c.bankVerdict(ctx, "SBER", "sberbank")
+	require.NoError(t, err)
+	assert.Equal(t, same, v, "codes and names compare without regard to case")
+	assert.Equal(t, int32(1), calls.Load(), "one ListBanks for all of them")
+}
+
+// A cached list is believed only when it says "same": a code it lacks or
+// a name that differs reads the list again, once per comparison, before
+// anything is concluded.
+func TestBankVerdictRefreshesOnceBeforeConcluding(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank","is_active":true}]}`))
+			return
+		}
+		w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank"},{"code":"alfa","name":"Alfa-Bank"}]}`))
+	}))
+	v, err := c.bankVerdict(ctx, "sber", "Sberbank")
+	require.NoError(t, err)
+	assert.Equal(t, same, v)
+	assert.Equal(t, int32(1), calls.Load())
+
+	v, err = c.bankVerdict(ctx, "alfa", "Alfa-Bank")
+	require.NoError(t, err)
+	assert.Equal(t, same, v, "the code missing from the cache refreshed it")
+	assert.Equal(t, int32(2), calls.Load())
+
+	v, err = c.bankVerdict(ctx, "sber", "Alfa-Bank")
+	assert.Equal(t, different, v, "after one refresh a differing name is believed")
+	assert.ErrorContains(t, err, `the payment's bank is "Alfa-Bank", not "Sberbank"`)
+	assert.Equal(t, int32(3), calls.Load(), "one refresh, not more")
+
+	v, err = c.bankVerdict(ctx, "nope", "Nope Bank")
+	assert.Equal(t, cannotTell, v, "a code no list has cannot be compared")
+	assert.ErrorContains(t, err, `bank "nope" is not in ListBanks`)
+	assert.Equal(t, int32(4), calls.Load(), "one refresh, not more")
+
+	v, err = c.bankVerdict(ctx, "sber", " ")
+	assert.Equal(t, cannotTell, v, "a payment naming no bank cannot be compared")
+	assert.Error(t, err)
+	assert.Equal(t, int32(4), calls.Load(), "nothing to look up")
 }

@@ -102,8 +102,9 @@ type facts struct {
 }
 
 // want compares a decoded resource (the answer, or the copy read back) with
-// what the call asked beyond its identity, such as a create's amount.
-type want[P any] func(ctx context.Context, got P) error
+// what the call asked beyond its identity, such as a create's amount; the
+// error says why when the verdict is not same.
+type want[P any] func(ctx context.Context, got P) (sameness, error)
 
 func send[T any](ctx context.Context, c *Client, k *call, w want[*T]) (*T, error) {
 	return sendInto(ctx, c, k, new(T), w)
@@ -171,12 +172,17 @@ func sendInto[T any](ctx context.Context, c *Client, k *call, out *T, w want[*T]
 				slog.String("op", k.op.name), slog.String("read", k.op.settle.name))
 			return got, nil
 		}
-		var apiErr *Error
-		var other *mismatchError
-		if k.op.class == classCreate && errors.As(cause, &apiErr) && errors.As(rerr, &other) {
-			// The ext_id belongs to a resource that is not this call's: no
-			// attempt of this call created anything.
-			return nil, apiErr
+		if apiErr, done := cause.(*Error); done {
+			var other *mismatchError
+			if k.op.class == classCreate && errors.As(rerr, &other) {
+				// The ext_id belongs to a resource that provably is not
+				// this call's: no attempt of this call created anything.
+				return nil, apiErr
+			}
+			// Unsettled, "already done" is neither a refusal nor a
+			// success: its text stays, its sentinel (ErrDuplicateExtID
+			// and the like, "someone else's") does not.
+			cause = errors.New(apiErr.Error())
 		}
 		cause = fmt.Errorf("%w; reading it back: %w", cause, rerr)
 	}
@@ -194,39 +200,47 @@ func accept[P any](ctx context.Context, k *call, a *attempt, out P, w want[P]) e
 	if err := decodeBody(a.body, out); err != nil {
 		return &answerError{fmt.Sprintf("decoding response (HTTP %d): %s", a.status, truncate(err.Error(), 200))}
 	}
-	if err := k.check(factsOf(out)); err != nil {
-		return err
+	// Whether it differs or cannot be compared, an answer that is not
+	// the resource as asked is read back (or, for a money move, ends in
+	// ErrUnknownOutcome): the verdict matters only for a read-back.
+	if v, err := k.check(factsOf(out)); v != same {
+		return &answerError{err.Error()}
 	}
 	if w != nil {
-		if err := w(ctx, out); err != nil {
+		if v, err := w(ctx, out); v != same {
 			return &answerError{err.Error()}
 		}
 	}
 	return nil
 }
 
-// check applies the operation's row to an answer's facts.
-func (k *call) check(f facts) error {
+// check applies the operation's row to an answer's facts: a fact it needs
+// and does not carry is cannotTell, an identity that is not the call's
+// different. Ids are UUIDs, compared without regard to case; an ext_id is
+// the merchant's own string, compared exactly.
+func (k *call) check(f facts) (sameness, error) {
 	n := k.op.needs
 	switch {
-	case n&needID != 0 && f.id == "":
-		return &answerError{"the answer carries no id"}
-	case n&needExtID != 0 && f.extID == "":
-		return &answerError{"the answer carries no ext_id"}
+	case n&needID != 0 && f.id == "" || k.op.ident == identID && f.id == "":
+		return cannotTell, errors.New("the answer carries no id")
+	case n&needExtID != 0 && f.extID == "" || k.op.ident == identExtID && f.extID == "":
+		return cannotTell, errors.New("the answer carries no ext_id")
 	case n&needAmount != 0 && f.amount.IsZero():
-		return &answerError{"the answer carries no amount"}
+		return cannotTell, errors.New("the answer carries no amount")
 	case n&needStatus != 0 && f.status == "":
-		return &answerError{"the answer carries no status"}
+		return cannotTell, errors.New("the answer carries no status")
 	case k.op.ident == identID && !strings.EqualFold(f.id, k.id):
-		return &answerError{fmt.Sprintf("the answer is about id %q, not %q", truncate(f.id, 64), k.id)}
+		return different, fmt.Errorf("the answer is about id %q, not %q", truncate(f.id, 64), k.id)
 	case k.op.ident == identExtID && f.extID != k.extID:
-		return &answerError{fmt.Sprintf("the answer is about ext_id %q, not %q", truncate(f.extID, 80), truncate(k.extID, 80))}
+		return different, fmt.Errorf("the answer is about ext_id %q, not %q", truncate(f.extID, 80), truncate(k.extID, 80))
 	}
-	return nil
+	return same, nil
 }
 
 // readBack reads the resource of k with the operation's settling read,
-// which checks its own answer's identity, and returns it if w accepts it.
+// which checks its own answer's identity, and returns it if w finds it the
+// same. Only a resource that provably differs is a *mismatchError; one that
+// cannot be compared is a plain error, which ends in ErrUnknownOutcome.
 func readBack[T any](ctx context.Context, c *Client, k *call, w want[*T]) (*T, error) {
 	s := k.op.settle
 	path := strings.Replace(s.route, "{id}", k.id, 1)
@@ -236,8 +250,11 @@ func readBack[T any](ctx context.Context, c *Client, k *call, w want[*T]) (*T, e
 		return nil, err
 	}
 	if w != nil {
-		if err := w(ctx, got); err != nil {
+		switch v, err := w(ctx, got); v {
+		case different:
 			return nil, &mismatchError{err}
+		case cannotTell:
+			return nil, fmt.Errorf("the resource read back cannot be compared with this call: %w", err)
 		}
 	}
 	if r, ok := any(got).(interface{ reconciled() *bool }); ok {

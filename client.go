@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -170,6 +171,12 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 	if strings.ContainsAny(apiKey, "\r\n") {
 		return nil, errors.New("paykit: NewClient: API key contains a line break")
 	}
+	if strings.ContainsFunc(apiKey, isControl) {
+		// net/http refuses such a header value on every attempt, after
+		// the call has begun: refused here, it is a configuration error,
+		// not a call whose outcome is unknown.
+		return nil, errors.New("paykit: NewClient: API key contains a control character")
+	}
 	if signer == nil {
 		return nil, errors.New("paykit: NewClient: nil Signer")
 	}
@@ -242,6 +249,9 @@ func NewClient(baseURL, apiKey string, signer Signer, opts ...Option) (*Client, 
 	}
 	return c, nil
 }
+
+// isControl: an ASCII control character (tab included) or DEL.
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
@@ -321,7 +331,8 @@ func (c *Client) GoString() string { return c.String() }
 // other method is treated as a money move, since the SDK cannot know what
 // it does: it is re-sent only after a failure known to come before
 // sending, and when its answer is lost, or a 2xx cannot be decoded into
-// out, the error matches ErrUnknownOutcome.
+// out, the error matches ErrUnknownOutcome. An out that is not a non-nil
+// pointer (nothing could be decoded into it) is refused before sending.
 func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
 	u, err := url.ParseRequestURI(path)
 	switch {
@@ -332,6 +343,8 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 		return invalid("path", "must be an escaped path below /v1/, such as /v1/payments/{id}")
 	case method == http.MethodGet && body != nil:
 		return invalid("body", "a GET has no body")
+	case out != nil && !decodable(out):
+		return invalid("out", "must be nil or a non-nil pointer to decode the answer into")
 	}
 	var q url.Values
 	if u.RawQuery != "" {
@@ -346,6 +359,13 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 	}
 	_, err = sendInto(ctx, c, k, &rawOut{out}, nil)
 	return err
+}
+
+// decodable reports whether encoding/json can decode into out: a non-nil
+// pointer. Anything else fails only after the request has been sent.
+func decodable(out any) bool {
+	v := reflect.ValueOf(out)
+	return v.Kind() == reflect.Pointer && !v.IsNil()
 }
 
 // rawOut is Do's answer: decoded into the caller's value, with no facts

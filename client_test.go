@@ -210,3 +210,37 @@ func TestDoRouteNamesNoID(t *testing.T) {
 	assert.Equal(t, "/v1/payments/{param}/confirm", doRoute("/v1/payments/"+paymentID+"/confirm"))
 	assert.Equal(t, "/v1/payouts/by-ext-id/{param}", doRoute("/v1/payouts/by-ext-id/order-1"))
 }
+
+// Do cannot decode into a value that is not a non-nil pointer; a POST sent
+// anyway would end as an unknown outcome. It is refused before sending.
+func TestDoRefusesAnOutItCannotDecodeInto(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec.record(r)
+		w.Write([]byte(`{"id":"r-1"}`))
+	}))
+	var m map[string]any
+	var nilPtr *map[string]any
+	for name, out := range map[string]any{"struct value": struct{ ID string }{}, "map value": m,
+		"nil pointer": nilPtr, "string": "x"} {
+		err := c.Do(ctx, "POST", "/v1/things", map[string]int{"x": 1}, out)
+		var ve *ValidationError
+		require.ErrorAs(t, err, &ve, name)
+		assert.Equal(t, "out", ve.Field, name)
+		assert.NotErrorIs(t, err, ErrUnknownOutcome, name)
+	}
+	assert.Equal(t, 0, rec.count(), "nothing sent")
+}
+
+// A key with a control byte fails every attempt inside net/http, which a
+// money move would report as an unknown outcome: NewClient refuses it.
+func TestNewClientRefusesAKeyWithAControlByte(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{"pk_live_SECRET\x00", "pk_live\x7fSECRET", "pk_live_SECRET\t", "\x1bpk_live_SECRET"} {
+		c, err := NewClient(testBase, key, HMACSigner(testSecret))
+		assert.Nil(t, c)
+		require.ErrorContains(t, err, "control character", "%q", key)
+		assert.NotContains(t, err.Error(), "SECRET")
+	}
+}

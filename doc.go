@@ -8,10 +8,33 @@
 // sentinels of this package (ErrDuplicateExtID, ErrInsufficientFunds, …) or
 // with errors.As against *Error and *ValidationError.
 //
+//	c, err := paykit.NewClient(baseURL, apiKey, paykit.HMACSigner(secret))
+//	if err != nil {
+//		return err
+//	}
+//	p, err := c.CreatePayment(ctx, paykit.CreatePaymentParams{
+//		ExtID:  "order-1001",                         // your order id: what makes a retry safe
+//		Amount: decimal.RequireFromString("1500.50"), // RUB, never float64
+//	})
+//	if errors.Is(err, paykit.ErrUnknownOutcome) {
+//		// The answer was lost: the payment may exist. Read it back by ext_id
+//		// (c.GetPaymentByExtID) before creating it again.
+//		return err
+//	}
+//	if err != nil {
+//		return err
+//	}
+//	// Send the payer to p.PaymentURL, or show p.Requisites, before p.ValidUntil.
+//	fmt.Println(p.ExtID, p.Status, p.Amount.StringFixed(2), p.Currency) // order-1001 PENDING 1500.50 RUB
+//
+// Example_firstCall runs it against the sandbox, the in-process stand-in for
+// the service (package sandbox; sandbox/sandboxtest for tests).
+//
 // Before going live, call [Client.CheckCredentials] once at startup: it tells
 // whether the service accepts the API key and the signing scheme.
 //
-// See the README for the retry and idempotency guarantees of each operation.
+// The retry and idempotency guarantees of each operation are in the
+// repository's docs/calls.md (the README has the short version).
 //
 // Every answer is checked by the operation it answers, not call by call: a
 // write's 2xx must carry what makes it the resource (id, ext_id, amount,
@@ -33,7 +56,10 @@
 // valid_until and usdt_rate out of it. [Client.OpenDispute] decodes what
 // arrives and leaves the rest at zero values (empty Requisites, zero
 // ValidUntil and USDTRate); read the whole payment with [Client.GetPayment].
-// Test: TestCancelAndDisputeOperations.
+// A retry settled by reading the payment back (DIS_002) returns it with
+// Dispute nil: nothing in a result is made from the call's params.
+// Tests: TestCancelAndDisputeOperations,
+// TestOpenDisputeRetryFindingItOpenCarriesOnlyWhatWasRead.
 //
 // Payout ext_id, requisites and holder_name: no format or length is given,
 // so the SDK requires only that each is present and not blank, sets no
@@ -133,8 +159,11 @@
 // Rate limits: the SDK throttles nothing itself. A 429 without an API code
 // is taken for a rate limiter: reads are retried with backoff that honours
 // Retry-After (up to 60 s; longer is returned at once), and other calls are
-// not re-sent on it. Tests: TestRetryableByClass,
-// TestBackoffBoundsAndRetryAfter, TestCheckRetryStopsForContextAndRetryAfter.
+// not re-sent on it. A Retry-After, in seconds or as a date, is read as at
+// most a day, and no pause of [Client.WaitPayment] is longer. Tests:
+// TestRetryableByClass, TestBackoffBoundsAndRetryAfter,
+// TestCheckRetryStopsForContextAndRetryAfter,
+// TestWaitersHonourAFarRetryAfterWithoutSpinning.
 //
 // Maximum payout list limit: the SDK sends ListPayoutsParams.Limit as given
 // (zero: not sent, the service's default of 100 applies) and caps nothing;
@@ -144,9 +173,17 @@
 //
 // Amount bounds of payouts, withdrawals and transfers: the SDK requires a
 // positive amount and sets no upper bound; the service's refusal arrives as
-// ErrInvalidParameters or ErrInsufficientFunds. Tests:
+// ErrInvalidParameters or ErrInsufficientFunds. Nor does the spec give any
+// amount's scale: the SDK refuses, before sending, a RUB amount (payments,
+// payouts, dispute amounts) with more than two decimals and a USDT amount
+// (transfers, withdrawals) with more than six (TRC-20 USDT's own), a
+// *ValidationError on "amount". The value counts, not its writing: 1500.500
+// is two decimals, while 1500.505 and 300.00000000000004 (a float sum's
+// residue) are amounts no payer or chain can move. The sandbox refuses them
+// too; openapi.yaml marks the rule as the SDK's and the sandbox's. Amounts
+// in answers are decoded whatever their scale. Tests:
 // TestCreatePayoutValidation, TestCreateTransferValidation,
-// TestCreateWithdrawalValidation.
+// TestCreateWithdrawalValidation, TestAmountScale.
 //
 // Validity span of a payment: Payment.ValidUntil, as the service sends it,
 // is the authority; the SDK assumes no span. The sandbox's 20 minutes

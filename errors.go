@@ -62,7 +62,10 @@ var (
 	// failed after an attempt may have reached the server. Its text names
 	// the read that settles it: GetPaymentByExtID or GetPayoutByExtID
 	// before creating again, GetPayment after a state change, the
-	// terminals' balances (ListTerminals) after a money move.
+	// terminals' balances (ListTerminals) after a money move. An "already
+	// done" answer to a retry (PAY_003, PAY_007, …) that no read-back
+	// settled stays in its text but does not match its sentinel: it says
+	// nothing about whether this call's request was applied.
 	ErrUnknownOutcome = errors.New("paykit: outcome unknown")
 )
 

@@ -34,3 +34,16 @@ func (l *TestLog) String() string {
 func (l *TestLog) Logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
+
+// OperationRow is one row of the operation table, as the external tests
+// see it.
+type OperationRow struct{ Name, Method, Route string }
+
+// OperationRows lists the operation table (policy.go's operations).
+func OperationRows() []OperationRow {
+	rows := make([]OperationRow, len(operations))
+	for i, op := range operations {
+		rows[i] = OperationRow{op.name, op.method, op.route}
+	}
+	return rows
+}

@@ -8,6 +8,7 @@ require (
 	github.com/jarcoal/httpmock v1.4.2
 	github.com/shopspring/decimal v1.6.0
 	github.com/stretchr/testify v1.12.1
+	modernc.org/sqlite v1.44.0
 )
 
 require (
@@ -22,5 +23,4 @@ require (
 	modernc.org/libc v1.67.4 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.11.0 // indirect
-	modernc.org/sqlite v1.44.0 // indirect
 )

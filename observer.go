@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 // Observer sees every call a Client makes: its start, each HTTP attempt,
@@ -73,7 +76,11 @@ type AttemptInfo struct {
 	// StatusCode is the HTTP status, 0 when no response arrived.
 	StatusCode int
 	// Code is the API error code of the answer ("PAY_004"), "" for a success
-	// or a body without one.
+	// or a body without one. It is safe as a metric label: a code that is
+	// neither in the spec's table nor one the sandbox documents (AUTH_001,
+	// SANDBOX_BUSY, SANDBOX_STORE) is "OTHER", and one not shaped like a
+	// code "INVALID_CODE", so a server inventing codes cannot make the
+	// label's values unbounded. (*Error).Code keeps what was answered.
 	Code string
 	// Err is the transport error of an attempt that got no response (its
 	// text never carries a secret, but may name the host).
@@ -129,7 +136,8 @@ type CallEndInfo struct {
 	Outcome Outcome
 	// StatusCode is the last attempt's HTTP status, 0 when none arrived.
 	StatusCode int
-	// Code is the API error code the call ended with, "" if none.
+	// Code is the API error code the call ended with, "" if none; bounded
+	// as AttemptInfo.Code is.
 	Code string
 	// Err is the error the call returns, nil on success.
 	Err error
@@ -201,6 +209,7 @@ func (s observers) AttemptStart(ctx context.Context, a *AttemptInfo) context.Con
 }
 
 func (s observers) AttemptEnd(ctx context.Context, a *AttemptInfo) {
+	a.Code = observedCode(a.Code)
 	s.each("AttemptEnd", true, func(o Observer) { o.AttemptEnd(ctx, a) })
 }
 
@@ -209,7 +218,27 @@ func (s observers) RetryWait(ctx context.Context, w *RetryInfo) {
 }
 
 func (s observers) CallEnd(ctx context.Context, end *CallEndInfo) {
+	end.Code = observedCode(end.Code)
 	s.each("CallEnd", true, func(o Observer) { o.CallEnd(ctx, end) })
 }
 
 var errNilObserver = errors.New("paykit: WithObserver(nil)")
+
+// otherCode stands in, for an Observer, for an error code outside the
+// spec's table and sandboxCodes.
+const otherCode = "OTHER"
+
+// sandboxCodes are the codes outside the spec's table that the sandbox
+// answers (openapi.yaml documents them), and the SDK's own stand-in for a
+// code not shaped like one: an Observer sees them as they are.
+var sandboxCodes = []string{invalidCode, "AUTH_001", "SANDBOX_BUSY", "SANDBOX_STORE"}
+
+// observedCode is the error code an Observer sees: one of a fixed, small
+// set (the spec's codes, sandboxCodes, otherCode), because observers use
+// it as a metric label.
+func observedCode(code string) string {
+	if code == "" || spec.IsCode(code) || slices.Contains(sandboxCodes, code) {
+		return code
+	}
+	return otherCode
+}

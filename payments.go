@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -12,10 +13,11 @@ import (
 	"net/textproto"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 // PaymentMethod is how the payer transfers the money.
@@ -114,7 +116,10 @@ type Payment struct {
 	// Currency is "RUB" for every payment of this API.
 	Currency string `json:"currency"`
 	// Status is normalised to the upper-case constants (the dispute
-	// responses send lower case); an unknown value is kept as sent.
+	// responses send lower case); an unknown value is kept as sent. It is
+	// "" when the answer carried none ("status": null or missing): a read
+	// needs only its identity, so such a payment still decodes, but ""
+	// is no state, and WaitPayment reads again.
 	Status PaymentStatus `json:"status"`
 	// Method decides how Requisites read (card or phone, domestic or
 	// cross-border).
@@ -134,14 +139,15 @@ type Payment struct {
 	// Message is only set by ConfirmPayment: the service's note that the
 	// confirmation was received and verification is awaited.
 	Message string `json:"message,omitempty"`
-	// Dispute is set by OpenDispute, nil otherwise.
+	// Dispute is set from OpenDispute's answer, nil otherwise (and after an
+	// OpenDispute settled by reading the payment back).
 	Dispute *Dispute `json:"dispute,omitempty"`
 	// Reconciled is true when the call's own answer was lost or unusable
 	// and the SDK established, by reading the payment back, that the call
 	// had taken effect. The payment is then the read-back copy, without
 	// what a GET does not carry: Message, and for CROSS_BORDER the
-	// requisites' BankName, Country, Currency and AmountLocal (Dispute is
-	// filled from OpenDispute's params). Never set by decoding JSON.
+	// requisites' BankName, Country, Currency and AmountLocal, and Dispute.
+	// Nothing is filled from the call's params. Never set by decoding JSON.
 	Reconciled bool `json:"-"`
 }
 
@@ -276,14 +282,14 @@ func (d *Dispute) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Payment amount bounds of the API, in RUB.
+// Payment amount bounds of the API, in RUB, both inclusive.
 var (
-	MinPaymentAmount = decimal.NewFromInt(100)
-	MaxPaymentAmount = decimal.NewFromInt(300000)
+	MinPaymentAmount = decimal.NewFromInt(spec.MinPaymentAmount)
+	MaxPaymentAmount = decimal.NewFromInt(spec.MaxPaymentAmount)
 )
 
 // MaxExtIDLength is the longest payment ext_id, in characters.
-const MaxExtIDLength = 255
+const MaxExtIDLength = spec.MaxExtIDLength
 
 // CreatePaymentParams are the inputs of CreatePayment. Optional fields left
 // empty are not sent, and the service then chooses (method CARD, a bank).
@@ -291,7 +297,8 @@ type CreatePaymentParams struct {
 	// ExtID is the merchant's unique order id, 1 to 255 characters. It is
 	// also what makes CreatePayment safe to retry.
 	ExtID string
-	// Amount in RUB, from 100 to 300000; sent with exactly its digits.
+	// Amount in RUB, from 100 to 300000, at most two decimals (1500.50;
+	// 1500.500 too); sent with exactly its digits.
 	Amount decimal.Decimal
 	// Method defaults to MethodCard on the service's side.
 	Method PaymentMethod
@@ -326,12 +333,17 @@ type createPaymentBody struct {
 // errors and 5xx. A PAY_003 on a retry after an attempt that may have got
 // through, or a 2xx that is not that payment (undecodable, over
 // MaxResponseBytes, incomplete, about another one), is settled by reading
-// the payment back by ext_id: it is returned, Reconciled, when its amount,
-// method and bank match (a GET of a domestic payment carries the bank's
-// name, resolved from the code through ListBanks, cached per Client; the
-// country, client_id, notify_url and token cannot be compared). Otherwise
-// it is someone else's: ErrDuplicateExtID, as a PAY_003 on the first
-// attempt always is.
+// the payment back by ext_id: it is returned, Reconciled, when its amount
+// (by value), method and bank code (without regard to case) match. A GET
+// of a domestic payment carries only the bank's name: it is compared,
+// without regard to case or spacing, with the name ListBanks gives the
+// code, cached per Client and read again once, within ctx, before a
+// differing name or an unknown code is believed. The country, client_id,
+// notify_url and token cannot be compared. Only when a field
+// provably differs is it someone else's: ErrDuplicateExtID, as a PAY_003
+// on the first attempt always is. A read-back that cannot be compared (a
+// field missing, ListBanks failing, empty or timing out) leaves the outcome
+// unknown.
 //
 // When the call fails after an attempt may have reached the service, the
 // error matches ErrUnknownOutcome beside its cause: read the payment back
@@ -344,96 +356,25 @@ func (c *Client) CreatePayment(ctx context.Context, params CreatePaymentParams) 
 		Bank: params.Bank, Country: params.Country, ClientID: params.ClientID,
 		NotifyURL: params.NotifyURL, NotificationToken: params.NotificationToken}
 	return send(ctx, c, &call{op: opCreatePayment, path: "/v1/payments", in: in, extID: params.ExtID},
-		func(ctx context.Context, got *Payment) error { return c.paymentMatches(ctx, params, got) })
+		func(ctx context.Context, got *Payment) (sameness, error) { return c.paymentMatches(ctx, params, got) })
 }
 
 // paymentMatches compares a payment, created or read back, with every
-// field of params that the answer carries.
-func (c *Client) paymentMatches(ctx context.Context, params CreatePaymentParams, got *Payment) error {
-	method := cmp.Or(params.Method, MethodCard) // the service's default
+// field of params that the answer carries: the amount by value, the method
+// and a bank code without regard to case, and a domestic payment's bank
+// name (all a GET carries) through bankVerdict.
+func (c *Client) paymentMatches(ctx context.Context, params CreatePaymentParams, got *Payment) (sameness, error) {
+	var v comparison
+	v.add(sameAmount("payment", got.Amount, params.Amount))
+	v.add(sameCode("payment's method", string(got.Method), string(cmp.Or(params.Method, MethodCard)))) // the service's default
 	switch {
-	case !got.Amount.Equal(params.Amount):
-		return fmt.Errorf("the payment's amount is %s, not %s", got.Amount, params.Amount)
-	case got.Method != method:
-		return fmt.Errorf("the payment's method is %q, not %q", truncate(string(got.Method), 20), method)
-	case params.Bank == "":
-		return nil
+	case params.Bank == "" || v.v == different: // nothing asked, or nothing left to learn
 	case got.Requisites.BankCode != "": // the create answer, or CROSS_BORDER's "bank"
-		if !strings.EqualFold(got.Requisites.BankCode, params.Bank) {
-			return fmt.Errorf("the payment's bank is %q, not %q", truncate(got.Requisites.BankCode, 40), params.Bank)
-		}
-		return nil
+		v.add(sameCode("payment's bank", got.Requisites.BankCode, params.Bank))
+	default:
+		v.add(c.bankVerdict(ctx, params.Bank, got.Requisites.BankName))
 	}
-	name, err := c.bankName(ctx, params.Bank)
-	if err != nil {
-		return err
-	}
-	if !strings.EqualFold(got.Requisites.BankName, name) {
-		return fmt.Errorf("the payment's bank is %q, not %q", truncate(got.Requisites.BankName, 40), name)
-	}
-	return nil
-}
-
-// bankCache maps bank codes to names: a GET of a payment carries the
-// bank's name, a create's params its code.
-type bankCache struct {
-	mu      sync.Mutex
-	names   map[string]string
-	fetched time.Time
-	busy    chan struct{} // closed when the ListBanks in flight ends
-}
-
-// bankRefreshInterval: a code missing from the cache reads ListBanks again
-// at most once a minute.
-const bankRefreshInterval = time.Minute
-
-// bankName resolves a bank code to its name. One ListBanks is in flight at
-// a time, with no lock held across it; other calls wait for it only as
-// long as their own context allows. A missing code refreshes the cache at
-// most once per call and per bankRefreshInterval.
-func (c *Client) bankName(ctx context.Context, code string) (string, error) {
-	code = strings.ToLower(code)
-	b := &c.banks
-	for refreshed := false; ; {
-		b.mu.Lock()
-		if name, ok := b.names[code]; ok {
-			b.mu.Unlock()
-			return name, nil
-		}
-		if busy := b.busy; busy != nil {
-			b.mu.Unlock()
-			select {
-			case <-busy:
-				continue
-			case <-ctx.Done():
-				return "", fmt.Errorf("waiting for ListBanks: %w", ctx.Err())
-			}
-		}
-		if refreshed || b.names != nil && c.now().Sub(b.fetched) < bankRefreshInterval {
-			b.mu.Unlock()
-			return "", fmt.Errorf("bank %q is not in ListBanks, so the payment read back cannot be compared", truncate(code, 40))
-		}
-		busy := make(chan struct{})
-		b.busy = busy
-		b.mu.Unlock()
-
-		banks, err := c.ListBanks(ctx)
-		b.mu.Lock()
-		if err == nil {
-			b.names = make(map[string]string, len(banks))
-			for _, bk := range banks {
-				b.names[strings.ToLower(bk.Code)] = bk.Name
-			}
-			b.fetched = c.now()
-		}
-		b.busy = nil
-		close(busy)
-		b.mu.Unlock()
-		if err != nil {
-			return "", err
-		}
-		refreshed = true
-	}
+	return v.result()
 }
 
 // GetPayment returns the payment with the given id (a UUID). An answer
@@ -467,7 +408,7 @@ type Attachment struct {
 
 // MaxAttachmentSize is the largest receipt ConfirmPayment sends: the spec's
 // 10 MB, in decimal bytes (10,000,000), as the sandbox counts them too.
-const MaxAttachmentSize = 10_000_000
+const MaxAttachmentSize = spec.MaxAttachmentSize
 
 // ConfirmPayment tells the service that the payer has paid, optionally with
 // an image of the receipt (nil sends none). The payment moves to PROCESSING.
@@ -568,8 +509,8 @@ func (c *Client) CancelPayment(ctx context.Context, id string) (*Payment, error)
 
 // OpenDisputeParams are the inputs of OpenDispute; every field is optional.
 type OpenDisputeParams struct {
-	// Amount is what the payer actually paid, if it differs; zero means not
-	// given and is not sent.
+	// Amount is what the payer actually paid, if it differs, in RUB with
+	// at most two decimals; zero means not given and is not sent.
 	Amount decimal.Decimal
 	// ReceiptURL links to the receipt or a screenshot.
 	ReceiptURL string
@@ -588,35 +529,23 @@ type openDisputeBody struct {
 // Dispute.
 //
 // A retry that finds a dispute already open (DIS_002, an earlier answer
-// lost) returns the payment as read back, Dispute filled from params with a
-// zero CreatedAt; it cannot tell this call's dispute from another's.
+// lost) returns the payment as read back with GetPayment, Reconciled set
+// and Dispute nil: the service's GET carries no dispute, so its amount,
+// receipt and comment are unknown, and a result carries only what the
+// service said (the SDK cannot tell this call's dispute from another's).
 func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeParams) (*Payment, error) {
 	if err := firstError(checkUUID("id", id), checkURL("receipt_url", params.ReceiptURL)); err != nil {
 		return nil, err
 	}
 	in := openDisputeBody{ReceiptURL: params.ReceiptURL, Comment: params.Comment}
 	if !params.Amount.IsZero() {
-		if err := checkPositive("amount", params.Amount); err != nil {
+		if err := firstError(checkPositive("amount", params.Amount), checkRUB("amount", params.Amount)); err != nil {
 			return nil, err
 		}
 		in.Amount = amount(params.Amount)
 	}
-	inDispute := inStatus(PaymentStatusDispute)
 	return send(ctx, c, &call{op: opOpenDispute, path: "/v1/payments/" + id + "/dispute", in: in, id: id},
-		func(ctx context.Context, got *Payment) error {
-			if err := inDispute(ctx, got); err != nil {
-				return err
-			}
-			if got.Dispute == nil {
-				// GET carries no dispute object: report what this call asked
-				// for; the opening time is unknown (zero).
-				got.Dispute = &Dispute{ReceiptURL: params.ReceiptURL, Comment: params.Comment}
-				if !params.Amount.IsZero() {
-					got.Dispute.Amount = decimal.NewNullDecimal(params.Amount)
-				}
-			}
-			return nil
-		})
+		inStatus(PaymentStatusDispute))
 }
 
 // CancelDispute cancels an active dispute; the payment moves to
@@ -633,12 +562,16 @@ func (c *Client) transition(ctx context.Context, op *operation, id, suffix strin
 	return send(ctx, c, &call{op: op, path: "/v1/payments/" + id + suffix, id: id}, inStatus(target))
 }
 
-// inStatus is a state change's want: the payment is in a target state.
+// inStatus is a state change's want: the payment is in a target state. A
+// payment without a status cannot be compared.
 func inStatus(states ...PaymentStatus) want[*Payment] {
-	return func(_ context.Context, got *Payment) error {
-		if !slices.Contains(states, got.Status) {
-			return fmt.Errorf("the payment is %s, not %s", truncate(string(got.Status), 30), states[0])
+	return func(_ context.Context, got *Payment) (sameness, error) {
+		switch {
+		case got.Status == "":
+			return cannotTell, errors.New("the payment carries no status")
+		case !slices.Contains(states, got.Status):
+			return different, fmt.Errorf("the payment is %s, not %s", truncate(string(got.Status), 30), states[0])
 		}
-		return nil
+		return same, nil
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/iotest"
@@ -399,77 +398,30 @@ func TestReceiptLimitIsTenMillionBytes(t *testing.T) {
 	assert.NotContains(t, doc, "MiB")
 }
 
-// Hole 4: the bank cache never holds a lock across the network, each
-// caller waits only as long as its own context allows, and a code missing
-// from the cache refreshes it, rate-limited.
-func TestBankCacheHonoursEachCallersContext(t *testing.T) {
+// A retry of OpenDispute that meets DIS_002 returns the payment as read
+// back: the GET carries no dispute, so Dispute stays nil rather than being
+// made up from the call's own params.
+func TestOpenDisputeRetryFindingItOpenCarriesOnlyWhatWasRead(t *testing.T) {
 	t.Parallel()
-	arrived, release := make(chan struct{}, 4), make(chan struct{})
-	var releaseOnce sync.Once
-	unblock := func() { releaseOnce.Do(func() { close(release) }) }
-	var calls atomic.Int32
-	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		arrived <- struct{}{}
-		<-release
-		w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank","is_active":true}]}`))
-	}))
-	t.Cleanup(unblock) // runs before the server's Close, so a failure ends the test instead of hanging it
-	first := make(chan error, 1)
-	go func() {
-		_, err := c.bankName(ctx, "sber")
-		first <- err
-	}()
-	<-arrived // the first caller's ListBanks is in flight
-	short, cancel := context.WithCancel(ctx)
-	second := make(chan error, 1)
-	go func() {
-		_, err := c.bankName(short, "sber")
-		second <- err
-	}()
-	cancel()
-	select {
-	case err := <-second:
-		require.ErrorIs(t, err, context.Canceled, "the second caller left when its own context ended")
-	case <-time.After(10 * time.Second):
-		t.Fatal("the second caller waited for the first one's network read")
-	}
-	unblock()
-	require.NoError(t, <-first)
-	name, err := c.bankName(ctx, "SBER")
+	var posts atomic.Int32
+	rt := newRoutes(map[string]func() (int, string){
+		"POST /v1/payments/" + paymentID + "/dispute": func() (int, string) {
+			if posts.Add(1) == 1 {
+				return 502, `<html>bad gateway</html>`
+			}
+			return 409, opErrBody("DIS_002", "dispute already exists")
+		},
+		"GET /v1/payments/" + paymentID: fixed(200, paymentBody(paymentID, "order-A", "1500.50", "DISPUTE")),
+	})
+	c, _ := serverClient(t, rt)
+	p, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{Amount: dec("1400"), ReceiptURL: "https://r.example/1.png", Comment: "paid less"})
 	require.NoError(t, err)
-	assert.Equal(t, "Sberbank", name)
-	assert.Equal(t, int32(1), calls.Load(), "one ListBanks for all of them")
-}
-
-func TestBankCacheRefreshesForAMissingCode(t *testing.T) {
-	t.Parallel()
-	var calls atomic.Int32
-	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) == 1 {
-			w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank","is_active":true}]}`))
-			return
-		}
-		w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank"},{"code":"alfa","name":"Alfa-Bank"}]}`))
-	}))
-	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	var mu sync.Mutex
-	c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-
-	_, err := c.bankName(ctx, "sber")
-	require.NoError(t, err)
-	_, err = c.bankName(ctx, "alfa")
-	require.ErrorContains(t, err, `bank "alfa" is not in ListBanks`)
-	assert.Equal(t, int32(1), calls.Load(), "a refresh right after a read is rate-limited")
-
-	advance(bankRefreshInterval)
-	name, err := c.bankName(ctx, "alfa")
-	require.NoError(t, err)
-	assert.Equal(t, "Alfa-Bank", name)
-	assert.Equal(t, int32(2), calls.Load(), "the missing code refreshed the cache")
-
-	_, err = c.bankName(ctx, "nope")
-	require.Error(t, err)
-	assert.Equal(t, int32(2), calls.Load(), "at most one refresh per interval")
+	assert.Equal(t, 2, rt.count("POST /v1/payments/"+paymentID+"/dispute"))
+	assert.Equal(t, 1, rt.count("GET /v1/payments/"+paymentID))
+	assert.True(t, p.Reconciled, "settled by reading back")
+	assert.Equal(t, PaymentStatusDispute, p.Status)
+	assert.Equal(t, paymentID, p.ID)
+	assert.Equal(t, "order-A", p.ExtID)
+	assertDec(t, "1500.50", p.Amount, "amount")
+	assert.Nil(t, p.Dispute, "the read-back carries no dispute; none is made from params")
 }

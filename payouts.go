@@ -74,7 +74,8 @@ type Payout struct {
 	// Bank is the bank code given at creation, "" when none was.
 	Bank string `json:"bank"`
 	// Status is kept as sent, unknown values included; the SDK enforces no
-	// transitions. completed, failed and cancelled are final.
+	// transitions. completed, failed and cancelled are final. It is "" when
+	// the answer carried none (null or missing), which WaitPayout waits on.
 	Status PayoutStatus `json:"status"`
 	// ProviderOrderID is set once the payout is processing.
 	ProviderOrderID string `json:"provider_order_id"`
@@ -135,8 +136,8 @@ type CreatePayoutParams struct {
 	// ExtID is the merchant's unique payout id; it makes CreatePayout safe
 	// to retry.
 	ExtID string
-	// Amount is in RUB and must be positive; the spec gives no upper
-	// bound, so the service's refusal is the only one.
+	// Amount is in RUB, positive, with at most two decimals; the spec
+	// gives no upper bound, so the service's refusal is the only one.
 	Amount decimal.Decimal
 	// Method is PayoutMethodCard or PayoutMethodSBP, and decides what
 	// Requisites must hold.
@@ -171,7 +172,14 @@ type createPayoutBody struct {
 // settled by reading the payout back by ext_id: it is returned, Reconciled,
 // when its amount, method, requisites, holder name and bank all match, so
 // a lost answer turns into neither a second payout nor a false failure.
-// Otherwise it is someone else's: ErrDuplicateExtID.
+// Amounts compare by value, the method and bank code without regard to
+// case, the requisites by their digits (a card number, or a phone number
+// in E.164 without separators: "+7 912 345-67-89" is 79123456789), the
+// holder name without regard to case or spacing; a bank the call did not
+// send is not compared. Only when a field provably differs is it someone
+// else's: ErrDuplicateExtID. One that cannot be compared (missing from the
+// payout, or a number that is not plain digits, such as a masked one)
+// leaves the outcome unknown.
 //
 // When the call fails after an attempt may have reached the service, the
 // error matches ErrUnknownOutcome beside its cause: read the payout back
@@ -183,13 +191,26 @@ func (c *Client) CreatePayout(ctx context.Context, params CreatePayoutParams) (*
 	in := createPayoutBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
 		Requisites: params.Requisites, HolderName: params.HolderName, Bank: params.Bank, NotifyURL: params.NotifyURL}
 	return send(ctx, c, &call{op: opCreatePayout, path: "/v1/payouts", in: in, extID: params.ExtID},
-		func(_ context.Context, got *Payout) error {
-			if !got.Amount.Equal(params.Amount) || got.Method != params.Method || got.Requisites != params.Requisites ||
-				got.HolderName != params.HolderName || got.Bank != params.Bank {
-				return errors.New("the payout's amount, method, requisites, holder name or bank differ from the call's")
-			}
-			return nil
-		})
+		func(_ context.Context, got *Payout) (sameness, error) { return payoutMatches(params, got) })
+}
+
+// payoutMatches compares a payout, created or read back, with params: the
+// amount by value, the method and bank code without regard to case, the
+// requisites by their digits (a card number, or a phone number in E.164
+// without separators: "+7 912 345-67-89" is 79123456789), the holder name
+// without regard to case or spacing. A field missing from the payout cannot
+// be compared; a bank the call did not send is not compared at all (the
+// service may choose one).
+func payoutMatches(params CreatePayoutParams, got *Payout) (sameness, error) {
+	var v comparison
+	v.add(sameAmount("payout", got.Amount, params.Amount))
+	v.add(sameCode("payout's method", string(got.Method), string(params.Method)))
+	v.add(sameNumber("payout's requisites", got.Requisites, params.Requisites))
+	v.add(sameName("payout's holder name", got.HolderName, params.HolderName, false))
+	if params.Bank != "" {
+		v.add(sameCode("payout's bank", got.Bank, params.Bank))
+	}
+	return v.result()
 }
 
 // GetPayout returns the payout with the given id (a UUID). A missing payout

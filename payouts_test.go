@@ -636,19 +636,27 @@ func TestCreatePayoutReconcilesDuplicateOnRetry(t *testing.T) {
 			assertPendingPayout(t, p)
 		}},
 		{"read-back differs: the PAY_003 error is returned", func(w http.ResponseWriter) {
-			_, _ = io.WriteString(w, payoutCompletedJSON) // another amount, method and requisites
+			// po-1 with another amount, method and requisites
+			_, _ = io.WriteString(w, strings.Replace(payoutCompletedJSON, `"po-2"`, `"po-1"`, 1))
 		}, func(t *testing.T, p *Payout, err error) {
 			assert.Nil(t, p)
 			opRequireAPIError(t, err, "PAY_003", http.StatusConflict)
-			assert.ErrorIs(t, err, ErrDuplicateExtID)
+			opAssertOnlySentinels(t, err, "ErrDuplicateExtID")
 		}},
-		{"read-back fails: both errors are reported", func(w http.ResponseWriter) {
+		{"read-back about another ext_id: a broken read cannot tell", func(w http.ResponseWriter) {
+			_, _ = io.WriteString(w, payoutCompletedJSON)
+		}, func(t *testing.T, p *Payout, err error) {
+			assert.Nil(t, p)
+			opAssertOnlySentinels(t, err, "ErrUnknownOutcome")
+			assert.ErrorContains(t, err, `the answer is about ext_id "po-2", not "po-1"`)
+		}},
+		{"read-back fails: both errors are reported, but not as someone else's", func(w http.ResponseWriter) {
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = io.WriteString(w, opErrBody("PAY_001", "payout not found"))
 		}, func(t *testing.T, p *Payout, err error) {
 			assert.Nil(t, p)
-			assert.ErrorIs(t, err, ErrDuplicateExtID)
-			assert.ErrorIs(t, err, ErrPayoutNotFound)
+			opAssertOnlySentinels(t, err, "ErrUnknownOutcome", "ErrPayoutNotFound")
+			assert.ErrorContains(t, err, "PAY_003 (HTTP 409): exists; reading it back: paykit: PAY_001 (HTTP 404): payout not found")
 		}},
 	}
 	for _, tt := range tests {

@@ -109,6 +109,21 @@ var (
 	opCheckCredentials = &operation{name: "CheckCredentials", method: http.MethodGet, route: "/v1/balance"}
 )
 
+// operations is the table as one list, in SPEC.md's order, so that code and
+// tests can range over every endpoint: operations_test.go checks each row's
+// method and route against openapi.yaml and the sandbox's routes, and names
+// what is missing when an endpoint is added in one place only.
+// CheckCredentials is a second row for GET /v1/balance (a read whose
+// purpose is the credentials, not the balance).
+var operations = []*operation{
+	opCreatePayment, opGetPayment, opGetPaymentByExtID, opConfirmPayment, opCancelPayment,
+	opOpenDispute, opCancelDispute,
+	opCreatePayout, opListPayouts, opGetPayout, opGetPayoutByExtID,
+	opListTerminals, opGetBalance, opListBanks, opCreateTransfer,
+	opCreateWithdrawal, opGetWithdrawal, opGetWithdrawalFee,
+	opCheckCredentials,
+}
+
 // doOperation is a Client.Do call's row: a GET is a read; anything else a
 // money move, since the SDK cannot know what it does.
 func doOperation(method, path string) *operation {
@@ -257,8 +272,13 @@ func backoff(minWait, maxWait time.Duration, n int, resp *http.Response) time.Du
 	return wait
 }
 
+// maxRetryAfterHeader caps what a Retry-After is read as, in either form:
+// a date in year 9999 is a very long wait, not one that overflows.
+const maxRetryAfterHeader = 24 * time.Hour
+
 // retryAfter parses a Retry-After header: delay-seconds (too large for an
-// integer is a very long wait, not none) or an HTTP date.
+// integer is a very long wait, not none) or an HTTP date, at most
+// maxRetryAfterHeader either way.
 func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	v := h.Get("Retry-After")
 	if v == "" {
@@ -268,13 +288,13 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 		if secs < 0 {
 			return 0, false
 		}
-		if err != nil || secs > int64(24*time.Hour/time.Second) {
-			secs = int64(24 * time.Hour / time.Second)
+		if err != nil || secs > int64(maxRetryAfterHeader/time.Second) {
+			secs = int64(maxRetryAfterHeader / time.Second)
 		}
 		return time.Duration(secs) * time.Second, true
 	}
 	if at, err := http.ParseTime(v); err == nil {
-		return max(at.Sub(now), 0), true
+		return min(max(at.Sub(now), 0), maxRetryAfterHeader), true
 	}
 	return 0, false
 }

@@ -149,6 +149,8 @@ func TestRetryAfterParsing(t *testing.T) {
 		{"-99999999999999999999", 0, false},
 		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
 		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},
+		{"Fri, 31 Dec 9999 23:59:59 GMT", 24 * time.Hour, true}, // the date form is capped too
+		{"Mon, 01 Jan 0001 00:00:00 GMT", 0, true},
 	} {
 		got, ok := retryAfter(response(503, ``, "Retry-After", tc.header).Header, now)
 		assert.Equal(t, tc.ok, ok, tc.header)

@@ -56,8 +56,8 @@ type CreateTransferParams struct {
 	FromTerminalID string
 	// ToTerminalID is the terminal to credit, of the same merchant.
 	ToTerminalID string
-	// Amount is in USDT and must be positive; the spec gives no upper
-	// bound.
+	// Amount is in USDT, positive, with at most six decimals; the spec
+	// gives no upper bound.
 	Amount decimal.Decimal
 }
 
@@ -81,19 +81,20 @@ func (c *Client) CreateTransfer(ctx context.Context, params CreateTransferParams
 	if err := firstError(
 		checkRequired("from_terminal_id", params.FromTerminalID),
 		checkRequired("to_terminal_id", params.ToTerminalID),
-		checkPositive("amount", params.Amount)); err != nil {
+		checkPositive("amount", params.Amount),
+		checkUSDT("amount", params.Amount)); err != nil {
 		return nil, err
 	}
 	in := createTransferBody{FromTerminalID: params.FromTerminalID, ToTerminalID: params.ToTerminalID, Amount: amount(params.Amount)}
 	return send(ctx, c, &call{op: opCreateTransfer, path: "/v1/transfers", in: in},
-		func(_ context.Context, got *Transfer) error {
-			switch {
-			case !got.Success:
-				return errTransferNotSuccess
-			case got.FromTerminalID != params.FromTerminalID || got.ToTerminalID != params.ToTerminalID ||
-				!got.Amount.Equal(params.Amount):
-				return errors.New("the API answered a transfer between other terminals or of another amount")
+		func(_ context.Context, got *Transfer) (sameness, error) {
+			if !got.Success {
+				return cannotTell, errTransferNotSuccess
 			}
-			return nil
+			var v comparison
+			v.add(sameAmount("transfer", got.Amount, params.Amount))
+			v.add(sameExact("transfer's source terminal", got.FromTerminalID, params.FromTerminalID))
+			v.add(sameExact("transfer's destination terminal", got.ToTerminalID, params.ToTerminalID))
+			return v.result()
 		})
 }

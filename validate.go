@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 // Input checks: everything the SDK refuses before any network call, with a
@@ -21,7 +23,10 @@ func (p CreatePaymentParams) validate() error {
 		return err
 	}
 	if p.Amount.LessThan(MinPaymentAmount) || p.Amount.GreaterThan(MaxPaymentAmount) {
-		return invalid("amount", "must be between 100 and 300000 RUB")
+		return invalid("amount", fmt.Sprintf("must be between %d and %d RUB", spec.MinPaymentAmount, spec.MaxPaymentAmount))
+	}
+	if err := checkRUB("amount", p.Amount); err != nil {
+		return err
 	}
 	if p.Method != "" && !slices.Contains(paymentMethods, p.Method) {
 		return invalid("method", "must be CARD, SBP, SIM or CROSS_BORDER")
@@ -46,6 +51,7 @@ func (p CreatePayoutParams) validate() error {
 	return firstError(
 		checkExtID(p.ExtID, 0),
 		checkPositive("amount", p.Amount),
+		checkRUB("amount", p.Amount),
 		checkRequired("requisites", p.Requisites),
 		checkRequired("holder_name", p.HolderName),
 		checkURL("notify_url", p.NotifyURL))
@@ -83,6 +89,26 @@ func checkPositive(field string, d decimal.Decimal) error {
 		return invalid(field, "must be greater than zero")
 	}
 	return nil
+}
+
+// checkRUB and checkUSDT refuse an amount finer than its currency can move
+// (the spec is silent; see doc.go, "What the spec does not say"): kopecks
+// for RUB, TRC-20 USDT's six decimals. Only the value counts, not how it
+// is written: 1500.500 is two decimals; 300.00000000000004, float
+// arithmetic's residue, is not.
+func checkRUB(field string, d decimal.Decimal) error {
+	return checkScale(field, d, spec.RUBScale, "RUB")
+}
+
+func checkUSDT(field string, d decimal.Decimal) error {
+	return checkScale(field, d, spec.USDTScale, "USDT")
+}
+
+func checkScale(field string, d decimal.Decimal, places int32, currency string) error {
+	if d.Exponent() >= -places || d.Equal(d.Truncate(places)) {
+		return nil
+	}
+	return invalid(field, fmt.Sprintf("has more than %d decimal places, finer than %s can move", places, currency))
 }
 
 // checkURL validates an optional absolute http(s) URL, such as notify_url.

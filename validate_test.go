@@ -299,3 +299,100 @@ func TestGetWithdrawalIDValidation(t *testing.T) {
 	require.NoError(t, err)
 	assertWire(t, rec.only(t), http.MethodGet, "/v1/withdrawals/"+upper, "", "")
 }
+
+// Money at its currency's scale: a RUB amount (payment, payout, dispute)
+// finer than a kopeck and a USDT amount (transfer, withdrawal) finer than
+// six decimals are refused before sending; the value counts, not how many
+// zeros it is written with, and answers decode at any scale.
+func TestAmountScale(t *testing.T) {
+	t.Parallel()
+	payment := func(a string) func(*Client) error {
+		return func(c *Client) error {
+			_, err := c.CreatePayment(ctx, CreatePaymentParams{ExtID: "o-1", Amount: dec(a)})
+			return err
+		}
+	}
+	payout := func(a string) func(*Client) error {
+		return func(c *Client) error {
+			_, err := c.CreatePayout(ctx, CreatePayoutParams{ExtID: "po-1", Amount: dec(a), Method: PayoutMethodCard,
+				Requisites: "4111111111111111", HolderName: "IVAN IVANOV"})
+			return err
+		}
+	}
+	dispute := func(a string) func(*Client) error {
+		return func(c *Client) error {
+			_, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{Amount: dec(a)})
+			return err
+		}
+	}
+	transfer := func(a string) func(*Client) error {
+		return func(c *Client) error {
+			_, err := c.CreateTransfer(ctx, CreateTransferParams{FromTerminalID: "term-main", ToTerminalID: "term-2", Amount: dec(a)})
+			return err
+		}
+	}
+	withdrawal := func(a string) func(*Client) error {
+		return func(c *Client) error {
+			_, err := c.CreateWithdrawal(ctx, CreateWithdrawalParams{TerminalID: "term-main", Amount: dec(a), Address: tronAddress})
+			return err
+		}
+	}
+
+	refused := map[string]func(*Client) error{
+		"payment 1500.505":             payment("1500.505"),
+		"payment 300.00000000000004":   payment("300.00000000000004"),
+		"payment 100.001":              payment("100.001"),
+		"payout 2500.001":              payout("2500.001"),
+		"payout 0.001":                 payout("0.001"),
+		"dispute 1400.005":             dispute("1400.005"),
+		"transfer 150.1234567":         transfer("150.1234567"),
+		"transfer 0.00000000000000001": transfer("0.00000000000000001"),
+		"withdrawal 100.0000001":       withdrawal("100.0000001"),
+	}
+	for name, call := range refused {
+		c, rec := mockClient(t, http.StatusOK, cardPaymentJSON)
+		err := call(c)
+		var ve *ValidationError
+		require.ErrorAs(t, err, &ve, name)
+		assert.Equal(t, "amount", ve.Field, name)
+		assert.ErrorIs(t, err, ErrInvalidParameters, name)
+		assert.Equal(t, 0, rec.count(), "%s: nothing sent", name)
+	}
+
+	accepted := []struct {
+		name   string
+		call   func(*Client) error
+		body   string
+		uri    string
+		answer string
+	}{
+		{"payment 1500.500 is two decimals", payment("1500.500"), `{"ext_id":"o-1","amount":1500.500}`, "/v1/payments", cardPaymentJSON},
+		{"payment 300.10", payment("300.10"), `{"ext_id":"o-1","amount":300.10}`, "/v1/payments", cardPaymentJSON},
+		{"payout 2500.01", payout("2500.01"), `{"ext_id":"po-1","amount":2500.01,"method":"card","requisites":"4111111111111111","holder_name":"IVAN IVANOV"}`,
+			"/v1/payouts", payoutPendingJSON},
+		{"transfer 150.123456", transfer("150.123456"), `{"from_terminal_id":"term-main","to_terminal_id":"term-2","amount":150.123456}`,
+			"/v1/transfers", transferJSON},
+		{"withdrawal 100.0000010", withdrawal("100.0000010"), `{"terminal_id":"term-main","amount":100.0000010,"address":"` + tronAddress + `"}`,
+			"/v1/withdrawals", withdrawalPendingJSON},
+	}
+	for _, tc := range accepted {
+		c, rec := echoClient(t, http.StatusOK, tc.answer)
+		require.NoError(t, tc.call(c), tc.name)
+		assertWire(t, rec.only(t), "POST", tc.uri, "application/json", tc.body)
+	}
+	c, rec := mockClient(t, http.StatusOK, `{"id":"`+paymentID+`","ext_id":"order-1001","amount":1500.50,"status":"dispute",`+
+		`"dispute":{"amount":1400.05,"created_at":"2026-11-22T11:00:00Z"}}`)
+	require.NoError(t, dispute("1400.050")(c))
+	assertWire(t, rec.only(t), "POST", "/v1/payments/"+paymentID+"/dispute", "application/json", `{"amount":1400.050}`)
+
+	// Answers are the service's word, whatever their scale.
+	c, _ = mockClient(t, http.StatusOK, paymentBody(paymentID, "order-A", "1500.505", "PENDING"))
+	p, err := c.GetPayment(ctx, paymentID)
+	require.NoError(t, err)
+	assertDec(t, "1500.505", p.Amount, "amount")
+	c, _ = mockClient(t, http.StatusOK, `{"id":"`+withdrawID+`","amount":100.12345678,"fee":2.123456789,"status":"pending"}`)
+	w, err := c.GetWithdrawal(ctx, withdrawID)
+	require.NoError(t, err)
+	assertDec(t, "100.12345678", w.Amount, "amount")
+	assertDec(t, "2.123456789", w.Fee, "fee")
+}

@@ -11,13 +11,15 @@ import (
 // WaitOptions tune WaitPayment and WaitPayout. The zero value uses the
 // defaults below.
 type WaitOptions struct {
-	// MinInterval is the first pause between reads; it grows by half after
-	// each read that finds the resource unsettled, up to MaxInterval.
-	// Zero means DefaultWaitMinInterval.
+	// MinInterval is the first pause between reads; it grows by half (at
+	// least a nanosecond, so any positive interval grows) after each read
+	// that finds the resource unsettled, up to MaxInterval. Zero means
+	// DefaultWaitMinInterval.
 	MinInterval time.Duration
 	// MaxInterval caps the pause between reads. Zero means
 	// DefaultWaitMaxInterval. A Retry-After the service sends with a
-	// refusal lengthens a pause beyond it.
+	// refusal lengthens a pause beyond it, but no pause is longer than a
+	// day, whatever the header or the options say.
 	MaxInterval time.Duration
 }
 
@@ -30,8 +32,10 @@ const (
 // WaitPayment reads the payment with the given id until it settles, that
 // is, leaves PENDING, PROCESSING and DISPUTE (COMPLETED, CANCELLED,
 // CANCELLED_APPEAL, or a status this SDK does not know, which it cannot
-// call unsettled), or until ctx ends. It is the safety net for a lost
-// webhook: a merchant who has not heard about a payment can wait for it.
+// call unsettled), or until ctx ends. A read without a status (null or
+// missing) says nothing about the payment's state and is read again. It
+// is the safety net for a lost webhook: a merchant who has not heard about
+// a payment can wait for it.
 //
 // It returns the settled payment, or, when ctx ends first, the last
 // payment it read (nil if none) with ctx's error. Reads are GetPayment
@@ -53,7 +57,7 @@ func (c *Client) WaitPayment(ctx context.Context, id string, o WaitOptions) (*Pa
 			switch p.Status {
 			case PaymentStatusPending:
 				return false, p.ValidUntil
-			case PaymentStatusProcessing, PaymentStatusDispute:
+			case PaymentStatusProcessing, PaymentStatusDispute, "":
 				return false, time.Time{}
 			}
 			return true, time.Time{}
@@ -114,7 +118,8 @@ func wait[T any](ctx context.Context, c *Client, o WaitOptions, read func(contex
 				pause = max(pause, apiErr.retryAfter)
 			}
 		}
-		interval = min(interval+interval/2, maxI)
+		interval = grow(interval, maxI)
+		pause = min(pause, maxWaitPause)
 		pause += rand.N(pause/10 + 1) // spread waiters that started together
 		t := time.NewTimer(pause)
 		select {
@@ -124,6 +129,21 @@ func wait[T any](ctx context.Context, c *Client, o WaitOptions, read func(contex
 		case <-t.C:
 		}
 	}
+}
+
+// maxWaitPause bounds every pause of a waiter, so that the jitter added to
+// it cannot overflow into a negative pause (a spin).
+const maxWaitPause = 24 * time.Hour
+
+// grow is the interval after an unsettled read: half as long again, by at
+// least a nanosecond (half of 1ns is 0), never past ceil and never
+// overflowing.
+func grow(d, ceil time.Duration) time.Duration {
+	step := max(d/2, 1)
+	if d >= ceil-step {
+		return ceil
+	}
+	return d + step
 }
 
 // nextPause is the pause after an unsettled read: for a PENDING payment

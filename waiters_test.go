@@ -2,8 +2,10 @@ package paykit
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,4 +133,94 @@ func c429RetryAfter(t *testing.T) *Error {
 	var apiErr *Error
 	require.ErrorAs(t, err, &apiErr)
 	return apiErr
+}
+
+// A Retry-After far in the future, as an HTTP date or in seconds, is a long
+// pause (cut short by ctx), never one that overflows into a spin of reads.
+func TestWaitersHonourAFarRetryAfterWithoutSpinning(t *testing.T) {
+	t.Parallel()
+	for _, header := range []string{"Fri, 31 Dec 9999 23:59:59 GMT", "99999999999999999999", "9223372036"} {
+		for name, wait := range map[string]func(context.Context, *Client) error{
+			"WaitPayment": func(ctx context.Context, c *Client) error {
+				_, err := c.WaitPayment(ctx, paymentID, WaitOptions{MinInterval: time.Millisecond})
+				return err
+			},
+			"WaitPayout": func(ctx context.Context, c *Client) error {
+				_, err := c.WaitPayout(ctx, payoutID, WaitOptions{MinInterval: time.Millisecond})
+				return err
+			},
+		} {
+			t.Run(name+" "+header, func(t *testing.T) {
+				t.Parallel()
+				var reads atomic.Int32
+				c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					reads.Add(1)
+					w.Header().Set("Retry-After", header)
+					w.WriteHeader(503)
+				}))
+				wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+				defer cancel()
+				start := time.Now()
+				err := wait(wctx, c)
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+				assert.Less(t, time.Since(start), 5*time.Second, "the wait ends with ctx")
+				assert.Equal(t, int32(1), reads.Load(),
+					"one read, then a pause longer than ctx (no retry either: the header asks for more than a minute)")
+			})
+		}
+	}
+}
+
+// A read whose status is null or missing says nothing about the payment's
+// state: the waiter reads again rather than calling it settled.
+func TestWaitPaymentReadsAgainWithoutAStatus(t *testing.T) {
+	t.Parallel()
+	seq := &sequence{answers: []func() (int, string){
+		fixed(200, `{"id":"`+paymentID+`","ext_id":"order-A","amount":100,"status":null}`),
+		fixed(200, `{"id":"`+paymentID+`","ext_id":"order-A","amount":100}`),
+		fixed(200, paymentBody(paymentID, "order-A", "100", "COMPLETED")),
+	}}
+	c, _ := serverClient(t, seq)
+	p, err := c.WaitPayment(ctx, paymentID, fastWait)
+	require.NoError(t, err)
+	assert.Equal(t, PaymentStatusCompleted, p.Status)
+	assert.Equal(t, 3, seq.reads(), "no status is not settled")
+
+	seq = &sequence{answers: []func() (int, string){
+		fixed(200, `{"id":"`+payoutID+`","ext_id":"po-1","amount":5,"status":null}`),
+		fixed(200, `{"id":"`+payoutID+`","ext_id":"po-1","amount":5}`),
+		fixed(200, `{"id":"`+payoutID+`","ext_id":"po-1","amount":5,"status":"completed"}`),
+	}}
+	c, _ = serverClient(t, seq)
+	po, err := c.WaitPayout(ctx, payoutID, fastWait)
+	require.NoError(t, err)
+	assert.Equal(t, PayoutStatusCompleted, po.Status)
+	assert.Equal(t, 3, seq.reads(), "no status is not final")
+}
+
+// The interval grows from any positive start (half of 1ns is 0) and never
+// overflows, whatever MaxInterval is.
+func TestWaitIntervalGrowsFromAnyPositiveStart(t *testing.T) {
+	t.Parallel()
+	for _, d := range []time.Duration{1, 2, 3, time.Millisecond, time.Hour} {
+		assert.Greater(t, grow(d, 2*time.Hour), d, "from %d", d)
+	}
+	assert.Equal(t, 2*time.Hour, grow(time.Hour+20*time.Minute, 2*time.Hour), "capped at MaxInterval")
+	assert.Equal(t, time.Duration(math.MaxInt64), grow(math.MaxInt64-10, math.MaxInt64), "no overflow")
+	assert.Equal(t, time.Duration(math.MaxInt64-1), grow(math.MaxInt64/4*3, math.MaxInt64-1), "no overflow")
+	d := time.Duration(1)
+	for range 60 {
+		d = grow(d, time.Hour)
+	}
+	assert.Greater(t, d, 100*time.Millisecond, "1ns grows geometrically")
+
+	// Over loopback: MinInterval 1ns makes a bounded number of reads in
+	// 300ms, not one per round trip.
+	seq := &sequence{answers: []func() (int, string){fixed(200, paymentBody(paymentID, "order-A", "100", "PROCESSING"))}}
+	c, _ := serverClient(t, seq)
+	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	_, err := c.WaitPayment(wctx, paymentID, WaitOptions{MinInterval: 1, MaxInterval: time.Hour})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.LessOrEqual(t, seq.reads(), 100, "the pauses grew")
 }

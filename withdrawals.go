@@ -3,7 +3,6 @@ package paykit
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -100,7 +99,7 @@ func (f *WithdrawalFee) UnmarshalJSON(b []byte) error {
 type CreateWithdrawalParams struct {
 	// TerminalID is the terminal whose balance pays, an opaque string.
 	TerminalID string
-	// Amount in USDT, positive.
+	// Amount in USDT, positive, with at most six decimals.
 	Amount decimal.Decimal
 	// Address is the TRC-20 wallet. The spec gives no format, so the SDK
 	// only checks that it is present; the service validates it (WDR_001).
@@ -129,20 +128,24 @@ func (c *Client) CreateWithdrawal(ctx context.Context, params CreateWithdrawalPa
 	if err := firstError(
 		checkRequired("terminal_id", params.TerminalID),
 		checkPositive("amount", params.Amount),
+		checkUSDT("amount", params.Amount),
 		checkRequired("address", params.Address)); err != nil {
 		return nil, err
 	}
 	in := createWithdrawalBody{TerminalID: params.TerminalID, Amount: amount(params.Amount),
 		Address: params.Address, SubtractFeeFromAmount: params.SubtractFeeFromAmount}
 	return send(ctx, c, &call{op: opCreateWithdrawal, path: "/v1/withdrawals", in: in},
-		func(_ context.Context, got *Withdrawal) error {
+		func(_ context.Context, got *Withdrawal) (sameness, error) {
+			var v comparison
 			// The spec does not say whether a fee taken off shows in it.
-			sameAmount := got.Amount.Equal(params.Amount) ||
-				params.SubtractFeeFromAmount && got.Amount.Equal(params.Amount.Sub(got.Fee))
-			if !sameAmount || got.Address != params.Address {
-				return errors.New("the API answered a withdrawal of another amount or to another address")
+			if amt, err := sameAmount("withdrawal", got.Amount, params.Amount); amt == different &&
+				params.SubtractFeeFromAmount && got.Amount.Equal(params.Amount.Sub(got.Fee)) {
+				v.add(same, nil)
+			} else {
+				v.add(amt, err)
 			}
-			return nil
+			v.add(sameExact("withdrawal's address", got.Address, params.Address))
+			return v.result()
 		})
 }
 

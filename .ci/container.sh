@@ -27,7 +27,7 @@ PORT=${PAYKIT_CONTAINER_PORT:-$(free_port)}
 NAME=paykit-sandbox-ci-$$
 VOLUME=paykit-sandbox-ci-$$
 IMAGE=paykit-sandbox:ci-$$
-TOKEN=ci-control-token-$$-$RANDOM
+TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d " \n") # 256 bits: the sandbox refuses a guessable token
 start_s=$(date +%s)
 
 export DEBIAN_FRONTEND=noninteractive

@@ -57,11 +57,11 @@ func init() {
 	}
 }
 
-// screenshotPath is where -update writes the README's dashboard image.
+// screenshotPath is where -update writes the dashboard image of sandbox/README.md.
 const screenshotPath = "../docs/dashboard.png"
 
 // maxScreenshotBytes keeps the committed image small enough for the repo
-// and for the README to load quickly.
+// and for sandbox/README.md to load quickly.
 const maxScreenshotBytes = 200 << 10
 
 // findBrowser returns the path of a Chromium or Chrome binary, or "".
@@ -495,7 +495,7 @@ func TestBrowserAutoRefresh(t *testing.T) {
 	}
 }
 
-// The README's screenshot: a dashboard with payments in every state the
+// The screenshot of sandbox/README.md: a dashboard with payments in every state the
 // tester acts on. The test always renders and checks it; -update writes
 // it to docs/dashboard.png.
 func TestBrowserDashboardScreenshot(t *testing.T) {
@@ -571,7 +571,7 @@ func mustNil(t *testing.T, err error) {
 // cannot read (HttpOnly).
 func TestBrowserRemoteDashboardLogin(t *testing.T) {
 	ctx := newBrowser(t)
-	w := newWorld(t, sandbox.Config{AllowRemote: true, ControlToken: "team-token-42"})
+	w := newWorld(t, sandbox.Config{AllowRemote: true, ControlToken: "team-token-42-9f3c2a7b1e8d4c6f0a5b9e2d"})
 	p := w.pay(t, paykit.CreatePaymentParams{ExtID: "login-1", Amount: decimal.RequireFromString("900")})
 	var loc string
 	run(t, ctx, chromedp.Navigate(w.ts.URL+"/sandbox/ui?refresh=0"), chromedp.WaitVisible("#token", chromedp.ByID),
@@ -584,11 +584,11 @@ func TestBrowserRemoteDashboardLogin(t *testing.T) {
 	if got := textOf(t, ctx, ".error"); !strings.Contains(got, "not this sandbox's control token") {
 		t.Fatalf("after a wrong token: %q", got)
 	}
-	run(t, ctx, chromedp.SendKeys("#token", "team-token-42", chromedp.ByID), chromedp.Click("#login", chromedp.ByID),
+	run(t, ctx, chromedp.SendKeys("#token", "team-token-42-9f3c2a7b1e8d4c6f0a5b9e2d", chromedp.ByID), chromedp.Click("#login", chromedp.ByID),
 		chromedp.WaitVisible(`#pay-`+p.ID, chromedp.ByQuery))
 	var cookies string
 	run(t, ctx, chromedp.Evaluate(`document.cookie`, &cookies))
-	if strings.Contains(cookies, "paykit_sandbox_session") || strings.Contains(cookies, "team-token-42") {
+	if strings.Contains(cookies, "paykit_sandbox_session") || strings.Contains(cookies, "team-token-42-9f3c2a7b1e8d4c6f0a5b9e2d") {
 		t.Fatalf("a page script can read the session: %q", cookies)
 	}
 	// What the browser stored: one HttpOnly, SameSite=Strict session, not
@@ -600,7 +600,7 @@ func TestBrowserRemoteDashboardLogin(t *testing.T) {
 		return err
 	}))
 	if len(jar) != 1 || jar[0].Name != "paykit_sandbox_session" || !jar[0].HTTPOnly ||
-		jar[0].SameSite != network.CookieSameSiteStrict || strings.Contains(jar[0].Value, "team-token-42") {
+		jar[0].SameSite != network.CookieSameSiteStrict || strings.Contains(jar[0].Value, "team-token-42-9f3c2a7b1e8d4c6f0a5b9e2d") {
 		t.Fatalf("cookies after the login: %+v", jar)
 	}
 	// Logged in, the dashboard's forms act: the clock moves by an hour.

@@ -95,6 +95,25 @@ func TestDocumentMarksSandboxChoices(t *testing.T) {
 	if a := schema("OpenDisputeRequest", "amount"); !hasBounds(a, 100, 300000) {
 		t.Errorf("OpenDisputeRequest.amount: want the payment bounds 100..300000")
 	}
+
+	// The sandbox's own choices where the spec is silent (issue 28, point
+	// 3): positive payout, transfer and withdrawal amounts, the payout bank
+	// cap, the dispute amount bounds, the PAY_005 threshold and the
+	// payment validity span; and the bank country the sandbox sends.
+	for _, c := range [][2]string{{"CreatePayoutRequest", "amount"}, {"CreatePayoutRequest", "bank"},
+		{"CreateTransferRequest", "amount"}, {"CreateWithdrawalRequest", "amount"}, {"OpenDisputeRequest", "amount"}} {
+		if note, _ := schema(c[0], c[1]).Extensions["x-sandbox"].(string); note == "" {
+			t.Errorf("%s.%s: no x-sandbox note on the sandbox's own bound", c[0], c[1])
+		}
+	}
+	sandboxNote("createPayment 429 (the PAY_005 threshold)", ops["createPayment"].Responses.Value("429"))
+	if vu := doc.Components.Schemas["PaymentCommon"].Value.Properties["valid_until"]; vu == nil ||
+		vu.Extensions["x-sandbox"] == nil && vu.Value.Extensions["x-sandbox"] == nil {
+		t.Errorf("PaymentCommon.valid_until: no x-sandbox note on the validity span")
+	}
+	if c := schema("Bank", "country"); c.Type == nil || !c.Type.Is("string") || c.Extensions["x-sandbox"] == nil {
+		t.Errorf("Bank.country: want a string marked x-sandbox (the sandbox sends it, the spec does not list it)")
+	}
 }
 
 // hasBounds reports whether s (or a schema in its allOf) has exactly this

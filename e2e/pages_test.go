@@ -78,8 +78,8 @@ var docsShots = map[string]int{
 }
 
 // checkCommittedShot fails when docs/<name> is missing, is not a PNG, or
-// was taken at another width than the test renders: the README must show
-// what the browser tests check. (Pixels are not compared: fonts differ
+// was taken at another width than the test renders: the sandbox's
+// README.md must show what the browser tests check. (Pixels are not compared: fonts differ
 // between machines.)
 func checkCommittedShot(t *testing.T, name string, width int64) {
 	t.Helper()
@@ -97,10 +97,10 @@ func checkCommittedShot(t *testing.T, name string, width int64) {
 }
 
 // TestDocsScreenshots runs without a browser: every screenshot of docs/
-// is committed at its width, none is over the size limit, and the README
-// links each one.
+// is committed at its width, none is over the size limit, and the sandbox's
+// README.md links each one.
 func TestDocsScreenshots(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../sandbox/README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +109,8 @@ func TestDocsScreenshots(t *testing.T) {
 		if fi, err := os.Stat(filepath.Join("..", "docs", name)); err != nil || fi.Size() >= maxScreenshotBytes {
 			t.Errorf("docs/%s: %v, over %d bytes", name, err, maxScreenshotBytes)
 		}
-		if !strings.Contains(string(readme), "(docs/"+name+")") {
-			t.Errorf("README does not link docs/%s", name)
+		if !strings.Contains(string(readme), "(../docs/"+name+")") {
+			t.Errorf("sandbox/README.md does not link docs/%s", name)
 		}
 	}
 	files, err := filepath.Glob("../docs/*.png")

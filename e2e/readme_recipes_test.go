@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -12,23 +11,11 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox"
 )
 
-// readmeBlock returns the first fenced block of language lang in the
-// README's "From other languages" section whose text contains marker.
+// readmeBlock returns the first fenced block of language lang in
+// docs/other-languages.md whose text contains marker.
 func readmeBlock(t *testing.T, lang, marker string) string {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	i := strings.Index(readme, "\n## From other languages\n")
-	if i < 0 {
-		t.Fatal(`README.md has no "## From other languages" section`)
-	}
-	section := readme[i+1:]
-	if j := strings.Index(section[3:], "\n## "); j >= 0 {
-		section = section[:j+3]
-	}
+	section := otherLanguagesDoc(t)
 	for rest := section; ; {
 		start := strings.Index(rest, "```"+lang+"\n")
 		if start < 0 {
@@ -46,8 +33,8 @@ func readmeBlock(t *testing.T, lang, marker string) string {
 	}
 }
 
-// TestReadmePythonDecimalRecipe runs the README's exact-decimal recipe for
-// Python as it stands: parsing keeps 1500.50's digits and writing sends
+// TestReadmePythonDecimalRecipe runs the exact-decimal recipe for Python of
+// docs/other-languages.md as it stands: parsing keeps 1500.50's digits and writing sends
 // them as a bare JSON number. It needs python3 (CI has it for
 // examples/python); without it the test skips.
 func TestReadmePythonDecimalRecipe(t *testing.T) {
@@ -58,20 +45,20 @@ func TestReadmePythonDecimalRecipe(t *testing.T) {
 	block := readmeBlock(t, "python", "parse_float=Decimal")
 	out, err := exec.Command(py, "-c", block).CombinedOutput()
 	if err != nil {
-		t.Fatalf("the README's Python recipe fails: %v\n%s", err, out)
+		t.Fatalf("the Python recipe of docs/other-languages.md fails: %v\n%s", err, out)
 	}
 	const want = `1500.50 {"ext_id":"order-1001","amount":1500.50}`
 	if got := strings.TrimSpace(string(out)); got != want {
-		t.Fatalf("the README's Python recipe prints %q, want %q", got, want)
+		t.Fatalf("the Python recipe of docs/other-languages.md prints %q, want %q", got, want)
 	}
 	if !strings.Contains(block, "# "+want) {
 		t.Fatalf("the recipe's closing comment does not show what it prints (%s)", want)
 	}
 }
 
-// TestReadmeRefusedSignatureLine sends the README's first signing vector
-// with a wrong signature to the sandbox and expects the 401 message the
-// README shows, word for word.
+// TestReadmeRefusedSignatureLine sends the first signing vector of
+// docs/other-languages.md with a wrong signature to the sandbox and expects
+// the 401 message the document shows, word for word.
 func TestReadmeRefusedSignatureLine(t *testing.T) {
 	want := strings.TrimSpace(readmeBlock(t, "text", "invalid signature:"))
 	v := readmeVectors(t)[0]
@@ -96,6 +83,6 @@ func TestReadmeRefusedSignatureLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.StatusCode != http.StatusUnauthorized || body.Error != "AUTH_001" || body.Message != want {
-		t.Fatalf("HTTP %d %s %q\nREADME shows %q", res.StatusCode, body.Error, body.Message, want)
+		t.Fatalf("HTTP %d %s %q\ndocs/other-languages.md shows %q", res.StatusCode, body.Error, body.Message, want)
 	}
 }

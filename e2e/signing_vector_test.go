@@ -14,31 +14,30 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox"
 )
 
-// vector is one signing test vector of the README.
+// vector is one signing test vector of docs/other-languages.md.
 type vector struct {
 	Key, Secret, Method, URI, Body, Signature string
 }
 
-// readmeVectors parses the ```text block of the README's "From other
-// languages" section: "name: value" lines, vectors separated by a blank line.
-func readmeVectors(t *testing.T) []vector {
+// otherLanguagesDoc is docs/other-languages.md, whose signing vectors and
+// recipes these tests run.
+func otherLanguagesDoc(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/other-languages.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(b)
-	i := strings.Index(readme, "\n## From other languages\n")
-	if i < 0 {
-		t.Fatal(`README.md has no "## From other languages" section`)
-	}
-	section := readme[i+1:]
-	if j := strings.Index(section[3:], "\n## "); j >= 0 {
-		section = section[:j+3]
-	}
+	return string(b)
+}
+
+// readmeVectors parses the first ```text block of docs/other-languages.md:
+// "name: value" lines, vectors separated by a blank line.
+func readmeVectors(t *testing.T) []vector {
+	t.Helper()
+	section := otherLanguagesDoc(t)
 	start := strings.Index(section, "```text\n")
 	if start < 0 {
-		t.Fatal("no ```text block of test vectors in the section")
+		t.Fatal("no ```text block of test vectors in docs/other-languages.md")
 	}
 	block := section[start+len("```text\n"):]
 	block = block[:strings.Index(block, "```")]
@@ -77,14 +76,14 @@ func readmeVectors(t *testing.T) []vector {
 	return out
 }
 
-// TestReadmeSigningVectors checks each README vector three ways: against
+// TestReadmeSigningVectors checks each vector of docs/other-languages.md three ways: against
 // paykit.HMACSigner, against an independent Python implementation (when
 // python3 is installed), and by sending the request to the sandbox, which
 // must accept the signature. Signatures are compared, never printed.
 func TestReadmeSigningVectors(t *testing.T) {
 	vectors := readmeVectors(t)
 	if len(vectors) < 2 {
-		t.Fatalf("%d vectors in the README, want a POST with a body and a GET with a query", len(vectors))
+		t.Fatalf("%d vectors in docs/other-languages.md, want a POST with a body and a GET with a query", len(vectors))
 	}
 	sb := sandbox.New(sandbox.Config{})
 	defer sb.Close()
@@ -106,10 +105,10 @@ func TestReadmeSigningVectors(t *testing.T) {
 			t.Fatal(err)
 		}
 		if sig != v.Signature {
-			t.Errorf("%s: the README's signature is not what paykit.HMACSigner computes", name)
+			t.Errorf("%s: the documented signature is not what paykit.HMACSigner computes", name)
 		}
 		if py, ok := pythonSignature(t, v); ok && py != v.Signature {
-			t.Errorf("%s: the README's signature is not what Python's hmac computes", name)
+			t.Errorf("%s: the documented signature is not what Python's hmac computes", name)
 		}
 
 		if v.Key != sandbox.DefaultAPIKey || v.Secret != sandbox.DefaultSecret {
@@ -126,13 +125,13 @@ func TestReadmeSigningVectors(t *testing.T) {
 		}
 		res.Body.Close()
 		if res.StatusCode != http.StatusOK {
-			t.Errorf("%s: the sandbox answered HTTP %d to the README's signed request", name, res.StatusCode)
+			t.Errorf("%s: the sandbox answered HTTP %d to the documented signed request", name, res.StatusCode)
 		}
 	}
 }
 
 // pythonSignature computes the vector's signature with python3's hmac
-// module, the recipe the README gives, when python3 is installed.
+// module, the recipe docs/other-languages.md gives, when python3 is installed.
 func pythonSignature(t *testing.T, v vector) (string, bool) {
 	t.Helper()
 	py, err := exec.LookPath("python3")

@@ -48,3 +48,39 @@ func TestHostileErrorCodesNeverReachTelemetry(t *testing.T) {
 	}
 	assert.Contains(t, out, "INVALID_CODE", "the fixed word stands in")
 }
+
+// A server that answers each call with a fresh, well-formed error code
+// cannot grow the attempt metric's label set: 300 codes are one "OTHER"
+// series beside the spec's own codes.
+func TestInventedErrorCodesKeepMetricLabelsBounded(t *testing.T) {
+	t.Parallel()
+	var n int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n++ // the client below makes one call at a time
+		code := fmt.Sprintf("NEW_%d", n)
+		if n == 1 {
+			code = "PAY_006"
+		}
+		w.WriteHeader(400)
+		fmt.Fprintf(w, `{"error":%q,"message":"x"}`, code)
+	}))
+	t.Cleanup(srv.Close)
+	r := newRig(t)
+	c, err := paykit.NewClient(srv.URL, "pk_test_key", paykit.HMACSigner("s"), WithTelemetry(r.tp, r.mp), paykit.WithMaxRetries(0))
+	require.NoError(t, err)
+	for range 300 {
+		_, err := c.GetBalance(context.Background())
+		require.Error(t, err)
+	}
+
+	errTypes := map[any]uint64{}
+	for _, p := range hist(t, r.metrics(t), "http.client.request.duration") {
+		errTypes[p.Attrs["error.type"]] += p.Count
+	}
+	assert.Equal(t, map[any]uint64{"PAY_006": 1, "OTHER": 299}, errTypes)
+	spanTypes := map[any]int{}
+	for _, s := range r.ended() {
+		spanTypes[attrMap(s.Attributes())["error.type"]]++
+	}
+	assert.Equal(t, map[any]int{"PAY_006": 2, "OTHER": 598}, spanTypes, "attempt and call spans alike")
+}

@@ -33,8 +33,10 @@
 // add paykit.outcome and paykit.attempts.
 //
 // error.type is, in this order: "unknown_outcome" for a call that ended in
-// paykit.ErrUnknownOutcome; the API's error code ("PAY_004"); the status
-// code of an error answer without a code; or a transport class
+// paykit.ErrUnknownOutcome; the API's error code ("PAY_004"), as the core
+// bounds it (a code outside the spec's table and the sandbox's few is
+// "OTHER", one not shaped like a code "INVALID_CODE"); the status code of
+// an error answer without a code; or a transport class
 // ("connection_closed", "connection_reset", "connection_refused",
 // "timeout", "canceled", "dns_error", "tls_error", "_OTHER"). A failed call
 // or attempt (any 4xx or 5xx for an attempt, as the conventions ask of

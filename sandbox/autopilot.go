@@ -369,8 +369,8 @@ func (p *pilot) resume() {
 		return
 	}
 	s := p.s
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	now := s.nowLocked()
 	for _, f := range s.inFlightLocked() {
 		switch f.kind {

@@ -83,15 +83,21 @@ func (s *Server) guardControl(w http.ResponseWriter, r *http.Request, requireJSO
 	// The dashboard's stylesheet and script are not secret, and the login
 	// page needs them.
 	public := strings.HasPrefix(r.URL.Path, "/sandbox/ui/assets/")
-	if s.cfg.ControlToken != "" && !public && !s.authorized(r) {
-		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/sandbox/ui") {
-			http.Redirect(w, r, "/sandbox/login", http.StatusSeeOther)
+	if s.cfg.ControlToken != "" && !public {
+		switch s.checkAuth(w, r) {
+		case authOK:
+		case authBlocked:
+			return false
+		default:
+			if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/sandbox/ui") {
+				http.Redirect(w, r, "/sandbox/login", http.StatusSeeOther)
+				return false
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="paykit-sandbox"`)
+			writeError(w, newErr(http.StatusUnauthorized, CodeControlUnauthorized,
+				"this sandbox needs its control token: send Authorization: Bearer TOKEN, or log in at /sandbox/login"))
 			return false
 		}
-		w.Header().Set("WWW-Authenticate", `Bearer realm="paykit-sandbox"`)
-		writeError(w, newErr(http.StatusUnauthorized, CodeControlUnauthorized,
-			"this sandbox needs its control token: send Authorization: Bearer TOKEN, or log in at /sandbox/login"))
-		return false
 	}
 	if requireJSON && r.Method == http.MethodPost {
 		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))

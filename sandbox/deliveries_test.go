@@ -1,9 +1,15 @@
 package sandbox
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -124,4 +130,191 @@ func TestDeliveriesRingBounded(t *testing.T) {
 	got := d.deliveries()
 	eq(t, len(got), 3)
 	eq(t, got[0].ID+got[1].ID+got[2].ID, "edc")
+}
+
+// hangingReceiver answers nothing until release is closed; arrived gets a
+// value as each request comes in, served counts the answered ones.
+type hangingReceiver struct {
+	*httptest.Server
+	release chan struct{}
+	arrived chan struct{}
+	served  atomic.Int64
+}
+
+func newHangingReceiver(t *testing.T) *hangingReceiver {
+	h := &hangingReceiver{release: make(chan struct{}), arrived: make(chan struct{}, 10000)}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.arrived <- struct{}{}
+		<-h.release
+		h.served.Add(1)
+	}))
+	t.Cleanup(h.Close)
+	t.Cleanup(h.answer)
+	return h
+}
+
+// answer lets the receiver answer, once.
+func (h *hangingReceiver) answer() {
+	select {
+	case <-h.release:
+	default:
+		close(h.release)
+	}
+}
+
+// waitGoroutines polls until at most n goroutines run, or a deadline; it
+// returns the last count.
+func waitGoroutines(n int) int {
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > n && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond) // polling with a deadline: ended goroutines leave on their own time
+	}
+	return runtime.NumGoroutine()
+}
+
+// 2,000 deliveries to a receiver that never answers, half queued by status
+// changes and half restored by a restart, hold a few goroutines (the
+// per-receiver slots), not one each; none is dropped, and all arrive once
+// the receiver answers.
+func TestWebhookBacklogHoldsFewGoroutines(t *testing.T) {
+	recv := newHangingReceiver(t)
+	const n, perReceiver = 2000, 4
+	before := runtime.NumGoroutine()
+	d := newDispatcher(&http.Client{}, 5, time.Millisecond, n, func() time.Time { return base }, nil, 32, perReceiver)
+	defer d.close()
+	mk := func(i int) delivery {
+		return delivery{url: recv.URL + "/hook", body: []byte(`{}`),
+			rec: &Delivery{ID: fmt.Sprintf("dlv_%d", i), State: DeliveryPending}}
+	}
+	var restored []storedDelivery
+	for i := range n / 2 {
+		restored = append(restored, storedDelivery{key: fmt.Sprintf("payment:%d", i), dl: mk(i)})
+	}
+	d.restore(restored)
+	for i := n / 2; i < n; i++ {
+		d.queue(fmt.Sprintf("payment:%d", i), mk(i))
+	}
+	for range perReceiver {
+		<-recv.arrived
+	}
+	// Workers and connections of the four attempts in flight, and margin:
+	// one goroutine per queued delivery would be 2,000 more.
+	if got := waitGoroutines(before + 40); got > before+40 {
+		t.Fatalf("%d goroutines for %d queued deliveries (%d before)", got, n, before)
+	}
+	eq(t, d.backlog(), n)
+	recv.answer()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := d.flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, recv.served.Load(), int64(n))
+	eq(t, d.backlog(), 0)
+	ds := d.deliveries()
+	eq(t, len(ds), n)
+	for _, dl := range ds {
+		if dl.State != DeliveryDelivered || len(dl.Attempts) != 1 {
+			t.Fatalf("%s: %s after %d attempts", dl.ID, dl.State, len(dl.Attempts))
+		}
+	}
+}
+
+// A delivery waiting out its retry delay holds a timer, not a goroutine.
+func TestWebhookRetryWaitHoldsNoGoroutine(t *testing.T) {
+	var calls atomic.Int64
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(failing.Close)
+	before := runtime.NumGoroutine()
+	d := newDispatcher(&http.Client{}, 3, time.Hour, 500, func() time.Time { return base }, nil, 8, 4)
+	defer d.close()
+	const n = 500
+	for i := range n {
+		d.queue(fmt.Sprintf("payout:%d", i), delivery{url: failing.URL, body: []byte(`{}`),
+			rec: &Delivery{ID: fmt.Sprintf("dlv_%d", i), State: DeliveryPending}})
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for calls.Load() < n && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // polling with a deadline until every first attempt failed
+	}
+	eq(t, calls.Load(), int64(n))
+	if got := waitGoroutines(before + 20); got > before+20 {
+		t.Fatalf("%d goroutines for %d deliveries waiting to retry (%d before)", got, n, before)
+	}
+	eq(t, d.backlog(), n)
+}
+
+// The backlog shows in GET /sandbox/state and on every dashboard page
+// while a receiver hangs, and drops to 0 once it answers.
+func TestWebhookBacklogShown(t *testing.T) {
+	recv := newHangingReceiver(t)
+	e := newEnv(t, Config{WebhookPerReceiver: 1})
+	for i := range 3 {
+		p := e.createPayment(fmt.Sprintf(`{"ext_id":"o-%d","amount":%d,"notify_url":%q}`, i, 1000+i, recv.URL))
+		wantStatus(t, e.do("POST", "/v1/payments/"+p.str("id")+"/cancel", ""), 200, "")
+	}
+	<-recv.arrived
+	req, _ := http.NewRequest("GET", e.ts.URL+"/sandbox/state", nil)
+	eq(t, e.send(req).str("webhooks", "backlog"), "3")
+	eq(t, e.sb.State().Webhooks.Backlog, 3)
+	for _, page := range []string{"payments", "webhooks"} {
+		_, _, html := e.uiGet("/sandbox/ui/" + page + "?refresh=0")
+		if !strings.Contains(html, `<p class="backlog" id="webhook-backlog">Webhooks waiting: <strong>3</strong></p>`) {
+			t.Fatalf("the %s page does not show the backlog:\n%s", page, html)
+		}
+	}
+	recv.answer()
+	e.flush()
+	eq(t, e.sb.State().Webhooks.Backlog, 0)
+	_, _, html := e.uiGet("/sandbox/ui/webhooks?refresh=0")
+	if !strings.Contains(html, "Webhooks waiting: <strong>0</strong>") {
+		t.Fatalf("the backlog does not drop to 0:\n%s", html)
+	}
+}
+
+// A notify_url credential given as the user part alone
+// (http://SECRET@host/h), or as a name and password, is masked in the
+// delivery log, the inspection view, the dashboard and the log lines.
+func TestNotifyURLUserInfoIsMasked(t *testing.T) {
+	var logs syncBuffer
+	e := newEnv(t, Config{WebhookMaxAttempts: 1, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	for i, target := range []string{"http://SECRET1@127.0.0.1:1/h", "http://SECRET2:SECRET3@127.0.0.1:1/h",
+		"http://SECRET4:@127.0.0.1:1/h"} {
+		p := e.createPayment(fmt.Sprintf(`{"ext_id":"o-%d","amount":%d,"notify_url":%q}`, i, 1000+i, target))
+		e.do("POST", "/v1/payments/"+p.str("id")+"/cancel", "")
+	}
+	e.flush()
+	req, _ := http.NewRequest("GET", e.ts.URL+"/sandbox/webhooks", nil)
+	inspect := e.send(req).raw
+	_, _, dash := e.uiGet("/sandbox/ui/webhooks?refresh=0")
+	var urls []string
+	for _, d := range e.sb.Deliveries() {
+		urls = append(urls, d.URL)
+	}
+	for where, text := range map[string]string{"inspection": inspect, "dashboard": dash, "log": logs.String(),
+		"Deliveries": strings.Join(urls, " ")} {
+		for _, secret := range []string{"SECRET1", "SECRET2", "SECRET3", "SECRET4"} {
+			if strings.Contains(text, secret) {
+				t.Fatalf("%s shows %s:\n%s", where, secret, text)
+			}
+		}
+	}
+	eq(t, strings.Join(urls, " "), "http://xxxxx:xxxxx@127.0.0.1:1/h http://xxxxx:xxxxx@127.0.0.1:1/h http://xxxxx@127.0.0.1:1/h")
+}
+
+// The retry waits double from WebhookRetryWait and stop doubling before
+// they would overflow, however many attempts are allowed.
+func TestWebhookBackoff(t *testing.T) {
+	d := &dispatcher{wait: time.Second}
+	for n, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 5: 16 * time.Second} {
+		eq(t, d.backoff(n), want)
+	}
+	for _, n := range []int{63, 64, 100, 1 << 20} {
+		if w := d.backoff(n); w < time.Duration(math.MaxInt64/4) {
+			t.Fatalf("backoff(%d) = %v: overflowed", n, w)
+		}
+	}
 }

@@ -62,8 +62,8 @@
 //
 // # Payments
 //
-// Create validates amount (100 to 300000 RUB), ext_id (1 to 255
-// characters), method (CARD by default; otherwise exactly CARD, SBP, SIM or
+// Create validates amount (100 to 300000 RUB, at most two decimals),
+// ext_id (1 to 255 characters, not all blank), method (CARD by default; otherwise exactly CARD, SBP, SIM or
 // CROSS_BORDER, upper case as the spec writes them) and country (exactly
 // TJ, KZ, UZ or KG, and only with CROSS_BORDER), all PAY_002.
 // A duplicate ext_id is PAY_003 (409). Once MaxSamePendingAmount (default
@@ -102,8 +102,8 @@
 //
 // Confirm takes only multipart/form-data (with a boundary); any other
 // content type, or none, is PAY_002 and changes nothing. Its optional
-// "attachment" part must be an image (by its Content-Type or content) of at
-// most 10 MB, that is 10,000,000 bytes, the spec's limit and the SDK's
+// "attachment" part must be an image, told by its bytes as the SDK does
+// (its part's Content-Type is not trusted either way), of at most 10 MB, that is 10,000,000 bytes, the spec's limit and the SDK's
 // MaxAttachmentSize; otherwise PAY_002 (400). A form without that part is
 // "no file", which the spec allows. Confirm needs PENDING (PAY_008),
 // cancel needs PENDING (PAY_007). A dispute opens from CANCELLED
@@ -122,7 +122,7 @@
 //
 // # Payouts, terminals, transfers, withdrawals
 //
-// Payouts need a positive amount, method exactly card or sbp (lower case),
+// Payouts need a positive amount with at most two decimals, method exactly card or sbp (lower case),
 // non-empty ext_id, requisites and holder_name (PAY_002); a duplicate
 // ext_id is PAY_003. An unknown payout is PAY_001 with 404. The list is in
 // creation order, oldest first (stable for offset paging); status must be
@@ -160,14 +160,17 @@
 // attempts. Deliveries of one resource are sequential and in order.
 // FlushWebhooks waits for all queued deliveries; Close stops them. Every
 // delivery and attempt is kept in a bounded log (Deliveries,
-// GET /sandbox/webhooks), with any password and query value of the
-// notify_url masked.
+// GET /sandbox/webhooks), with the user information and every query value
+// of the notify_url masked.
 //
 // Deliveries are bounded and cannot be turned against the sandbox: at most
 // WebhookConcurrency attempts in flight (default 32), at most
 // WebhookPerReceiver to one host:port (default 4), the rest waiting their
 // turn (none is dropped; the API only enqueues, so its latency never
-// depends on a receiver). A 3xx answer is a failed attempt: redirects are
+// depends on a receiver). A waiting delivery, queued or between retries,
+// is its payload and a timer, not a goroutine: thousands of them to a
+// receiver that hangs cost a few goroutines. How many wait is the backlog
+// (State.Webhooks, GET /sandbox/state, the dashboard). A 3xx answer is a failed attempt: redirects are
 // not followed. The default client never dials an address the sandbox
 // listens on (Config.ListenAddrs and every address a request arrived on),
 // checked on the address actually dialled, and uses no proxy; and the
@@ -217,8 +220,12 @@
 // inspection request carries Authorization: Bearer TOKEN (else 401
 // SANDBOX_UNAUTHORIZED), and the dashboard sends the browser to a login
 // form (/sandbox/login) that sets an HttpOnly, SameSite=Strict session
-// cookie holding an HMAC of the token, never the token. Loopback-only
-// sandboxes need no token. The controls:
+// cookie holding an HMAC of the token, never the token. A token that could
+// be guessed (under 128 bits of estimated entropy) is refused at start, and
+// wrong ones are slowed per client address: after five, the address is
+// answered 429 with a Retry-After that doubles with each further failure
+// (up to 15 minutes), and each failure is logged without the token.
+// Loopback-only sandboxes need no token. The controls:
 //
 //	POST /sandbox/payments/{id}/verify          {"outcome":"completed"} or {"outcome":"cancelled"}
 //	POST /sandbox/payments/{id}/dispute/review  {"outcome":"approved"} or {"outcome":"rejected"}
@@ -296,9 +303,12 @@
 //   - Unknown JSON fields in a request are ignored and an empty create body
 //     decodes as {} (so it fails on the first required field): the spec
 //     does not say, and ignoring unknown fields is what most services do.
-//   - RUB amounts with more than 2 decimal places are accepted and echoed
-//     as sent: the spec does not give their precision. Amounts are bounded
-//     (at most 40 characters, exponent within ±18) before any arithmetic.
+//   - RUB amounts (payments, payouts, dispute amounts) have at most 2
+//     decimal places, USDT amounts (transfers, withdrawals) at most 6: the
+//     spec does not give their precision, and no bank or chain moves less
+//     (PAY_002, TRF_001, WDR_001; 1500.500 is 1500.50 and passes). Amounts
+//     are echoed with the scale sent, and bounded (at most 40 characters,
+//     exponent within ±18) before any arithmetic.
 //   - Payment ext_id is 1 to 255 characters (the spec's limit, counted in
 //     characters, not bytes). Payout ext_id has no limit in the spec; the
 //     sandbox refuses an empty or all-blank one and one over 255 characters
@@ -346,8 +356,9 @@
 // A Fault applies to the next Count (default 1) requests matching Method
 // ("" any) and Path (exact escaped path, {name} segments match any one
 // segment), before authentication; /sandbox/ is never faulted. Modes:
-// error_before answers Status (default 500) with error code Code (default
-// SYS_001) without processing; retry_after answers 503 with Retry-After
+// error_before answers Status (default 500) with error code Code (default:
+// the spec's internal error of the route, PAY_001 for create and confirm
+// payment, SYS_001 elsewhere) without processing; retry_after answers 503 with Retry-After
 // RetryAfterS seconds (default 1), code Code, without processing; delay
 // reads the body, waits DelayMS, then processes, unless the client went
 // away meanwhile, in which case nothing is applied; drop_after processes
@@ -402,7 +413,15 @@
 // Server, which is what tests want. With it (the binary's -db PATH, or
 // PAYKIT_SANDBOX_DB, or "db" in -config) every merchant's state lives in
 // that SQLite file (modernc.org/sqlite: pure Go, the binary stays CGO-free
-// and static) and survives restarts: payments with their disputes,
+// and static) and survives restarts. A program that sets DBPath imports
+// the store for its side effect, as a database/sql driver is imported:
+//
+//	import _ "github.com/paykit-dev/paykit-go/sandbox/sqlite"
+//
+// (paykit-sandbox and paykit sandbox do); without it Open refuses a DBPath
+// with an error naming that import. Package sandbox and sandboxtest never
+// import SQLite, so tests that keep the sandbox in memory never compile it.
+// What the file keeps: payments with their disputes,
 // payouts, withdrawals, terminals and balances, transfer counters, the
 // webhook outbox, the clock offset of Advance, armed faults, the request
 // counters, the request log (the newest DefaultRequestLogSize lines) and
@@ -417,8 +436,9 @@
 // latter slowed the SDK's own tests far beyond the 20% allowed (root
 // package measured at 2.2 s with maps against 3.3 to 3.9 s on SQLite
 // ":memory:", and 8.5 s against 17.9 s with -race); the whole sandbox
-// suite runs in both modes in CI (PAYKIT_SANDBOX_TEST_DB=file gives every
-// Server of a test binary its own temporary file).
+// suite runs in both modes in CI (PAYKIT_SANDBOX_TEST_DB=file, read by the
+// suite's own test helpers, gives every Server of its test binaries a
+// temporary file).
 //
 // With DBPath, memory does not grow with stored resources: the file holds
 // them, and memory holds only the merchants and terminals (as configured),
@@ -444,10 +464,14 @@
 // had not been recorded as ended at a kill, or that Close cut short, is sent
 // again at the next start: delivery is at least once.
 //
-// If a commit fails (disk full, the file damaged underneath), the Server
-// stops trusting its memory: every API request answers 503 SANDBOX_STORE,
-// Go controls return ErrStore and GET /readyz answers 503, until it is
-// restarted, which resumes from the last committed state.
+// If a commit fails (disk full, the file damaged underneath, or the file
+// removed or replaced while the sandbox runs: every change checks that its
+// path still names the file it opened), the Server stops trusting its
+// memory: every API request answers 503 SANDBOX_STORE, Go controls return
+// ErrStore and GET /readyz answers 503, until it is restarted, which
+// resumes from the last committed state. The change that failed is visible
+// nowhere (State, the dashboard and Terminals show the last commit), and so
+// is any later one.
 //
 // At start the file is checked before anything is written to it, and
 // refused with an error that names it, never reset: a file that is not

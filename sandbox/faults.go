@@ -11,8 +11,8 @@ import (
 // Fault modes.
 const (
 	// FaultErrorBefore answers Fault.Status (default 500) with an error body
-	// whose code is Fault.Code (default DefaultFaultCode) without processing
-	// the request.
+	// whose code is Fault.Code (default: the spec's internal error of the
+	// route, see Fault.Code) without processing the request.
 	FaultErrorBefore = "error_before"
 	// FaultDropAfter processes the request fully, then closes the connection
 	// without answering: the client cannot know that it took effect.
@@ -27,8 +27,33 @@ const (
 )
 
 // DefaultFaultCode is the error code of an error_before or retry_after
-// answer whose Fault names no code.
+// answer whose Fault names no code, on a route for which the spec names no
+// internal error of its own (create payment and confirm take PAY_001; see
+// Fault.Code).
 const DefaultFaultCode = "SYS_001"
+
+// internalErrorCodes are the spec's internal-error codes (HTTP 500) by
+// route: PAY_001 for create and confirm payment, SYS_001 for create payout
+// and cancel dispute. The other routes name none, and take
+// DefaultFaultCode.
+var internalErrorCodes = map[string]string{
+	"POST /v1/payments":                     "PAY_001",
+	"POST /v1/payments/{id}/confirm":        "PAY_001",
+	"POST /v1/payouts":                      "SYS_001",
+	"POST /v1/payments/{id}/dispute/cancel": "SYS_001",
+}
+
+// faultCode is the code of a fault's answer on the route pattern: its own,
+// or the route's internal error.
+func faultCode(f *Fault, pattern string) string {
+	if f.Code != "" {
+		return f.Code
+	}
+	if c, ok := internalErrorCodes[pattern]; ok {
+		return c
+	}
+	return DefaultFaultCode
+}
 
 // Fault is a one-shot (or Count-shot) failure injected in front of the
 // API. Method is an HTTP method ("" = any). Path is an escaped request path,
@@ -50,7 +75,10 @@ type Fault struct {
 	// Status is the HTTP status of an error_before answer; 0 means 500.
 	Status int `json:"status"`
 	// Code is the error code of an error_before or retry_after answer;
-	// "" means DefaultFaultCode.
+	// "" means the spec's internal error of the route the request hits:
+	// PAY_001 for create and confirm payment, SYS_001 for create payout,
+	// cancel dispute and the routes whose internal error the spec does not
+	// name (DefaultFaultCode).
 	Code string `json:"code"`
 	// DelayMS is how long a delay fault stalls, in milliseconds.
 	DelayMS int `json:"delay_ms"`
@@ -81,17 +109,14 @@ func (s *Server) InjectFault(f Fault) error {
 	if f.Status == 0 {
 		f.Status = http.StatusInternalServerError
 	}
-	if f.Code == "" {
-		f.Code = DefaultFaultCode
-	}
 	if f.RetryAfterS == 0 {
 		f.RetryAfterS = 1
 	}
-	s.lock()
-	defer s.unlock()
+	s.begin()
 	s.faults = append(s.faults, &f)
 	s.st.saveFaults(s.faults)
-	return nil
+	s.commit()
+	return s.orStoreErr(nil) // ErrStore: the fault was not kept
 }
 
 // takeFault counts the request under its route pattern and consumes one
@@ -100,13 +125,14 @@ func (s *Server) InjectFault(f Fault) error {
 // clients send.
 func (s *Server) takeFault(r *http.Request, pattern string) *Fault {
 	path := r.URL.EscapedPath()
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.requests[routeKey{method: knownMethod(r.Method), route: routePath(pattern)}]++
 	s.st.saveCounters(s.requests)
 	for i, f := range s.faults {
 		if (f.Method == "" || f.Method == r.Method) && pathMatches(f.Path, path) {
 			shot := *f
+			shot.Code = faultCode(f, pattern)
 			if f.Count--; f.Count <= 0 {
 				s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
 			}

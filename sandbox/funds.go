@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 type terminalView struct {
@@ -24,12 +26,12 @@ type terminalView struct {
 }
 
 func (s *Server) listTerminals(_ *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	out := make([]terminalView, 0, len(m.terminals))
 	for _, t := range m.terminals {
-		out = append(out, terminalView{ID: t.id, Name: t.name, Balance: usdtNum(t.balance),
-			BalanceFrozen: usdtNum(t.frozen), WithdrawalFee: usdtNum(t.fee), Currency: "USDT", IsActive: t.active})
+		out = append(out, terminalView{ID: t.id, Name: t.name, Balance: usdtNum(t.Available),
+			BalanceFrozen: usdtNum(t.Frozen), WithdrawalFee: usdtNum(t.fee), Currency: "USDT", IsActive: t.active})
 	}
 	return map[string]any{"terminals": out}, nil
 }
@@ -43,25 +45,19 @@ type balanceView struct {
 // getBalance sums every terminal of the merchant, inactive ones included:
 // their money is still the merchant's.
 func (s *Server) getBalance(_ *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	var bal, frozen decimal.Decimal
 	for _, t := range m.terminals {
-		bal = bal.Add(t.balance)
-		frozen = frozen.Add(t.frozen)
+		bal = bal.Add(t.Available)
+		frozen = frozen.Add(t.Frozen)
 	}
 	return balanceView{Balance: usdtNum(bal), BalanceFrozen: usdtNum(frozen), Currency: "USDT"}, nil
 }
 
-// usdtDecimals is the precision of TRC-20 USDT: a smaller amount cannot
-// move on chain, so it must not enter a balance as sub-unit dust.
-const usdtDecimals = 6
-
-// usdtPrecise reports whether d has at most usdtDecimals decimal places
-// (trailing zeros do not count: 1.5000000 is 1.5).
-func usdtPrecise(d decimal.Decimal) bool {
-	return d.Equal(d.Truncate(usdtDecimals))
-}
+// usdtPrecise reports whether d has at most six decimal places, the
+// precision of TRC-20 USDT (ledger.USDTPrecise).
+func usdtPrecise(d decimal.Decimal) bool { return ledger.USDTPrecise(d) }
 
 func (m *merchant) terminal(id string) *terminal {
 	for _, t := range m.terminals {
@@ -103,17 +99,15 @@ func (s *Server) createTransfer(_ *http.Request, m *merchant, body []byte) (any,
 	case !usdtPrecise(req.Amount.d):
 		return nil, invalid("TRF_001", "amount", "USDT amounts have at most 6 decimal places (TRC-20 precision)")
 	}
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	from, to := m.terminal(req.FromTerminalID), m.terminal(req.ToTerminalID)
 	if from == nil || to == nil {
 		return nil, newErr(http.StatusNotFound, "TRF_002", "terminal not found")
 	}
-	if from.balance.LessThan(req.Amount.d) {
-		return nil, newErr(http.StatusBadRequest, "TRF_003", "insufficient funds on the source terminal")
+	if lerr := ledger.Transfer(&from.Balance, &to.Balance, req.Amount.d); lerr != nil {
+		return nil, ledgerAPIError(lerr)
 	}
-	from.balance = from.balance.Sub(req.Amount.d)
-	to.balance = to.balance.Add(req.Amount.d)
 	m.transfers++
 	s.st.saveTerminal(m, from)
 	s.st.saveTerminal(m, to)
@@ -124,10 +118,10 @@ func (s *Server) createTransfer(_ *http.Request, m *merchant, body []byte) (any,
 
 // Withdrawal statuses.
 const (
-	WithdrawalPending    = "pending"
-	WithdrawalProcessing = "processing"
-	WithdrawalCompleted  = "completed"
-	WithdrawalFailed     = "failed"
+	WithdrawalPending    = ledger.WithdrawalPending
+	WithdrawalProcessing = ledger.WithdrawalProcessing
+	WithdrawalCompleted  = ledger.WithdrawalCompleted
+	WithdrawalFailed     = ledger.WithdrawalFailed
 )
 
 type withdrawal struct {
@@ -195,25 +189,17 @@ func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (an
 	case utf8.RuneCountInString(req.Address) > MaxAddressLength:
 		return nil, invalid("WDR_001", "address", fmt.Sprintf(maxLengthMessageFormat, "address", MaxAddressLength))
 	}
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	now := s.tickLocked().Truncate(time.Second)
 	t := m.terminal(req.TerminalID)
-	if t == nil || !t.active {
+	if t == nil {
 		return nil, invalid("WDR_001", "terminal_id", "terminal not found or not active")
 	}
-	held := req.Amount.d.Add(t.fee)
-	if req.SubtractFeeFromAmount {
-		if !req.Amount.d.GreaterThan(t.fee) {
-			return nil, invalid("WDR_001", "amount", "amount must exceed the fee when the fee is subtracted from it")
-		}
-		held = req.Amount.d
+	held, lerr := ledger.HoldWithdrawal(&t.Balance, t.active, t.fee, req.Amount.d, req.SubtractFeeFromAmount)
+	if lerr != nil {
+		return nil, ledgerAPIError(lerr)
 	}
-	if t.balance.LessThan(held) {
-		return nil, newErr(http.StatusBadRequest, "WDR_002", "insufficient funds")
-	}
-	t.balance = t.balance.Sub(held)
-	t.frozen = t.frozen.Add(held)
 	s.st.saveTerminal(m, t)
 	w := &withdrawal{m: m, terminal: t, id: uuid.NewString(), amount: req.Amount.d, fee: t.fee, held: held,
 		address: req.Address, status: WithdrawalPending, createdAt: now, updatedAt: now}
@@ -222,9 +208,39 @@ func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (an
 	return w.view(), nil
 }
 
+// ledgerAPIError is a rule's refusal as the API answers it: the spec's
+// code, with 404 for a missing resource and 400 for the rest (the spec
+// answers insufficient funds and invalid fields alike).
+func ledgerAPIError(e *ledger.Error) *apiError {
+	switch {
+	case e.Kind == ledger.NotFound:
+		return newErr(http.StatusNotFound, e.Code, e.Message)
+	case e.Field != "":
+		return invalid(e.Code, e.Field, e.Message)
+	default:
+		return newErr(http.StatusBadRequest, e.Code, e.Message)
+	}
+}
+
+// controlError is a rule's refusal as the Go controls return it: wrapping
+// the sentinel of its kind (the HTTP controls map that to a status).
+func controlError(e *ledger.Error) error {
+	if e == nil {
+		return nil
+	}
+	sentinel := ErrInvalidArgument
+	switch e.Kind {
+	case ledger.NotFound:
+		sentinel = ErrNotFound
+	case ledger.WrongState:
+		sentinel = ErrWrongState
+	}
+	return fmt.Errorf("%w: %s", sentinel, e.Message)
+}
+
 func (s *Server) getWithdrawal(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	w := s.st.withdrawal(r.PathValue("id"))
 	if w == nil || w.m != m {
 		return nil, newErr(http.StatusNotFound, "WDR_003", "withdrawal not found")
@@ -241,8 +257,8 @@ type feeView struct {
 // (the endpoint takes no terminal); each terminal's own fee is in
 // GET /v1/terminals.
 func (s *Server) getWithdrawalFee(_ *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	fee := decimal.Zero
 	for _, t := range m.terminals {
 		if t.active {
@@ -251,11 +267,6 @@ func (s *Server) getWithdrawalFee(_ *http.Request, m *merchant, _ []byte) (any, 
 		}
 	}
 	return feeView{Fee: usdtNum(fee), Currency: "USDT"}, nil
-}
-
-var withdrawalMoves = map[string][]string{
-	WithdrawalPending:    {WithdrawalProcessing, WithdrawalCompleted, WithdrawalFailed},
-	WithdrawalProcessing: {WithdrawalCompleted, WithdrawalFailed},
 }
 
 // SetWithdrawalStatus plays the blockchain side of a withdrawal: pending
@@ -269,13 +280,11 @@ func (s *Server) SetWithdrawalStatus(id, status, txHash string) error {
 }
 
 func (s *Server) setWithdrawalStatus(id, status, txHash string) (*withdrawalView, error) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	now := s.tickLocked().Truncate(time.Second)
-	switch status {
-	case WithdrawalProcessing, WithdrawalCompleted, WithdrawalFailed:
-	default:
-		return nil, fmt.Errorf("%w: withdrawal status must be processing, completed or failed", ErrInvalidArgument)
+	if lerr := ledger.CheckWithdrawalTarget(status); lerr != nil {
+		return nil, controlError(lerr)
 	}
 	if utf8.RuneCountInString(txHash) > MaxTxHashLength {
 		return nil, fmt.Errorf("%w: tx_hash must be at most %d characters", ErrInvalidArgument, MaxTxHashLength)
@@ -284,25 +293,19 @@ func (s *Server) setWithdrawalStatus(id, status, txHash string) (*withdrawalView
 	if w == nil {
 		return nil, notFound("withdrawal", id)
 	}
-	if !allowed(withdrawalMoves, w.status, status) {
-		return nil, fmt.Errorf("%w: withdrawal %s is %s, cannot become %s", ErrWrongState, id, w.status, status)
+	lw := ledger.Withdrawal{ID: w.id, Status: w.status, Held: w.held}
+	if lerr := ledger.MoveWithdrawal(&lw, &w.terminal.Balance, status); lerr != nil {
+		return nil, controlError(lerr)
 	}
-	switch status {
-	case WithdrawalCompleted:
-		w.terminal.frozen = w.terminal.frozen.Sub(w.held)
-		if txHash == "" && w.txHash == "" {
-			var b [32]byte
-			rand.Read(b[:])
-			txHash = hex.EncodeToString(b[:])
-		}
-	case WithdrawalFailed:
-		w.terminal.frozen = w.terminal.frozen.Sub(w.held)
-		w.terminal.balance = w.terminal.balance.Add(w.held)
+	if status == WithdrawalCompleted && txHash == "" && w.txHash == "" {
+		var b [32]byte
+		rand.Read(b[:])
+		txHash = hex.EncodeToString(b[:])
 	}
 	if txHash != "" {
 		w.txHash = txHash
 	}
-	w.status = status
+	w.status = lw.Status
 	w.updatedAt = now
 	s.st.saveWithdrawal(w)
 	s.st.saveTerminal(w.m, w.terminal)

@@ -61,14 +61,14 @@ func TestControlGuard(t *testing.T) {
 	wantStatus(t, r, 200, "")
 	eq(t, r.str("now"), "2025-03-01T12:01:00Z")
 
-	open := newEnv(t, Config{AllowRemote: true, ControlToken: "ctl-token-1"})
+	open := newEnv(t, Config{AllowRemote: true, ControlToken: "ctl-token-1-9f3c2a7b1e8d4c6f0a5b9e2d"})
 	req, _ = http.NewRequest("POST", open.ts.URL+"/sandbox/clock/advance", strings.NewReader(`{"seconds":60}`))
 	req.Host = "sandbox.ci.internal:8080"
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer ctl-token-1")
+	req.Header.Set("Authorization", "Bearer ctl-token-1-9f3c2a7b1e8d4c6f0a5b9e2d")
 	wantStatus(t, open.send(req), 200, "")
 	req, _ = http.NewRequest("POST", open.ts.URL+"/sandbox/clock/advance", strings.NewReader(`{"seconds":60}`))
 	req.Header.Set("Content-Type", "text/plain")
-	req.Header.Set("Authorization", "Bearer ctl-token-1")
+	req.Header.Set("Authorization", "Bearer ctl-token-1-9f3c2a7b1e8d4c6f0a5b9e2d")
 	wantStatus(t, open.send(req), 415, CodeControlMediaType)
 }

@@ -141,6 +141,17 @@ type State struct {
 	// wait: a staging check in any language polls it to 0 instead of
 	// sleeping.
 	Autopilot AutopilotState `json:"autopilot"`
+	// Webhooks is the delivery backlog.
+	Webhooks WebhooksState `json:"webhooks"`
+}
+
+// WebhooksState is the webhook part of State.
+type WebhooksState struct {
+	// Backlog is how many deliveries are not finished: queued behind the
+	// delivery caps, being sent, or waiting to retry. It grows while a
+	// receiver is slow or down (nothing is dropped) and is 0 once every
+	// webhook so far has been delivered or given up on.
+	Backlog int `json:"backlog"`
 }
 
 // AutopilotState is the autopilot part of State.
@@ -195,17 +206,18 @@ func (t TerminalState) MarshalJSON() ([]byte, error) {
 
 // State snapshots every merchant's terminals and resource counts.
 func (s *Server) State() State {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	now := s.tickLocked()
 	st := State{Now: now, Merchants: []MerchantState{},
-		Autopilot: AutopilotState{Enabled: s.pilot != nil, PendingSteps: s.pilot.pending()}}
+		Autopilot: AutopilotState{Enabled: s.pilot != nil, PendingSteps: s.pilot.pending()},
+		Webhooks:  WebhooksState{Backlog: s.hooks.backlog()}}
 	for i, mc := range s.cfg.Merchants {
 		m := s.merchants[mc.APIKey]
 		ms := MerchantState{Index: i, Terminals: []TerminalState{}, Transfers: m.transfers}
 		for _, t := range m.terminals {
-			ms.Terminals = append(ms.Terminals, TerminalState{ID: t.id, Name: t.name, Balance: t.balance,
-				BalanceFrozen: t.frozen, WithdrawalFee: t.fee, IsActive: t.active})
+			ms.Terminals = append(ms.Terminals, TerminalState{ID: t.id, Name: t.name, Balance: t.Available,
+				BalanceFrozen: t.Frozen, WithdrawalFee: t.fee, IsActive: t.active})
 		}
 		ms.Payments, ms.Payouts, ms.Withdrawals = s.st.counts(m)
 		st.Merchants = append(st.Merchants, ms)

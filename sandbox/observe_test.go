@@ -184,7 +184,7 @@ func TestInspectionEndpoints(t *testing.T) {
 		`{"id":"term_sandbox_main","name":"Main terminal","balance":988.50,"balance_frozen":11.50,"withdrawal_fee":1.50,"currency":"USDT","is_active":true},` +
 		`{"id":"term_sandbox_reserve","name":"Reserve terminal","balance":0.00,"balance_frozen":0.00,"withdrawal_fee":1.50,"currency":"USDT","is_active":true}],` +
 		`"payments":{"CANCELLED":1,"PENDING":1},"payouts":{"pending":1},"withdrawals":{"pending":1},"transfers":0}],` +
-		`"autopilot":{"enabled":false,"pending_steps":0}}`
+		`"autopilot":{"enabled":false,"pending_steps":0},"webhooks":{"backlog":0}}`
 	eq(t, strings.TrimSpace(st.raw), want)
 
 	wh := get("/sandbox/webhooks")

@@ -20,6 +20,8 @@ var pageTmpl = template.Must(template.ParseFS(uiFiles, "ui/pay.html"))
 // for the eye (moneyText: "1,500.50 RUB") and as bare digits for the copy
 // buttons ("1500.50"), which a bank app's amount field accepts.
 type pageData struct {
+	// Merchant is the payee's Merchant.Name.
+	Merchant                                   string
 	ExtID, Amount, Status, StatusClass, Method string
 	AmountText, AmountRUBText, AmountCopy      string
 	ReqLabel, ReqLabelLower, ReqValue          string
@@ -41,15 +43,15 @@ func pageToken(id string) string {
 }
 
 func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
-	s.lock()
+	s.begin()
 	now := s.tickLocked()
 	p := s.st.payment(r.PathValue("id"))
 	if p == nil {
-		s.unlock()
+		s.commit()
 		http.Error(w, "payment not found", http.StatusNotFound)
 		return
 	}
-	d := pageData{ExtID: p.extID, Amount: string(scaled(p.amount, 2)), Status: p.status,
+	d := pageData{Merchant: p.m.name, ExtID: p.extID, Amount: string(scaled(p.amount, 2)), Status: p.status,
 		StatusClass: "st st-" + strings.ToLower(p.status), Method: methodText(p.method),
 		AmountText: moneyText(p.amount, "RUB"), AmountRUBText: moneyText(p.amount, "RUB"),
 		ReqLabel: "Card number", ReqValue: p.reqValue, BankName: p.bank.Name, Holder: p.holder,
@@ -66,7 +68,7 @@ func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
 		d.AmountLocal, d.Currency = string(scaled(p.amountLoc, 2)), p.currency
 		d.AmountText, d.AmountCopy = moneyText(p.amountLoc, p.currency), d.AmountLocal
 	}
-	s.unlock()
+	s.commit()
 	setHTMLHeaders(w, "no-referrer") // the payer's page names no one it came from
 	pageTmpl.Execute(w, d)
 }
@@ -109,8 +111,8 @@ func (s *Server) payerPaid(id string) error {
 }
 
 func (s *Server) payerPress(id string) error {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.tickLocked()
 	p := s.st.payment(id)
 	if p == nil {

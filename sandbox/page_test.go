@@ -53,3 +53,35 @@ func TestPaymentPageLooks(t *testing.T) {
 	_, _, body = e.uiGet("/pay/" + sbp.str("id"))
 	wantIn(t, body, `aria-label="Copy the phone number"`, `class="st st-cancelled">CANCELLED</strong>`, "do not transfer money")
 }
+
+// The payer page names the payee (Merchant.Name, escaped: a name is text,
+// never markup) and says plainly that it is a test payment with no real
+// money; a merchant without a Name is "Sandbox merchant". The dashboard
+// heads each merchant's terminals with its name.
+func TestPaymentPageNamesTheMerchant(t *testing.T) {
+	named := DefaultMerchant("pk_named", "sk_named")
+	named.Name = `Shop "<b>Rex</b>" & Co`
+	cfg := Config{Merchants: []Merchant{named, DefaultMerchant("pk_plain", "sk_plain")}}
+	e := newEnv(t, cfg)
+	eq(t, cfg.Merchants[1].Name, "") // the caller's Config is left as it was
+
+	id := e.createPayment(`{"ext_id":"n-1","amount":100}`).str("id")
+	_, _, body := e.uiGet("/pay/" + id)
+	const escaped = `Shop &#34;&lt;b&gt;Rex&lt;/b&gt;&#34; &amp; Co`
+	wantIn(t, body,
+		`<p class="payee">To <strong id="merchant">`+escaped+`</strong></p>`,
+		`<title>Test payment: 100.00 RUB to `+escaped+` · order n-1</title>`,
+		`id="test-payment"><strong>Test payment.</strong> This page belongs to a sandbox: no real money moves here, and none should be sent.</p>`)
+	wantNotIn(t, body, "<b>Rex")
+
+	plain := e.as("pk_plain", "sk_plain")
+	id = plain.createPayment(`{"ext_id":"n-2","amount":100}`).str("id")
+	_, _, body = e.uiGet("/pay/" + id)
+	wantIn(t, body, `<strong id="merchant">Sandbox merchant</strong>`, "no real money")
+
+	_, _, body = e.uiGet("/sandbox/ui/terminals?refresh=0")
+	wantIn(t, body,
+		`<h2><span class="merchant-name">`+escaped+`</span> <small>Merchant 1 (API key pk_n…)</small></h2>`,
+		`<h2><span class="merchant-name">Sandbox merchant</span> <small>Merchant 2 (API key pk_p…)</small></h2>`)
+	wantNotIn(t, body, "<b>Rex")
+}

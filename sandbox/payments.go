@@ -16,6 +16,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 // Payment statuses, upper case as the spec writes them.
@@ -236,7 +238,12 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 	if err := decodeJSON(body, &req); err != nil {
 		return nil, invalid("PAY_002", "body", "request body is not valid JSON: "+err.Error())
 	}
-	if n := utf8.RuneCountInString(req.ExtID); n == 0 || n > maxExtIDLen {
+	if strings.TrimSpace(req.ExtID) == "" {
+		// Blank is no order id, as for payouts: no merchant could find
+		// the payment by it.
+		return nil, invalid("PAY_002", "ext_id", "ext_id is required")
+	}
+	if n := utf8.RuneCountInString(req.ExtID); n > maxExtIDLen {
 		return nil, invalid("PAY_002", "ext_id", "ext_id must be 1 to 255 characters")
 	}
 	if !req.Amount.set {
@@ -245,6 +252,9 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 	amt := req.Amount.d
 	if amt.LessThan(minPaymentAmount) || amt.GreaterThan(maxPaymentAmount) {
 		return nil, invalid("PAY_002", "amount", "amount must be from 100 to 300000 RUB")
+	}
+	if !rubPrecise(amt) {
+		return nil, invalid("PAY_002", "amount", rubScaleMessage)
 	}
 	method := req.Method
 	if method == "" {
@@ -272,8 +282,8 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 		return nil, aerr
 	}
 
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	now := s.tickLocked()
 	if s.st.paymentByExt(m, req.ExtID) != nil {
 		return nil, &apiError{status: http.StatusConflict, code: "PAY_003",
@@ -401,8 +411,8 @@ func (s *Server) lookupPayment(m *merchant, id string) (*payment, *apiError) {
 }
 
 func (s *Server) getPayment(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.tickLocked()
 	p, aerr := s.lookupPayment(m, r.PathValue("id"))
 	if aerr != nil {
@@ -412,14 +422,44 @@ func (s *Server) getPayment(r *http.Request, m *merchant, _ []byte) (any, *apiEr
 }
 
 func (s *Server) getPaymentByExtID(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.tickLocked()
 	p := s.st.paymentByExt(m, r.PathValue("extId"))
 	if p == nil {
 		return nil, newErr(http.StatusNotFound, "PAY_006", "payment not found")
 	}
 	return p.getView(), nil
+}
+
+// rubDecimals is the scale of RUB: kopecks. No bank moves a fraction of
+// a kopeck, so a finer amount is refused, not rounded.
+const rubDecimals = spec.RUBScale
+
+// rubScaleMessage is the PAY_002 message of a finer RUB amount.
+const rubScaleMessage = "RUB amounts have at most 2 decimal places (kopecks)"
+
+// rubPrecise reports whether d has at most rubDecimals decimal places
+// (trailing zeros do not count: 1500.500 is 1500.50).
+func rubPrecise(d decimal.Decimal) bool {
+	return d.Equal(d.Truncate(rubDecimals))
+}
+
+// isImage reports whether data is an image by its leading bytes, as the
+// SDK's check before it sends a receipt: what http.DetectContentType calls
+// image/*, and HEIC/HEIF (what phones save), an ISO-BMFF "ftyp" box with a
+// HEIF brand, which it does not know.
+func isImage(data []byte) bool {
+	if strings.HasPrefix(http.DetectContentType(data), "image/") {
+		return true
+	}
+	if len(data) >= 12 && string(data[4:8]) == "ftyp" {
+		switch string(data[8:12]) {
+		case "heic", "heix", "hevc", "heim", "heis", "mif1", "msf1":
+			return true
+		}
+	}
+	return false
 }
 
 // receiptSize checks a confirm body and returns the size of its optional
@@ -452,17 +492,19 @@ func receiptSize(r *http.Request, body []byte) (int, *apiError) {
 		if len(data) > maxReceiptBytes {
 			return 0, invalid("PAY_002", "attachment", "attachment is larger than 10 MB (10,000,000 bytes)")
 		}
-		if len(data) > 0 && !strings.HasPrefix(part.Header.Get("Content-Type"), "image/") &&
-			!strings.HasPrefix(http.DetectContentType(data), "image/") {
-			return 0, invalid("PAY_002", "attachment", "attachment must be an image")
+		// The bytes decide, as in the SDK: a part labelled image/png that
+		// holds a PDF is no image, and an image sent as
+		// application/octet-stream is one.
+		if len(data) > 0 && !isImage(data) {
+			return 0, invalid("PAY_002", "attachment", "attachment must be an image (PNG, JPEG, GIF, WebP, BMP or HEIC, told by its bytes)")
 		}
 		size = len(data)
 	}
 }
 
 func (s *Server) confirmPayment(r *http.Request, m *merchant, body []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.tickLocked()
 	p, aerr := s.lookupPayment(m, r.PathValue("id"))
 	if aerr != nil {
@@ -490,8 +532,8 @@ func (s *Server) confirmLocked(p *payment, receipt int) *apiError {
 }
 
 func (s *Server) cancelPayment(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.tickLocked()
 	p, aerr := s.lookupPayment(m, r.PathValue("id"))
 	if aerr != nil {
@@ -511,8 +553,8 @@ type openDisputeReq struct {
 }
 
 func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	now := s.tickLocked()
 	p, aerr := s.lookupPayment(m, r.PathValue("id"))
 	if aerr != nil {
@@ -526,6 +568,9 @@ func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *a
 		// What a payer paid is a payment amount: the same bounds, or an
 		// approved dispute could credit any sum.
 		return nil, invalid("PAY_002", "amount", "dispute amount must be from 100 to 300000 RUB")
+	}
+	if req.Amount.set && !rubPrecise(req.Amount.d) {
+		return nil, invalid("PAY_002", "amount", rubScaleMessage)
 	}
 	if aerr := tooLong("PAY_002", "comment", req.Comment, MaxCommentLength, "receipt_url", req.ReceiptURL, MaxURLLength); aerr != nil {
 		return nil, aerr
@@ -552,8 +597,8 @@ func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *a
 }
 
 func (s *Server) cancelDispute(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.tickLocked()
 	p, aerr := s.lookupPayment(m, r.PathValue("id"))
 	if aerr != nil {
@@ -569,7 +614,7 @@ func (s *Server) cancelDispute(r *http.Request, m *merchant, _ []byte) (any, *ap
 // creditLocked completes p and credits its terminal with amount/usdt_rate
 // USDT, rounded half up to 2 places.
 func (s *Server) completeLocked(p *payment, rub decimal.Decimal) {
-	p.terminal.balance = p.terminal.balance.Add(usdtFor(rub, p.usdtRate))
+	p.terminal.Available = p.terminal.Available.Add(usdtFor(rub, p.usdtRate))
 	s.st.saveTerminal(p.m, p.terminal)
 	s.setPaymentStatusLocked(p, statusCompleted)
 }
@@ -594,8 +639,8 @@ func (s *Server) VerifyPayment(id, outcome string) error {
 }
 
 func (s *Server) verifyPayment(id, outcome string) (*paymentView, error) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.tickLocked()
 	if outcome != OutcomeCompleted && outcome != OutcomeCancelled {
 		return nil, fmt.Errorf("%w: outcome must be %q or %q", ErrInvalidArgument, OutcomeCompleted, OutcomeCancelled)
@@ -635,8 +680,8 @@ func (s *Server) ReviewDispute(id, outcome string) error {
 }
 
 func (s *Server) reviewDispute(id, outcome string) (*paymentView, error) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.tickLocked()
 	if outcome != OutcomeApproved && outcome != OutcomeRejected {
 		return nil, fmt.Errorf("%w: outcome must be %q or %q", ErrInvalidArgument, OutcomeApproved, OutcomeRejected)

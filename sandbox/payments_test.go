@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"mime/multipart"
@@ -294,8 +295,30 @@ func TestConfirmAttachments(t *testing.T) {
 	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), 200, "")
 	ct, body = multipartBody(t, "other", []byte("x"), "text/plain")
 	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), 200, "")
-	ct, body = multipartBody(t, "attachment", []byte("x"), "image/png")
-	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), 200, "")
+	// The receipt's bytes decide, as in the SDK, never the part's
+	// Content-Type: a PDF or one byte labelled image/png is refused, an
+	// image labelled application/octet-stream (or not at all) accepted,
+	// HEIC (which DetectContentType does not know) too.
+	heic := append([]byte("\x00\x00\x00\x18ftypheic"), make([]byte, 12)...)
+	for _, c := range []struct {
+		data   []byte
+		label  string
+		status int
+	}{
+		{[]byte("x"), "image/png", 400},
+		{[]byte("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"), "image/png", 400},
+		{png, "application/octet-stream", 200},
+		{png, "", 200},
+		{heic, "application/octet-stream", 200},
+		{jpeg(64), "text/plain", 200},
+	} {
+		ct, body = multipartBody(t, "attachment", c.data, c.label)
+		code := ""
+		if c.status == 400 {
+			code = "PAY_002"
+		}
+		wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), c.status, code)
+	}
 }
 
 func TestPaymentLifecycleDisputes(t *testing.T) {
@@ -453,4 +476,62 @@ func TestLazyExpiryOnAccess(t *testing.T) {
 	for i := range 5 {
 		e.createPayment(fmt.Sprintf(`{"ext_id":"n%d","amount":150}`, i))
 	}
+}
+
+// A whitespace-only ext_id is no order id: refused for payments as for
+// payouts, with nothing created.
+func TestBlankExtIDRefused(t *testing.T) {
+	e := newEnv(t, Config{})
+	for _, ext := range []string{"", " ", "\t \n", "\u00a0"} {
+		body, _ := json.Marshal(map[string]any{"ext_id": ext, "amount": 1500})
+		r := e.do("POST", "/v1/payments", string(body))
+		wantStatus(t, r, 400, "PAY_002")
+		eq(t, r.str("data", "field"), "ext_id")
+		body, _ = json.Marshal(map[string]any{"ext_id": ext, "amount": 500, "method": "card",
+			"requisites": "4111111111111111", "holder_name": "IVAN"})
+		r = e.do("POST", "/v1/payouts", string(body))
+		wantStatus(t, r, 400, "PAY_002")
+		eq(t, r.str("data", "field"), "ext_id")
+	}
+	eq(t, e.sb.Stats(DefaultAPIKey), Stats{})
+}
+
+// Money is at its currency's scale: a RUB amount (payment, payout,
+// dispute) has at most two decimals (PAY_002), a USDT amount (transfer,
+// withdrawal) at most six (TRF_001, WDR_001). Trailing zeros do not count:
+// 1500.500 is 1500.50.
+func TestMoneyAtItsCurrencysScale(t *testing.T) {
+	e := newEnv(t, Config{})
+	payout := func(amount string) string {
+		return `{"ext_id":"po-` + amount + `","amount":` + amount + `,"method":"card","requisites":"4111111111111111","holder_name":"IVAN"}`
+	}
+	for _, c := range []struct {
+		path, body string
+		status     int
+		code       string
+	}{
+		{"/v1/payments", `{"ext_id":"p-1","amount":1500.505}`, 400, "PAY_002"},
+		{"/v1/payments", `{"ext_id":"p-2","amount":1500.001}`, 400, "PAY_002"},
+		{"/v1/payments", `{"ext_id":"p-3","amount":1500.500}`, 200, ""},
+		{"/v1/payments", `{"ext_id":"p-4","amount":1500.5}`, 200, ""},
+		{"/v1/payouts", payout("500.125"), 400, "PAY_002"},
+		{"/v1/payouts", payout("500.120"), 200, ""},
+		{"/v1/transfers", `{"from_terminal_id":"term_sandbox_main","to_terminal_id":"term_sandbox_reserve","amount":1.0000001}`, 400, "TRF_001"},
+		{"/v1/transfers", `{"from_terminal_id":"term_sandbox_main","to_terminal_id":"term_sandbox_reserve","amount":1.000001}`, 200, ""},
+		{"/v1/withdrawals", `{"terminal_id":"term_sandbox_main","amount":10.1234567,"address":"TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE"}`, 400, "WDR_001"},
+		{"/v1/withdrawals", `{"terminal_id":"term_sandbox_main","amount":10.123456,"address":"TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE"}`, 200, ""},
+	} {
+		r := e.do("POST", c.path, c.body)
+		wantStatus(t, r, c.status, c.code)
+		if c.status == 400 {
+			eq(t, r.str("data", "field"), "amount")
+		}
+	}
+	id := e.createPayment(`{"ext_id":"d-1","amount":1500}`).str("id")
+	wantStatus(t, e.do("POST", "/v1/payments/"+id+"/cancel", ""), 200, "")
+	r := e.do("POST", "/v1/payments/"+id+"/dispute", `{"amount":1000.001}`)
+	wantStatus(t, r, 400, "PAY_002")
+	eq(t, r.str("message"), "RUB amounts have at most 2 decimal places (kopecks)")
+	wantStatus(t, e.do("POST", "/v1/payments/"+id+"/dispute", `{"amount":1000.010}`), 200, "")
+	eq(t, e.sb.Stats(DefaultAPIKey), Stats{Payments: 3, Payouts: 1, Withdrawals: 1, Transfers: 1})
 }

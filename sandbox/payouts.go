@@ -91,6 +91,8 @@ func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *
 		return nil, invalid("PAY_002", "ext_id", fmt.Sprintf(maxLengthMessageFormat, "ext_id", MaxPayoutExtIDLength))
 	case !req.Amount.set || !req.Amount.d.IsPositive():
 		return nil, invalid("PAY_002", "amount", "amount must be positive")
+	case !rubPrecise(req.Amount.d):
+		return nil, invalid("PAY_002", "amount", rubScaleMessage)
 	case method != "card" && method != "sbp":
 		return nil, invalid("PAY_002", "method", "method must be exactly card or sbp (lower case)")
 	case strings.TrimSpace(req.Requisites) == "":
@@ -104,8 +106,8 @@ func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *
 		MaxNameLength, "bank", req.Bank, MaxNameLength, "notify_url", req.NotifyURL, MaxURLLength); aerr != nil {
 		return nil, aerr
 	}
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	now := s.tickLocked()
 	if s.st.payoutByExt(m, req.ExtID) != nil {
 		return nil, &apiError{status: http.StatusConflict, code: "PAY_003",
@@ -124,8 +126,8 @@ func payoutNotFound() *apiError {
 }
 
 func (s *Server) getPayout(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	p := s.st.payout(r.PathValue("id"))
 	if p == nil || p.m != m {
 		return nil, payoutNotFound()
@@ -134,8 +136,8 @@ func (s *Server) getPayout(r *http.Request, m *merchant, _ []byte) (any, *apiErr
 }
 
 func (s *Server) getPayoutByExtID(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	p := s.st.payoutByExt(m, r.PathValue("extId"))
 	if p == nil {
 		return nil, payoutNotFound()
@@ -207,8 +209,8 @@ func (s *Server) listPayouts(r *http.Request, m *merchant, _ []byte) (any, *apiE
 		return nil, invalid("PAY_002", "status", "status must be exactly pending, processing, completed, failed or cancelled (lower case)")
 	}
 
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	page, total := s.st.listPayouts(m, payoutFilter{status: status, from: from, to: to}, limit, offset)
 	out := payoutListView{Payouts: make([]payoutView, 0, len(page)), Total: total, Limit: limit, Offset: offset}
 	for _, p := range page {
@@ -244,8 +246,8 @@ func (s *Server) SetPayoutStatus(id, status string) error {
 }
 
 func (s *Server) setPayoutStatus(id, status string) (*payoutView, error) {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	now := s.tickLocked()
 	switch status {
 	case PayoutProcessing, PayoutCompleted, PayoutFailed, PayoutCancelled:

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -57,6 +58,27 @@ func NewRemote(baseURL string, opts ...RemoteOption) (*Remote, error) {
 // String keeps the control token out of fmt output.
 func (r *Remote) String() string { return "sandbox.Remote(" + r.base + ")" }
 
+// Format keeps the control token out of every fmt verb, %#v and %+v
+// included, for a *Remote and a Remote alike: it prints String's text
+// (with %#v, a Go-like form whose token is masked).
+func (r Remote) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		tok := ""
+		if r.token != "" {
+			tok = "****"
+		}
+		fmt.Fprintf(f, "&sandbox.Remote{base:%q, token:%q}", r.base, tok)
+		return
+	}
+	io.WriteString(f, r.String())
+}
+
+// LogValue keeps the control token out of slog output: the base URL, and
+// whether a token is set.
+func (r Remote) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("base", r.base), slog.Bool("control_token", r.token != ""))
+}
+
 // ControlError is a control or inspection request the sandbox refused.
 type ControlError struct {
 	// StatusCode is the HTTP status: 404, 409, 400, 401, 403, 415.
@@ -73,7 +95,9 @@ func (e *ControlError) Error() string {
 	return fmt.Sprintf("sandbox: %s (HTTP %d): %s", e.Code, e.StatusCode, e.Message)
 }
 
-// Is maps the refusal onto the errors of the Go controls.
+// Is maps the refusal onto the errors of the Go controls: 404 is
+// ErrNotFound, 409 ErrWrongState, 400 ErrInvalidArgument, and 503
+// SANDBOX_STORE ErrStore.
 func (e *ControlError) Is(target error) bool {
 	switch e.StatusCode {
 	case http.StatusNotFound:
@@ -82,6 +106,10 @@ func (e *ControlError) Is(target error) bool {
 		return target == ErrWrongState
 	case http.StatusBadRequest:
 		return target == ErrInvalidArgument
+	case http.StatusServiceUnavailable:
+		// The sandbox's database failed: the Server's own controls
+		// return ErrStore then.
+		return target == ErrStore && e.Code == "SANDBOX_STORE"
 	}
 	return false
 }

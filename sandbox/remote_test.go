@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,7 +20,7 @@ import (
 // remote mode.
 func TestRemoteControlsARunningSandbox(t *testing.T) {
 	sink := newHookSink(t, 0)
-	e := newEnv(t, Config{AllowRemote: true, ControlToken: "ctl-77"})
+	e := newEnv(t, Config{AllowRemote: true, ControlToken: "ctl-77-9f3c2a7b1e8d4c6f0a5b9e2d"})
 	ctx := context.Background()
 
 	anon, err := NewRemote(e.ts.URL)
@@ -29,11 +31,11 @@ func TestRemoteControlsARunningSandbox(t *testing.T) {
 	if err := anon.Reset(ctx); !errors.As(err, &ce) || ce.StatusCode != 401 || ce.Code != CodeControlUnauthorized {
 		t.Fatalf("without the token: %v", err)
 	}
-	r, err := NewRemote(e.ts.URL+"/", WithControlToken("ctl-77"))
+	r, err := NewRemote(e.ts.URL+"/", WithControlToken("ctl-77-9f3c2a7b1e8d4c6f0a5b9e2d"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(fmt.Sprintf("%v %+v", r, r), "ctl-77") {
+	if strings.Contains(fmt.Sprintf("%v %+v", r, r), "ctl-77-9f3c2a7b1e8d4c6f0a5b9e2d") {
 		t.Fatal("the token shows in fmt")
 	}
 
@@ -160,7 +162,7 @@ func TestRemoteWire(t *testing.T) {
 		io.WriteString(w, `{}`)
 	}))
 	defer srv.Close()
-	r, err := NewRemote(srv.URL, WithControlToken("ctl-9"))
+	r, err := NewRemote(srv.URL, WithControlToken("ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,20 +195,20 @@ func TestRemoteWire(t *testing.T) {
 
 	const js = "application/json"
 	want := []wireCall{
-		{"POST", "/sandbox/payments/p-1/verify", js, "Bearer ctl-9", `{"outcome":"completed"}`},
-		{"POST", "/sandbox/payments/a%2Fb/verify", js, "Bearer ctl-9", `{"outcome":"cancelled"}`},
-		{"POST", "/sandbox/payments/p-1/dispute/review", js, "Bearer ctl-9", `{"outcome":"approved"}`},
-		{"POST", "/sandbox/payouts/po-1/status", js, "Bearer ctl-9", `{"status":"completed"}`},
-		{"POST", "/sandbox/withdrawals/w-1/status", js, "Bearer ctl-9", `{"status":"completed","tx_hash":"0xabc"}`},
-		{"POST", "/sandbox/withdrawals/w-1/status", js, "Bearer ctl-9", `{"status":"failed"}`},
-		{"POST", "/sandbox/clock/advance", js, "Bearer ctl-9", `{"seconds":5400}`},
-		{"POST", "/sandbox/faults", js, "Bearer ctl-9", `{"method":"POST","path":"/v1/transfers","mode":"drop_after","count":1,"status":0,"code":"","delay_ms":0,"retry_after_s":0}`},
-		{"POST", "/sandbox/reset", js, "Bearer ctl-9", `{}`},
-		{"POST", "/sandbox/webhooks/flush", js, "Bearer ctl-9", `{}`},
-		{"POST", "/sandbox/webhooks/dlv_1/resend", js, "Bearer ctl-9", `{}`},
-		{"GET", "/sandbox/state", "", "Bearer ctl-9", ``},
-		{"GET", "/sandbox/requests", "", "Bearer ctl-9", ``},
-		{"GET", "/sandbox/webhooks", "", "Bearer ctl-9", ``},
+		{"POST", "/sandbox/payments/p-1/verify", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{"outcome":"completed"}`},
+		{"POST", "/sandbox/payments/a%2Fb/verify", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{"outcome":"cancelled"}`},
+		{"POST", "/sandbox/payments/p-1/dispute/review", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{"outcome":"approved"}`},
+		{"POST", "/sandbox/payouts/po-1/status", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{"status":"completed"}`},
+		{"POST", "/sandbox/withdrawals/w-1/status", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{"status":"completed","tx_hash":"0xabc"}`},
+		{"POST", "/sandbox/withdrawals/w-1/status", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{"status":"failed"}`},
+		{"POST", "/sandbox/clock/advance", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{"seconds":5400}`},
+		{"POST", "/sandbox/faults", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{"method":"POST","path":"/v1/transfers","mode":"drop_after","count":1,"status":0,"code":"","delay_ms":0,"retry_after_s":0}`},
+		{"POST", "/sandbox/reset", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{}`},
+		{"POST", "/sandbox/webhooks/flush", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{}`},
+		{"POST", "/sandbox/webhooks/dlv_1/resend", js, "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", `{}`},
+		{"GET", "/sandbox/state", "", "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", ``},
+		{"GET", "/sandbox/requests", "", "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", ``},
+		{"GET", "/sandbox/webhooks", "", "Bearer ctl-9-9f3c2a7b1e8d4c6f0a5b9e2d", ``},
 	}
 	mu.Lock()
 	got := append([]wireCall(nil), calls...)
@@ -298,5 +300,62 @@ func TestRemoteOddAnswers(t *testing.T) {
 	}
 	if err := r.VerifyPayment(ctx, "p", OutcomeCompleted); !errors.Is(err, ErrWrongState) || !errors.As(err, &ce) || ce.Code != CodeControlConflict {
 		t.Errorf("409: %v", err)
+	}
+}
+
+// No fmt verb and no slog handler shows a Remote's control token, whether
+// the Remote is printed by pointer or by value.
+func TestRemoteNeverPrintsItsToken(t *testing.T) {
+	const tok = "7c1e9a4f3b2d8e6a0f5c9b1d4e7a2c8f"
+	r, err := NewRemote("http://127.0.0.1:8080", WithControlToken(tok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x"} {
+		fmt.Fprintf(&out, verb+"\n", r)
+		fmt.Fprintf(&out, verb+"\n", *r)
+	}
+	slog.New(slog.NewTextHandler(&out, nil)).Info("remote", "r", r, "v", *r)
+	slog.New(slog.NewJSONHandler(&out, nil)).Info("remote", "r", r, "v", *r)
+	if strings.Contains(out.String(), tok) || strings.Contains(out.String(), fmt.Sprintf("%x", tok)) {
+		t.Fatalf("the token shows:\n%s", out.String())
+	}
+	if got := fmt.Sprintf("%#v", r); got != `&sandbox.Remote{base:"http://127.0.0.1:8080", token:"****"}` {
+		t.Fatalf("%%#v: %s", got)
+	}
+	if got := fmt.Sprintf("%v", r); got != "sandbox.Remote(http://127.0.0.1:8080)" {
+		t.Fatalf("%%v: %s", got)
+	}
+	if !strings.Contains(out.String(), `"r":{"base":"http://127.0.0.1:8080","control_token":true}`) {
+		t.Fatalf("slog does not show the base URL:\n%s", out.String())
+	}
+}
+
+// A sandbox whose database failed answers its controls 503 SANDBOX_STORE;
+// through a Remote that matches ErrStore, as the Server's own controls'
+// errors do. Another 503 (a proxy's) does not.
+func TestRemoteStoreFailureIsErrStore(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		code := "SANDBOX_STORE"
+		if r.URL.Path == "/sandbox/reset" {
+			code = "SANDBOX_BUSY"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, `{"error":%q,"message":"the sandbox's database cannot be used","data":{}}`, code)
+	}))
+	t.Cleanup(srv.Close)
+	r, err := NewRemote(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = r.VerifyPayment(context.Background(), "p-1", OutcomeCompleted)
+	var ce *ControlError
+	if !errors.Is(err, ErrStore) || !errors.As(err, &ce) || ce.StatusCode != 503 || errors.Is(err, ErrNotFound) {
+		t.Fatalf("a failed store through Remote: %v", err)
+	}
+	if err := r.Reset(context.Background()); errors.Is(err, ErrStore) {
+		t.Fatalf("another 503 matches ErrStore: %v", err)
 	}
 }

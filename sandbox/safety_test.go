@@ -116,7 +116,7 @@ func TestRemoteModeNeedsTheControlToken(t *testing.T) {
 	bare := newEnv(t, Config{AllowRemote: true})
 	wantStatus(t, bare.control("/sandbox/reset", `{}`), 403, CodeControlForbidden)
 
-	e := newEnv(t, Config{AllowRemote: true, ControlToken: "ctl-token-9"})
+	e := newEnv(t, Config{AllowRemote: true, ControlToken: "ctl-token-9-9f3c2a7b1e8d4c6f0a5b9e2d"})
 	get := func(path string, hdr ...string) resp {
 		req, _ := http.NewRequest("GET", e.ts.URL+path, nil)
 		req.Host = "sandbox.team.internal"
@@ -128,7 +128,7 @@ func TestRemoteModeNeedsTheControlToken(t *testing.T) {
 	wantStatus(t, e.control("/sandbox/reset", `{}`), 401, CodeControlUnauthorized)
 	wantStatus(t, get("/sandbox/state"), 401, CodeControlUnauthorized)
 	wantStatus(t, get("/sandbox/state", "Authorization", "Bearer wrong"), 401, CodeControlUnauthorized)
-	wantStatus(t, get("/sandbox/state", "Authorization", "Bearer ctl-token-9"), 200, "")
+	wantStatus(t, get("/sandbox/state", "Authorization", "Bearer ctl-token-9-9f3c2a7b1e8d4c6f0a5b9e2d"), 200, "")
 
 	// The dashboard sends a browser to the login form; a login sets an
 	// HttpOnly, SameSite=Strict cookie that is not the token itself.
@@ -143,12 +143,12 @@ func TestRemoteModeNeedsTheControlToken(t *testing.T) {
 	res, _ = noFollow.PostForm(e.ts.URL+"/sandbox/login", url.Values{"token": {"wrong"}})
 	res.Body.Close()
 	eq(t, res.StatusCode, http.StatusUnauthorized)
-	res, _ = noFollow.PostForm(e.ts.URL+"/sandbox/login", url.Values{"token": {"ctl-token-9"}})
+	res, _ = noFollow.PostForm(e.ts.URL+"/sandbox/login", url.Values{"token": {"ctl-token-9-9f3c2a7b1e8d4c6f0a5b9e2d"}})
 	res.Body.Close()
 	eq(t, res.StatusCode, http.StatusSeeOther)
 	cookies := res.Cookies()
 	if len(cookies) != 1 || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode ||
-		strings.Contains(cookies[0].Value, "ctl-token-9") {
+		strings.Contains(cookies[0].Value, "ctl-token-9-9f3c2a7b1e8d4c6f0a5b9e2d") {
 		t.Fatalf("session cookie %+v", cookies)
 	}
 	req, _ := http.NewRequest("GET", e.ts.URL+"/sandbox/ui?refresh=0", nil)
@@ -156,9 +156,9 @@ func TestRemoteModeNeedsTheControlToken(t *testing.T) {
 	res, _ = noFollow.Do(req)
 	res.Body.Close()
 	eq(t, res.StatusCode, http.StatusOK)
-	wantStatus(t, get("/sandbox/webhooks", "Authorization", "Bearer ctl-token-9"), 200, "")
+	wantStatus(t, get("/sandbox/webhooks", "Authorization", "Bearer ctl-token-9-9f3c2a7b1e8d4c6f0a5b9e2d"), 200, "")
 	wantStatus(t, get("/sandbox/requests"), 401, CodeControlUnauthorized)
-	wantStatus(t, get("/sandbox/ui?refresh=0", "Authorization", "Bearer ctl-token-9"), 200, "")
+	wantStatus(t, get("/sandbox/ui?refresh=0", "Authorization", "Bearer ctl-token-9-9f3c2a7b1e8d4c6f0a5b9e2d"), 200, "")
 
 	// The dashboard's forms act with the login cookie, and not without it
 	// (even with the form token).
@@ -179,7 +179,7 @@ func TestRemoteModeNeedsTheControlToken(t *testing.T) {
 	}
 	before := e.sb.Now()
 	eq(t, uiForm(nil), http.StatusUnauthorized)
-	eq(t, uiForm(&http.Cookie{Name: sessionCookie, Value: "ctl-token-9"}), http.StatusUnauthorized)
+	eq(t, uiForm(&http.Cookie{Name: sessionCookie, Value: "ctl-token-9-9f3c2a7b1e8d4c6f0a5b9e2d"}), http.StatusUnauthorized)
 	eq(t, e.sb.Now(), before)
 	eq(t, uiForm(cookies[0]), http.StatusSeeOther)
 	eq(t, e.sb.Now(), before.Add(time.Minute))

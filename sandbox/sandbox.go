@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 // Config describes the starting state and the knobs of a Server. The zero
@@ -68,7 +68,13 @@ type Config struct {
 	// inspection request (Authorization: Bearer TOKEN) and, through a login
 	// form that sets an HttpOnly, SameSite=Strict cookie, on the dashboard.
 	// With AllowRemote it is mandatory: a remote sandbox without one refuses
-	// every control. Loopback-only sandboxes work without it.
+	// every control. Loopback-only sandboxes work without it. A token that
+	// could be guessed (under 128 bits of estimated entropy: short, from a
+	// small alphabet, or patterned) is refused by Open with
+	// ErrInvalidArgument; `openssl rand -hex 32` makes a good one. Wrong
+	// tokens are slowed per client address: after a few, the address is
+	// answered 429 with Retry-After for a time that doubles with each
+	// further one, and each is logged (without the token).
 	ControlToken string
 	// LargeBodyConcurrency caps how many request bodies over 1 MB (receipts
 	// of confirm) are read at once, so that unauthenticated-looking floods
@@ -137,6 +143,10 @@ type Merchant struct {
 	// start and for every request it lets through unsigned, and the
 	// dashboard shows a banner.
 	AcceptUnsigned bool
+	// Name is the merchant's display name: the payer page names it as the
+	// payee, and the dashboard heads its terminals with it. Empty means
+	// "Sandbox merchant". Shown as text, never as HTML.
+	Name string
 	// Terminals are the merchant's terminals at start and after Reset. The
 	// first active one serves payments and is credited when they complete.
 	Terminals []Terminal
@@ -236,14 +246,15 @@ type Server struct {
 	closed      bool        // under mu: Close stops the timer for good
 	largeBodies semaphore
 	pilot       *pilot // nil with the autopilot off (autopilot.go)
-	tempDir     string // the test binary's own database directory, removed by Close
+	removeDB    func() // the test binary's own database file (testDBPath), removed by Close
 
-	// mu guards the state; every section under it ends with unlock, which
+	// mu guards the state; every section under it (begin) ends with commit, which
 	// commits the store before the answer is written.
 	mu        sync.Mutex
 	st        store
 	storeErr  error      // under mu: a failed commit; every later request is 503
 	held      []heldHook // under mu: webhooks of the section, sent once it commits
+	kept      keptState  // under mu: memory as of the last commit (section.go)
 	offset    time.Duration
 	merchants map[string]*merchant
 	faults    []*Fault
@@ -251,13 +262,19 @@ type Server struct {
 
 	caps map[string]int64 // body cap per route pattern, fixed by routes
 
+	authFails *authFailures // wrong control tokens per client address (auth.go)
+
 	reqMu  sync.Mutex
 	reqLog []RequestRecord // ring of the latest requests
 	reqPos int             // next slot to overwrite once the ring is full
 }
 
+// defaultMerchantName is the display name of a Merchant without Name.
+const defaultMerchantName = "Sandbox merchant"
+
 type merchant struct {
 	apiKey    string
+	name      string // Merchant.Name
 	signer    paykit.Signer
 	unsigned  bool // Merchant.AcceptUnsigned
 	terminals []*terminal
@@ -265,10 +282,10 @@ type merchant struct {
 }
 
 type terminal struct {
-	id, name        string
-	balance, frozen decimal.Decimal
-	fee             decimal.Decimal
-	active          bool
+	id, name string
+	ledger.Balance
+	fee    decimal.Decimal
+	active bool
 }
 
 // New builds a Server from cfg, filling in defaults. It panics when two
@@ -292,6 +309,12 @@ func Open(cfg Config) (*Server, error) {
 	if len(cfg.Merchants) == 0 {
 		cfg.Merchants = []Merchant{DefaultMerchant(DefaultAPIKey, DefaultSecret)}
 	}
+	cfg.Merchants = slices.Clone(cfg.Merchants) // the caller's slice is left as it was
+	for i := range cfg.Merchants {
+		if cfg.Merchants[i].Name == "" {
+			cfg.Merchants[i].Name = defaultMerchantName
+		}
+	}
 	seen := map[string]bool{}
 	for _, m := range cfg.Merchants {
 		if m.APIKey == "" {
@@ -312,6 +335,9 @@ func Open(cfg Config) (*Server, error) {
 			panic("sandbox: a bank with an empty or repeated Code")
 		}
 		codes[b.Code] = true
+	}
+	if err := checkControlToken(cfg.ControlToken); err != nil {
+		return nil, err
 	}
 	realClock := cfg.Now == nil
 	if realClock {
@@ -347,7 +373,8 @@ func Open(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, rates: rates, banks: banks, self: self, realClock: realClock,
-		largeBodies: make(semaphore, cfg.LargeBodyConcurrency), requests: map[routeKey]int{}}
+		largeBodies: make(semaphore, cfg.LargeBodyConcurrency), requests: map[routeKey]int{},
+		authFails: newAuthFailures(cfg.Logger)}
 	s.hooks = newDispatcher(cfg.WebhookClient, cfg.WebhookMaxAttempts, cfg.WebhookRetryWait,
 		DefaultDeliveryLogSize, s.Now, cfg.Logger, cfg.WebhookConcurrency, cfg.WebhookPerReceiver)
 	restored, err := s.openStore()
@@ -358,9 +385,9 @@ func Open(cfg Config) (*Server, error) {
 	s.hooks.persist = s.deliveryUpdated
 	s.mux = s.routes()
 	s.pilot = newPilot(s, cfg.Autopilot, realClock)
-	s.lock()
+	s.begin()
 	s.armExpiryLocked(s.nowLocked()) // a stored payment's expiry resumes
-	s.unlock()
+	s.commit()
 	s.hooks.restore(restored) // stored deliveries: the log, and the outbox sent again
 	s.pilot.resume()          // after the state is there: the steps of resources in flight
 	if cfg.Logger != nil {
@@ -398,8 +425,8 @@ func (s *Server) resetLocked() {
 // and balances, no payments, payouts or withdrawals, no faults, clock offset
 // zero. Webhooks already queued are still delivered.
 func (s *Server) Reset() {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	s.resetLocked()
 	s.pilot.clear()
 }
@@ -424,13 +451,13 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.pilot.close()
 	s.hooks.close() // deliveries cut short stay in the outbox for the next start
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	if err := s.st.close(); err != nil && s.cfg.Logger != nil {
 		s.cfg.Logger.Error("closing the database", slog.String("error", err.Error()))
 	}
-	if s.tempDir != "" {
-		os.RemoveAll(s.tempDir)
+	if s.removeDB != nil {
+		s.removeDB()
 	}
 }
 
@@ -450,18 +477,18 @@ func (s *Server) FlushWebhooks(ctx context.Context) error { return s.hooks.flush
 // the bounded log); ErrWrongState after Close. Use FlushWebhooks to wait
 // for it.
 func (s *Server) ResendWebhook(id string) (Delivery, error) {
-	s.lock()
+	s.begin()
 	if s.closed {
-		s.unlock()
+		s.commit()
 		return Delivery{}, fmt.Errorf("%w: the sandbox is closed", ErrWrongState)
 	}
 	key, dl, err := s.hooks.prepareResend(id, s.nowLocked())
 	if err != nil {
-		s.unlock()
+		s.commit()
 		return Delivery{}, err
 	}
 	s.outboxLocked(key, dl)
-	s.unlock()
+	s.commit()
 	if err := s.storeFailed(); err != nil {
 		return Delivery{}, err
 	}
@@ -471,8 +498,8 @@ func (s *Server) ResendWebhook(id string) (Delivery, error) {
 // Now returns the sandbox clock: Config.Now plus every Advance so far, in
 // UTC.
 func (s *Server) Now() time.Time {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	return s.nowLocked()
 }
 
@@ -494,8 +521,8 @@ const maxClockOffset = 100 * 365 * 24 * time.Hour
 // would overflow.
 func (s *Server) Advance(d time.Duration) {
 	defer func() { s.pilot.run(s.Now()) }() // after s.mu is released
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	if d > 0 {
 		if d > maxClockOffset-s.offset {
 			s.offset = maxClockOffset
@@ -511,15 +538,15 @@ func (s *Server) Advance(d time.Duration) {
 // given API key, in their configured order, or nil for an unknown key.
 // Tests use it to check balances without a signed request.
 func (s *Server) Terminals(apiKey string) []Terminal {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	m := s.merchants[apiKey]
 	if m == nil {
 		return nil
 	}
 	out := make([]Terminal, 0, len(m.terminals))
 	for _, t := range m.terminals {
-		out = append(out, Terminal{ID: t.id, Name: t.name, Balance: t.balance, BalanceFrozen: t.frozen,
+		out = append(out, Terminal{ID: t.id, Name: t.name, Balance: t.Available, BalanceFrozen: t.Frozen,
 			WithdrawalFee: t.fee, IsActive: t.active})
 	}
 	return out
@@ -542,8 +569,8 @@ type Stats struct {
 // Stats returns the counters of the merchant with the given API key (zero
 // for an unknown key).
 func (s *Server) Stats(apiKey string) Stats {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	m := s.merchants[apiKey]
 	if m == nil {
 		return Stats{}
@@ -576,8 +603,8 @@ func (s *Server) Deliveries() []Delivery { return s.hooks.deliveries() }
 // concrete id such as "/v1/payments/abc" matches no templated route and
 // counts 0. Retry tests count attempts with it.
 func (s *Server) RequestCount(method, pattern string) int {
-	s.lock()
-	defer s.unlock()
+	s.begin()
+	defer s.commit()
 	n := 0
 	for k, c := range s.requests {
 		if (method == "" || method == k.method) && pathMatches(pattern, k.route) {
@@ -613,7 +640,7 @@ func (s *Server) expireDueLocked(now time.Time) {
 		}
 		// A backlog (a restart after a long stop) is committed in batches,
 		// so memory and the transaction stay bounded however many expire.
-		s.commitLocked()
+		s.checkpointLocked()
 	}
 	s.armExpiryLocked(now)
 }
@@ -635,8 +662,8 @@ func (s *Server) armExpiryLocked(now time.Time) {
 	d := next.Sub(now)
 	if s.expiryTimer == nil {
 		s.expiryTimer = time.AfterFunc(d, func() {
-			s.lock()
-			defer s.unlock()
+			s.begin()
+			defer s.commit()
 			if !s.closed {
 				s.expireDueLocked(s.nowLocked())
 			}

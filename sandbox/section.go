@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
-	"testing"
+	"time"
 )
 
 // heldHook is a webhook a section decided to send: it is queued for
@@ -25,23 +23,32 @@ type heldHook struct {
 // restarting it on the same file resumes from the last committed state.
 var ErrStore = errors.New("sandbox: the database cannot be used")
 
-// lock opens a section: everything the rules change until unlock is one
-// transaction of the store.
-func (s *Server) lock() { s.mu.Lock() }
+// begin opens a section: it takes the Server's lock, and everything the
+// rules change until commit is one transaction of the store.
+func (s *Server) begin() { s.mu.Lock() }
 
-// unlock commits the section (before any answer is written: callers unlock
-// before they return the value their handler writes), then releases the
-// webhooks it held, and the lock.
-func (s *Server) unlock() {
-	s.commitLocked()
+// commit ends the section: it commits the store's transaction (before any
+// answer is written: callers commit before they return the value their
+// handler writes), then releases the webhooks the section held, and the
+// lock.
+func (s *Server) commit() {
+	s.checkpointLocked()
 	s.mu.Unlock()
 }
 
-// commitLocked commits what the section did so far and sends its held
+// checkpointLocked commits what the section did so far and sends its held
 // webhooks; the section may go on (expiry of a long backlog commits in
-// batches).
-func (s *Server) commitLocked() {
-	if err := s.st.commit(); err != nil && s.storeErr == nil {
+// batches). When the commit fails, or a commit failed before, the store
+// rolls the section back and the Server's own memory (terminals, transfer
+// counters, clock offset, faults) goes back to the last commit: nothing a
+// 503 answered is visible anywhere, not in /sandbox/state, the dashboard or
+// Server.Terminals.
+func (s *Server) checkpointLocked() {
+	var err error
+	if s.storeErr != nil {
+		s.st.rollback() // the store failed: nothing more is kept until a restart
+	} else if err = s.st.commit(); err != nil {
+		s.st.rollback()
 		s.storeErr = fmt.Errorf("%w: %v", ErrStore, err)
 		if l := s.cfg.Logger; l != nil {
 			l.Error("database commit failed: answering 503 until restarted", slog.String("error", err.Error()))
@@ -51,9 +58,66 @@ func (s *Server) commitLocked() {
 		for _, h := range s.held {
 			s.hooks.queue(h.key, h.dl)
 		}
+		s.kept.take(s)
+	} else {
+		s.kept.restore(s)
 	}
 	clear(s.held)
 	s.held = s.held[:0]
+}
+
+// keptState is the part of the Server's memory a section may change
+// outside the store, as of the last commit: what a failed commit puts
+// back. Taken after every commit, reusing its slices (a few terminals and
+// faults: no allocation in the steady state).
+type keptState struct {
+	merchants map[string]*merchant
+	terminals []keptTerminal
+	transfers []keptTransfers
+	offset    time.Duration
+	faults    []Fault
+}
+
+type keptTerminal struct {
+	t *terminal
+	v terminal
+}
+
+type keptTransfers struct {
+	m *merchant
+	n int
+}
+
+func (k *keptState) take(s *Server) {
+	k.merchants, k.offset = s.merchants, s.offset
+	k.terminals, k.transfers, k.faults = k.terminals[:0], k.transfers[:0], k.faults[:0]
+	for _, m := range s.merchants {
+		k.transfers = append(k.transfers, keptTransfers{m: m, n: m.transfers})
+		for _, t := range m.terminals {
+			k.terminals = append(k.terminals, keptTerminal{t: t, v: *t})
+		}
+	}
+	for _, f := range s.faults {
+		k.faults = append(k.faults, *f)
+	}
+}
+
+func (k *keptState) restore(s *Server) {
+	if k.merchants == nil {
+		return // nothing committed yet: Open fails instead
+	}
+	s.merchants, s.offset = k.merchants, k.offset
+	for _, kt := range k.terminals {
+		*kt.t = kt.v
+	}
+	for _, km := range k.transfers {
+		km.m.transfers = km.n
+	}
+	s.faults = s.faults[:0]
+	for _, f := range k.faults {
+		f := f
+		s.faults = append(s.faults, &f)
+	}
 }
 
 // storeFailed returns the error of a failed commit, or nil.
@@ -103,15 +167,16 @@ func (s *Server) deliveryUpdated(rec Delivery) {
 // builds the merchants from it and returns the deliveries to restore.
 func (s *Server) openStore() ([]storedDelivery, error) {
 	path := s.cfg.DBPath
-	if path == "" {
-		path = s.testDBPath()
+	if path == "" && testDBPath != nil {
+		path, s.removeDB = testDBPath()
 	}
 	if path == "" {
 		s.st = newMemStore(s.cfg.Merchants)
 		s.merchants = s.st.merchants()
 		return nil, nil
 	}
-	st, err := openSQLStore(s, path)
+	st, err := openSQLStore(sqlDeps{merchants: s.cfg.Merchants, logger: s.cfg.Logger, banks: s.banks,
+		maxSamePending: s.cfg.MaxSamePendingAmount, merchant: func(k string) *merchant { return s.merchants[k] }}, path)
 	if err != nil {
 		return nil, err
 	}
@@ -119,26 +184,22 @@ func (s *Server) openStore() ([]storedDelivery, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.merchants = st.merchants()
-	restored := st.restore(s)
+	r := st.restore()
+	s.offset, s.faults, s.requests = r.offset, r.faults, r.counters
+	s.reqLog = append(s.reqLog, r.reqLog...)
+	if len(s.reqLog) == DefaultRequestLogSize {
+		s.reqPos = 0 // the ring is full: its oldest line is the next overwritten
+	}
 	st.wrote = true // a new file's merchants and terminals
 	if err := st.commit(); err != nil {
 		st.close()
 		return nil, openError(path, "%v", err)
 	}
-	return restored, nil
+	return r.deliveries, nil
 }
 
-// testDBPath gives each Server of a test binary its own temporary file
-// when PAYKIT_SANDBOX_TEST_DB=file, so the whole suite runs once more on
-// SQLite (CI does). Outside tests it is always empty.
-func (s *Server) testDBPath() string {
-	if !testing.Testing() || os.Getenv("PAYKIT_SANDBOX_TEST_DB") != "file" {
-		return ""
-	}
-	dir, err := os.MkdirTemp("", "paykit-sandbox-test-")
-	if err != nil {
-		panic(err)
-	}
-	s.tempDir = dir
-	return filepath.Join(dir, "sandbox.db")
-}
+// testDBPath, when set, gives each Server without Config.DBPath a file of
+// its own and the function that removes it after Close. Only the package's
+// tests set it (PAYKIT_SANDBOX_TEST_DB=file, in helpers_test.go), so the
+// whole suite runs once more on SQLite; a program never does.
+var testDBPath func() (path string, remove func())

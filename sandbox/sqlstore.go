@@ -8,13 +8,21 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/shopspring/decimal"
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver: the binary stays CGO-free
+
+	storereg "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 )
+
+// errNoDriver is Open's answer when Config.DBPath is set but no database
+// driver is registered: the program lacks the import it names.
+var errNoDriver = errors.New(`sandbox: Config.DBPath is set but no database driver is registered: ` +
+	`add import _ "github.com/paykit-dev/paykit-go/sandbox/sqlite" to the program (paykit-sandbox and paykit sandbox have it)`)
 
 // SchemaVersion is the version of the database layout this sandbox writes,
 // kept in PRAGMA user_version. A file of an older version is migrated when
@@ -67,9 +75,10 @@ CREATE INDEX deliveries_state ON deliveries (state);`,
 // commit), the merchants and terminals (as many as configured), and the
 // lazy diagnostics described at saveCounters.
 type sqlStore struct {
-	db   *sql.DB
-	path string
-	srv  *Server
+	db    *sql.DB
+	path  string
+	ident os.FileInfo // the file path named when opened (sameFile)
+	deps  sqlDeps
 
 	tx    *sql.Tx
 	wrote bool  // the section changed something: commit must sync
@@ -87,6 +96,20 @@ type sqlStore struct {
 	closed   bool
 }
 
+// sqlDeps is what the SQL store takes from the Server at open: the
+// configuration it builds merchants from, and the live merchant of an API
+// key for the resources it loads. The store reads them and never writes
+// the Server: what it restores at start it returns (restore).
+type sqlDeps struct {
+	merchants      []Merchant // Config.Merchants
+	logger         *slog.Logger
+	banks          []bank
+	maxSamePending int
+	// merchant is the Server's merchant of apiKey (nil: not configured),
+	// called with the Server's lock held.
+	merchant func(apiKey string) *merchant
+}
+
 // openError wraps every refusal of a file, naming it.
 func openError(path, format string, a ...any) error {
 	return fmt.Errorf("sandbox: database %s: %s", path, fmt.Sprintf(format, a...))
@@ -95,7 +118,11 @@ func openError(path, format string, a ...any) error {
 // openSQLStore opens (or creates) path, refusing what must not be touched,
 // migrates an older layout, and takes the file's lock for as long as the
 // store is open.
-func openSQLStore(srv *Server, path string) (*sqlStore, error) {
+func openSQLStore(deps sqlDeps, path string) (*sqlStore, error) {
+	drv, ok := storereg.Registered()
+	if !ok {
+		return nil, errNoDriver
+	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, openError(path, "is a directory")
 	} else if errors.Is(err, fs.ErrNotExist) {
@@ -108,15 +135,9 @@ func openSQLStore(srv *Server, path string) (*sqlStore, error) {
 		}
 		f.Close()
 	}
-	// locking_mode EXCLUSIVE: once written, the file stays locked until
-	// the store closes, so a second sandbox on it fails at once instead of
-	// sharing it. synchronous FULL with WAL: a commit is on disk (WAL
-	// fsynced) before the answer is written, so power loss cannot take an
-	// acknowledged change either. busy_timeout 0: a held file is refused
-	// now, not after a wait.
-	dsn := "file:" + strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path) +
-		"?_pragma=busy_timeout(0)&_pragma=locking_mode(EXCLUSIVE)&_pragma=synchronous(FULL)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	// The driver opens it with the settings the store relies on (one
+	// exclusive lock, durable commits, no busy wait): see sandbox/sqlite.
+	db, err := drv.Open(path)
 	if err != nil {
 		return nil, openError(path, "%v", err)
 	}
@@ -124,12 +145,46 @@ func openSQLStore(srv *Server, path string) (*sqlStore, error) {
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	st := &sqlStore{db: db, path: path, srv: srv}
+	st := &sqlStore{db: db, path: path, deps: deps}
 	if err := st.prepare(); err != nil {
 		db.Close()
+		if why := readOnly(path); why != "" {
+			// SQLite reports it as an I/O error of its lock, which prepare
+			// would call damage: say what it is instead.
+			return nil, openError(path, "is read-only (%s): the sandbox writes every change to it; "+
+				"make it writable, or give -db another file; it was left untouched", why)
+		}
 		return nil, err
 	}
+	if st.ident, err = os.Stat(path); err != nil {
+		db.Close()
+		return nil, openError(path, "%v", err)
+	}
 	return st, nil
+}
+
+// readOnly says why the sandbox cannot write path, or create the journal
+// SQLite keeps beside it ("" when it can): a read-only file, directory or
+// volume (a container's :ro mount).
+func readOnly(path string) string {
+	denied := func(err error) bool { return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) }
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		if denied(err) {
+			return "the file cannot be written"
+		}
+		return ""
+	}
+	f.Close()
+	if f, err = os.CreateTemp(filepath.Dir(path), ".paykit-sandbox-probe-*"); err != nil {
+		if denied(err) {
+			return "its directory, where SQLite keeps the journal, cannot be written"
+		}
+		return ""
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return ""
 }
 
 func isBusy(err error) bool {
@@ -306,8 +361,8 @@ func (st *sqlStore) one(dest []any, query string, args ...any) bool {
 // ---- merchants and terminals
 
 func (st *sqlStore) merchants() map[string]*merchant {
-	ms := buildMerchants(st.srv.cfg.Merchants)
-	for _, mc := range st.srv.cfg.Merchants {
+	ms := buildMerchants(st.deps.merchants)
+	for _, mc := range st.deps.merchants {
 		m := ms[mc.APIKey]
 		var stored []*terminal
 		st.rows(func(r *sql.Rows) error {
@@ -317,7 +372,7 @@ func (st *sqlStore) merchants() map[string]*merchant {
 			if err := r.Scan(&t.id, &t.name, &bal, &frz, &fee, &active); err != nil {
 				return err
 			}
-			t.balance, t.frozen, t.fee, t.active = st.undec(bal), st.undec(frz), st.undec(fee), active != 0
+			t.Available, t.Frozen, t.fee, t.active = st.undec(bal), st.undec(frz), st.undec(fee), active != 0
 			stored = append(stored, &t)
 			return nil
 		}, `SELECT id, name, balance, frozen, fee, active FROM terminals WHERE api_key = ? ORDER BY pos`, m.apiKey)
@@ -334,8 +389,8 @@ func (st *sqlStore) merchants() map[string]*merchant {
 			st.setMeta("start:"+m.apiKey, configured)
 			start = configured
 		}
-		if configured != start && st.srv.cfg.Logger != nil {
-			st.srv.cfg.Logger.Warn("the configured terminals differ from the start this database was made from: the stored "+
+		if configured != start && st.deps.logger != nil {
+			st.deps.logger.Warn("the configured terminals differ from the start this database was made from: the stored "+
 				"terminals and balances are kept and the configuration is IGNORED for them (POST /sandbox/reset applies it, "+
 				"dropping every resource; or give -db a new file)",
 				slog.String("merchant", maskKey(m.apiKey)), slog.String("configured", configured),
@@ -355,8 +410,8 @@ func (st *sqlStore) merchants() map[string]*merchant {
 		}
 		return nil
 	}, `SELECT api_key FROM merchants ORDER BY api_key`)
-	if len(gone) > 0 && st.srv.cfg.Logger != nil {
-		st.srv.cfg.Logger.Warn("merchants in the database are not in the configuration: their resources are kept "+
+	if len(gone) > 0 && st.deps.logger != nil {
+		st.deps.logger.Warn("merchants in the database are not in the configuration: their resources are kept "+
 			"in the file but not served until they are configured again", slog.String("merchants", strings.Join(gone, ", ")))
 	}
 	return ms
@@ -368,7 +423,7 @@ func terminalsText(ts []*terminal) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s balance %s frozen %s fee %s active %t", t.id, decText(t.balance), decText(t.frozen), decText(t.fee), t.active)
+		fmt.Fprintf(&b, "%s balance %s frozen %s fee %s active %t", t.id, decText(t.Available), decText(t.Frozen), decText(t.fee), t.active)
 	}
 	return b.String()
 }
@@ -380,7 +435,7 @@ func (st *sqlStore) insertMerchant(m *merchant) {
 	st.setMeta("start:"+m.apiKey, terminalsText(m.terminals))
 	for i, t := range m.terminals {
 		st.exec(`INSERT INTO terminals (api_key, id, pos, name, balance, frozen, fee, active) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.apiKey, t.id, i, t.name, decText(t.balance), decText(t.frozen), decText(t.fee), boolInt(t.active))
+			m.apiKey, t.id, i, t.name, decText(t.Available), decText(t.Frozen), decText(t.fee), boolInt(t.active))
 	}
 }
 
@@ -393,7 +448,7 @@ func boolInt(b bool) int {
 
 func (st *sqlStore) saveTerminal(m *merchant, t *terminal) {
 	st.exec(`UPDATE terminals SET balance = ?, frozen = ? WHERE api_key = ? AND id = ?`,
-		decText(t.balance), decText(t.frozen), m.apiKey, t.id)
+		decText(t.Available), decText(t.Frozen), m.apiKey, t.id)
 }
 
 func (st *sqlStore) saveMerchant(m *merchant) {
@@ -409,8 +464,8 @@ func (st *sqlStore) reset() map[string]*merchant {
 	clear(st.po)
 	clear(st.wd)
 	st.counters = nil
-	ms := buildMerchants(st.srv.cfg.Merchants)
-	for _, mc := range st.srv.cfg.Merchants {
+	ms := buildMerchants(st.deps.merchants)
+	for _, mc := range st.deps.merchants {
 		st.insertMerchant(ms[mc.APIKey])
 	}
 	return ms
@@ -441,7 +496,7 @@ func (st *sqlStore) scanPayment(r interface{ Scan(...any) error }) (*payment, er
 		return nil, err
 	}
 	p.bank.IsActive = bankActive
-	if b, ok := findBank(st.srv.banks, p.bank.Code); ok {
+	if b, ok := findBank(st.deps.banks, p.bank.Code); ok {
 		p.bank = b
 	}
 	p.amount, p.amountLoc, p.usdtRate = st.undec(amount), st.undec(amountLoc), st.undec(rate)
@@ -457,7 +512,7 @@ func (st *sqlStore) scanPayment(r interface{ Scan(...any) error }) (*payment, er
 			p.dispute.amount = &a
 		}
 	}
-	p.m = st.srv.merchants[apiKey]
+	p.m = st.deps.merchant(apiKey)
 	if p.m == nil {
 		return nil, nil // a merchant no longer configured: its payments are out of reach
 	}
@@ -548,7 +603,7 @@ func (st *sqlStore) pendingWithAmount(m *merchant, key string) int {
 	// Counted up to the cap only: the rule asks "at the cap yet?", and a
 	// count of every match would make each create slower than the last.
 	st.one([]any{&n}, `SELECT count(*) FROM (SELECT 1 FROM payments WHERE api_key = ? AND status = ? AND amount_key = ? LIMIT ?)`,
-		m.apiKey, statusPending, key, st.srv.cfg.MaxSamePendingAmount)
+		m.apiKey, statusPending, key, st.deps.maxSamePending)
 	return n
 }
 
@@ -585,7 +640,7 @@ func (st *sqlStore) loadPayouts(where string, args ...any) []*payout {
 			return err
 		}
 		p.amount, p.createdAt, p.completedAt = st.undec(amount), unnanos(created), unnanos(completed)
-		if p.m = st.srv.merchants[apiKey]; p.m == nil {
+		if p.m = st.deps.merchant(apiKey); p.m == nil {
 			return nil
 		}
 		out = append(out, sectionCopy(&st.po, p.id, &p))
@@ -664,7 +719,7 @@ func (st *sqlStore) loadWithdrawals(where string, args ...any) []*withdrawal {
 		}
 		w.amount, w.fee, w.held = st.undec(amount), st.undec(fee), st.undec(held)
 		w.createdAt, w.updatedAt = unnanos(created), unnanos(updated)
-		if w.m = st.srv.merchants[apiKey]; w.m == nil {
+		if w.m = st.deps.merchant(apiKey); w.m == nil {
 			return nil
 		}
 		if w.terminal = w.m.terminal(termID); w.terminal == nil {
@@ -844,8 +899,11 @@ func (st *sqlStore) commit() error {
 	if st.wrote && st.err == nil {
 		st.flushLazy()
 	}
-	tx, err := st.tx, st.err
+	tx, err, wrote := st.tx, st.err, st.wrote
 	st.tx, st.err, st.wrote = nil, nil, false
+	if err == nil && wrote {
+		err = st.sameFile()
+	}
 	if err != nil {
 		tx.Rollback()
 		return err
@@ -853,12 +911,43 @@ func (st *sqlStore) commit() error {
 	return tx.Commit()
 }
 
+// rollback drops what the section did: its transaction and its copies.
+func (st *sqlStore) rollback() {
+	clear(st.pm)
+	clear(st.po)
+	clear(st.wd)
+	if st.tx != nil {
+		st.tx.Rollback()
+	}
+	st.tx, st.err, st.wrote = nil, nil, false
+}
+
+// sameFile checks that the path still names the file the store opened.
+// SQLite keeps writing to an open file that was deleted (or renamed and
+// replaced): every commit would succeed into a file no restart can find.
+// One stat per committed change, next to its fsync.
+func (st *sqlStore) sameFile() error {
+	fi, err := os.Stat(st.path)
+	if err == nil && os.SameFile(fi, st.ident) {
+		return nil
+	}
+	why := "names another file"
+	if err != nil {
+		why = err.Error()
+	}
+	return fmt.Errorf("the database file %s was removed or replaced while the sandbox ran (%s): "+
+		"nothing written now would be there at the next start", st.path, why)
+}
+
 func (st *sqlStore) ping() error {
 	if st.closed {
 		return errors.New("database closed")
 	}
+	if err := st.sameFile(); err != nil {
+		return err
+	}
 	var v int
-	return st.db.QueryRow("PRAGMA user_version").Scan(&v) // reads the file's header: the file is still there
+	return st.db.QueryRow("PRAGMA user_version").Scan(&v) // reads the file's header through the open file
 }
 
 func (st *sqlStore) close() error {
@@ -880,21 +969,29 @@ func (st *sqlStore) close() error {
 
 // ---- restoring at start
 
+// restoredState is what a file gives back at start besides the
+// resources: the Server takes it in openStore.
+type restoredState struct {
+	offset     time.Duration
+	faults     []*Fault
+	counters   map[routeKey]int
+	reqLog     []RequestRecord // oldest first, at most DefaultRequestLogSize
+	deliveries []storedDelivery
+}
+
 // restore reads the clock offset, faults, counters, the request log and
 // the deliveries back.
-func (st *sqlStore) restore(s *Server) []storedDelivery {
+func (st *sqlStore) restore() restoredState {
+	out := restoredState{counters: map[routeKey]int{}}
 	var off int64
 	if st.meta("offset", &off) {
-		s.offset = time.Duration(off)
+		out.offset = time.Duration(off)
 	}
-	var faults []*Fault
-	if st.meta("faults", &faults) {
-		s.faults = faults
-	}
+	st.meta("faults", &out.faults)
 	var counters []storedCounter
 	if st.meta("counters", &counters) {
 		for _, c := range counters {
-			s.requests[routeKey{method: c.Method, route: c.Route}] = c.N
+			out.counters[routeKey{method: c.Method, route: c.Route}] = c.N
 		}
 	}
 	st.rows(func(r *sql.Rows) error {
@@ -906,13 +1003,9 @@ func (st *sqlStore) restore(s *Server) []storedDelivery {
 		if err := json.Unmarshal([]byte(b), &rec); err != nil {
 			return err
 		}
-		s.reqLog = append(s.reqLog, rec)
+		out.reqLog = append(out.reqLog, rec)
 		return nil
 	}, `SELECT rec FROM (SELECT seq, rec FROM reqlog ORDER BY seq DESC LIMIT ?) ORDER BY seq`, DefaultRequestLogSize)
-	if len(s.reqLog) == DefaultRequestLogSize {
-		s.reqPos = 0
-	}
-	var out []storedDelivery
 	st.rows(func(r *sql.Rows) error {
 		var sd storedDelivery
 		var rec string
@@ -924,7 +1017,7 @@ func (st *sqlStore) restore(s *Server) []storedDelivery {
 		if err := json.Unmarshal([]byte(rec), sd.dl.rec); err != nil {
 			return err
 		}
-		out = append(out, sd)
+		out.deliveries = append(out.deliveries, sd)
 		return nil
 	}, `SELECT seq, key, url, token, body, rec FROM deliveries
 		WHERE state = ? OR seq > (SELECT coalesce(max(seq), 0) FROM deliveries) - ? ORDER BY seq`,

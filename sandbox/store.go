@@ -6,13 +6,14 @@ import (
 	"time"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 // store is where the sandbox keeps its resources. The rules (payments.go,
 // payouts.go, funds.go, the controls, the autopilot) are written once
 // against it; memStore keeps Go maps (no Config.DBPath: today's speed for
 // tests) and sqlStore keeps an SQLite file (sqlstore.go). Every method is
-// called with Server.mu held, inside one section that Server.unlock ends
+// called with Server.mu held, inside one section that Server.commit ends
 // with commit: a section's changes reach the file together or not at all.
 //
 // A resource returned by a lookup may be changed by the rules; they then
@@ -83,6 +84,10 @@ type store interface {
 	reset() map[string]*merchant
 	// commit ends the section: sqlStore commits its transaction.
 	commit() error
+	// rollback ends the section without keeping it (after a failed commit
+	// too): sqlStore rolls its transaction back. memStore cannot undo its
+	// maps; its commit never fails.
+	rollback()
 	// ping tells whether the store can still be used (/readyz).
 	ping() error
 	// close flushes what is pending and releases the store.
@@ -110,13 +115,13 @@ const uiListLimit = 500
 func buildMerchants(cfg []Merchant) map[string]*merchant {
 	out := make(map[string]*merchant, len(cfg))
 	for _, mc := range cfg {
-		m := &merchant{apiKey: mc.APIKey, signer: mc.Signer, unsigned: mc.AcceptUnsigned}
+		m := &merchant{apiKey: mc.APIKey, name: mc.Name, signer: mc.Signer, unsigned: mc.AcceptUnsigned}
 		if m.signer == nil {
 			m.signer = paykit.HMACSigner(mc.Secret)
 		}
 		for _, t := range mc.Terminals {
 			m.terminals = append(m.terminals, &terminal{
-				id: t.ID, name: t.Name, balance: t.Balance, frozen: t.BalanceFrozen,
+				id: t.ID, name: t.Name, Balance: ledger.Balance{Available: t.Balance, Frozen: t.BalanceFrozen},
 				fee: t.WithdrawalFee, active: t.IsActive,
 			})
 		}
@@ -326,6 +331,7 @@ func (s *memStore) logRequest(RequestRecord)      {}
 func (s *memStore) outbox(string, delivery)       {}
 func (s *memStore) deliveryUpdated(Delivery)      {}
 func (s *memStore) commit() error                 { return nil }
+func (s *memStore) rollback()                     {}
 func (s *memStore) ping() error                   { return nil }
 func (s *memStore) close() error                  { return nil }
 

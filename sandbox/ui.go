@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 // The dashboard at /sandbox/ui is the browser face of the controls: the
@@ -298,9 +300,21 @@ type uiData struct {
 	Merchants   []uiMerchant
 	Deliveries  []uiDelivery
 	Faults      []uiFault
-	// TestValueGroups and Autopilot fill the test values page.
+	// TestValueGroups fill the test values page.
 	TestValueGroups []uiTestValueGroup
-	Autopilot       bool
+	// Autopilot is the autopilot's mode for every page's texts; nil when
+	// it is off.
+	Autopilot *uiAutopilot
+	// Backlog is how many webhooks wait to be delivered (State.Webhooks).
+	Backlog int
+}
+
+// uiAutopilot is what the pages say of a running autopilot: its delays,
+// as a person reads them, and whether test values choose outcomes.
+type uiAutopilot struct {
+	Steps                              int // scheduled and not yet run
+	Verify, Review, Payout, Withdrawal string
+	IgnoreTestValues                   bool
 }
 
 // uiTestValueGroup is the test values of one resource and field, in
@@ -353,6 +367,7 @@ type uiWithdrawal struct {
 }
 
 type uiMerchant struct {
+	Name      string // Merchant.Name
 	Label     string
 	Terminals []uiTerminal
 }
@@ -393,9 +408,14 @@ func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg
 		}
 		d.Nav = append(d.Nav, uiNavItem{Title: p.Title, Href: uiHref(p.Name, refresh), Current: p.Name == page})
 	}
-	s.lock()
+	s.begin()
 	now := s.tickLocked()
 	d.Now = now.Format("2006-01-02 15:04:05 UTC")
+	d.Backlog = s.hooks.backlog()
+	if p := s.pilot; p != nil {
+		d.Autopilot = &uiAutopilot{Steps: p.pending(), Verify: uiDelay(p.cfg.VerifyDelay), Review: uiDelay(p.cfg.ReviewDelay),
+			Payout: uiDelay(p.cfg.PayoutDelay), Withdrawal: uiDelay(p.cfg.WithdrawalDelay), IgnoreTestValues: p.cfg.IgnoreTestValues}
+	}
 	switch page {
 	case "payments":
 		d.Payments = s.uiPaymentsLocked(now)
@@ -408,9 +428,9 @@ func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg
 	case "faults":
 		d.Faults = s.uiFaultsLocked()
 	case "testvalues":
-		d.TestValueGroups, d.Autopilot = uiTestValueGroups(), s.pilot != nil
+		d.TestValueGroups = uiTestValueGroups()
 	}
-	s.unlock()
+	s.commit()
 	if page == "webhooks" {
 		d.Deliveries = s.uiDeliveries()
 	}
@@ -466,7 +486,7 @@ func (s *Server) uiWithdrawalsLocked() []uiWithdrawal {
 	for _, w := range ws {
 		out = append(out, uiWithdrawal{ID: w.id, ShortID: shortID(w.id), Terminal: w.terminal.id, Amount: moneyText(w.amount, "USDT"),
 			Fee: moneyText(w.fee, "USDT"), Address: w.address, TxHash: w.txHash, Status: w.status,
-			Created: uiTime(w.createdAt), CreatedTime: clockTime(w.createdAt), Updated: uiTime(w.updatedAt), Moves: withdrawalMoves[w.status]})
+			Created: uiTime(w.createdAt), CreatedTime: clockTime(w.createdAt), Updated: uiTime(w.updatedAt), Moves: ledger.WithdrawalMoves(w.status)})
 	}
 	return out
 }
@@ -475,10 +495,10 @@ func (s *Server) uiMerchantsLocked() []uiMerchant {
 	out := make([]uiMerchant, 0, len(s.cfg.Merchants))
 	for i, mc := range s.cfg.Merchants {
 		m := s.merchants[mc.APIKey]
-		um := uiMerchant{Label: merchantLabel(i, mc.APIKey)}
+		um := uiMerchant{Name: mc.Name, Label: merchantLabel(i, mc.APIKey)}
 		for _, t := range m.terminals {
 			um.Terminals = append(um.Terminals, uiTerminal{ID: t.id, Name: t.name,
-				Balance: moneyText(t.balance, ""), Frozen: moneyText(t.frozen, ""),
+				Balance: moneyText(t.Available, ""), Frozen: moneyText(t.Frozen, ""),
 				Fee: moneyText(t.fee, ""), Active: t.active})
 		}
 		out = append(out, um)
@@ -495,9 +515,9 @@ func (s *Server) uiFaultsLocked() []uiFault {
 		}
 		switch f.Mode {
 		case FaultErrorBefore:
-			v.Detail = fmt.Sprintf("answers %d %s", f.Status, f.Code)
+			v.Detail = fmt.Sprintf("answers %d %s", f.Status, uiFaultCode(f))
 		case FaultRetryAfter:
-			v.Detail = fmt.Sprintf("answers 503 %s, Retry-After %ds", f.Code, f.RetryAfterS)
+			v.Detail = fmt.Sprintf("answers 503 %s, Retry-After %ds", uiFaultCode(f), f.RetryAfterS)
 		case FaultDelay:
 			v.Detail = fmt.Sprintf("waits %d ms, then processes", f.DelayMS)
 		case FaultDropAfter:
@@ -676,4 +696,30 @@ func setHTMLHeaders(w http.ResponseWriter, referrerPolicy string) {
 	h.Set("Content-Security-Policy", uiCSP)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", referrerPolicy)
+}
+
+// uiDelay writes an autopilot delay the way a person says it: "10 s",
+// "2 min", "1 h 30 min".
+func uiDelay(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", d/time.Second)
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%d h", d/time.Hour)
+	case d < time.Hour && d%time.Minute == 0:
+		return fmt.Sprintf("%d min", d/time.Minute)
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %d s", d/time.Minute, d%time.Minute/time.Second)
+	}
+	return fmt.Sprintf("%d h %d min", d/time.Hour, d%time.Hour/time.Minute)
+}
+
+// uiFaultCode names the code a fault answers with: its own, or the one
+// its route gives.
+func uiFaultCode(f *Fault) string {
+	if f.Code != "" {
+		return f.Code
+	}
+	return "with the route's internal error code"
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -326,10 +327,10 @@ func TestUIHostGuard(t *testing.T) {
 		req.Host = "evil.example"
 		wantStatus(t, e.send(req), 403, CodeControlForbidden)
 	}
-	open := newEnv(t, Config{AllowRemote: true, ControlToken: "ctl-token-1"})
+	open := newEnv(t, Config{AllowRemote: true, ControlToken: "ctl-token-1-9f3c2a7b1e8d4c6f0a5b9e2d"})
 	req, _ := http.NewRequest("GET", open.ts.URL+"/sandbox/ui", nil)
 	req.Host = "sandbox.internal:8080"
-	req.Header.Set("Authorization", "Bearer ctl-token-1")
+	req.Header.Set("Authorization", "Bearer ctl-token-1-9f3c2a7b1e8d4c6f0a5b9e2d")
 	eq(t, open.send(req).status, 200)
 }
 
@@ -389,5 +390,67 @@ func TestMaskNumberAndTimeLeft(t *testing.T) {
 		0: "<1 ms", 999 * time.Microsecond: "<1 ms", 12 * time.Millisecond: "12 ms", 1540 * time.Millisecond: "1.5 s",
 	} {
 		eq(t, elapsed(d), want)
+	}
+}
+
+// The dashboard says on every page whether the autopilot runs, and each
+// page's hints match the mode: with it on they name its delays instead of
+// telling the operator that things wait for them; with it off they say that
+// nothing moves by itself.
+func TestDashboardSaysTheAutopilotMode(t *testing.T) {
+	fill := func(e *env) {
+		e.createPayment(`{"ext_id":"o-1","amount":1500}`)
+		wantStatus(t, e.do("POST", "/v1/payouts", `{"ext_id":"po-1","amount":500,"method":"card","requisites":"4111111111111111","holder_name":"IVAN"}`), 200, "")
+		wantStatus(t, e.do("POST", "/v1/withdrawals", `{"terminal_id":"term_sandbox_main","amount":10,"address":"TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE"}`), 200, "")
+	}
+	page := func(e *env, name string) string {
+		_, _, html := e.uiGet("/sandbox/ui/" + name + "?refresh=0")
+		return html
+	}
+	on := newEnv(t, Config{Autopilot: Autopilot{Enabled: true, VerifyDelay: 10 * time.Second, ReviewDelay: 90 * time.Second,
+		PayoutDelay: 2 * time.Minute, WithdrawalDelay: time.Hour}})
+	fill(on)
+	steps := on.sb.AutopilotPending()
+	for _, name := range []string{"payments", "payouts", "withdrawals", "terminals", "webhooks", "faults", "testvalues"} {
+		html := page(on, name)
+		want := fmt.Sprintf(`<strong>Autopilot on:</strong> payments, disputes, payouts and withdrawals move by themselves (%d steps scheduled)`, steps)
+		if !strings.Contains(html, want) {
+			t.Fatalf("the %s page does not say the autopilot is on:\n%s", name, html)
+		}
+	}
+	for name, want := range map[string]string{
+		"payments":    `the autopilot verifies PROCESSING ones 10 s after the confirm and reviews disputes 1 min 30 s after they open, with the outcome the Test values give. A verdict here comes first.`,
+		"payouts":     `The autopilot moves each payout pending → processing → its final status, 2 min a step, as the Test values say.`,
+		"withdrawals": `The autopilot moves each withdrawal pending → processing → completed or failed, 1 h a step, as the Test values say.`,
+		"testvalues":  `The autopilot is on: these values in your requests choose what happens`,
+	} {
+		html := page(on, name)
+		if !strings.Contains(html, want) || strings.Contains(html, "wait for your verdict") || strings.Contains(html, "nothing moves") {
+			t.Fatalf("the %s page's texts do not match the autopilot:\n%s", name, html)
+		}
+	}
+
+	off := newEnv(t, Config{})
+	fill(off)
+	for name, want := range map[string]string{
+		"payments":    `PROCESSING ones and disputes wait for your verdict here.`,
+		"payouts":     `A payout moves only when you press a button here (or call its control): nothing moves it by itself.`,
+		"withdrawals": `A withdrawal moves only when you press a button here (or call its control): nothing moves it by itself.`,
+		"testvalues":  `The autopilot is off`,
+	} {
+		html := page(off, name)
+		if !strings.Contains(html, "Autopilot off: nothing moves by itself but the expiry of unpaid payments.") ||
+			!strings.Contains(html, want) || strings.Contains(html, "Autopilot on") {
+			t.Fatalf("the %s page's texts do not match a sandbox without the autopilot:\n%s", name, html)
+		}
+	}
+
+	ignoring := newEnv(t, Config{Autopilot: Autopilot{Enabled: true, IgnoreTestValues: true}})
+	fill(ignoring)
+	if html := page(ignoring, "testvalues"); !strings.Contains(html, "The autopilot is on, ignoring test values") {
+		t.Fatalf("the test values page with IgnoreTestValues:\n%s", html)
+	}
+	if html := page(ignoring, "payouts"); strings.Contains(html, "as the Test values say") || !strings.Contains(html, "10 s a step. A button") {
+		t.Fatalf("the payouts page points at test values the autopilot ignores:\n%s", html)
 	}
 }

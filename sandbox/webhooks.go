@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"sync"
@@ -76,22 +77,23 @@ type DeliveryAttempt struct {
 	Duration time.Duration `json:"duration_ns"`
 }
 
-// dispatcher delivers webhooks. Each resource has its own FIFO queue and at
-// most one worker goroutine, so notifications of one payment arrive in the
-// order of its transitions even when a delivery is being retried, while
-// different resources do not wait for each other.
+// dispatcher delivers webhooks. Each resource has its own FIFO queue, so
+// notifications of one payment arrive in the order of its transitions even
+// when a delivery is being retried, while different resources do not wait
+// for each other.
 //
-// Sockets are bounded: at most Config.WebhookConcurrency attempts are in
-// flight at once, and at most Config.WebhookPerReceiver to one receiver
-// (host and port). A delivery that finds no free slot waits in its queue:
-// none is ever dropped, and the API, which only enqueues, never waits for
-// a receiver.
+// Goroutines and sockets are bounded: at most Config.WebhookConcurrency
+// workers make attempts, at most Config.WebhookPerReceiver of them to one
+// receiver (host and port), and a worker exists only while there is an
+// attempt to make. A queued delivery, or one waiting out its retry delay
+// (a timer, no goroutine), is data: its payload and its log record. None
+// is ever dropped, and the API, which only enqueues, never waits for a
+// receiver; backlog says how many wait.
 type dispatcher struct {
 	client      *http.Client
 	maxAttempts int
-	total       semaphore
+	workers     int // cap on workers, Config.WebhookConcurrency
 	perReceiver int
-	receivers   map[string]semaphore // by host:port, under mu
 	wait        time.Duration
 	ctx         context.Context
 	cancel      context.CancelFunc
@@ -105,19 +107,43 @@ type dispatcher struct {
 	logger *slog.Logger
 	// persist receives a copy of a delivery's record after each attempt
 	// and at its end, for the store; nil keeps nothing. Set before the
-	// first delivery is queued.
+	// first delivery is queued. It takes the Server's lock, so it is never
+	// called with d.mu held (queue is called under the Server's lock).
 	persist func(Delivery)
 
-	mu      sync.Mutex
-	closed  bool
-	queues  map[string][]delivery // present while a worker runs for the key
-	pending int                   // queued or in-flight deliveries
-	idle    chan struct{}         // closed when pending drops to zero
+	mu        sync.Mutex
+	closed    bool
+	queues    map[string]*hookQueue     // by resource key, present while it holds deliveries
+	receivers map[string]*receiverQueue // by host:port, present while it has work
+	runnable  []*receiverQueue          // receivers with a due queue and a free slot, taking turns
+	running   int                       // workers alive
+	starting  int                       // workers started that have not yet taken work
+	pending   int                       // queued, in-flight or retrying deliveries
+	idle      chan struct{}             // closed when pending drops to zero
 
 	logMu  sync.Mutex
 	log    []logged // ring of the latest deliveries
 	logPos int      // next slot to overwrite once the ring is full
 	logCap int
+}
+
+// hookQueue is the FIFO of one resource. Its head is always in exactly
+// one place: due in its receiver's queue, in a worker's attempt, or
+// waiting for its retry timer.
+type hookQueue struct {
+	key      string
+	items    []delivery
+	attempts int         // attempts made on items[0]
+	timer    *time.Timer // the retry wait of items[0], nil when not waiting
+}
+
+// receiverQueue is the resource queues whose head is due to one receiver,
+// in the order they became due, and the attempts in flight to it.
+type receiverQueue struct {
+	host     string
+	due      []*hookQueue
+	inflight int
+	listed   bool // in dispatcher.runnable
 }
 
 // logged is one entry of the ring: the record shown to callers, and what
@@ -139,33 +165,151 @@ func newDispatcher(client *http.Client, maxAttempts int, wait time.Duration, log
 	logger *slog.Logger, total, perReceiver int) *dispatcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &dispatcher{client: client, maxAttempts: maxAttempts, wait: wait, ctx: ctx, cancel: cancel,
-		queues: map[string][]delivery{}, logCap: logCap, now: now, logger: logger,
-		total: make(semaphore, total), perReceiver: perReceiver, receivers: map[string]semaphore{}}
+		queues: map[string]*hookQueue{}, receivers: map[string]*receiverQueue{}, logCap: logCap, now: now,
+		logger: logger, workers: total, perReceiver: perReceiver}
 }
 
-// slots takes a socket slot in total and one for the receiver of target,
-// waiting for them; it returns the release, or nil when the dispatcher
-// closed first.
-func (d *dispatcher) slots(target string) func() {
-	host := "(invalid URL)"
+// receiverOf is the host and port a delivery goes to: the unit of
+// Config.WebhookPerReceiver.
+func receiverOf(target string) string {
 	if u, err := url.Parse(target); err == nil {
-		host = u.Host
+		return u.Host
 	}
+	return "(invalid URL)"
+}
+
+// dueLocked puts q, whose head is ready for an attempt, in its receiver's
+// line, and makes sure a worker will take it.
+func (d *dispatcher) dueLocked(q *hookQueue) {
+	host := receiverOf(q.items[0].url)
+	rq := d.receivers[host]
+	if rq == nil {
+		rq = &receiverQueue{host: host}
+		d.receivers[host] = rq
+	}
+	rq.due = append(rq.due, q)
+	d.listLocked(rq)
+	d.spawnLocked()
+}
+
+// listLocked makes rq runnable when it has a due queue and a free slot.
+func (d *dispatcher) listLocked(rq *receiverQueue) {
+	if !rq.listed && len(rq.due) > 0 && rq.inflight < d.perReceiver {
+		rq.listed = true
+		d.runnable = append(d.runnable, rq)
+	}
+}
+
+// spawnLocked starts a worker when there is work no worker is on its way
+// to, and the cap allows: one at a time, each new worker starting the
+// next if work remains, so the pool grows to what is runnable and no more.
+func (d *dispatcher) spawnLocked() {
+	if d.closed || d.starting > 0 || d.running >= d.workers || len(d.runnable) == 0 {
+		return
+	}
+	d.running++
+	d.starting++
+	d.wg.Add(1)
+	go d.work()
+}
+
+// work makes attempts until nothing is runnable, then ends.
+func (d *dispatcher) work() {
+	defer d.wg.Done()
 	d.mu.Lock()
-	rs := d.receivers[host]
-	if rs == nil {
-		rs = make(semaphore, d.perReceiver)
-		d.receivers[host] = rs
+	d.starting--
+	for !d.closed && len(d.runnable) > 0 {
+		rq := d.runnable[0]
+		d.runnable[0] = nil
+		d.runnable = d.runnable[1:]
+		rq.listed = false
+		q := rq.due[0]
+		rq.due[0] = nil
+		rq.due = rq.due[1:]
+		rq.inflight++
+		d.listLocked(rq) // at the back of the line: receivers take turns
+		d.spawnLocked()
+		dl, n := q.items[0], q.attempts+1
+		d.mu.Unlock()
+
+		ok, retry := d.attempt(dl, n)
+
+		d.mu.Lock()
+		rq.inflight--
+		d.listLocked(rq)
+		q.attempts = n
+		if !ok && retry && n < d.maxAttempts && !d.closed {
+			q.timer = time.AfterFunc(d.backoff(n), func() { d.retry(q) })
+		} else {
+			d.mu.Unlock()
+			d.done(dl, ok, n)
+			d.mu.Lock()
+			d.popLocked(q)
+		}
+		if len(rq.due) == 0 && rq.inflight == 0 && !rq.listed {
+			delete(d.receivers, rq.host)
+		}
 	}
+	d.running--
 	d.mu.Unlock()
-	if !rs.acquire(d.ctx) {
-		return nil
+}
+
+// backoff is the wait after failed attempt n: wait, 2*wait, 4*wait, ...,
+// no longer doubled once it would overflow (a large -webhook-attempts).
+func (d *dispatcher) backoff(n int) time.Duration {
+	w := d.wait
+	for i := 1; i < n && w <= math.MaxInt64/2; i++ {
+		w *= 2
 	}
-	if !d.total.acquire(d.ctx) {
-		rs.release()
-		return nil
+	return w
+}
+
+// retry makes q's head due again once its wait is over.
+func (d *dispatcher) retry(q *hookQueue) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	q.timer = nil
+	if !d.closed {
+		d.dueLocked(q)
 	}
-	return func() { d.total.release(); rs.release() }
+}
+
+// done ends a delivery: its final state in the log and the store, and the
+// ERROR line of one given up on (a closing sandbox gives up silently).
+func (d *dispatcher) done(dl delivery, ok bool, attempts int) {
+	state := DeliveryDelivered
+	if !ok {
+		state = DeliveryFailed
+		if d.ctx.Err() == nil {
+			d.logGaveUp(dl, attempts)
+		}
+	}
+	d.finish(dl.rec, state)
+}
+
+// popLocked removes q's finished head; the next delivery of the resource
+// becomes due, or the queue goes.
+func (d *dispatcher) popLocked(q *hookQueue) {
+	q.items[0] = delivery{}
+	q.items = q.items[1:]
+	q.attempts = 0
+	d.pending--
+	if d.pending == 0 {
+		close(d.idle)
+	}
+	if len(q.items) > 0 && !d.closed {
+		d.dueLocked(q)
+	} else if len(q.items) == 0 {
+		delete(d.queues, q.key)
+	}
+}
+
+// backlog is how many deliveries are not finished: queued, in flight or
+// waiting to retry.
+func (d *dispatcher) backlog() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.pending
 }
 
 // hook names what a notification announces, for the delivery log.
@@ -239,9 +383,9 @@ func (d *dispatcher) restore(list []storedDelivery) {
 	}
 }
 
-// queue records dl in the log and hands it to the resource's worker; once
-// the dispatcher is closed it does nothing (with a file, the outbox keeps
-// dl for the next start).
+// queue records dl in the log and puts it behind the earlier deliveries
+// of its resource; once the dispatcher is closed it does nothing (with a
+// file, the outbox keeps dl for the next start).
 func (d *dispatcher) queue(key string, dl delivery) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -253,74 +397,13 @@ func (d *dispatcher) queue(key string, dl delivery) {
 		d.idle = make(chan struct{})
 	}
 	d.pending++
-	q, running := d.queues[key]
-	d.queues[key] = append(q, dl)
-	if !running {
-		d.wg.Add(1)
-		go d.run(key)
+	if q := d.queues[key]; q != nil {
+		q.items = append(q.items, dl) // its head is being delivered: this one follows
+		return
 	}
-}
-
-func (d *dispatcher) run(key string) {
-	defer d.wg.Done()
-	for {
-		d.mu.Lock()
-		q := d.queues[key]
-		if len(q) == 0 {
-			delete(d.queues, key)
-			d.mu.Unlock()
-			return
-		}
-		next := q[0]
-		d.mu.Unlock()
-
-		d.deliver(next)
-
-		d.mu.Lock()
-		d.queues[key] = d.queues[key][1:]
-		d.pending--
-		if d.pending == 0 {
-			close(d.idle)
-		}
-		d.mu.Unlock()
-	}
-}
-
-// deliver POSTs one notification, retrying transport errors and non-2xx
-// answers with exponential backoff (wait, 2*wait, 4*wait, ...) until
-// maxAttempts, then gives up. It stops at once when the dispatcher closes.
-func (d *dispatcher) deliver(dl delivery) {
-	state := DeliveryFailed
-	made := 0
-	defer func() {
-		if state == DeliveryFailed && made > 0 && d.ctx.Err() == nil {
-			d.logGaveUp(dl, made)
-		}
-		d.finish(dl.rec, state)
-	}()
-	wait := d.wait
-	for attempt := 1; attempt <= d.maxAttempts; attempt++ {
-		if d.ctx.Err() != nil {
-			return
-		}
-		made = attempt
-		ok, retry := d.attempt(dl, attempt)
-		if ok {
-			state = DeliveryDelivered
-			return
-		}
-		if !retry || attempt == d.maxAttempts {
-			return
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-d.ctx.Done():
-			t.Stop()
-			return
-		}
-		wait *= 2
-	}
+	q := &hookQueue{key: key, items: []delivery{dl}}
+	d.queues[key] = q
+	d.dueLocked(q)
 }
 
 // attempt makes one POST and records it. ok is a 2xx answer; retry is
@@ -345,12 +428,6 @@ func (d *dispatcher) attempt(dl delivery, n int) (ok, retry bool) {
 	if dl.token != "" {
 		req.Header.Set("X-Notification-Token", dl.token)
 	}
-	release := d.slots(dl.url)
-	if release == nil {
-		a.Error = "sandbox closed"
-		return false, false
-	}
-	defer release()
 	resp, err := d.client.Do(req)
 	if err != nil {
 		a.Error = transportError(err)
@@ -422,13 +499,22 @@ func (d *dispatcher) logGaveUp(dl delivery, attempts int) {
 		slog.Int("attempts", attempts), slog.String("delivery_id", dl.rec.ID))
 }
 
-// redactURL masks the secrets a notify_url may carry: its password and
-// every query value (?api_key=...). The log is shown to anyone who can
-// reach the inspection endpoints and the dashboard.
+// redactURL masks the secrets a notify_url may carry: its user
+// information, name and password alike (http://SECRET@host/ carries the
+// credential as the name alone), and every query value (?api_key=...).
+// The log is shown to anyone who can reach the inspection endpoints and
+// the dashboard.
 func redactURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return "(unparsable URL)"
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword("xxxxx", "xxxxx")
+		} else {
+			u.User = url.User("xxxxx")
+		}
 	}
 	if u.RawQuery != "" {
 		q := u.Query()
@@ -437,7 +523,7 @@ func redactURL(s string) string {
 		}
 		u.RawQuery = q.Encode()
 	}
-	return u.Redacted()
+	return u.String()
 }
 
 // record appends dl to the ring, overwriting the oldest entry once full.
@@ -524,12 +610,38 @@ func (d *dispatcher) flush(ctx context.Context) error {
 	}
 }
 
+// close stops the workers and the retry timers, cancelling the attempts in
+// flight, and gives up on what is left: failed in the log, still pending
+// in the store's outbox for the next start.
 func (d *dispatcher) close() {
 	d.closeOnce.Do(func() {
 		d.mu.Lock()
 		d.closed = true
+		for _, q := range d.queues {
+			if q.timer != nil {
+				q.timer.Stop()
+			}
+		}
 		d.mu.Unlock()
 		d.cancel()
 		d.wg.Wait()
+		d.mu.Lock()
+		var left []*Delivery
+		for _, q := range d.queues {
+			for _, dl := range q.items {
+				left = append(left, dl.rec)
+			}
+		}
+		clear(d.queues)
+		clear(d.receivers)
+		d.runnable = nil
+		if d.pending > 0 {
+			d.pending = 0
+			close(d.idle)
+		}
+		d.mu.Unlock()
+		for _, rec := range left {
+			d.finish(rec, DeliveryFailed) // not persisted: the context is cancelled
+		}
 	})
 }

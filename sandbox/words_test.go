@@ -71,7 +71,7 @@ func TestPaymentPageCrossBorder(t *testing.T) {
 		`<dd id="method">Cross-border transfer</dd>`,
 		`Pay by <strong id="pay-by">13:20 Moscow time</strong> <span id="time-left">(in 20 minutes)</span>`,
 		`Transfer exactly <strong class="nowrap">84,002.80 KZT</strong>`,
-		`<title>Pay 84,002.80 KZT · order cb-1</title>`)
+		`<title>Test payment: 84,002.80 KZT to Sandbox merchant · order cb-1</title>`)
 	wantNotIn(t, body, "2026-03-02T", "CROSS_BORDER")
 	_, _, body = e.uiGet("/sandbox/ui?refresh=0")
 	wantIn(t, body, `<td class="num">15,000.50 RUB<br><small class="local">sent as 84,002.80 KZT</small></td>`,

@@ -36,6 +36,7 @@ import (
 	"syscall"
 
 	"github.com/paykit-dev/paykit-go/internal/sandboxcli"
+	_ "github.com/paykit-dev/paykit-go/sandbox/sqlite" // -db: the SQLite store
 )
 
 func main() {

@@ -14,25 +14,25 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox"
 )
 
-// TestReadmeSession replays the README's "Command line" session with the
-// built binary against a fresh sandbox with the default credentials (the
-// "sandbox" profile's), and compares what each command prints with what
-// the README shows, times, ids, random card digits and measures aside: the
-// README shows what the tool does.
+// TestReadmeSession replays the session of this directory's README.md
+// ("A session") with the built binary against a fresh sandbox with the
+// default credentials (the "sandbox" profile's), and compares what each
+// command prints with what the README shows, times, ids, random card digits
+// and measures aside: the README shows what the tool does.
 func TestReadmeSession(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	i := strings.Index(readme, "\n## Command line\n")
+	i := strings.Index(readme, "\n## A session\n")
 	if i < 0 {
-		t.Fatal(`README.md has no "## Command line" section`)
+		t.Fatal(`cmd/paykit/README.md has no "## A session" section`)
 	}
 	section := readme[i:]
 	start := strings.Index(section, "\n```\n$ ")
 	if start < 0 {
-		t.Fatal("no session block in the Command line section")
+		t.Fatal("no session block in the A session section")
 	}
 	block := section[start+len("\n```\n"):]
 	block = block[:strings.Index(block, "```\n")]

@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/paykit-dev/paykit-go/internal/sandboxcli"
+	_ "github.com/paykit-dev/paykit-go/sandbox/sqlite" // -db: the SQLite store
 	"github.com/spf13/cobra"
 )
 

@@ -1,6 +1,6 @@
 // The merchant flow from TypeScript against the paykit sandbox: types
 // generated from openapi.yaml by openapi-typescript, calls through
-// openapi-fetch, every /v1 request signed as README "From other languages"
+// openapi-fetch, every /v1 request signed as docs/other-languages.md
 // says (lowercase hex HMAC-SHA256 of METHOD "\n" REQUEST_URI "\n" BODY), and
 // every amount kept exact with exact.ts. Any mismatch exits non-zero.
 //

@@ -3,7 +3,7 @@
 # packages (npm ci), generates types from openapi.yaml with openapi-typescript,
 # proves with tsc that they carry every field (check-types.ts), lints
 # openapi.yaml with Redocly and Spectral (errors fail, and so does a warning
-# lint-warnings.txt does not list with its reason), runs the README's
+# lint-warnings.txt does not list with its reason), runs docs/other-languages.md's
 # exact-decimal recipe for TypeScript as it stands, then builds the
 # sandbox binary, starts it on a free loopback port and runs flow.ts against
 # it, and last puts Prism (mock, and validating proxy in front of a second
@@ -35,15 +35,15 @@ command -v npm >/dev/null 2>&1 || { echo "examples/typescript needs Node.js 20+ 
   npx openapi-typescript ../../openapi.yaml --default-non-nullable false -o gen/schema.d.ts
   rm -rf dist
   npx tsc -p tsconfig.json   # fails when check-types.ts finds a field missing
-  # The README's exact-decimal recipe for TypeScript, run as it stands:
-  # the first ```ts block of "From other languages" must print this line.
-  awk '/^## /{s=($0=="## From other languages")} s&&/^```ts$/{b=1;next} b&&/^```$/{exit} b' ../../README.md >gen/readme-recipe.ts
-  [ -s gen/readme-recipe.ts ] || { echo "README: no TypeScript recipe in From other languages" >&2; exit 1; }
+  # The exact-decimal recipe for TypeScript of docs/other-languages.md, run
+  # as it stands: its first ```ts block must print this line.
+  awk '/^```ts$/{b=1;next} b&&/^```$/{exit} b' ../../docs/other-languages.md >gen/readme-recipe.ts
+  [ -s gen/readme-recipe.ts ] || { echo "docs/other-languages.md: no TypeScript recipe" >&2; exit 1; }
   npx tsc --strict --skipLibCheck --target ES2022 --module NodeNext --moduleResolution NodeNext \
     --types node --outDir dist/readme gen/readme-recipe.ts
   want='1500.50 {"ext_id":"order-1001","amount":1500.50}'
   got=$(node dist/readme/readme-recipe.js)
-  [ "$got" = "$want" ] || { echo "README TypeScript recipe printed: $got (want $want)" >&2; exit 1; }
+  [ "$got" = "$want" ] || { echo "docs/other-languages.md TypeScript recipe printed: $got (want $want)" >&2; exit 1; }
   # Errors fail here; then every warning must be one lint-warnings.txt
   # lists with its reason (lint-check.mjs prints them all).
   npx redocly lint ../../openapi.yaml --config redocly.yaml --format=stylish

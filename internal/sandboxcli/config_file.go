@@ -16,6 +16,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paykit-dev/paykit-go/internal/tokenstrength"
 	"github.com/paykit-dev/paykit-go/sandbox"
 )
 
@@ -272,6 +273,11 @@ func effective(f *flags, env environment) (*config, error) {
 	token, err := resolve(fc.ControlToken, env)
 	if err != nil {
 		return nil, usage("control_token: %v", err)
+	}
+	if token != "" {
+		if err := tokenstrength.Check(token); err != nil {
+			return nil, usage("-control-token (PAYKIT_SANDBOX_CONTROL_TOKEN, control_token): %v", err)
+		}
 	}
 	if fc.AllowRemote && token == "" {
 		return nil, usage("-allow-remote needs a control token: set -control-token or PAYKIT_SANDBOX_CONTROL_TOKEN " +

@@ -96,7 +96,7 @@ const teamConfig = `{
 }`
 
 // teamEnv holds the secrets teamConfig references.
-var teamEnv = map[string]string{"TEAM_A_SECRET": "env_a_secret", "TEAM_CONTROL_TOKEN": "team-ctl-token-42"}
+var teamEnv = map[string]string{"TEAM_A_SECRET": "env_a_secret", "TEAM_CONTROL_TOKEN": "team-ctl-token-42-9f3c2a7b1e8d4c6f0a5b9e2d"}
 
 // TestConfigFileTeam serves two merchants from a file, one secret and the
 // control token from environment references, and drives each through the
@@ -245,7 +245,7 @@ func TestConfigFileErrors(t *testing.T) {
 func TestPrintConfig(t *testing.T) {
 	path := writeFile(t, teamConfig)
 	var out, stderr bytes.Buffer
-	env := map[string]string{"TEAM_A_SECRET": "env_a_secret", "TEAM_CONTROL_TOKEN": "team-ctl-token-42",
+	env := map[string]string{"TEAM_A_SECRET": "env_a_secret", "TEAM_CONTROL_TOKEN": "team-ctl-token-42-9f3c2a7b1e8d4c6f0a5b9e2d",
 		"PAYKIT_SANDBOX_MAX_SAME_AMOUNT": "9", "PAYKIT_SANDBOX_WEBHOOK_ATTEMPTS": "7", "PAYKIT_SANDBOX_AUTOPILOT_REVIEW_DELAY": "1m",
 		"PAYKIT_SANDBOX_WEBHOOK_PER_RECEIVER": "3"}
 	err := runEnv(context.Background(), []string{"-config", path, "-print-config", "-webhook-attempts", "3"}, envOf(env), &out, &stderr)
@@ -253,7 +253,7 @@ func TestPrintConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := out.String()
-	for _, secret := range []string{"env_a_secret", "literal_b_secret", "team-ctl-token-42", "pk_team_a", "pk_team_b"} {
+	for _, secret := range []string{"env_a_secret", "literal_b_secret", "team-ctl-token-42-9f3c2a7b1e8d4c6f0a5b9e2d", "pk_team_a", "pk_team_b"} {
 		if strings.Contains(text, secret) || strings.Contains(stderr.String(), secret) {
 			t.Fatalf("%q printed:\n%s", secret, text)
 		}
@@ -278,10 +278,10 @@ func TestPrintConfig(t *testing.T) {
 	}
 	// A literal token from the command line is masked too.
 	out.Reset()
-	if err := runEnv(context.Background(), []string{"-print-config", "-control-token", "flag-token-99"}, envOf(nil), &out, io.Discard); err != nil {
+	if err := runEnv(context.Background(), []string{"-print-config", "-control-token", "flag-token-99-9f3c2a7b1e8d4c6f0a5b9e2d"}, envOf(nil), &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(out.String(), "flag-token-99") || !strings.Contains(out.String(), `"control_token": "****"`) ||
+	if strings.Contains(out.String(), "flag-token-99-9f3c2a7b1e8d4c6f0a5b9e2d") || !strings.Contains(out.String(), `"control_token": "****"`) ||
 		!strings.Contains(out.String(), `"code": "sber"`) {
 		t.Fatalf("print-config:\n%s", out.String())
 	}
@@ -374,7 +374,7 @@ func TestHealthEndpointsAndHealthcheck(t *testing.T) {
 // file's environment is what it references.
 func TestDocsExampleConfig(t *testing.T) {
 	var out bytes.Buffer
-	env := map[string]string{"TEAM_A_SECRET": "example_secret", "PAYKIT_SANDBOX_CONTROL_TOKEN": "example_token",
+	env := map[string]string{"TEAM_A_SECRET": "example_secret", "PAYKIT_SANDBOX_CONTROL_TOKEN": "example_token-9f3c2a7b1e8d4c6f0a5b9e2d",
 		"PAYKIT_SANDBOX_CONFIG": "../../docs/sandbox.json", "PAYKIT_SANDBOX_AUTOPILOT": "true", "PAYKIT_SANDBOX_ALLOW_REMOTE": "true"}
 	if err := runEnv(context.Background(), []string{"-print-config"}, envOf(env), &out, io.Discard); err != nil {
 		t.Fatal(err)
@@ -384,7 +384,7 @@ func TestDocsExampleConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(fc.Merchants) != 1 || len(fc.Merchants[0].Terminals) != 2 || !fc.Autopilot.Enabled || !fc.AllowRemote ||
-		strings.Contains(out.String(), "example_secret") || strings.Contains(out.String(), "example_token") {
+		strings.Contains(out.String(), "example_secret") || strings.Contains(out.String(), "example_token-9f3c2a7b1e8d4c6f0a5b9e2d") {
 		t.Fatalf("docs/sandbox.json: %s", out.String())
 	}
 	compose, err := os.ReadFile("../../docs/compose.yaml")
@@ -452,7 +452,7 @@ func TestBannerHidesSecretFromEnvironment(t *testing.T) {
 // since a container's help output lands in its log.
 func TestHelpShowsNoValueFromEnvironment(t *testing.T) {
 	env := map[string]string{
-		"PAYKIT_SANDBOX_CONTROL_TOKEN": "tok_env_secret_123",
+		"PAYKIT_SANDBOX_CONTROL_TOKEN": "tok_env_secret_123-9f3c2a7b1e8d4c6f0a5b9e2d",
 		"PAYKIT_SANDBOX_SECRET":        "sk_env_secret_456",
 		"PAYKIT_SANDBOX_API_KEY":       "pk_env_key_789",
 	}

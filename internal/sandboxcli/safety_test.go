@@ -164,7 +164,7 @@ func TestBinaryDeliveryPoolFlags(t *testing.T) {
 // sandbox asks for: a request from another host (any Host) without it is
 // 401, with it as a bearer token it is served.
 func TestBinaryControlTokenFromTheEnvironment(t *testing.T) {
-	t.Setenv("PAYKIT_SANDBOX_CONTROL_TOKEN", "ctl-env-31")
+	t.Setenv("PAYKIT_SANDBOX_CONTROL_TOKEN", "ctl-env-31-9f3c2a7b1e8d4c6f0a5b9e2d")
 	base := startBinary(t, "-addr", "127.0.0.1:0", "-allow-remote")
 	send := func(method, path, bearer string) int {
 		req, _ := http.NewRequest(method, base+path, strings.NewReader(`{}`))
@@ -187,8 +187,8 @@ func TestBinaryControlTokenFromTheEnvironment(t *testing.T) {
 		{"GET", "/sandbox/state", "", http.StatusUnauthorized},
 		{"GET", "/sandbox/state", "wrong", http.StatusUnauthorized},
 		{"POST", "/sandbox/reset", "", http.StatusUnauthorized},
-		{"GET", "/sandbox/state", "ctl-env-31", http.StatusOK},
-		{"POST", "/sandbox/reset", "ctl-env-31", http.StatusOK},
+		{"GET", "/sandbox/state", "ctl-env-31-9f3c2a7b1e8d4c6f0a5b9e2d", http.StatusOK},
+		{"POST", "/sandbox/reset", "ctl-env-31-9f3c2a7b1e8d4c6f0a5b9e2d", http.StatusOK},
 	} {
 		if got := send(c.method, c.path, c.bearer); got != c.want {
 			t.Errorf("%s %s with bearer %q: %d, want %d", c.method, c.path, c.bearer, got, c.want)

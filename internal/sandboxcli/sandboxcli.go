@@ -24,6 +24,7 @@ import (
 
 	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/sandbox"
+	_ "github.com/paykit-dev/paykit-go/sandbox/sqlite" // -db: the SQLite store
 )
 
 const routesHelp = `
@@ -190,7 +191,8 @@ func newFlags(name string, out io.Writer) *flags {
 		"let the /sandbox/ controls and inspection answer a non-loopback Host (only on a trusted network)")
 	f.controlToken = fs.String("control-token", "",
 		"token required on /sandbox/ controls, inspection and dashboard (Authorization: Bearer, or the dashboard's login); "+
-			"required with -allow-remote; prefer $PAYKIT_SANDBOX_CONTROL_TOKEN, which keeps it out of the process list")
+			"required with -allow-remote; at least 128 bits of entropy (openssl rand -hex 32); "+
+			"prefer $PAYKIT_SANDBOX_CONTROL_TOKEN, which keeps it out of the process list")
 	f.unsigned = fs.Bool("accept-unsigned", false,
 		"accept the merchant's requests without a valid X-Signature (for a validation proxy that re-serialises bodies); loud in the log and the dashboard")
 	f.hookTotal = fs.Int("webhook-concurrency", sandbox.DefaultWebhookConcurrency, "webhook attempts in flight at once")
@@ -286,6 +288,12 @@ func runWith(ctx context.Context, args []string, env environment, stdout, stderr
 	return serve(ctx, eff, stdout, stderr, o)
 }
 
+// testDBPath, when set, gives a run without -db a temporary database file
+// and the function that removes it. Only this package's tests set it
+// (PAYKIT_SANDBOX_TEST_DB=file), so their runs are repeated on SQLite; the
+// banner and the printed configuration still say "in memory".
+var testDBPath func() (path string, remove func())
+
 func serve(ctx context.Context, eff *config, stdout, stderr io.Writer, o Options) error {
 	var handler slog.Handler
 	switch eff.file.LogFormat {
@@ -302,7 +310,13 @@ func serve(ctx context.Context, eff *config, stdout, stderr io.Writer, o Options
 	cfg.ListenAddrs = []string{ln.Addr().String()}
 	cfg.Logger = slog.New(handler)
 	cfg.RequestBodyTimeout = bodyTimeout
-	sb, err := sandbox.Open(cfg)
+	open := cfg
+	if open.DBPath == "" && testDBPath != nil {
+		var remove func()
+		open.DBPath, remove = testDBPath()
+		defer remove() // after sb.Close, deferred below
+	}
+	sb, err := sandbox.Open(open)
 	if err != nil {
 		ln.Close()
 		return err

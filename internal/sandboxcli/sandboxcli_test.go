@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -331,7 +332,23 @@ func TestRemoteModeNeedsAControlToken(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "-control-token") {
 		t.Fatalf("remote mode without a token: %v", err)
 	}
-	t.Setenv("PAYKIT_SANDBOX_CONTROL_TOKEN", "ctl-secret-77")
+	// A token that could be guessed is refused as a usage error, from the
+	// flag and from the environment, saying how to make one.
+	for _, args := range [][]string{{"-addr", "127.0.0.1:0", "-allow-remote", "-control-token", "a"},
+		{"-addr", "127.0.0.1:0", "-control-token", "team-token-42"}} {
+		err = run(refused, args, io.Discard, io.Discard)
+		var ue *UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "too easy to guess") ||
+			!strings.Contains(err.Error(), "openssl rand -hex 32") || strings.Contains(err.Error(), "team-token-42") {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	t.Setenv("PAYKIT_SANDBOX_CONTROL_TOKEN", "password1234")
+	if err := run(refused, []string{"-addr", "127.0.0.1:0", "-allow-remote"}, io.Discard, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "too easy to guess") {
+		t.Fatalf("a weak token from the environment: %v", err)
+	}
+	t.Setenv("PAYKIT_SANDBOX_CONTROL_TOKEN", "ctl-secret-77-9f3c2a7b1e8d4c6f0a5b9e2d")
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
@@ -353,7 +370,7 @@ func TestRemoteModeNeedsAControlToken(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(banner.String(), "ctl-secret-77") {
+	if strings.Contains(banner.String(), "ctl-secret-77-9f3c2a7b1e8d4c6f0a5b9e2d") {
 		t.Fatal("the banner printed the control token")
 	}
 }

@@ -89,9 +89,10 @@ func TestNewWithConfigAndClientOptions(t *testing.T) {
 	}
 }
 
-// TestReadmeInGoTests runs the two blocks of the README's "In Go tests"
-// as they stand (the README's lines are checked to be this test's lines)
-// and asserts what they promise: the webhooks have arrived when Flush or
+// TestReadmeInGoTests runs the Go blocks of "In Go tests" in the
+// sandbox's README.md (the first of them is also in the top-level README)
+// as they stand (their lines are checked to be this test's lines) and
+// asserts what they promise: the webhooks have arrived when Flush or
 // FlushWebhooks returns.
 func TestReadmeInGoTests(t *testing.T) {
 	checkReadmeLines(t)
@@ -155,15 +156,12 @@ func TestReadmeInGoTests(t *testing.T) {
 	})
 }
 
-// checkReadmeLines fails unless every line of the Go blocks of the
-// README's "In Go tests" is a line of this file (indentation aside), so
-// the README shows code this test runs.
+// checkReadmeLines fails unless every line of the Go blocks under "In Go
+// tests" in the top-level README (the sandboxtest block) and in the
+// sandbox's README.md (that block and the by-hand one) is a line of this
+// file (indentation aside), so the documentation shows code this test runs.
 func checkReadmeLines(t *testing.T) {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	self, err := os.ReadFile("sandboxtest_test.go")
 	if err != nil {
 		t.Fatal(err)
@@ -172,27 +170,41 @@ func checkReadmeLines(t *testing.T) {
 	for _, l := range strings.Split(string(self), "\n") {
 		mine[strings.TrimSpace(l)] = true
 	}
-	_, section, ok := strings.Cut(string(readme), "\n### In Go tests\n")
-	if !ok {
-		t.Fatal(`README.md has no "### In Go tests" section`)
-	}
-	section, _, _ = strings.Cut(section, "\n### ")
-	blocks := 0
-	for rest := section; ; blocks++ {
-		_, after, ok := strings.Cut(rest, "```go\n")
+	for _, doc := range []struct {
+		file, heading string
+		blocks        int
+	}{
+		{"../../README.md", "\n### In Go tests\n", 1},
+		{"../README.md", "\n## In Go tests\n", 2},
+	} {
+		readme, err := os.ReadFile(doc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, section, ok := strings.Cut(string(readme), doc.heading)
 		if !ok {
-			break
+			t.Fatalf("%s has no %q section", doc.file, strings.TrimSpace(doc.heading))
 		}
-		block, tail, _ := strings.Cut(after, "```")
-		for _, l := range strings.Split(block, "\n") {
-			if l = strings.TrimSpace(l); l != "" && !mine[l] {
-				t.Errorf("README line not in TestReadmeInGoTests: %s", l)
+		for _, next := range []string{"\n## ", "\n### "} {
+			section, _, _ = strings.Cut(section, next)
+		}
+		blocks := 0
+		for rest := section; ; blocks++ {
+			_, after, ok := strings.Cut(rest, "```go\n")
+			if !ok {
+				break
 			}
+			block, tail, _ := strings.Cut(after, "```")
+			for _, l := range strings.Split(block, "\n") {
+				if l = strings.TrimSpace(l); l != "" && !mine[l] {
+					t.Errorf("%s line not in TestReadmeInGoTests: %s", doc.file, l)
+				}
+			}
+			rest = tail
 		}
-		rest = tail
-	}
-	if blocks != 2 {
-		t.Fatalf("%d Go blocks in README's In Go tests, want 2", blocks)
+		if blocks != doc.blocks {
+			t.Fatalf("%d Go blocks in %s's In Go tests, want %d", blocks, doc.file, doc.blocks)
+		}
 	}
 }
 

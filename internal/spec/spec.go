@@ -1,0 +1,93 @@
+// Package spec holds what SPEC.md fixes and both sides of the API check:
+// the limits of the request fields and the table of error codes, written
+// once. The SDK validates with them and re-exports what is public under its
+// own names; the sandbox enforces and answers with them.
+//
+// It imports nothing but the standard library, so that anything in the
+// module may import it: amounts are plain integers here, and each side
+// turns them into its own decimal type.
+package spec
+
+// Limits of the request fields (SPEC.md, "Limits" and the endpoints'
+// tables).
+const (
+	// MinPaymentAmount and MaxPaymentAmount bound a payment's amount, in
+	// RUB, both inclusive.
+	MinPaymentAmount = 100
+	MaxPaymentAmount = 300000
+	// MaxExtIDLength is the longest payment ext_id, in characters (Unicode
+	// code points, not bytes). The spec gives no bound for a payout's.
+	MaxExtIDLength = 255
+	// MaxAttachmentSize is the largest receipt a confirm carries: the
+	// spec's 10 MB, in decimal bytes.
+	MaxAttachmentSize = 10_000_000
+	// DefaultPayoutListLimit is the payout list's limit when none is sent.
+	DefaultPayoutListLimit = 100
+)
+
+// Scales of money: the most decimals an amount may have. The spec is
+// silent; these are the SDK's and the sandbox's rule (DESIGN.md, fourth
+// round), the scale each currency can move at: kopecks for RUB, TRC-20
+// USDT's six decimals.
+const (
+	// RUBScale applies to payments, payouts and dispute amounts.
+	RUBScale = 2
+	// USDTScale applies to transfers and withdrawals.
+	USDTScale = 6
+)
+
+// PaymentMethods are the payment methods a create may name.
+var PaymentMethods = []string{"CARD", "SBP", "SIM", "CROSS_BORDER"}
+
+// Countries are the countries of a CROSS_BORDER payment.
+var Countries = []string{"TJ", "KZ", "UZ", "KG"}
+
+// PayoutMethods are the payout methods.
+var PayoutMethods = []string{"card", "sbp"}
+
+// ErrorCode is a row of SPEC.md's table of error codes.
+type ErrorCode struct {
+	// Code is what the error body's "error" field carries, such as "PAY_003".
+	Code string
+	// HTTPStatus is the status the code is answered with.
+	HTTPStatus int
+	// Meaning is the table's description.
+	Meaning string
+	// RaisedBy names the operations that answer it, in the spec's words.
+	RaisedBy []string
+}
+
+// ErrorCodes is SPEC.md's table, in its order. PAY_001 has two rows: it
+// means "internal error" with 500 and "payout not found" with 404.
+var ErrorCodes = []ErrorCode{
+	{"PAY_001", 500, "Internal error", []string{"create payment", "confirm payment"}},
+	{"PAY_001", 404, "Payout not found", []string{"get payout by id", "get payout by ext id"}},
+	{"PAY_002", 400, "Invalid parameters (ext_id, amount, method)", []string{"create payment", "create payout", "open dispute"}},
+	{"PAY_003", 409, "A payment (or payout) with this ext_id already exists", []string{"create payment", "create payout"}},
+	{"PAY_004", 503, "No requisites available", []string{"create payment"}},
+	{"PAY_005", 429, "Too many payments with the same amount", []string{"create payment"}},
+	{"PAY_006", 404, "Payment not found", []string{"get payment", "confirm", "cancel", "open dispute", "cancel dispute"}},
+	{"PAY_007", 400, "Payment cannot be cancelled (status is not PENDING)", []string{"cancel payment"}},
+	{"PAY_008", 400, "Payment cannot be confirmed (status is not PENDING)", []string{"confirm payment"}},
+	{"DIS_001", 400, "A dispute can be opened only when status is CANCELLED or CANCELLED_APPEAL", []string{"open dispute"}},
+	{"DIS_002", 409, "A dispute already exists", []string{"open dispute"}},
+	{"DIS_003", 400, "Only a dispute in status DISPUTE can be cancelled", []string{"cancel dispute"}},
+	{"SYS_001", 500, "Internal error", []string{"create payout", "cancel dispute"}},
+	{"WDR_001", 400, "Invalid parameters", []string{"create withdrawal"}},
+	{"WDR_002", 400, "Insufficient funds", []string{"create withdrawal"}},
+	{"WDR_003", 404, "Withdrawal not found", []string{"get withdrawal"}},
+	{"TRF_001", 400, "Invalid parameters", []string{"create transfer"}},
+	{"TRF_002", 404, "Terminal not found", []string{"create transfer"}},
+	{"TRF_003", 400, "Insufficient funds on the source terminal", []string{"create transfer"}},
+}
+
+// IsCode reports whether code is one of the table's codes (exact case).
+func IsCode(code string) bool { return codes[code] }
+
+var codes = func() map[string]bool {
+	m := make(map[string]bool, len(ErrorCodes))
+	for _, c := range ErrorCodes {
+		m[c.Code] = true
+	}
+	return m
+}()

@@ -1,0 +1,155 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// failingStore is a store whose next commit of a change fails, as a full
+// disk makes SQLite's: the section is then rolled back by the Server. A
+// section that changed nothing (a request's counters) commits as usual,
+// so the failure hits the change itself.
+type failingStore struct {
+	store
+	failNext bool // under Server.mu
+	changed  bool // the section saved a resource, a terminal or the clock
+}
+
+func (f *failingStore) addPayment(p *payment) { f.changed = true; f.store.addPayment(p) }
+func (f *failingStore) saveTerminal(m *merchant, t *terminal) {
+	f.changed = true
+	f.store.saveTerminal(m, t)
+}
+func (f *failingStore) saveMerchant(m *merchant)    { f.changed = true; f.store.saveMerchant(m) }
+func (f *failingStore) saveOffset(d time.Duration)  { f.changed = true; f.store.saveOffset(d) }
+func (f *failingStore) reset() map[string]*merchant { f.changed = true; return f.store.reset() }
+
+func (f *failingStore) commit() error {
+	changed := f.changed
+	f.changed = false
+	if f.failNext && changed {
+		f.failNext = false
+		return errors.New("database or disk is full (injected)")
+	}
+	return f.store.commit()
+}
+
+// failNextCommit wraps e's store so that its next commit of a change
+// fails.
+func (e *env) failNextCommit() {
+	e.sb.mu.Lock()
+	defer e.sb.mu.Unlock()
+	f, ok := e.sb.st.(*failingStore)
+	if !ok {
+		f = &failingStore{store: e.sb.st}
+		e.sb.st = f
+	}
+	f.failNext = true
+}
+
+// stateOverHTTP is GET /sandbox/state, decoded.
+func (e *env) stateOverHTTP() State {
+	e.t.Helper()
+	res, err := http.Get(e.ts.URL + "/sandbox/state")
+	must(e.t, err)
+	defer res.Body.Close()
+	var st State
+	b, _ := io.ReadAll(res.Body)
+	if err := json.Unmarshal(b, &st); err != nil {
+		e.t.Fatalf("state %d: %v: %s", res.StatusCode, err, b)
+	}
+	return st
+}
+
+// After a failed commit the change answered 503 is nowhere: not in
+// Server.Terminals, State, GET /sandbox/state or the dashboard; memory is
+// what the last commit kept. Later changes are refused and kept nowhere
+// either, until a restart.
+func TestFailedCommitLeavesNothingVisible(t *testing.T) {
+	e := newEnv(t, Config{})
+	transfer := func(amount string) resp {
+		return e.do("POST", "/v1/transfers", `{"from_terminal_id":"term_sandbox_main","to_terminal_id":"term_sandbox_reserve","amount":`+amount+`}`)
+	}
+	wantStatus(t, transfer("100"), 200, "")
+	must(t, e.sb.InjectFault(Fault{Method: "GET", Path: "/v1/banks", Mode: FaultErrorBefore, Status: 502, Count: 5}))
+	_, sql := e.sb.st.(*sqlStore)
+
+	e.failNextCommit()
+	wantStatus(t, transfer("50"), 503, "SANDBOX_STORE")
+
+	check := func(when string) {
+		t.Helper()
+		wantDec(t, e.balance(DefaultMainTerminalID), "900")
+		wantDec(t, e.balance(DefaultReserveTerminalID), "100")
+		for name, st := range map[string]State{"State()": e.sb.State(), "GET /sandbox/state": e.stateOverHTTP()} {
+			m := st.Merchants[0]
+			if !m.Terminals[0].Balance.Equal(dec("900")) || !m.Terminals[1].Balance.Equal(dec("100")) || m.Transfers != 1 {
+				t.Fatalf("%s: %s shows %v / %v, %d transfers; want the last commit's 900 / 100, 1", when, name,
+					m.Terminals[0].Balance, m.Terminals[1].Balance, m.Transfers)
+			}
+			if sql && m.Payments[statusPending] != 0 {
+				t.Fatalf("%s: %s shows a payment answered 503: %v", when, name, m.Payments)
+			}
+			if !st.Now.Equal(base) {
+				t.Fatalf("%s: %s clock %v, want %v", when, name, st.Now, base)
+			}
+		}
+		_, _, page := e.uiGet("/sandbox/ui/terminals?refresh=0")
+		wantIn(t, page, `<td class="num balance">900.00 USDT</td>`, `<td class="num balance">100.00 USDT</td>`)
+		_, _, page = e.uiGet("/sandbox/ui/faults?refresh=0")
+		wantIn(t, page, "/v1/banks")
+	}
+	check("after the failed transfer")
+
+	// Every later change is refused and undone too: the API, the Go
+	// controls and the dashboard's forms.
+	wantStatus(t, transfer("10"), 503, "SANDBOX_STORE")
+	wantStatus(t, e.do("POST", "/v1/payments", `{"ext_id":"gone","amount":100}`), 503, "SANDBOX_STORE")
+	e.sb.Advance(time.Hour)
+	e.sb.Reset()
+	if err := e.sb.InjectFault(Fault{Method: "GET", Path: "/v1/balance", Mode: FaultErrorBefore}); !errors.Is(err, ErrStore) {
+		t.Fatalf("InjectFault after the failure: %v", err)
+	}
+	check("after later changes")
+}
+
+// The -db file removed (or replaced) under a running sandbox: the next
+// write is refused with 503 SANDBOX_STORE instead of acknowledged into a
+// file no restart finds, and /readyz says 503 even before any write.
+func TestDBFileRemovedUnderARunningSandbox(t *testing.T) {
+	for _, how := range []string{"removed", "replaced"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "sandbox.db")
+			e := dbEnv(t, path, &clock{t: base}, Config{})
+			e.createPayment(`{"ext_id":"kept","amount":100}`)
+			ready := func() int {
+				res, err := http.Get(e.ts.URL + ReadyzPath)
+				must(t, err)
+				res.Body.Close()
+				return res.StatusCode
+			}
+			eq(t, ready(), 200)
+
+			switch how {
+			case "removed":
+				must(t, os.Remove(path))
+			case "replaced":
+				must(t, os.WriteFile(filepath.Join(dir, "other"), nil, 0o600))
+				must(t, os.Rename(filepath.Join(dir, "other"), path))
+			}
+			eq(t, ready(), 503)
+			wantStatus(t, e.do("POST", "/v1/payments", `{"ext_id":"lost","amount":200}`), 503, "SANDBOX_STORE")
+			wantStatus(t, e.do("POST", "/v1/transfers", `{"from_terminal_id":"term_sandbox_main","to_terminal_id":"term_sandbox_reserve","amount":5}`),
+				503, "SANDBOX_STORE")
+			wantDec(t, e.balance(DefaultMainTerminalID), "1000")
+			eq(t, ready(), 503)
+		})
+	}
+}

@@ -1,0 +1,76 @@
+// Package ledger holds the sandbox's rules: what a change may do to a
+// resource and to the money it moves, and what a refusal is. It speaks the
+// domain only: a refusal is an *Error with the spec's code and a Kind,
+// never an HTTP status (the API layer maps Kind to one, the Go controls to
+// their sentinel errors), and the package imports no net/http, so the API
+// handlers and the Go controls call the same rule and get the same error.
+//
+// Today it holds the funds family (terminal balances, transfers,
+// withdrawals); payments and payouts still keep their rules in package
+// sandbox.
+package ledger
+
+import (
+	"github.com/shopspring/decimal"
+)
+
+// Kind says what sort of refusal an Error is.
+type Kind int
+
+const (
+	// Invalid: an argument breaks a rule of its own (an unknown status, a
+	// field out of range).
+	Invalid Kind = iota + 1
+	// NotFound: the resource the change names does not exist.
+	NotFound
+	// WrongState: the change is not allowed from the resource's status.
+	WrongState
+	// Refused: the change is well formed and allowed, but the money is not
+	// there (insufficient funds).
+	Refused
+)
+
+// Error is a refusal of a rule.
+type Error struct {
+	// Kind is what sort of refusal it is.
+	Kind Kind
+	// Code is the spec's error code of the operation (TRF_003, WDR_002),
+	// or empty for a refusal only the sandbox's controls can meet.
+	Code string
+	// Field names the argument at fault, when one is.
+	Field string
+	// Message explains it, for a person.
+	Message string
+}
+
+// Error returns the message.
+func (e *Error) Error() string { return e.Message }
+
+// USDTDecimals is the precision of TRC-20 USDT: a smaller amount cannot
+// move on chain, so it must not enter a balance as sub-unit dust.
+const USDTDecimals = 6
+
+// USDTPrecise reports whether d has at most USDTDecimals decimal places
+// (trailing zeros do not count: 1.5000000 is 1.5).
+func USDTPrecise(d decimal.Decimal) bool {
+	return d.Equal(d.Truncate(USDTDecimals))
+}
+
+// Balance is the USDT of one terminal: what it can spend, and what pending
+// or processing withdrawals hold.
+type Balance struct {
+	Available decimal.Decimal
+	Frozen    decimal.Decimal
+}
+
+// Transfer moves amount (positive, checked by the caller's request rules)
+// from one terminal's available balance to another's, both or neither:
+// TRF_003 when the source has less than amount.
+func Transfer(from, to *Balance, amount decimal.Decimal) *Error {
+	if from.Available.LessThan(amount) {
+		return &Error{Kind: Refused, Code: "TRF_003", Message: "insufficient funds on the source terminal"}
+	}
+	from.Available = from.Available.Sub(amount)
+	to.Available = to.Available.Add(amount)
+	return nil
+}

@@ -1,0 +1,52 @@
+// Package store holds what the sandbox's stores share across packages.
+// Today that is the registry through which package sandbox/sqlite hands
+// the SQL store its driver, in the manner of database/sql: package sandbox
+// never imports a driver, so a merchant's tests that use sandboxtest never
+// compile one.
+package store
+
+import (
+	"database/sql"
+	"sync"
+)
+
+// Driver is a database driver registered for Config.DBPath.
+type Driver struct {
+	// Name says which driver this is, for errors and logs.
+	Name string
+	// Open opens the database file at path with the settings the SQL store
+	// relies on (one exclusive lock held while open, a commit durable
+	// before it returns, a write transaction taken at BEGIN, no busy
+	// wait). It must not touch the file: the SQL store checks it first.
+	Open func(path string) (*sql.DB, error)
+}
+
+var (
+	mu         sync.Mutex
+	registered *Driver
+)
+
+// Register makes d the driver of Config.DBPath. It panics when d has no
+// Open or a driver is already registered: both are programming errors, as
+// a duplicate sql.Register is.
+func Register(d Driver) {
+	if d.Open == nil {
+		panic("sandbox/internal/store: Register of a driver without Open")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if registered != nil {
+		panic("sandbox/internal/store: Register called twice (driver " + registered.Name + " already registered)")
+	}
+	registered = &d
+}
+
+// Registered returns the registered driver, or false when none is.
+func Registered() (Driver, bool) {
+	mu.Lock()
+	defer mu.Unlock()
+	if registered == nil {
+		return Driver{}, false
+	}
+	return *registered, true
+}
