@@ -19,6 +19,8 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/internal/mask"
 )
 
 // The one call path, read top to bottom in sendInto. What to check is the
@@ -57,7 +59,8 @@ type attempt struct {
 	buf        *[]byte // the pooled buffer body lives in (see bodyPool)
 	tooLarge   bool    // the body was over MaxResponseBytes; the status is kept
 	err        error
-	preSend    bool // err positively happened before anything was sent
+	preSend    bool    // err positively happened before anything was sent
+	secrets    secrets // what the attempt sent that its answer must not bring into an error
 }
 
 const contentJSON = "application/json"
@@ -161,6 +164,7 @@ func sendInto[T any](ctx context.Context, c *Client, k *call, out *T, w want[*T]
 			last.release() // decoded: every decoder copies what it keeps
 			return out, nil
 		}
+		last.secrets.scrubAnswer(cause)
 	}
 
 	// 5. Read back what a create or state change did, when its answer was
@@ -198,7 +202,7 @@ func accept[P any](ctx context.Context, k *call, a *attempt, out P, w want[P]) e
 		return &answerError{fmt.Sprintf("the answer (HTTP %d) is larger than %d bytes", a.status, MaxResponseBytes)}
 	}
 	if err := decodeBody(a.body, out); err != nil {
-		return &answerError{fmt.Sprintf("decoding response (HTTP %d): %s", a.status, truncate(err.Error(), 200))}
+		return &answerError{fmt.Sprintf("decoding response (HTTP %d): %s", a.status, truncate(a.secrets.scrub(err.Error()), 200))}
 	}
 	// Whether it differs or cannot be compared, an answer that is not
 	// the resource as asked is read back (or, for a money move, ends in
@@ -298,6 +302,10 @@ func (c *Client) noAnswer(ctx context.Context, k *call, err error) error {
 	if err == nil {
 		err = errNoResponse
 	}
+	// net/http's error names the URL: an ext_id in it may hold a card number.
+	if ue, ok := err.(*url.Error); ok {
+		ue.URL = mask.Path(ue.URL)
+	}
 	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 		err = fmt.Errorf("%w (%v)", ctxErr, err)
 	}
@@ -307,11 +315,12 @@ func (c *Client) noAnswer(ctx context.Context, k *call, err error) error {
 	return err
 }
 
-// apiError decodes a non-2xx answer, with the API key scrubbed.
+// apiError decodes a non-2xx answer, with the API key and the signature
+// scrubbed.
 func (c *Client) apiError(a *attempt) *Error {
-	e := decodeError(a.status, a.body)
+	e := decodeError(a.status, a.body, a.secrets)
 	e.retryAfter, _ = retryAfter(a.header, c.now())
-	return c.redact(e)
+	return e
 }
 
 // newRequest builds and signs the call's first request. The URL is the base
@@ -506,6 +515,10 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	k := callOf(req.Context())
 	start := time.Now()
 	a := attempt{n: len(k.log) + 1, start: start}
+	a.secrets.apiKey = t.apiKey
+	if sig := req.Header["X-Signature"]; len(sig) == 1 {
+		a.secrets.signature = sig[0]
+	}
 	ctx := req.Context()
 	var info *AttemptInfo
 	if k.obs != nil {
@@ -576,7 +589,7 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 
 func (t *attemptTransport) logAttempt(ctx context.Context, req *http.Request, k *call, a *attempt) {
 	attrs := []slog.Attr{slog.String("op", k.op.name), slog.String("method", req.Method),
-		slog.String("path", req.URL.EscapedPath()), slog.Int("attempt", a.n), slog.Duration("duration", a.end.Sub(a.start))}
+		slog.String("path", mask.Path(req.URL.EscapedPath())), slog.Int("attempt", a.n), slog.Duration("duration", a.end.Sub(a.start))}
 	if a.status != 0 {
 		attrs = append(attrs, slog.Int("status", a.status))
 	}

@@ -9,6 +9,7 @@ package paykit
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -824,4 +826,50 @@ func TestCheckRetryStopsForContextAndRetryAfter(t *testing.T) {
 	got, err = c.checkRetry(context.WithValue(cancelled, callKey{}, &call{op: opCreatePayment, log: []attempt{{n: 1, status: 201}}}), nil, nil)
 	assert.False(t, got)
 	assert.NoError(t, err)
+}
+
+// TestDebugLogMasksCardNumberInExtID: an ext_id made of a card number (or
+// holding one, however escaped in the path) is masked in the debug log's
+// path, as anywhere else a log shows one.
+func TestDebugLogMasksCardNumberInExtID(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ extID, wantPath string }{
+		{"4111111111111111", "/v1/payments/by-ext-id/************1111"},
+		{"order-4111111111111111", "/v1/payments/by-ext-id/order-************1111"},
+		{"4111 1111 1111 1111", "/v1/payments/by-ext-id/****%20****%20****%201111"},
+		{"order-1001", "/v1/payments/by-ext-id/order-1001"},
+	} {
+		var logs TestLog
+		c, rec := mockClient(t, 404, `{"error":"PAY_006","message":"not found"}`, WithLogger(logs.Logger()))
+		_, err := c.GetPaymentByExtID(ctx, tc.extID)
+		require.ErrorIs(t, err, ErrPaymentNotFound)
+		require.Equal(t, 1, rec.count(), "the call reached the wire")
+		var line struct{ Msg, Path string }
+		for l := range strings.Lines(logs.String()) {
+			if strings.Contains(l, `"paykit: attempt"`) {
+				require.NoError(t, json.Unmarshal([]byte(l), &line))
+			}
+		}
+		assert.Equal(t, tc.wantPath, line.Path, "%q", tc.extID)
+		assert.False(t, strings.Contains(logs.String(), "41111111") || strings.Contains(logs.String(), "4111%201111"),
+			"%q: the log shows the card number", tc.extID)
+	}
+}
+
+// TestTransportErrorMasksCardNumberInExtID: net/http's error names the
+// URL; the call's error masks a card number in its ext_id.
+func TestTransportErrorMasksCardNumberInExtID(t *testing.T) {
+	t.Parallel()
+	mt := httpmock.NewMockTransport()
+	mt.RegisterNoResponder(httpmock.NewErrorResponder(errors.New("connection reset")))
+	c, err := NewClient(testBase, testKey, HMACSigner(testSecret), WithHTTPClient(&http.Client{Transport: mt}), WithMaxRetries(0))
+	require.NoError(t, err)
+	for _, extID := range []string{"order-4111111111111111", "4111 1111 1111 1111"} {
+		_, err = c.GetPaymentByExtID(ctx, extID)
+		require.ErrorContains(t, err, "connection reset")
+		assert.Contains(t, err.Error(), "/v1/payments/by-ext-id/")
+		assert.Contains(t, err.Error(), "1111\"", "the last four digits stay")
+		assert.False(t, strings.Contains(err.Error(), "41111111") || strings.Contains(err.Error(), "4111%201111"),
+			"%q: the error shows the card number", extID)
+	}
 }

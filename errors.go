@@ -164,7 +164,7 @@ const MaxErrorDataBytes = 64 << 10
 
 // boundData copies an error body's data object; over MaxErrorDataBytes it
 // keeps only its ext_id, what ExtID reads.
-func boundData(d []byte) json.RawMessage {
+func boundData(d []byte, sec secrets) json.RawMessage {
 	if len(d) <= MaxErrorDataBytes {
 		return append(json.RawMessage(nil), d...)
 	}
@@ -174,28 +174,33 @@ func boundData(d []byte) json.RawMessage {
 	if json.Unmarshal(d, &small) != nil || small.ExtID == nil {
 		return nil
 	}
-	out, _ := json.Marshal(map[string]string{"ext_id": truncate(string(*small.ExtID), 1024)})
+	out, _ := json.Marshal(map[string]string{"ext_id": truncate(sec.scrub(string(*small.ExtID)), 1024)})
 	return out
 }
 
 // decodeError turns a non-2xx response into an *Error. It never fails: a
-// proxy's HTML 502 gives its status and a short excerpt.
-func decodeError(status int, body []byte) *Error {
+// proxy's HTML 502 gives its status and a short excerpt. The call's
+// secrets, should the answer echo them, are replaced before anything is
+// cut to length, so that no part of one survives at a cut.
+func decodeError(status int, body []byte, sec secrets) *Error {
 	e := &Error{HTTPStatus: status}
+	body = sec.scrubBytes(body)
 	var wire struct {
 		Error   flexString      `json:"error"`
 		Message json.RawMessage `json:"message"`
 		Data    json.RawMessage `json:"data"`
 	}
 	if json.Unmarshal(body, &wire) == nil && wire.Error != "" {
-		e.Code = sanitizeCode(string(wire.Error))
+		e.Code = sanitizeCode(sec.scrub(string(wire.Error)))
 		var msg string
 		if json.Unmarshal(wire.Message, &msg) != nil {
 			msg = string(wire.Message)
 		}
-		e.Message = truncate(msg, maxMessage)
+		// Again once decoded: a JSON escape hides a secret from the
+		// body's scrub.
+		e.Message = truncate(sec.scrub(msg), maxMessage)
 		if d := bytes.TrimSpace(wire.Data); len(d) > 0 && string(d) != "null" {
-			e.Data = boundData(d)
+			e.Data = boundData(d, sec)
 		}
 		return e
 	}

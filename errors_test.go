@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -179,14 +181,14 @@ func TestNonJSONErrorBody(t *testing.T) {
 		{400, `{"message":"no code"}`, `{"message":"no code"}`},
 		{400, `{"error":"","message":"empty code"}`, `{"error":"","message":"empty code"}`},
 	} {
-		e := decodeError(tc.status, []byte(tc.body))
+		e := decodeError(tc.status, []byte(tc.body), secrets{})
 		assert.Equal(t, tc.want, e.Message)
 		assert.Empty(t, e.Code)
 	}
-	e := decodeError(400, []byte(`{"error":"PAY_002","message":{"field":"amount"},"data":null}`))
+	e := decodeError(400, []byte(`{"error":"PAY_002","message":{"field":"amount"},"data":null}`), secrets{})
 	assert.Equal(t, `{"field":"amount"}`, e.Message, "a non-string message is kept raw")
 	assert.Nil(t, e.Data)
-	assert.NotErrorIs(t, decodeError(418, nil), ErrInternal)
+	assert.NotErrorIs(t, decodeError(418, nil, secrets{}), ErrInternal)
 }
 
 func TestErrorStringMasksCardAndPhoneNumbers(t *testing.T) {
@@ -247,12 +249,12 @@ func TestSentinelMessages(t *testing.T) {
 func TestErrorDataIsBounded(t *testing.T) {
 	t.Parallel()
 	big := `{"error":"PAY_003","message":"dup","data":{"ext_id":"o-1","junk":"` + strings.Repeat("x", 200_000) + `"}}`
-	e := decodeError(409, []byte(big))
+	e := decodeError(409, []byte(big), secrets{})
 	assert.LessOrEqual(t, len(e.Data), MaxErrorDataBytes)
 	assert.Equal(t, "o-1", e.ExtID(), "what ExtID reads is kept")
-	e = decodeError(500, []byte(`{"error":"SYS_001","data":{"junk":"`+strings.Repeat("x", 200_000)+`"}}`))
+	e = decodeError(500, []byte(`{"error":"SYS_001","data":{"junk":"`+strings.Repeat("x", 200_000)+`"}}`), secrets{})
 	assert.Nil(t, e.Data)
-	small := decodeError(409, []byte(`{"error":"PAY_003","data":{"ext_id":"o-2","n":1}}`))
+	small := decodeError(409, []byte(`{"error":"PAY_003","data":{"ext_id":"o-2","n":1}}`), secrets{})
 	assert.JSONEq(t, `{"ext_id":"o-2","n":1}`, string(small.Data), "small data is kept whole")
 }
 
@@ -283,5 +285,132 @@ func TestErrorCodeIsSanitized(t *testing.T) {
 			assert.NotContains(t, fmt.Sprintf(verb, err), testKey)
 			assert.NotContains(t, fmt.Sprintf(verb, err), "4111111111111111")
 		}
+	}
+}
+
+// TestEchoedSignatureRedacted: a server (or a proxy's error page) that
+// echoes the request's X-Signature back does not put it in the error, in
+// any of fmt's forms, whether the body is the API's JSON or HTML.
+func TestEchoedSignatureRedacted(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   func(sig string) string
+	}{
+		{"JSON message", 400, func(sig string) string {
+			return `{"error":"PAY_002","message":"bad signature ` + sig + `","data":{"signature":"` + sig + `"}}`
+		}},
+		{"JSON message, escaped", 400, func(sig string) string {
+			return `{"error":"PAY_002","message":"bad signature \u0020` + `\u00` + fmt.Sprintf("%x", sig[0]) + sig[1:] + `"}`
+		}},
+		{"JSON code", 400, func(sig string) string { return `{"error":"` + sig[:30] + `","message":"x"}` }},
+		{"HTML page", 502, func(sig string) string {
+			return "<html><body><h1>502</h1><pre>X-Signature: " + sig + "</pre></body></html>"
+		}},
+		{"HTML page, far in", 403, func(sig string) string {
+			return "<html><body>" + strings.Repeat("<p>", 40) + "X-Signature: " + sig + "</body></html>"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var sent []string
+			var mu sync.Mutex
+			c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				sig := r.Header.Get("X-Signature")
+				mu.Lock()
+				sent = append(sent, sig)
+				mu.Unlock()
+				w.WriteHeader(tc.status)
+				io.WriteString(w, tc.body(sig))
+			}), WithMaxRetries(0))
+			_, err := c.GetPayment(ctx, paymentID)
+			require.Error(t, err)
+			var apiErr *Error
+			require.ErrorAs(t, err, &apiErr)
+			mu.Lock()
+			require.Len(t, sent, 1)
+			sig := sent[0]
+			mu.Unlock()
+			require.Len(t, sig, 64)
+			for i, text := range []string{err.Error(), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", apiErr), fmt.Sprintf("%+v", apiErr),
+				apiErr.Message, apiErr.Code, string(apiErr.Data)} {
+				// Not assert.NotContains, which would print the signature.
+				assert.False(t, strings.Contains(text, sig[:16]), "form %d shows the signature, or its start", i)
+				assert.False(t, strings.Contains(text, sig[48:]), "form %d shows the end of the signature", i)
+			}
+			if tc.name != "JSON code" {
+				assert.Contains(t, apiErr.Message, "[signature]", "the message says what was there")
+			}
+		})
+	}
+}
+
+// TestAPIKeyRedactedAcrossCuts: an echoed API key is redacted whole
+// before the message (maxMessage) or the excerpt (maxExcerpt) is cut,
+// whatever its offset around the cut, so no part of it is left.
+func TestAPIKeyRedactedAcrossCuts(t *testing.T) {
+	t.Parallel()
+	const key = "QZX7pk_live_key_0123"
+	for _, tc := range []struct {
+		name string
+		cut  int
+		body func(pad string) string
+	}{
+		{"message", maxMessage, func(pad string) string {
+			return `{"error":"PAY_002","message":"` + pad + key + strings.Repeat(".", 40) + `"}`
+		}},
+		{"excerpt", maxExcerpt, func(pad string) string { return "<p>" + pad[3:] + key + strings.Repeat(".", 40) + "</p>" }},
+		{"non-string message", maxMessage, func(pad string) string {
+			return `{"error":"PAY_002","message":["` + pad[2:] + key + strings.Repeat(".", 40) + `"]}`
+		}},
+	} {
+		for start := tc.cut - len(key) - 2; start <= tc.cut+2; start++ {
+			c, err := NewClient(testBase, key, HMACSigner(testSecret), WithMaxRetries(0),
+				WithHTTPClient(mockHTTP(t, 400, tc.body(strings.Repeat(".", start)), nil)))
+			require.NoError(t, err)
+			_, err = c.GetPayment(ctx, paymentID)
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			for i := 4; i <= len(key); i++ {
+				if strings.Contains(e.Message, key[:i]) || strings.Contains(e.Error(), key[:i]) {
+					t.Errorf("%s, key at %d: its first %d bytes are left", tc.name, start, i)
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestEchoedSignatureInAnAnswerRedacted: a 2xx answer that echoes the
+// request's X-Signature (or the API key) in a field the SDK quotes when
+// the answer is not the resource asked for does not put it in the error.
+func TestEchoedSignatureInAnAnswerRedacted(t *testing.T) {
+	t.Parallel()
+	for _, body := range []func(sig string) string{
+		func(sig string) string { return paymentBody(sig, "o-1", "100", "PENDING") },
+		func(sig string) string { // a timestamp's error quotes it, cut to 40 bytes
+			return strings.Replace(paymentBody(paymentID, "o-1", "100", "PENDING"), "2026-11-22T10:20:00Z", sig, 1)
+		},
+		func(string) string { return paymentBody(testKey, "o-1", "100", "PENDING") },
+	} {
+		var mu sync.Mutex
+		var sig string
+		c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			sig = r.Header.Get("X-Signature")
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, body(r.Header.Get("X-Signature")))
+		}), WithMaxRetries(0))
+		_, err := c.GetPayment(ctx, paymentID)
+		require.Error(t, err)
+		mu.Lock()
+		require.Len(t, sig, 64)
+		for _, text := range []string{err.Error(), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err)} {
+			assert.False(t, strings.Contains(text, sig[:minCutPrefix]) || strings.Contains(text, sig[48:]), "the error shows the signature")
+			assert.False(t, strings.Contains(text, testKey), "the error shows the API key")
+		}
+		mu.Unlock()
 	}
 }

@@ -8,9 +8,12 @@ import (
 )
 
 // FuzzDecodeError feeds arbitrary bodies and statuses to the error decoder:
-// it must never panic, always yield the status, and keep its message short,
-// printable and free of long digit runs once formatted.
+// it must never panic, always yield the status, keep its message short,
+// printable and free of long digit runs once formatted, and never bring
+// back the call's API key or signature, whole or in part at a cut.
 func FuzzDecodeError(f *testing.F) {
+	const key, sig = "pk_fz_QZX7w", "9c4f0e3d2b1a09f8e7d6c5b4a39281706f5e4d3c2b1a0f9e8d7c6b5a49382716"
+	sec := secrets{apiKey: key, signature: sig}
 	for _, seed := range []string{
 		`{"error":"PAY_003","message":"exists","data":{"ext_id":"o-1"}}`,
 		`{"error":"PAY_001","message":"Payout not found","data":{}}`,
@@ -18,12 +21,29 @@ func FuzzDecodeError(f *testing.F) {
 		`{"error":"\u0000","message":"\ud800"}`,
 		`<html><body>502 Bad Gateway</body></html>`,
 		"\xff\xfe\x00garbage", ``, `null`, `{"error":null}`, `{"error":"X","data":{"ext_id":{"a":1}}}`,
+		`{"error":"PAY_002","message":"key ` + key + ` sig \u0039` + sig[1:] + `","data":{"k":"` + key + `"}}`,
+		`<p>` + strings.Repeat(".", maxExcerpt-6) + key + sig + `</p>`,
 	} {
 		f.Add(500, []byte(seed))
 		f.Add(404, []byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, status int, body []byte) {
-		e := decodeError(status, body)
+		e := decodeError(status, body, sec)
+		// A part of a secret that the body sends on its own (or may, once
+		// unescaped) is the server's; one left by a whole secret is a leak.
+		var parts []string
+		for _, p := range []string{key[:5], sig[:8], sig[56:]} {
+			if !strings.Contains(string(sec.scrubBytes(body)), p) && !strings.Contains(string(body), `\`) {
+				parts = append(parts, p)
+			}
+		}
+		for _, text := range []string{e.Error(), e.Code, e.Message, string(e.Data), e.ExtID()} {
+			for _, p := range parts {
+				if strings.Contains(text, p) {
+					t.Fatalf("a secret, or part of one, is left: %q", text)
+				}
+			}
+		}
 		if e.HTTPStatus != status {
 			t.Fatalf("status %d became %d", status, e.HTTPStatus)
 		}

@@ -510,7 +510,9 @@ func (c *Client) CancelPayment(ctx context.Context, id string) (*Payment, error)
 // OpenDisputeParams are the inputs of OpenDispute; every field is optional.
 type OpenDisputeParams struct {
 	// Amount is what the payer actually paid, if it differs, in RUB with
-	// at most two decimals; zero means not given and is not sent.
+	// at most two decimals and within the payment bounds (MinPaymentAmount
+	// to MaxPaymentAmount, as the sandbox holds it: the spec is silent);
+	// zero means not given and is not sent.
 	Amount decimal.Decimal
 	// ReceiptURL links to the receipt or a screenshot.
 	ReceiptURL string
@@ -539,7 +541,7 @@ func (c *Client) OpenDispute(ctx context.Context, id string, params OpenDisputeP
 	}
 	in := openDisputeBody{ReceiptURL: params.ReceiptURL, Comment: params.Comment}
 	if !params.Amount.IsZero() {
-		if err := firstError(checkPositive("amount", params.Amount), checkRUB("amount", params.Amount)); err != nil {
+		if err := checkPaymentAmount("amount", params.Amount); err != nil {
 			return nil, err
 		}
 		in.Amount = amount(params.Amount)

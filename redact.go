@@ -9,245 +9,18 @@ import (
 	"strings"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/internal/mask"
 )
 
-// Every masking rule of the SDK: maskDigits, masked tails, the API key
-// scrubbed from error answers, and the Format and LogValue methods that
+// Every masking rule of the SDK: card and phone numbers (the rules live in
+// internal/mask, shared with the CLI), the API key scrubbed from error
+// answers, and the Format and LogValue methods that
 // keep card and phone numbers, tokens and keys out of fmt and slog output.
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func isHex(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' }
-
 func isAlnum(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'z' }
-
-// readableLen returns the length of the UUID or hash that starts at s[i],
-// 0 when none does. Both must start and end at a token boundary.
-func readableLen(s string, i int) int {
-	if i > 0 && isAlnum(s[i-1]) {
-		return 0
-	}
-	end := i
-	for end < len(s) && isAlnum(s[end]) {
-		end++
-	}
-	if n := uuidLen(s, i); n > 0 {
-		return n
-	}
-	tok := s[i:end]
-	if len(tok) > 2 && tok[0] == '0' && tok[1]|0x20 == 'x' && allHex(tok[2:]) || len(tok) >= 32 && allHex(tok) && !allDigits(tok) {
-		return len(tok)
-	}
-	return 0
-}
-
-// uuidLen returns 36 when a UUID (8-4-4-4-12 hex digits) starts at s[i] and
-// is not followed by another letter or digit.
-func uuidLen(s string, i int) int {
-	const n = 36
-	if len(s)-i < n || len(s)-i > n && isAlnum(s[i+n]) {
-		return 0
-	}
-	for k := range n {
-		c := s[i+k]
-		switch k {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return 0
-			}
-		default:
-			if !isHex(c) {
-				return 0
-			}
-		}
-	}
-	return n
-}
-
-func allDigits(s string) bool {
-	for i := range len(s) {
-		if !isDigit(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func allHex(s string) bool {
-	for i := range len(s) {
-		if !isHex(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// digitRun is a maximal run of digit groups joined by separators.
-type digitRun struct {
-	start, end int // s[start:end], from the first digit to the last
-	digits     int
-	groups     [8][2]int // the first groups' bounds
-	ng         int       // the number of groups (may exceed len(groups))
-	dotsOnly   bool      // every separator is a single '.'
-}
-
-func isRunSep(c byte) bool {
-	switch c {
-	case ' ', '-', '.', '(', ')', ',', '/', '_':
-		return true
-	}
-	return false
-}
-
-// scanDigitRun reads the run that starts with the digit s[i].
-func scanDigitRun(s string, i int) digitRun {
-	r := digitRun{start: i, dotsOnly: true}
-	j := i
-	for {
-		g := j
-		for j < len(s) && isDigit(s[j]) {
-			j++
-		}
-		if r.ng < len(r.groups) {
-			r.groups[r.ng] = [2]int{g, j}
-		}
-		r.ng++
-		r.digits += j - g
-		// A separator is one character, or two where one is a parenthesis,
-		// or two spaces, or a comma and a space.
-		k, plain := j, 0
-		for k < len(s) && k-j < 2 && isRunSep(s[k]) {
-			if s[k] != '(' && s[k] != ')' {
-				plain++
-			}
-			k++
-		}
-		if plain == 2 && s[j+1] == ' ' && (s[j] == ' ' || s[j] == ',') {
-			plain = 1
-		}
-		if k == j || plain > 1 || k >= len(s) || !isDigit(s[k]) || readableLen(s, k) > 0 {
-			break
-		}
-		if k-j != 1 || s[j] != '.' {
-			r.dotsOnly = false
-		}
-		j = k
-	}
-	r.end = j
-	return r
-}
-
-// mask masks the run's card or phone numbers in out, a copy of s made on
-// the first need.
-func (r *digitRun) mask(s string, out []byte) []byte {
-	switch {
-	case r.digits < 10 && r.ng <= 3:
-		return out // the common case: nothing to mask, no date to skip
-	case r.dotsOnly && r.ng == 2: // a decimal number: its parts on their own
-		for _, g := range r.groups[:2] {
-			if g[1]-g[0] >= 10 {
-				out = maskKeepLast4(s, out, g[0], g[1])
-			}
-		}
-		return out
-	case r.dotsOnly && r.ng == 4 && r.isIPv4(s):
-		return out
-	case r.isThousands(s): // an amount written with thousands commas
-		return out
-	case r.ng >= 3 && r.isDatePrefix(s):
-		if r.ng == 3 {
-			return out
-		}
-		rest := scanDigitRun(s, r.groups[3][0])
-		return rest.mask(s, out)
-	case r.digits >= 10:
-		return maskKeepLast4(s, out, r.start, r.end)
-	}
-	return out
-}
-
-// isDatePrefix: the run starts with a date (YYYY-MM-DD, DD-MM-YYYY or
-// MM-DD-YYYY, separated by '-', '/' or '.') and then a space or nothing.
-func (r *digitRun) isDatePrefix(s string) bool {
-	a, b, c := r.groups[0], r.groups[1], r.groups[2]
-	sep := s[a[1]]
-	if b[0]-a[1] != 1 || c[0]-b[1] != 1 || s[b[1]] != sep || sep != '-' && sep != '/' && sep != '.' {
-		return false
-	}
-	if r.ng > 3 && s[c[1]] != ' ' {
-		return false
-	}
-	la, lb, lc := a[1]-a[0], b[1]-b[0], c[1]-c[0]
-	switch {
-	case la == 4 && lb == 2 && lc == 2: // year first
-		month, day := atoi2(s[b[0]:]), atoi2(s[c[0]:])
-		return month >= 1 && month <= 12 && day >= 1 && day <= 31
-	case la == 2 && lb == 2 && lc == 4: // year last, day or month first
-		x, y := atoi2(s[a[0]:]), atoi2(s[b[0]:])
-		return x >= 1 && y >= 1 && min(x, y) <= 12 && max(x, y) <= 31
-	}
-	return false
-}
-
-// isThousands: an amount with thousands commas ("1,234,567,890.50"); a
-// card number split by commas has groups of four and stays masked.
-func (r *digitRun) isThousands(s string) bool {
-	if r.ng < 2 || r.ng > len(r.groups) || r.groups[0][1]-r.groups[0][0] > 3 {
-		return false
-	}
-	commas := 0
-	for i := 1; i < r.ng; i++ {
-		g, prev := r.groups[i], r.groups[i-1]
-		if g[0]-prev[1] != 1 {
-			return false
-		}
-		switch s[prev[1]] {
-		case ',':
-			if g[1]-g[0] != 3 || commas != i-1 {
-				return false
-			}
-			commas++
-		case '.':
-			if i != r.ng-1 || g[1]-g[0] > 8 {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return commas > 0
-}
-
-func (r *digitRun) isIPv4(s string) bool {
-	for _, g := range r.groups[:4] {
-		n := g[1] - g[0]
-		if n > 3 || n == 3 && s[g[0]:g[1]] > "255" {
-			return false
-		}
-	}
-	return true
-}
-
-func atoi2(s string) int { return int(s[0]-'0')*10 + int(s[1]-'0') }
-
-// maskKeepLast4 replaces every digit of s[a:b] but the last four with '*'.
-func maskKeepLast4(s string, out []byte, a, b int) []byte {
-	if out == nil {
-		out = []byte(s)
-	}
-	keep := 4
-	for k := b - 1; k >= a; k-- {
-		if !isDigit(s[k]) {
-			continue
-		}
-		if keep > 0 {
-			keep--
-			continue
-		}
-		out[k] = '*'
-	}
-	return out
-}
 
 // The fmt and slog methods below keep secrets out of every fmt verb (on
 // values, pointers, and values nested in exported fields, slices or maps)
@@ -266,14 +39,14 @@ func redact(s string) string {
 	return redacted
 }
 
-// maskValue masks a card or phone number to its last four digits; ""
-// stays "", so an absent value does not look present.
-func maskValue(s string) string {
-	if s == "" {
-		return ""
-	}
-	return maskTail(s)
-}
+// maskValue masks a card or phone number to its last four characters
+// (mask.Value); "" stays "", so an absent value does not look present.
+func maskValue(s string) string { return mask.Value(s) }
+
+// maskDigits masks card and phone numbers in free text, keeping their last
+// four digits, even when a server echoes them into an error: mask.Text,
+// whose godoc lists what stays readable.
+func maskDigits(s string) string { return mask.Text(s) }
 
 // Aliases, so that local types can take the names %#v prints.
 type (
@@ -380,8 +153,8 @@ func (p CreatePayoutParams) LogValue() slog.Value {
 	)
 }
 
-// webhookHandlerView is what fmt shows of a WebhookHandler: no sync.Once,
-// which must not be copied.
+// webhookHandlerView is what fmt shows of a WebhookHandler: its exported
+// fields, Token and Tokens redacted.
 type webhookHandlerView struct {
 	Token                  string
 	Tokens                 []string
@@ -396,10 +169,12 @@ type webhookHandlerView struct {
 }
 
 // Format implements fmt.Formatter: the handler as fmt would print it, with
-// Token and every entry of Tokens redacted.
-func (h *WebhookHandler) Format(f fmt.State, verb rune) {
+// Token and every entry of Tokens redacted. The receiver is a value so
+// that a handler held by value in a merchant's configuration struct is
+// redacted too, not only a *WebhookHandler.
+func (h WebhookHandler) Format(f fmt.State, verb rune) {
 	type WebhookHandler webhookHandlerView
-	v := &WebhookHandler{Token: redact(h.Token), TokenFor: h.TokenFor, OnPayment: h.OnPayment,
+	v := WebhookHandler{Token: redact(h.Token), TokenFor: h.TokenFor, OnPayment: h.OnPayment,
 		OnPayout: h.OnPayout, Client: h.Client, AllowUnverifiedPayouts: h.AllowUnverifiedPayouts,
 		MaxBodyBytes: h.MaxBodyBytes, Logger: h.Logger, Observe: h.Observe}
 	if h.Tokens != nil {
@@ -412,8 +187,8 @@ func (h *WebhookHandler) Format(f fmt.State, verb rune) {
 }
 
 // LogValue implements slog.LogValuer: the handler's configuration, without
-// its tokens.
-func (h *WebhookHandler) LogValue() slog.Value {
+// its tokens. A value receiver, as Format's.
+func (h WebhookHandler) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("token", redact(h.Token)),
 		slog.Int("tokens", len(h.Tokens)),
@@ -482,59 +257,78 @@ func moneyValue(id, extID string, amount decimal.Decimal, currency, status, meth
 		slog.String("status", status), slog.String("method", method)}, more...)...)
 }
 
-// maskDigits masks card and phone numbers in free text, keeping their last
-// four digits, even when a server echoes them into an error. A number is a
-// run of ten digits or more, in groups joined by one or two spaces, dashes,
-// dots, commas, slashes, underscores or parentheses ("8 (912) 345-67-89"),
-// glued to letters or not. What error texts must name stays readable:
-// UUIDs, hashes, ext_ids with fewer than ten digits, decimal amounts,
-// amounts with thousands commas, IPv4 addresses and a leading date.
-func maskDigits(s string) string {
-	var out []byte
-	for i := 0; i < len(s); {
-		if n := readableLen(s, i); n > 0 {
-			i += n
+// secrets are what a call sent that its answer must not bring into an
+// error: the API key, and the signature of the attempt answered. A server,
+// or a proxy's error page, may echo the request's headers.
+type secrets struct {
+	apiKey, signature string
+}
+
+// scrub replaces each secret in s, whole; callers cut s to length only
+// afterwards, so that no part of a secret is left at a cut. A text cut
+// before it got here (truncate's "…", as in a decoder's error quoting a
+// value) loses the start of a secret that ends at the cut too.
+func (sec secrets) scrub(s string) string {
+	for _, x := range [...]struct{ secret, name string }{{sec.apiKey, "[api key]"}, {sec.signature, "[signature]"}} {
+		if x.secret == "" {
 			continue
 		}
-		if !isDigit(s[i]) {
-			i++
-			continue
+		if strings.Contains(s, x.secret) {
+			s = strings.ReplaceAll(s, x.secret, x.name)
 		}
-		r := scanDigitRun(s, i)
-		out = r.mask(s, out)
-		i = r.end
+		if strings.Contains(s, "…") {
+			s = scrubCutPrefix(s, x.secret, x.name)
+		}
 	}
-	if out == nil {
+	return s
+}
+
+// minCutPrefix is the shortest start of a secret scrubCutPrefix removes:
+// shorter ones ("pk_") say nothing and would catch ordinary words.
+const minCutPrefix = 6
+
+// scrubCutPrefix replaces the start of secret left just before each "…".
+func scrubCutPrefix(s, secret, name string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "…")
+		if i < 0 {
+			break
+		}
+		head := s[:i]
+		for n := min(len(secret)-1, len(head)); n >= minCutPrefix; n-- {
+			if strings.HasSuffix(head, secret[:n]) {
+				head = head[:len(head)-n] + name
+				break
+			}
+		}
+		b.WriteString(head)
+		b.WriteString("…")
+		s = s[i+len("…"):]
+	}
+	if b.Len() == 0 {
 		return s
 	}
-	return string(out)
+	b.WriteString(s)
+	return b.String()
 }
 
-// maskTail replaces all but the last four characters of s with asterisks.
-func maskTail(s string) string {
-	r := []rune(s)
-	if len(r) <= 4 {
-		return "****"
+// scrubBytes is scrub for a body; b itself is never changed (it may be a
+// pooled buffer).
+func (sec secrets) scrubBytes(b []byte) []byte {
+	if sec.apiKey != "" && bytes.Contains(b, []byte(sec.apiKey)) {
+		b = bytes.ReplaceAll(b, []byte(sec.apiKey), []byte("[api key]"))
 	}
-	for i := range r[:len(r)-4] {
-		if r[i] != '+' && r[i] != ' ' {
-			r[i] = '*'
-		}
+	if sec.signature != "" && bytes.Contains(b, []byte(sec.signature)) {
+		b = bytes.ReplaceAll(b, []byte(sec.signature), []byte("[signature]"))
 	}
-	return string(r)
+	return b
 }
 
-// redact removes the API key from every field of an error answer, should a
-// server echo it.
-func (c *Client) redact(e *Error) *Error {
-	if strings.Contains(e.Code, c.apiKey) {
-		e.Code = invalidCode
+// scrubAnswer scrubs an *answerError, whose text may quote the answer's
+// fields (its id, its ext_id, a value that did not decode).
+func (sec secrets) scrubAnswer(err error) {
+	if e, ok := err.(*answerError); ok {
+		e.msg = sec.scrub(e.msg)
 	}
-	if strings.Contains(e.Message, c.apiKey) {
-		e.Message = strings.ReplaceAll(e.Message, c.apiKey, "[api key]")
-	}
-	if bytes.Contains(e.Data, []byte(c.apiKey)) {
-		e.Data = bytes.ReplaceAll(e.Data, []byte(c.apiKey), []byte("[api key]"))
-	}
-	return e
 }

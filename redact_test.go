@@ -7,118 +7,32 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paykit-dev/paykit-go/internal/mask"
 )
 
-func TestMaskDigits(t *testing.T) {
+// TestMaskDigitsIsTheSharedRule: the SDK masks with internal/mask (whose
+// tests cover the rules), so the CLI's output masks alike.
+func TestMaskDigitsIsTheSharedRule(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ in, want string }{
-		// Card and phone numbers, however written.
-		{"2200123456789010", "************9010"},
-		{"card2200123456789010", "card************9010"},
-		{"card2200123456789010refused", "card************9010refused"},
-		{"2200-1234-5678-9010", "****-****-****-9010"},
-		{"2200 1234 5678 9010", "**** **** **** 9010"},
-		{"2200.1234.5678.9010", "****.****.****.9010"},
-		{"+7 912 345-67-89", "+* *** ***-67-89"},
-		{"+79123456789", "+*******6789"},
-		{"8 (912) 345-67-89", "* (***) ***-67-89"},
-		{"+7(912)3456789", "+*(***)***6789"},
-		{"tel:+7-912-345-67-89.", "tel:+*-***-***-67-89."},
-		{"phone +992 93 123 4567 refused", "phone +*** ** *** 4567 refused"},
-		{"1234567890", "******7890"},
-		{"card 2200123456789010.5", "card ************9010.5"},
-		{"pk_live_1234567890abc", "pk_live_******7890abc"},
-		{"a 2200 1234 5678 9010 and +79001234567", "a **** **** **** 9010 and +*******4567"},
-		{"id 12345678-1234-4234-8234-123456789012 phone 89123456789", "id 12345678-1234-4234-8234-123456789012 phone *******6789"},
-		{"on 2026-11-22 2200123456789010", "on 2026-11-22 ************9010"},
-		// Commas, slashes, underscores and double spaces join too.
-		{"2200  1234 5678 9010", "****  **** **** 9010"},
-		{"2200  1234  5678  9010", "****  ****  ****  9010"},
-		{"2200,1234,5678,9010", "****,****,****,9010"},
-		{"2200/1234/5678/9010", "****/****/****/9010"},
-		{"2200_1234_5678_9010", "****_****_****_9010"},
-		{"22001234, 56789010", "********, ****9010"},
-		// Separators that do not join: other characters.
-		{"2200;1234;5678;9010", "2200;1234;5678;9010"},
-		// Amounts with thousands commas and dates in other orders stay readable.
-		{"1,500.50 RUB", "1,500.50 RUB"},
-		{"total 1,234,567,890.50", "total 1,234,567,890.50"},
-		{"on 22/11/2026", "on 22/11/2026"},
-		{"at 22/11/2026 03:10", "at 22/11/2026 03:10"},
-		{"at 2026/11/22 03:10:00", "at 2026/11/22 03:10:00"},
-		{"at 22.11.2026 03:10", "at 22.11.2026 03:10"},
-		// Readable: UUIDs, hashes, ext_ids, amounts, dates, addresses.
-		{"6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70", "6f1c2a5e-8d0b-4d7e-9b1a-2f3c4d5e6f70"},
-		{"payment 12345678-1234-4234-8234-123456789012 not found", "payment 12345678-1234-4234-8234-123456789012 not found"},
-		{"(12345678-1234-4234-8234-123456789012)", "(12345678-1234-4234-8234-123456789012)"},
-		{"tx 0xabc1234567890123", "tx 0xabc1234567890123"},
-		{"tx a1b2c3d4e5f60718293a4b5c6d7e8f9012345678901234567890abcdef123456", "tx a1b2c3d4e5f60718293a4b5c6d7e8f9012345678901234567890abcdef123456"},
-		{"ext_id order-1001 exists", "ext_id order-1001 exists"},
-		{"po-17", "po-17"},
-		{"inv-2026-0001", "inv-2026-0001"},
-		{"amount 12345678.90 over 300000", "amount 12345678.90 over 300000"},
-		{"1500.50", "1500.50"},
-		{"at 2026-11-22 03:10:00", "at 2026-11-22 03:10:00"},
-		{"at 2026-11-22T03:10:00.123Z", "at 2026-11-22T03:10:00.123Z"},
-		{"dial tcp 192.168.100.200:443", "dial tcp 192.168.100.200:443"},
-		{"123456789", "123456789"},
-		{"HTTP 500", "HTTP 500"},
-		{"", ""},
-		{"no digits", "no digits"},
-	} {
-		assert.Equal(t, tc.want, maskDigits(tc.in), "maskDigits(%q)", tc.in)
+	for _, in := range []string{"card 2200 1234 5678 9010 refused", "+7 912 345-67-89", "order-1001", ""} {
+		assert.Equal(t, mask.Text(in), maskDigits(in))
+		assert.Equal(t, mask.Value(in), maskValue(in))
 	}
-}
-
-// TestMaskDigitsLeavesNoLongRun: whatever the input, no ten digits in a
-// row survive outside UUIDs and hashes.
-func TestMaskDigitsLeavesNoLongRun(t *testing.T) {
-	t.Parallel()
-	for _, in := range []string{
-		strings.Repeat("1234567890", 50),
-		strings.Repeat("12 ", 200),
-		"id" + strings.Repeat("9", 64),
-		strings.Repeat("12-", 100),
-		"+" + strings.Repeat("(1)", 40),
-	} {
-		out := maskDigits(in)
-		digits := 0
-		for i := range len(out) {
-			if isDigit(out[i]) {
-				digits++
-			}
-		}
-		assert.LessOrEqual(t, digits, 4, "%q → %q", in, out)
-	}
-}
-
-// FuzzMaskDigits: masking never panics, keeps the length, only turns
-// digits into '*', and leaves no number of ten digits or more behind.
-func FuzzMaskDigits(f *testing.F) {
-	for _, s := range []string{"+7 912 345-67-89", "card2200123456789010", "2026-11-22 2200123456789010",
-		"12345678-1234-4234-8234-123456789012", "0xabc1234567890123", "192.168.0.1", "1.5", "((1))"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, in string) {
-		out := maskDigits(in)
-		if len(out) != len(in) {
-			t.Fatalf("length %d → %d", len(in), len(out))
-		}
-		for i := range len(in) {
-			if in[i] != out[i] && !(isDigit(in[i]) && out[i] == '*') {
-				t.Fatalf("byte %d: %q → %q", i, in[i], out[i])
-			}
-		}
-		if again := maskDigits(out); again != out {
-			t.Fatalf("not idempotent: %q → %q → %q", in, out, again)
-		}
-	})
+	assert.Equal(t, "card **** **** **** 9010 refused", maskDigits("card 2200 1234 5678 9010 refused"))
+	assert.Equal(t, "****", maskValue("123"))
 }
 
 // Secrets the fmt and slog walk plants in every type; none may show.
@@ -180,6 +94,7 @@ func secretValues() []struct {
 		{"CreatePayoutParams", CreatePayoutParams{ExtID: "po-17", Amount: dec("2500"), Method: PayoutMethodCard,
 			Requisites: secretCard, HolderName: secretHolder}, []string{"po-17", "5678"}},
 		{"*WebhookHandler", h, []string{"4096"}},
+		{"WebhookHandler", *h, []string{"4096"}},
 		{"*Error", apiErr, []string{"PAY_002", "400", "5678", "4433"}},
 	}
 }
@@ -229,6 +144,9 @@ func TestFormatHidesSecrets(t *testing.T) {
 			shapes["typed pointer field"] = struct{ L *PayoutList }{&v}
 		case *WebhookHandler:
 			shapes["typed field"] = struct{ H *WebhookHandler }{v}
+		case WebhookHandler:
+			shapes["typed field"] = struct{ H WebhookHandler }{v}
+			shapes["typed slice"] = []WebhookHandler{v}
 		case *Error:
 			shapes["wrapped"] = fmt.Errorf("creating: %w", v)
 			shapes["typed field"] = struct{ E *Error }{v}
@@ -262,7 +180,8 @@ func TestFormatShowsAmounts(t *testing.T) {
 	assert.Contains(t, fmt.Sprintf("%#v", Payout{Amount: dec("2500")}), "paykit.Payout{")
 	assert.Contains(t, fmt.Sprintf("%v", Payout{Amount: dec("2500")}), "2500")
 	assert.Contains(t, fmt.Sprintf("%#v", CreatePayoutParams{Amount: dec("2500")}), "paykit.CreatePayoutParams{")
-	assert.Contains(t, fmt.Sprintf("%#v", &WebhookHandler{Token: "x"}), `&paykit.WebhookHandler{Token:"<redacted>"`)
+	// A pointer prints as its value does, as for the other types here.
+	assert.True(t, strings.HasPrefix(fmt.Sprintf("%#v", &WebhookHandler{Token: "x"}), `paykit.WebhookHandler{Token:"<redacted>"`))
 	assert.Equal(t, "paykit: PAY_004 (HTTP 400): none", fmt.Sprintf("%v", &Error{Code: "PAY_004", HTTPStatus: 400, Message: "none"}))
 	assert.Equal(t, `&paykit.Error{Code:"PAY_004", HTTPStatus:400, Message:"none", Data:""}`,
 		fmt.Sprintf("%#v", &Error{Code: "PAY_004", HTTPStatus: 400, Message: "none"}))
@@ -331,7 +250,6 @@ func TestResourcesMaskNumbersInStructuredLogs(t *testing.T) {
 	assert.Contains(t, out, `"amount":"1500.5"`)
 	assert.Contains(t, out, `"amount_local":"180.06"`)
 	assert.Contains(t, out, `"ext_id":"o-1"`)
-	assert.Equal(t, "****", maskTail("123"))
 }
 
 // An absent card or phone number logs as "" wherever it appears, so that
@@ -345,4 +263,104 @@ func TestLogValueMasksEmptyValuesAlike(t *testing.T) {
 	assert.Contains(t, out, `"req":{"type":"","value":""`)
 	assert.Contains(t, out, `"requisites":""`)
 	assert.NotContains(t, out, "****")
+}
+
+// TestWebhookHandlerByValueHidesTokens: a handler held by value in a
+// merchant's configuration struct prints without its tokens, through fmt
+// and slog's text handler, as a pointer to it does.
+func TestWebhookHandlerByValueHidesTokens(t *testing.T) {
+	t.Parallel()
+	type config struct {
+		Addr string
+		Hook WebhookHandler
+	}
+	cfg := config{Addr: ":8080", Hook: WebhookHandler{Token: secretToken, Tokens: []string{secretRotated}, MaxBodyBytes: 4096}}
+	outputs := map[string]string{}
+	for _, verb := range []string{"%v", "%+v", "%#v"} {
+		outputs[verb] = fmt.Sprintf(verb, cfg)
+		outputs[verb+" of a pointer"] = fmt.Sprintf(verb, &cfg)
+		outputs[verb+" of the handler"] = fmt.Sprintf(verb, cfg.Hook)
+	}
+	var buf bytes.Buffer
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("config", "cfg", cfg, "hook", cfg.Hook)
+	outputs["slog text"] = buf.String()
+	for name, out := range outputs {
+		assert.Empty(t, leaks(out), "%s: %s", name, out)
+		assert.Contains(t, out, "4096", "%s: the settings that are not secret show", name)
+	}
+	assert.Contains(t, outputs["%+v"], "Token:<redacted> Tokens:[<redacted>]")
+	assert.Contains(t, outputs["%#v"], `Hook:paykit.WebhookHandler{Token:"<redacted>", Tokens:[]string{"<redacted>"}`)
+}
+
+// TestWebhookHandlerPrintsWhileServing: Format and LogValue copy the
+// handler, so it holds no state that serving changes; printing a handler
+// while it refuses deliveries (and logs that once) is race-free.
+func TestWebhookHandlerPrintsWhileServing(t *testing.T) {
+	t.Parallel()
+	var logs TestLog
+	h := &WebhookHandler{OnPayment: func(context.Context, *Payment) error { return nil }, Logger: logs.Logger()}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 50 {
+			req := httptest.NewRequest(http.MethodPost, "/hook", strings.NewReader(`{"id":"`+paymentID+`","requisites":{}}`))
+			h.ServeHTTP(httptest.NewRecorder(), req)
+		}
+	}()
+	for range 50 {
+		_ = fmt.Sprintf("%+v", h)
+		slog.New(slog.NewTextHandler(io.Discard, nil)).Info("x", "h", h)
+	}
+	<-done
+	assert.Equal(t, 1, strings.Count(logs.String(), "no Token, Tokens or TokenFor"), "logged once: %s", logs.String())
+}
+
+// globalHandler is a handler in a global variable, as a merchant's may be.
+var globalHandler WebhookHandler
+
+// TestWebhookAlertsGoWithTheirHandler: what a handler has logged once is
+// forgotten when the handler is collected, so handlers made per request do
+// not pile up.
+func TestWebhookAlertsGoWithTheirHandler(t *testing.T) {
+	t.Parallel()
+	h := &WebhookHandler{Logger: slog.New(slog.DiscardHandler)}
+	assert.True(t, h.alertOnce(alertNoToken))
+	assert.False(t, h.alertOnce(alertNoToken))
+	assert.True(t, h.alertOnce(alertObservePanicked), "another alert of the same handler")
+	assert.True(t, (&WebhookHandler{}).alertOnce(alertNoToken), "another handler")
+	globalHandler.alertOnce(alertNoToken) // a handler in a global variable (true on the first -count)
+	assert.False(t, globalHandler.alertOnce(alertNoToken))
+	key := uintptr(unsafe.Pointer(h))
+	bits, ok := alerts.Load(key)
+	require.True(t, ok)
+	h = nil
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		if v, ok := alerts.Load(key); !ok || v != bits { // another handler may have the address now
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the entry of a collected handler stays")
+		runtime.Gosched()
+	}
+}
+
+// TestScrubSecrets: whole secrets are replaced anywhere; the start of one
+// left at a cut ("…") is replaced too, if long enough to say anything.
+func TestScrubSecrets(t *testing.T) {
+	t.Parallel()
+	sec := secrets{apiKey: "pk_live_QZX7w2", signature: "9c4f0e3d2b1a09f8"}
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"nothing secret…", "nothing secret…"},
+		{"key pk_live_QZX7w2 sig 9c4f0e3d2b1a09f8.", "key [api key] sig [signature]."},
+		{"key pk_live_QZX7w2pk_live_QZX7w2", "key [api key][api key]"},
+		{`id "pk_live_QZ…"`, `id "[api key]…"`},
+		{`id "9c4f0e3d2b…" and "pk_liv…"`, `id "[signature]…" and "[api key]…"`},
+		{`id "pk_li…"`, `id "pk_li…"`}, // too short to tell from a word
+		{`"pk_live_QZX7w2" cut "9c4f0e…"`, `"[api key]" cut "[signature]…"`},
+	} {
+		assert.Equal(t, tc.want, sec.scrub(tc.in), "%q", tc.in)
+	}
+	assert.Equal(t, "a pk_live_QZX7w2", secrets{}.scrub("a pk_live_QZX7w2"), "no secrets, nothing replaced")
 }

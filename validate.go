@@ -22,10 +22,7 @@ func (p CreatePaymentParams) validate() error {
 	if err := checkExtID(p.ExtID, MaxExtIDLength); err != nil {
 		return err
 	}
-	if p.Amount.LessThan(MinPaymentAmount) || p.Amount.GreaterThan(MaxPaymentAmount) {
-		return invalid("amount", fmt.Sprintf("must be between %d and %d RUB", spec.MinPaymentAmount, spec.MaxPaymentAmount))
-	}
-	if err := checkRUB("amount", p.Amount); err != nil {
+	if err := checkPaymentAmount("amount", p.Amount); err != nil {
 		return err
 	}
 	if p.Method != "" && !slices.Contains(paymentMethods, p.Method) {
@@ -84,6 +81,17 @@ func checkUUID(field, id string) error {
 }
 
 // checkPositive validates an amount that must be above zero.
+// checkPaymentAmount holds a payment amount to the spec's bounds and to
+// kopecks. A dispute's amount (what the payer actually paid) is held to the
+// same bounds: the spec is silent, the sandbox answers PAY_002 outside them,
+// and an approved dispute credits that sum, so no payment could carry more.
+func checkPaymentAmount(field string, d decimal.Decimal) error {
+	if d.LessThan(MinPaymentAmount) || d.GreaterThan(MaxPaymentAmount) {
+		return invalid(field, fmt.Sprintf("must be between %d and %d RUB", spec.MinPaymentAmount, spec.MaxPaymentAmount))
+	}
+	return checkRUB(field, d)
+}
+
 func checkPositive(field string, d decimal.Decimal) error {
 	if !d.IsPositive() {
 		return invalid(field, "must be greater than zero")

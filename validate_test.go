@@ -67,6 +67,16 @@ func TestPaymentValidationSendsNothing(t *testing.T) {
 			_, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{Amount: dec("-1")})
 			return err
 		}},
+		// The sandbox's bounds (the payment's): the SDK refuses what it
+		// would answer PAY_002 to, so both agree.
+		{"dispute: amount under the payment minimum", "amount", func(c *Client) error {
+			_, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{Amount: dec("99.99")})
+			return err
+		}},
+		{"dispute: amount over the payment maximum", "amount", func(c *Client) error {
+			_, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{Amount: dec("300000.01")})
+			return err
+		}},
 		{"dispute: bad receipt_url", "receipt_url", func(c *Client) error {
 			_, err := c.OpenDispute(ctx, paymentID, OpenDisputeParams{ReceiptURL: "ftp://x/y"})
 			return err

@@ -12,12 +12,15 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
+	"unsafe"
 )
 
 // WebhookTokenHeader is the request header in which the service returns a
@@ -186,10 +189,14 @@ type WebhookHandler struct {
 	MaxBodyBytes int64
 
 	// Logger receives a debug line per handled or ignored notification,
-	// warnings for refused ones, errors for failed ones. Nil logs nothing,
-	// except to slog.Default() what must not pass unseen: that with no
-	// Token, Tokens or TokenFor every payment notification is refused
-	// (once), and a recovered panic of a callback or of TokenFor.
+	// warnings for refused ones (each saying what to check), errors for
+	// failed ones. Nil logs to slog.Default() only what must not pass
+	// unseen: the first refusal of each cause (a payment notified without
+	// a token because it was created without NotificationToken, a wrong
+	// token, a payout without Client, a body too large, …), once per
+	// handler and cause; that with no Token, Tokens or TokenFor every
+	// payment notification is refused (once); and a recovered panic of a
+	// callback or of TokenFor. No line carries a token.
 	Logger *slog.Logger
 
 	// Observe, when set, is called once per request, just before the
@@ -199,7 +206,9 @@ type WebhookHandler struct {
 	// reported as WebhookCallbackError with StatusCode 0. Nil costs nothing.
 	Observe func(ctx context.Context, d WebhookDelivery)
 
-	noToken, observePanicked sync.Once
+	// The handler holds no state of its own (what it has logged once is
+	// in alerts): its value methods, Format and LogValue, copy it, and a
+	// copy of a field that ServeHTTP changes would race with it.
 }
 
 // webhookKind is what a notification is about.
@@ -268,10 +277,10 @@ func (h *WebhookHandler) observe(ctx context.Context, d WebhookDelivery) {
 // recoverObserve is deferred by observe; recover works only there.
 func (h *WebhookHandler) recoverObserve(ctx context.Context) {
 	if v := recover(); v != nil {
-		h.observePanicked.Do(func() {
+		if h.alertOnce(alertObservePanicked) {
 			h.alertLogger().LogAttrs(ctx, slog.LevelError, "paykit: webhook: Observe panicked; deliveries are answered without it (logged once)",
 				slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))))
-		})
+		}
 	}
 }
 
@@ -289,7 +298,7 @@ func (h *WebhookHandler) serve(w http.ResponseWriter, r *http.Request, kind *web
 	log := h.logger()
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		log.LogAttrs(ctx, slog.LevelDebug, "paykit: webhook: method not allowed", slog.String("method", truncate(r.Method, 16)))
+		h.refuse(ctx, refusedMethodCause, slog.LevelDebug, slog.String("method", truncate(r.Method, 16)))
 		return verdict{http.StatusMethodNotAllowed, WebhookRefusedMethod}
 	}
 
@@ -301,7 +310,7 @@ func (h *WebhookHandler) serve(w http.ResponseWriter, r *http.Request, kind *web
 
 	var probe webhookProbe
 	if err := json.Unmarshal(body, &probe); err != nil || probe.ID.shape != shapeString || probe.ID.s == "" {
-		log.LogAttrs(ctx, slog.LevelDebug, "paykit: webhook: body is not a JSON object with an id")
+		h.refuse(ctx, refusedNoIDCause, slog.LevelDebug)
 		return refusedBody
 	}
 	tokens := r.Header.Values(WebhookTokenHeader)
@@ -312,7 +321,7 @@ func (h *WebhookHandler) serve(w http.ResponseWriter, r *http.Request, kind *web
 	case kindPayout:
 		return h.servePayout(ctx, log, &probe, body)
 	}
-	log.LogAttrs(ctx, slog.LevelDebug, "paykit: webhook: cannot tell a payment from a payout")
+	h.refuse(ctx, refusedKindCause, slog.LevelDebug)
 	return refusedBody
 }
 
@@ -327,7 +336,7 @@ func (h *WebhookHandler) readBody(w http.ResponseWriter, r *http.Request, buf *b
 	raw := http.MaxBytesReader(w, r.Body, limit)
 	gzipped, ok := gzipEncoded(r.Header)
 	if !ok {
-		h.logger().LogAttrs(r.Context(), slog.LevelWarn, "paykit: webhook: unsupported Content-Encoding",
+		h.refuse(r.Context(), refusedEncodingCause, slog.LevelWarn,
 			slog.String("content_encoding", truncate(strings.Join(r.Header.Values("Content-Encoding"), ","), 64)))
 		return verdict{http.StatusUnsupportedMediaType, WebhookRefusedBody}
 	}
@@ -356,10 +365,10 @@ func (h *WebhookHandler) readFailed(r *http.Request, err error, limit int64) ver
 	}
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		h.logger().LogAttrs(r.Context(), slog.LevelWarn, "paykit: webhook: body too large", slog.Int64("limit", limit))
+		h.refuse(r.Context(), refusedSizeCause, slog.LevelWarn, slog.Int64("limit", limit))
 		return verdict{http.StatusRequestEntityTooLarge, WebhookRefusedSize}
 	}
-	h.logger().LogAttrs(r.Context(), slog.LevelDebug, "paykit: webhook: reading body failed", slog.String("error", err.Error()))
+	h.refuse(r.Context(), refusedReadCause, slog.LevelDebug, slog.String("error", maskDigits(truncate(err.Error(), 200))))
 	return refusedBody
 }
 
@@ -394,7 +403,7 @@ func (h *WebhookHandler) servePayment(ctx context.Context, log *slog.Logger, pro
 	if v := h.verifyToken(ctx, log, probe.ID.s, body, tokens); v.code != 0 {
 		return v
 	}
-	p, v := resolve(ctx, log, h.Client, "payment", probe.ID.s, body, (*Client).GetPayment)
+	p, v := resolve(ctx, h, "payment", probe.ID.s, body, (*Client).GetPayment)
 	if p == nil {
 		return v
 	}
@@ -408,8 +417,7 @@ func (h *WebhookHandler) servePayment(ctx context.Context, log *slog.Logger, pro
 		}
 		_ = json.Unmarshal(body, &ext) // the body was probed: it is a JSON object
 		if ext.ExtID.s != "" && ext.ExtID.s != p.ExtID {
-			log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: payment notification refused: its ext_id is not the payment's",
-				slog.String("id", p.ID))
+			h.refuse(ctx, refusedExtIDCause, slog.LevelWarn, slog.String("id", p.ID))
 			return refusedToken
 		}
 	}
@@ -422,11 +430,10 @@ func (h *WebhookHandler) servePayout(ctx context.Context, log *slog.Logger, prob
 		return ignored
 	}
 	if h.Client == nil && !h.AllowUnverifiedPayouts {
-		log.LogAttrs(ctx, slog.LevelWarn,
-			"paykit: webhook: payout notification refused: it cannot be verified without Client (or AllowUnverifiedPayouts)")
+		h.refuse(ctx, refusedUnverifiedCause, slog.LevelWarn)
 		return verdict{http.StatusUnauthorized, WebhookRefusedUnverified}
 	}
-	p, v := resolve(ctx, log, h.Client, "payout", probe.ID.s, body, (*Client).GetPayout)
+	p, v := resolve(ctx, h, "payout", probe.ID.s, body, (*Client).GetPayout)
 	if p == nil {
 		return v
 	}
@@ -437,17 +444,17 @@ func (h *WebhookHandler) servePayout(ctx context.Context, log *slog.Logger, prob
 // returning the zero verdict when it is accepted.
 func (h *WebhookHandler) verifyToken(ctx context.Context, log *slog.Logger, id string, body []byte, header []string) verdict {
 	if h.Token == "" && h.TokenFor == nil && !slices.ContainsFunc(h.Tokens, func(t string) bool { return t != "" }) {
-		h.noToken.Do(func() {
+		if h.alertOnce(alertNoToken) {
 			h.alertLogger().LogAttrs(ctx, slog.LevelError,
 				"paykit: webhook: WebhookHandler has no Token, Tokens or TokenFor, so every payment notification is refused with 401; "+
 					"set them to the NotificationToken(s) your payments are created with")
-		})
+		}
 		return refusedToken
 	}
 	// A missing, repeated (a proxy or a forger added one) or empty header
 	// never matches: no expected token is empty.
 	if len(header) != 1 || header[0] == "" {
-		log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: payment notification refused: missing or repeated "+WebhookTokenHeader)
+		h.refuse(ctx, refusedNoTokenCause, slog.LevelWarn, slog.Int("headers", len(header)))
 		return refusedToken
 	}
 	got := sha256.Sum256([]byte(header[0]))
@@ -473,7 +480,7 @@ func (h *WebhookHandler) verifyToken(ctx context.Context, log *slog.Logger, id s
 		match |= tokenEqual(&got, want)
 	}
 	if match == 0 {
-		log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: payment notification refused: wrong "+WebhookTokenHeader)
+		h.refuse(ctx, refusedTokenCause, slog.LevelWarn, slog.String("id", truncate(id, 64)))
 		return refusedToken
 	}
 	return verdict{}
@@ -511,25 +518,25 @@ func tokenEqual(got *[sha256.Size]byte, want string) int {
 // resolve returns the resource a verified notification is about: the
 // API's copy read back by id, or without a Client the body decoded; or nil
 // and the answer.
-func resolve[T any](ctx context.Context, log *slog.Logger, c *Client, kind, id string, body []byte,
+func resolve[T any](ctx context.Context, h *WebhookHandler, kind, id string, body []byte,
 	fetch func(*Client, context.Context, string) (*T, error)) (*T, verdict) {
+	c := h.Client
 	if c == nil {
 		v := new(T)
 		if err := json.Unmarshal(body, v); err != nil {
-			log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: "+kind+" body does not decode", slog.String("id", truncate(id, 64)))
+			h.refuseKind(ctx, refusedDecodeCause, kind, slog.LevelWarn, slog.String("id", truncate(id, 64)))
 			return nil, refusedBody
 		}
 		return v, verdict{}
 	}
 	if checkUUID("id", id) != nil {
-		log.LogAttrs(ctx, slog.LevelWarn, "paykit: webhook: "+kind+" id is not a UUID, cannot read it back")
+		h.refuseKind(ctx, refusedUUIDCause, kind, slog.LevelWarn)
 		return nil, refusedBody
 	}
 	// An answer about another resource is a failed read, never passed on.
 	v, err := fetch(c, ctx, id)
 	if err != nil {
-		log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: reading the "+kind+" back failed",
-			slog.String("id", id), slog.String("error", err.Error()))
+		h.refuseKind(ctx, readBackCause, kind, slog.LevelError, slog.String("id", id), slog.String("error", err.Error()))
 		return nil, fetchFailed
 	}
 	return v, verdict{}
@@ -562,6 +569,116 @@ func (h *WebhookHandler) logger() *slog.Logger {
 		return h.Logger
 	}
 	return discardLogger
+}
+
+// alert is one thing a handler logs once: a bit of its alerts entry. The
+// refusal causes are alerts too: without a Logger, the first refusal of
+// each cause is logged (see refuse).
+type alert uint8
+
+const (
+	alertNoToken alert = iota
+	alertObservePanicked
+	refusedMethodCause
+	refusedEncodingCause
+	refusedSizeCause
+	refusedReadCause
+	refusedNoIDCause
+	refusedKindCause
+	refusedNoTokenCause
+	refusedTokenCause
+	refusedUnverifiedCause
+	refusedExtIDCause
+	refusedDecodeCause
+	refusedUUIDCause
+	readBackCause
+	numAlerts
+)
+
+// refusals says, per refusal cause, what happened (%s: the kind, for
+// refuseKind) and what to check.
+var refusals = [numAlerts]struct{ msg, check string }{
+	refusedMethodCause: {"method not allowed",
+		"the service POSTs its notifications; another method is a browser, a probe or a scanner"},
+	refusedEncodingCause: {"unsupported Content-Encoding",
+		"only gzip or none is accepted; check what a proxy in front of the handler does to the body"},
+	refusedSizeCause: {"body too large",
+		"raise MaxBodyBytes if the service's notifications are larger"},
+	refusedReadCause: {"reading body failed",
+		"the connection failed while the body was read; the service delivers again"},
+	refusedNoIDCause: {"body is not a JSON object with an id",
+		"check that only the service posts to this handler's path"},
+	refusedKindCause: {"cannot tell a payment from a payout",
+		"the body has neither a requisites object (a payment) nor a requisites string (a payout)"},
+	refusedNoTokenCause: {"payment notification refused: missing or repeated " + WebhookTokenHeader,
+		"a payment created without NotificationToken is notified without one: create payments with " +
+			"CreatePaymentParams.NotificationToken set to the token this handler checks"},
+	refusedTokenCause: {"payment notification refused: wrong " + WebhookTokenHeader,
+		"the payment was created with a NotificationToken that is not Token, not in Tokens and not what TokenFor returns; " +
+			"while rotating, list the old token in Tokens"},
+	refusedUnverifiedCause: {"payout notification refused: it cannot be verified without Client (or AllowUnverifiedPayouts)",
+		"set Client, which reads each notified payout back from the API"},
+	refusedExtIDCause: {"payment notification refused: its ext_id is not the payment's",
+		"the body's ext_id is not that of the payment read back by its id: a forged or altered notification"},
+	refusedDecodeCause: {"%s body does not decode",
+		"the body is not a payment or payout as the API describes it; set Client to read notifications back"},
+	refusedUUIDCause: {"%s id is not a UUID, cannot read it back",
+		"check that only the service posts to this handler's path"},
+	readBackCause: {"reading the %s back failed",
+		"check Client (its base URL and API key); the service delivers again"},
+}
+
+// refuse logs why a delivery was refused, or could not be handled: to
+// Logger at level, every time; without a Logger, the first of each cause
+// to slog.Default(), with what to check, so that a handler that refuses
+// every delivery (a payment created without NotificationToken, a payout
+// without Client) is never silent. No attr carries a token.
+func (h *WebhookHandler) refuse(ctx context.Context, cause alert, level slog.Level, attrs ...slog.Attr) {
+	h.refuseKind(ctx, cause, "", level, attrs...)
+}
+
+// refuseKind is refuse for a cause whose message names the kind
+// ("payment", "payout").
+func (h *WebhookHandler) refuseKind(ctx context.Context, cause alert, kind string, level slog.Level, attrs ...slog.Attr) {
+	r := &refusals[cause]
+	msg := r.msg
+	if kind != "" {
+		msg = fmt.Sprintf(msg, kind)
+	}
+	if h.Logger != nil {
+		if h.Logger.Enabled(ctx, level) {
+			h.Logger.LogAttrs(ctx, level, "paykit: webhook: "+msg+"; "+r.check, attrs...)
+		}
+		return
+	}
+	if h.alertOnce(cause) {
+		slog.Default().LogAttrs(ctx, max(level, slog.LevelWarn), "paykit: webhook: "+msg+"; "+r.check+
+			" (logged once per cause while WebhookHandler.Logger is nil; set it to see every one)", attrs...)
+	}
+}
+
+// alerts holds, per handler that has alerted, the alerts it has logged,
+// outside the handler (see its last comment). It is keyed by the
+// handler's address, which does not keep the handler alive; a cleanup
+// deletes the entry once the handler is collected. (A weak.Pointer key
+// would crash Go 1.24.0 for a handler in a global variable.)
+var alerts sync.Map // uintptr → *atomic.Uint32
+
+// alertOnce reports whether a is h's first alert of its kind. It runs on
+// refusals and failures only, never on an accepted delivery. Should a
+// handler reuse the address of a collected one before its entry is
+// deleted, an alert may come one refusal late, never be repeated.
+func (h *WebhookHandler) alertOnce(a alert) bool {
+	key := uintptr(unsafe.Pointer(h))
+	v, ok := alerts.Load(key)
+	if !ok {
+		bits := new(atomic.Uint32)
+		if v, ok = alerts.LoadOrStore(key, bits); !ok {
+			runtime.AddCleanup(h, func(bits *atomic.Uint32) { alerts.CompareAndDelete(key, bits) }, bits)
+		}
+	}
+	bit := uint32(1) << a
+	return v.(*atomic.Uint32).Or(bit)&bit == 0
 }
 
 // alertLogger is for what must be seen even without a Logger.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -358,21 +359,79 @@ func TestWebhookEmptyTokenLoggedWithoutLogger(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(logs.String(), "no Token, Tokens or TokenFor"), "logged once: %s", logs)
 }
 
-// TestWebhookSilentWithoutLogger: routine refusals are not logged anywhere
-// when Logger is nil, like a Client without WithLogger.
-func TestWebhookSilentWithoutLogger(t *testing.T) {
+// TestWebhookRefusalsLoggedOnceWithoutLogger: a handler without a Logger
+// that refuses deliveries is never silent: the first refusal of each cause
+// goes to slog.Default() with what to check, once per cause and handler,
+// and never with a token; accepted deliveries log nothing.
+func TestWebhookRefusalsLoggedOnceWithoutLogger(t *testing.T) {
 	logs := &paykit.TestLog{}
 	defer slog.SetDefault(slog.Default())
 	slog.SetDefault(logs.Logger())
+	const wrongToken = "nt_wrong-7e3a91"
 
 	calls := &whCalls{}
 	h := &paykit.WebhookHandler{Token: whToken, OnPayment: calls.onPayment, OnPayout: calls.onPayout}
-	assert.Equal(t, http.StatusUnauthorized, whDeliver(h, http.MethodPost, whPaymentBody, "wrong").Code)
-	assert.Equal(t, http.StatusUnauthorized, whDeliver(h, http.MethodPost, whPayoutBody).Code)
-	assert.Equal(t, http.StatusBadRequest, whDeliver(h, http.MethodPost, "nope").Code)
+	lines := func() []string { return slices.Collect(strings.Lines(logs.String())) }
+
+	// A payment created without NotificationToken: notified without one.
+	for range 2 {
+		assert.Equal(t, http.StatusUnauthorized, whDeliver(h, http.MethodPost, whPaymentBody).Code)
+	}
+	require.Len(t, lines(), 1, "two refusals of one cause log once: %s", logs)
+	assert.Contains(t, lines()[0], `"level":"WARN"`)
+	assert.Contains(t, lines()[0], "missing or repeated X-Notification-Token")
+	assert.Contains(t, lines()[0], "created without NotificationToken")
+	assert.Contains(t, lines()[0], "CreatePaymentParams.NotificationToken")
+
+	// Another cause logs once more.
+	for range 2 {
+		assert.Equal(t, http.StatusUnauthorized, whDeliver(h, http.MethodPost, whPaymentBody, wrongToken).Code)
+	}
+	require.Len(t, lines(), 2, "two causes log twice: %s", logs)
+	assert.Contains(t, lines()[1], "wrong X-Notification-Token")
+	assert.Contains(t, lines()[1], "not Token, not in Tokens")
+
+	for range 2 {
+		assert.Equal(t, http.StatusUnauthorized, whDeliver(h, http.MethodPost, whPayoutBody).Code)
+		assert.Equal(t, http.StatusBadRequest, whDeliver(h, http.MethodPost, "nope").Code)
+		assert.Equal(t, http.StatusMethodNotAllowed, whDeliver(h, http.MethodGet, "").Code)
+	}
+	require.Len(t, lines(), 5, "%s", logs)
+	assert.Contains(t, lines()[2], "payout notification refused")
+	assert.Contains(t, lines()[2], "set Client")
+	assert.Contains(t, lines()[3], "not a JSON object with an id")
+	assert.Contains(t, lines()[4], "method not allowed")
+
+	// Accepted deliveries log nothing.
 	assertOK(t, whDeliver(h, http.MethodPost, whPaymentBody, whToken))
 	assertBodyPayment(t, calls.onlyPayment(t))
-	assert.Empty(t, logs.String())
+	assert.Len(t, lines(), 5)
+
+	// Once per handler: another handler's first refusal is its own news.
+	h2 := &paykit.WebhookHandler{Token: whToken, OnPayment: calls.onPayment}
+	assert.Equal(t, http.StatusUnauthorized, whDeliver(h2, http.MethodPost, whPaymentBody).Code)
+	assert.Len(t, lines(), 6)
+
+	for _, secret := range []string{whToken, wrongToken, "nt_"} {
+		assert.False(t, strings.Contains(logs.String(), secret), "a token is logged")
+	}
+}
+
+// TestWebhookRefusalsWithLogger: with a Logger, every refusal is logged
+// there, with what to check, and nothing goes to slog.Default().
+func TestWebhookRefusalsWithLogger(t *testing.T) {
+	def := &paykit.TestLog{}
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(def.Logger())
+
+	h, calls, logs := whHandler()
+	for range 3 {
+		assert.Equal(t, http.StatusUnauthorized, whDeliver(h, http.MethodPost, whPaymentBody).Code)
+	}
+	calls.none(t)
+	assert.Equal(t, 3, strings.Count(logs.String(), "created without NotificationToken"), "%s", logs)
+	assert.Empty(t, def.String())
+	assert.NotContains(t, logs.String(), whToken)
 }
 
 func TestWebhookBodyLimit(t *testing.T) {
