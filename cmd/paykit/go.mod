@@ -3,7 +3,7 @@ module github.com/paykit-dev/paykit-go/cmd/paykit
 go 1.24.0
 
 require (
-	github.com/paykit-dev/paykit-go v0.0.0-20261125110122-9f4db913efe8
+	github.com/paykit-dev/paykit-go v0.0.0-20261126125250-edfeb1b5ccee
 	github.com/shopspring/decimal v1.6.0
 	github.com/spf13/cobra v1.10.1
 	golang.org/x/sys v0.37.0
