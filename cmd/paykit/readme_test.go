@@ -342,3 +342,42 @@ func sameCodes(t *testing.T, what string, got, consts map[int]bool) {
 		}
 	}
 }
+
+// TestLayoutDocVerb holds the verb shown in docs/layout.md's "How to add a
+// CLI command" to the code: each line of its Go block is a line of
+// payments.go (indentation aside), so the pattern it teaches is the one
+// the commands follow.
+func TestLayoutDocVerb(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "layout.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("payments.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := map[string]bool{}
+	for _, l := range strings.Split(string(src), "\n") {
+		code[strings.TrimSpace(l)] = true
+	}
+	section := readmeSection(t, string(doc), "## How to add a CLI command")
+	_, block, ok := strings.Cut(section, "```go\n")
+	if !ok {
+		t.Fatal(`docs/layout.md's "How to add a CLI command" has no Go block`)
+	}
+	block, _, _ = strings.Cut(block, "```")
+	lines := 0
+	for _, l := range strings.Split(block, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "// cmd/paykit/payments.go") {
+			continue
+		}
+		lines++
+		if !code[l] {
+			t.Errorf("docs/layout.md's verb has a line payments.go lacks: %s", l)
+		}
+	}
+	if lines < 20 {
+		t.Fatalf("docs/layout.md's verb has %d lines", lines)
+	}
+}
