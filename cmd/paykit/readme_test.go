@@ -176,7 +176,7 @@ func TestReadmeReference(t *testing.T) {
 	if len(consts) < 9 {
 		t.Fatalf("only %d exit* constants found: %v", len(consts), consts)
 	}
-	row := regexp.MustCompile("(?m)^\\| ([0-9]+) \\| (.+) \\|$")
+	row := regexp.MustCompile(`(?m)^\| ([0-9]+) \| (.+) \|$`)
 	inReadme := map[int]bool{}
 	for _, m := range row.FindAllStringSubmatch(readmeSection(t, readme, "### Exit codes"), -1) {
 		n, _ := strconv.Atoi(m[1])
