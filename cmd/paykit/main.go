@@ -63,8 +63,8 @@
 // -o table (default) is for people, aligned by display width, with control
 // characters from the data shown as \x1b and the like rather than sent to
 // the terminal: amounts with at least two decimals,
-// card and phone numbers masked by the SDK's own LogValue, times in UTC or
-// local time with --local-time. -o json is for programs: the API's answer
+// card and phone numbers masked by internal/mask (mask.Value, the rules of
+// the SDK and the sandbox), times in UTC or local time with --local-time. -o json is for programs: the API's answer
 // as it came, amounts as the exact decimal numbers the service wrote (see
 // capture in output.go), card and phone numbers masked unless --unmask.
 // -o csv is for spreadsheets (RFC 4180, a header row, every column on

@@ -20,13 +20,18 @@ import (
 	paykit "github.com/paykit-dev/paykit-go"
 )
 
-// Exit codes, documented in the package comment and in --help.
+// Exit codes, documented in the package comment, in --help (exitCodesHelp)
+// and in README.md, which TestReadmeReference holds to these constants
+// (those of wait.go included).
 const (
 	exitOK          = 0
 	exitAPI         = 1
 	exitUsage       = 2
 	exitUnknown     = 3
 	exitCredentials = 4
+	// exitInternal is a bug (EX_SOFTWARE of sysexits.h): a panic caught
+	// in run, reported with a trace that holds no values.
+	exitInternal = 70
 	// exitInterrupted is the shell's code for a command ended by SIGINT
 	// (128 + 2): Ctrl-C, or the SIGTERM of a supervisor.
 	exitInterrupted = 130
@@ -255,7 +260,7 @@ func run(ctx context.Context, args []string, e *env) (code int) {
 		// (it could hold a request or a config line), only where it was.
 		if r := recover(); r != nil {
 			fmt.Fprintf(e.stderr, "paykit: internal error (a bug; please report it with this trace):\n%s", debug.Stack())
-			code = 70
+			code = exitInternal
 		}
 	}()
 	a := &app{env: e, out: e.stdout}
