@@ -2,9 +2,9 @@ package paykit
 
 // Tests of the call path (call.go): every answer is checked by the
 // operation table, not call by call; bodies are capped and decoded without
-// panics; attempts are logged, timed out and traced. The tests named after
-// the third review's holes (TestAnswerThatIsNotTheResource and the ones
-// that follow it) failed on df6900a, the main before the redesign.
+// panics; attempts are logged, timed out and traced. From
+// TestAnswerThatIsNotTheResource on, each protects the promise that an
+// answer about something else is never returned as the result.
 
 import (
 	"bytes"

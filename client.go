@@ -19,8 +19,10 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 )
 
-// Version is the SDK's version, sent in the User-Agent header.
-const Version = "0.1.0"
+// Version is the SDK's version, sent in the User-Agent header. It is the
+// version of CHANGELOG.md's newest released section (a test checks), moved
+// when a version is cut (RELEASING.md).
+const Version = "0.2.0"
 
 // Defaults of a Client made without options.
 const (

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -241,4 +242,46 @@ func observedCode(code string) string {
 		return code
 	}
 	return otherCode
+}
+
+// callInfo describes a call of op for the Observer.
+func (c *Client) callInfo(op *operation) *CallInfo {
+	port, _ := strconv.Atoi(c.base.Port())
+	if port == 0 {
+		port = 443
+		if c.base.Scheme == "http" {
+			port = 80
+		}
+	}
+	return &CallInfo{Operation: op.name, Method: op.method, Route: op.route, Scheme: c.base.Scheme,
+		Host: c.base.Hostname(), Port: port, BasePath: c.basePath, Start: time.Now()}
+}
+
+// endCall tells the Observer how the call ended.
+func (c *Client) endCall(ctx context.Context, k *call, res any, err error) {
+	end := &CallEndInfo{Call: k.info, Attempts: len(k.log), Duration: time.Since(k.info.Start), Outcome: outcomeOf(res, err), Err: err}
+	if a := k.last(); a != nil {
+		end.StatusCode, end.Code = a.status, a.code
+	}
+	c.obs.CallEnd(ctx, end)
+}
+
+// outcomeOf classifies a call's end for the Observer.
+func outcomeOf(res any, err error) Outcome {
+	var apiErr *Error
+	var answer *answerError
+	switch {
+	case err == nil:
+		if r, ok := res.(interface{ reconciled() *bool }); ok && *r.reconciled() {
+			return OutcomeReconciled
+		}
+		return OutcomeSuccess
+	case errors.Is(err, ErrUnknownOutcome):
+		return OutcomeUnknownOutcome
+	case errors.As(err, &apiErr):
+		return OutcomeBusinessError
+	case errors.As(err, &answer):
+		return OutcomeInvalidAnswer
+	}
+	return OutcomeTransportError
 }

@@ -18,7 +18,7 @@ import (
 // repeating, how long to wait). No resource method decides any of it.
 
 // retryClass says when an operation may be sent again: the service has no
-// idempotency keys (README, "Retries and idempotency").
+// idempotency keys (docs/calls.md, "Retries and idempotency").
 type retryClass uint8
 
 const (

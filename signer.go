@@ -73,9 +73,9 @@ type hmacState struct {
 var errEmptySecret = errors.New("paykit: HMACSigner has an empty secret")
 
 type hmacSigner struct {
-	// pool reuses keyed HMAC states: without it a CreatePayment allocates
-	// 75, over the raw call's 73, and an in-memory GetPayment goes from 1.03
-	// to 1.15 of the raw call.
+	// pool reuses keyed HMAC states: keying one per call costs more
+	// allocations than the raw call makes (BENCHMARKS.md,
+	// third round).
 	pool sync.Pool
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The sandbox in a container (issue 21, point 6), following
 # ../shared/CONTAINERS.md: no registry is reachable, so the image is
-# .ci/Dockerfile.ci, FROM scratch with the locally built static binary (the
-# root Dockerfile's runtime stage). It runs under Podman with host
+# .ci/Dockerfile.ci, FROM scratch with the release build's static binary
+# (the root Dockerfile's runtime stage). It runs under Podman with host
 # networking; the SDK drives a flow against it (TestContainer, phase
 # create); it is stopped with SIGTERM (must exit 0), started again on the
 # same volume, and checked (phase check). The state check needs the
@@ -48,7 +48,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-CGO_ENABLED=0 go build -trimpath -o "$ctx/paykit-sandbox" ./cmd/paykit-sandbox
+# The binary the release build made (.ci/run gives GoReleaser's
+# linux one in PAYKIT_SANDBOX_BIN), so the image ships what the release
+# ships; run alone, this script builds one with the release's flags.
+if [ -n "${PAYKIT_SANDBOX_BIN:-}" ]; then
+  cp "$PAYKIT_SANDBOX_BIN" "$ctx/paykit-sandbox"
+else
+  CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$ctx/paykit-sandbox" ./cmd/paykit-sandbox
+fi
 if ! "${P[@]}" --version >/dev/null; then echo "podman does not run"; exit 1; fi
 # A scratch image has no loader: the binary must be static.
 if [ "$(od -An -c -j 1 -N 3 "$ctx/paykit-sandbox" | tr -d ' ')" != "ELF" ]; then echo "not an ELF binary"; exit 1; fi

@@ -2,11 +2,9 @@ module github.com/paykit-dev/paykit-go/bench/peers
 
 go 1.26.0
 
-replace github.com/paykit-dev/paykit-go => ../..
-
 require (
 	github.com/google/go-github/v92 v92.0.0
-	github.com/paykit-dev/paykit-go v0.0.0
+	github.com/paykit-dev/paykit-go v0.0.0-20261126125949-2ea20900a85c
 	github.com/shopspring/decimal v1.6.0
 	github.com/stripe/stripe-go/v85 v85.0.0
 )

@@ -8,6 +8,7 @@
 //	    [-allow-remote -control-token TOKEN] [-log-format text|json]
 //	    [-autopilot [-autopilot-verify-delay 10s ...]] [-config FILE] [-print-config]
 //	go run ./cmd/paykit-sandbox healthcheck [-addr host:port]
+//	paykit-sandbox -version
 //
 // Without -config it serves one merchant (sandbox.DefaultMerchant) with the
 // given credentials, verifying X-Signature with paykit.HMACSigner(secret),
@@ -21,7 +22,9 @@
 // second, and it exits 0. Run it with -help for the routes,
 // the controls, the inspection endpoints and the autopilot's test values;
 // the paykit tool's "paykit sandbox" takes the same flags (both run
-// internal/sandboxcli).
+// internal/sandboxcli). -version prints the module version the go command
+// recorded: a tag or pseudo-version when installed with go install or taken
+// from a release, "(devel)" when built from a working tree.
 package main
 
 import (

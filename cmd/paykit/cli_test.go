@@ -77,11 +77,14 @@ type testEnv struct {
 	// confirms are the bodies of confirm requests as they crossed the
 	// wire, with their Content-Type.
 	confirms []wireBody
+	// posts are the bodies of every POST, with its path.
+	posts []wireBody
 }
 
 type wireBody struct {
 	contentType string
 	body        []byte
+	path        string
 }
 
 func newEnv(t *testing.T) *testEnv {
@@ -98,15 +101,19 @@ func newEnv(t *testing.T) *testEnv {
 			e.sigs = append(e.sigs, s)
 			e.mu.Unlock()
 		}
-		if strings.HasSuffix(r.URL.Path, "/confirm") {
+		if r.Method == http.MethodPost {
 			b, err := io.ReadAll(r.Body)
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(b))
+			wb := wireBody{r.Header.Get("Content-Type"), b, r.URL.Path}
 			e.mu.Lock()
-			e.confirms = append(e.confirms, wireBody{r.Header.Get("Content-Type"), b})
+			e.posts = append(e.posts, wb)
+			if strings.HasSuffix(r.URL.Path, "/confirm") {
+				e.confirms = append(e.confirms, wb)
+			}
 			e.mu.Unlock()
 		}
 		e.sb.ServeHTTP(w, r)
@@ -129,6 +136,19 @@ type result struct {
 // environment (and no config file), stdin from /dev/null unless given.
 func (e *testEnv) run(stdin string, args ...string) result {
 	return e.runEnv(map[string]string{"PAYKIT_BASE_URL": e.srv.URL, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": testSecret}, stdin, args...)
+}
+
+// posted returns the bodies POSTed to path so far.
+func (e *testEnv) posted(path string) [][]byte {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out [][]byte
+	for _, p := range e.posts {
+		if p.path == path {
+			out = append(out, p.body)
+		}
+	}
+	return out
 }
 
 func (e *testEnv) runEnv(vars map[string]string, stdin string, args ...string) result {
@@ -164,6 +184,7 @@ var (
 	maskedRE = regexp.MustCompile(`(\*{6,})[0-9]{4}`)
 	holderRE = regexp.MustCompile(`"holder":"[^"]*"`)
 	portRE   = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`)
+	hostRE   = regexp.MustCompile(`\b127\.0\.0\.1:[0-9]+`)
 	provRE   = regexp.MustCompile(`prv_[0-9a-f]+`)
 	tmpRE    = regexp.MustCompile(`\S*/(receipt\.png|notes\.txt)`)
 	// doctor's measures: the latency and the clock skew.
@@ -176,6 +197,7 @@ var (
 func normalise(s string) string {
 	s = uuidRE.ReplaceAllString(s, "<uuid>")
 	s = portRE.ReplaceAllString(s, "<base>")
+	s = hostRE.ReplaceAllString(s, "<host>")
 	s = provRE.ReplaceAllString(s, "prv_<id>")
 	s = tmpRE.ReplaceAllString(s, "<dir>/$1")
 	s = latencyRE.ReplaceAllString(s, "median of 3: <d> (fastest <d>)")

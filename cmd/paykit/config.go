@@ -18,12 +18,23 @@ import (
 // default: the built-in "sandbox" profile points there.
 const sandboxBaseURL = "http://127.0.0.1:8080"
 
-// credentials are what a client needs.
+// credentials are what a client needs, and where each came from (paykit
+// auth status).
 type credentials struct {
 	profile                 string
 	baseURL, apiKey, secret string
 	// fromEnv names the variables that won over the profile.
 	fromEnv []string
+	// profileFrom says how the profile was chosen: "--profile",
+	// "PAYKIT_PROFILE" or "default".
+	profileFrom string
+	// path is the config file looked at; builtIn is set when the profile
+	// is the built-in sandbox one, not the file's.
+	path    string
+	builtIn bool
+	// live marks a profile whose money moves need a typed confirmation
+	// (live = true in its section).
+	live bool
 }
 
 // source says where the credentials came from, for an error message.
@@ -51,16 +62,32 @@ func configPath(getenv func(string) string) (string, error) {
 }
 
 // loadCredentials takes each of the three values from its environment
-// variable when set, otherwise from the profile. The built-in "sandbox"
-// profile needs no file.
-func loadCredentials(getenv func(string) string, profile string) (*credentials, error) {
+// variable when set, otherwise from the profile, except when the profile
+// was named on the command line (explicit): then the profile alone counts
+// and PAYKIT_BASE_URL, PAYKIT_API_KEY and PAYKIT_SECRET are ignored, as
+// aws-cli's --profile wins over AWS_ACCESS_KEY_ID. The flag is the more
+// deliberate choice: an exported variable left from another task must not
+// send a payout somewhere the command line did not say. The built-in
+// "sandbox" profile needs no file.
+func loadCredentials(getenv func(string) string, profile string, explicit bool) (*credentials, error) {
+	if explicit {
+		inner := getenv
+		getenv = func(k string) string {
+			switch k {
+			case "PAYKIT_BASE_URL", "PAYKIT_API_KEY", "PAYKIT_SECRET":
+				return ""
+			}
+			return inner(k)
+		}
+	}
+	profileFrom := "--profile"
 	if profile == "" {
-		profile = getenv("PAYKIT_PROFILE")
+		profile, profileFrom = getenv("PAYKIT_PROFILE"), "PAYKIT_PROFILE"
 	}
 	if profile == "" {
-		profile = "default"
+		profile, profileFrom = "default", "default"
 	}
-	cr := &credentials{profile: profile}
+	cr := &credentials{profile: profile, profileFrom: profileFrom}
 	var fromFile map[string]string
 	path, err := configPath(getenv)
 	if err == nil {
@@ -69,9 +96,12 @@ func loadCredentials(getenv func(string) string, profile string) (*credentials, 
 			return nil, err
 		}
 	}
+	cr.path = path
 	if fromFile == nil && profile == "sandbox" {
 		fromFile = map[string]string{"base_url": sandboxBaseURL, "api_key": sandbox.DefaultAPIKey, "secret": sandbox.DefaultSecret}
+		cr.builtIn = true
 	}
+	cr.live = fromFile["live"] == "true"
 	pick := func(envName, key string) string {
 		if v := getenv(envName); v != "" {
 			cr.fromEnv = append(cr.fromEnv, envName)
@@ -133,6 +163,7 @@ func readProfile(path, profile string) (map[string]string, error) {
 		case s == "" || s[0] == '#' || s[0] == ';':
 			continue
 		case s[0] == '[':
+			s = stripComment(s)
 			if !strings.HasSuffix(s, "]") {
 				return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: a section header is [name]", path, line)}
 			}
@@ -148,10 +179,17 @@ func readProfile(path, profile string) (map[string]string, error) {
 			return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: want key = value", path, line)}
 		}
 		k = strings.TrimSpace(k)
+		v = stripComment(v)
 		switch k {
 		case "base_url", "api_key", "secret":
+		case "live":
+			if v := strings.TrimSpace(v); v != "true" && v != "false" {
+				return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: live is true or false", path, line)}
+			}
 		default:
-			return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: unknown key %q (want base_url, api_key or secret)", path, line, k)}
+			// Not even the key is echoed: a base64 secret pasted alone
+			// ends in "=" and would be the "key".
+			return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: unknown key (want base_url, api_key, secret or live = value)", path, line)}
 		}
 		if section == profile {
 			out[k] = strings.Trim(strings.TrimSpace(v), `"`)
@@ -161,6 +199,27 @@ func readProfile(path, profile string) (map[string]string, error) {
 		return nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
 	}
 	return out, nil
+}
+
+// stripComment removes an inline comment (see commentIndex), then the
+// surrounding white space.
+func stripComment(v string) string {
+	if i := commentIndex(v); i >= 0 {
+		v = v[:i]
+	}
+	return strings.TrimSpace(v)
+}
+
+// commentIndex is where an inline comment starts in v: a # or ; after
+// white space (a URL's #fragment or a value's ; has none before it, and
+// neither appears in a base64 secret); -1 when there is none.
+func commentIndex(v string) int {
+	for i := 1; i < len(v); i++ {
+		if (v[i] == '#' || v[i] == ';') && (v[i-1] == ' ' || v[i-1] == '\t') {
+			return i
+		}
+	}
+	return -1
 }
 
 // shellQuote quotes a word for a printed command (the chmod, the command
@@ -180,14 +239,22 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-const configExample = "  paykit --profile sandbox balance\n  PAYKIT_PROFILE=staging paykit doctor"
+const configExample = "  paykit --profile staging config set base_url https://staging.example.com\n" +
+	"  paykit --profile staging config set secret - < secret.txt\n  paykit config list\n" +
+	"  paykit --profile sandbox balance\n  PAYKIT_PROFILE=staging paykit doctor"
+
+func configCmd(a *app) *cobra.Command {
+	cmd := configHelpTopic()
+	cmd.AddCommand(newCmdConfigInit(a, nil), newCmdConfigSet(a, nil), newCmdConfigGet(a, nil), newCmdConfigList(a, nil))
+	return cmd
+}
 
 func configHelpTopic() *cobra.Command {
 	return &cobra.Command{
 		Use:   "config",
-		Short: "Where credentials come from (help topic)",
-		Long: `Credentials come from PAYKIT_BASE_URL, PAYKIT_API_KEY and PAYKIT_SECRET, each of which
-wins over the profile, or from a profile of the config file:
+		Short: "Where credentials come from, and init, set, get and list of the config file",
+		Long: `Credentials come from a profile of the config file, or from PAYKIT_BASE_URL,
+PAYKIT_API_KEY and PAYKIT_SECRET:
 
   <config dir>/paykit/config   (~/.config/paykit/config on Linux; PAYKIT_CONFIG overrides)
 
@@ -197,18 +264,29 @@ wins over the profile, or from a profile of the config file:
   secret   = sk_live_...
 
   [staging]
-  base_url = https://staging.example.com
+  base_url = https://staging.example.com   # inline comments after white space
   api_key  = ...
   secret   = ...
 
---profile NAME (or PAYKIT_PROFILE) picks a profile; "default" otherwise. The file
-must be readable by you alone (chmod 600): paykit refuses it otherwise, exit 4.
+  [live]
+  base_url = https://api.example.com
+  api_key  = ...
+  secret   = ...
+  live     = true   ; money moves need the amount or "live" typed, not y
+
+--profile NAME on the command line picks a profile and the PAYKIT_BASE_URL, PAYKIT_API_KEY
+and PAYKIT_SECRET variables are then ignored: the flag is the deliberate choice. Without
+it, each variable that is set wins over the profile of PAYKIT_PROFILE ("default" when
+unset). Lines starting with # or ;, and a # or ; after white space, are comments
+(paykit auth status shows what was picked). A malformed line is refused by its
+number, its text never printed. The file must be readable by you alone (chmod 600):
+paykit refuses it otherwise, exit 4.
 The profile "sandbox" needs no file: it targets a local sandbox
 (paykit sandbox) at ` + sandboxBaseURL + ` with its default credentials.
 
-Examples:
-` + configExample,
-		// A help topic (no Run) prints Long alone: the example is in it too.
+paykit config init writes a commented file (0600); config set changes one key of a
+profile keeping the rest, comments included; config get and list print api_key and
+secret as fingerprints, never the values.`,
 		Example: configExample,
 	}
 }

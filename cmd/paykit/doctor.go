@@ -52,7 +52,15 @@ const (
 	doctorWrongSecret = "paykit-doctor-wrong-secret"
 )
 
-func doctorCmd(a *app) *cobra.Command {
+func doctorCmd(a *app) *cobra.Command { return newCmdDoctor(a, nil) }
+
+// DoctorOptions are doctor's options (none of its own).
+type DoctorOptions struct {
+	app *app
+}
+
+func newCmdDoctor(a *app, runF func(context.Context, *DoctorOptions) error) *cobra.Command {
+	opts := &DoctorOptions{app: a}
 	return &cobra.Command{
 		Use:   "doctor",
 		Short: "Check a setup against the service without moving money",
@@ -67,29 +75,37 @@ func doctorCmd(a *app) *cobra.Command {
 		Example: "  paykit doctor\n  paykit --profile staging doctor -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cr, err := loadCredentials(a.env.getenv, a.profile)
-			if err != nil {
-				return err
-			}
 			ctx, cancel := a.ctx(cmd)
 			defer cancel()
-			d := &doctor{a: a, cr: cr}
-			if d.baseURL(ctx) {
-				if d.c, err = a.client(); err != nil {
-					// The SDK's own refusal (a malformed URL, a key with a
-					// line break): a line of the report, then exit 4.
-					d.line(verdictFail, "client", err.Error())
-					d.err = err
-				} else {
-					d.run(ctx)
-				}
+			if runF != nil {
+				return runF(ctx, opts)
 			}
-			if err := d.print(); err != nil {
-				return err
-			}
-			return d.err
+			return runDoctor(ctx, opts)
 		},
 	}
+}
+
+func runDoctor(ctx context.Context, opts *DoctorOptions) error {
+	a := opts.app
+	cr, err := a.credentials()
+	if err != nil {
+		return err
+	}
+	d := &doctor{a: a, cr: cr}
+	if d.baseURL(ctx) {
+		if d.c, err = a.client(); err != nil {
+			// The SDK's own refusal (a malformed URL, a key with a line
+			// break): a line of the report, then exit 4.
+			d.line(verdictFail, "client", err.Error())
+			d.err = err
+		} else {
+			d.run(ctx)
+		}
+	}
+	if err := d.print(); err != nil {
+		return err
+	}
+	return d.err
 }
 
 // finding is one line of doctor's report.
@@ -130,7 +146,7 @@ func (d *doctor) print() error {
 		if err != nil {
 			return err
 		}
-		return writeJSON(d.a.out, b)
+		return d.a.emitJSON(b)
 	case "csv":
 		l := list{header: []string{"verdict", "check", "detail"}}
 		for _, f := range d.lines {

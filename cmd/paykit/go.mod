@@ -2,22 +2,25 @@ module github.com/paykit-dev/paykit-go/cmd/paykit
 
 go 1.24.0
 
-replace github.com/paykit-dev/paykit-go => ../..
-
 require (
-	github.com/paykit-dev/paykit-go v0.0.0
+	github.com/itchyny/gojq v0.12.18
+	github.com/mattn/go-runewidth v0.0.19
+	github.com/paykit-dev/paykit-go v0.0.0-20261126125949-2ea20900a85c
 	github.com/shopspring/decimal v1.6.0
 	github.com/spf13/cobra v1.10.1
-	golang.org/x/sys v0.37.0
+	golang.org/x/sys v0.38.0
 	golang.org/x/term v0.30.0
 )
 
 require (
+	github.com/clipperhouse/stringish v0.1.1 // indirect
+	github.com/clipperhouse/uax29/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/itchyny/timefmt-go v0.1.7 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/ncruces/go-strftime v1.0.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect

@@ -6,16 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
+	"github.com/mattn/go-runewidth"
 	"github.com/shopspring/decimal"
 
-	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/internal/mask"
 )
 
 // maxCapture caps the answer kept for -o json: a payout page of the
@@ -40,6 +40,17 @@ type capture struct {
 	elapsed time.Duration
 	// rate holds the rate-limit headers seen on any answer, for doctor.
 	rate map[string]string
+	// observe, when set, sees the body of each successful answer (wait's
+	// status line).
+	observe func(body []byte)
+}
+
+// setObserver sets (or, with nil, removes) the function that sees each
+// successful answer's body.
+func (c *capture) setObserver(f func([]byte)) {
+	c.mu.Lock()
+	c.observe = f
+	c.mu.Unlock()
 }
 
 // rateHeaders are the rate-limit headers in use (the IETF draft's and the
@@ -77,7 +88,11 @@ func (c *capture) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.mu.Lock()
 	c.body = b
 	c.seq++
+	observe := c.observe
 	c.mu.Unlock()
+	if observe != nil {
+		observe(b)
+	}
 	return resp, nil
 }
 
@@ -153,34 +168,118 @@ type list struct {
 // printRecord writes one resource: the API's answer for -o json, aligned
 // "key  value" lines for the table, a header and one row for csv.
 func (a *app) printRecord(raw []byte, r record) error {
+	if a.quiet {
+		for i, k := range r.keys {
+			if k == "id" {
+				_, err := fmt.Fprintln(a.out, safeCell(r.values[i]))
+				return err
+			}
+		}
+		return nil
+	}
 	switch a.output {
 	case "json":
-		return writeJSON(a.out, a.maskJSON(raw))
+		return a.emitJSON(a.maskJSON(raw))
 	case "csv":
 		return writeCSV(a.out, list{header: r.csvKeys, rows: [][]string{r.csvValues}})
 	}
-	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	rows := make([][]string, len(r.keys))
 	for i, k := range r.keys {
-		fmt.Fprintf(tw, "%s:\t%s\n", k, r.values[i])
+		rows[i] = []string{k + ":", r.values[i]}
 	}
-	return tw.Flush()
+	return writeTable(a.out, rows)
 }
 
 // printList writes rows: the API's answer for -o json, columns for the
 // table, RFC 4180 for csv.
 func (a *app) printList(raw []byte, l list) error {
+	if a.quiet {
+		if len(l.header) == 0 || l.header[0] != "id" && l.header[0] != "code" {
+			return nil
+		}
+		var b strings.Builder
+		for _, row := range l.rows {
+			b.WriteString(safeCell(row[0]) + "\n")
+		}
+		_, err := io.WriteString(a.out, b.String())
+		return err
+	}
 	switch a.output {
 	case "json":
-		return writeJSON(a.out, a.maskJSON(raw))
+		return a.emitJSON(a.maskJSON(raw))
 	case "csv":
 		return writeCSV(a.out, l)
 	}
-	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(upper(l.header), "\t"))
-	for _, row := range l.rows {
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	return writeTable(a.out, append([][]string{upper(l.header)}, l.rows...))
+}
+
+// writeTable aligns rows in columns two spaces apart, by display width
+// (a Cyrillic letter is one column, a CJK one two, a combining accent
+// none), with every cell made safe for a terminal first (see safeCell).
+// text/tabwriter counts runes, which misaligns wide text, and passes
+// control characters through.
+func writeTable(w io.Writer, rows [][]string) error {
+	var widths []int
+	cells := make([][]string, len(rows))
+	for i, row := range rows {
+		cells[i] = make([]string, len(row))
+		for j, v := range row {
+			v = safeCell(v)
+			cells[i][j] = v
+			if j >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[j] = max(widths[j], runewidth.StringWidth(v))
+		}
 	}
-	return tw.Flush()
+	var b strings.Builder
+	for _, row := range cells {
+		for j, v := range row {
+			b.WriteString(v)
+			if j < len(row)-1 {
+				b.WriteString(strings.Repeat(" ", widths[j]-runewidth.StringWidth(v)+2))
+			}
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// safeCell neutralises what a terminal would act on rather than show: C0
+// controls (ESC starts a sequence that can rewrite the screen or the
+// title, CR overwrites the line), DEL and the C1 controls (U+0080 to
+// U+009F; U+009B is a one-character CSI), and bytes that are not UTF-8.
+// Each becomes visible text, \x1b for ESC, so the value stays
+// recognisable. Data the API echoes (an ext_id, a holder's name, a
+// message) reaches a person's terminal only through here.
+func safeCell(s string) string {
+	clean := true
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case r >= 0x80 && r <= 0x9f:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 func upper(s []string) []string {
@@ -245,6 +344,15 @@ func appendJSONString(dst []byte, s string) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a string always encodes
 	return append(dst, bytes.TrimRight(b.Bytes(), "\n")...)
+}
+
+// emitJSON prints JSON for -o json: shaped by --json and --jq when
+// asked, otherwise as it is. raw is masked already.
+func (a *app) emitJSON(raw []byte) error {
+	if a.shape.active() {
+		return a.shape.emit(a, raw)
+	}
+	return writeJSON(a.out, raw)
 }
 
 // writeJSON prints the answer as the service wrote it, with one newline:
@@ -318,17 +426,8 @@ func (a *app) mask(number string) string {
 	return masked(number)
 }
 
-// masked is a card or phone number as the SDK masks it in its logs: the
-// CLI takes the SDK's own LogValue rather than copying its rules.
+// masked is a card or phone number masked by internal/mask, the rules the
+// SDK's logs and the sandbox use too: a number reads alike everywhere.
 func masked(number string) string {
-	return attr(paykit.Payout{Requisites: number}.LogValue(), "requisites")
-}
-
-func attr(v slog.Value, key string) string {
-	for _, a := range v.Group() {
-		if a.Key == key {
-			return a.Value.String()
-		}
-	}
-	return ""
+	return mask.Value(number)
 }

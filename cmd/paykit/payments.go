@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"regexp"
 
@@ -54,16 +56,35 @@ func paymentRecord(a *app, p *paykit.Payment) record {
 }
 
 // plainDecimal is the amount syntax the CLI takes: digits with an optional
-// fraction of up to six places (USDT's precision). decimal.NewFromString
-// alone would take "1e999999999", whose two-decimal rendering in the
-// confirmation prompt is a gigabyte of zeros.
-var plainDecimal = regexp.MustCompile(`^[0-9]{1,15}(\.[0-9]{1,6})?$`)
+// fraction, both bounded. decimal.NewFromString alone would take
+// "1e999999999", whose two-decimal rendering in the confirmation prompt is
+// a gigabyte of zeros. The currency's own scale is checked after (see
+// decimalArg): 1.500 RUB is fine, 1.505 is not.
+var plainDecimal = regexp.MustCompile(`^[0-9]{1,15}(\.[0-9]{1,18})?$`)
 
-// decimalArg parses an amount given on the command line, before any call.
-func decimalArg(flag, s string) (decimal.Decimal, error) {
+// Decimal places an amount may have: what a bank (kopecks) or the chain
+// (TRC-20 USDT's six) can move. Trailing zeros do not count: 1500.500 RUB
+// is 1500.50.
+const (
+	rubPlaces  = 2
+	usdtPlaces = 6
+)
+
+// decimalArg parses an amount given on the command line, before any call,
+// in currency cur (RUB or USDT), refusing a fraction finer than the
+// currency has: 100.005 RUB would be sent as asked and rounded by nobody
+// knows whom.
+func decimalArg(flag, s, cur string) (decimal.Decimal, error) {
 	d, err := decimal.NewFromString(s)
 	if err != nil || !plainDecimal.MatchString(s) {
 		return decimal.Decimal{}, usagef("--%s: want a decimal amount such as 1500.00, not %q", flag, s)
+	}
+	places, unit := int32(rubPlaces), "kopecks: two decimals"
+	if cur == "USDT" {
+		places, unit = usdtPlaces, "six decimals"
+	}
+	if !d.Equal(d.Truncate(places)) {
+		return decimal.Decimal{}, usagef("--%s: %s %s is finer than %s moves (%s at most); nothing was sent", flag, s, cur, cur, unit)
 	}
 	return d, nil
 }
@@ -71,129 +92,267 @@ func decimalArg(flag, s string) (decimal.Decimal, error) {
 func paymentsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{Use: "payments", Short: "Create, read, confirm and cancel RUB payments",
 		Example: "  paykit payments create --ext-id order-1001 --amount 1500.00 --method SBP\n  paykit payments get --ext-id order-1001"}
+	cmd.AddCommand(newCmdPaymentsCreate(a, nil), newCmdPaymentsGet(a, nil), newCmdPaymentsConfirm(a, nil), newCmdPaymentsCancel(a, nil))
+	return cmd
+}
 
-	var p paykit.CreatePaymentParams
-	var amount, method, country string
-	create := &cobra.Command{
+// PaymentsCreateOptions are payments create's flags.
+type PaymentsCreateOptions struct {
+	app    *app
+	Params paykit.CreatePaymentParams
+	// Amount, Method and Country are the flags as typed.
+	Amount, Method, Country string
+}
+
+func newCmdPaymentsCreate(a *app, runF func(context.Context, *PaymentsCreateOptions) error) *cobra.Command {
+	opts := &PaymentsCreateOptions{app: a}
+	cmd := &cobra.Command{
 		Use:     "create --ext-id ID --amount RUB",
 		Short:   "Create a payment and print the requisites the payer transfers to",
 		Example: "  paykit payments create --ext-id order-1001 --amount 1500.00 --method SBP --bank sber",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := decimalArg("amount", amount)
-			if err != nil {
-				return err
-			}
-			p.Amount, p.Method, p.Country = d, paykit.PaymentMethod(method), paykit.Country(country)
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
 			ctx, cancel := a.ctx(cmd)
 			defer cancel()
-			got, err := c.CreatePayment(ctx, p)
-			if err != nil {
-				return settle(err, "paykit payments get --ext-id "+shellQuote(p.ExtID))
+			if runF != nil {
+				return runF(ctx, opts)
 			}
-			return a.printRecord(a.cap.last(), paymentRecord(a, got))
+			return runPaymentsCreate(ctx, opts)
 		},
 	}
-	f := create.Flags()
+	p := &opts.Params
+	f := cmd.Flags()
 	f.StringVar(&p.ExtID, "ext-id", "", "your order id, unique (required)")
-	f.StringVar(&amount, "amount", "", "amount in RUB, 100 to 300000 (required)")
-	f.StringVar(&method, "method", "", "CARD, SBP, SIM or CROSS_BORDER (default: the service's, CARD)")
+	f.StringVar(&opts.Amount, "amount", "", "amount in RUB, 100 to 300000, at most two decimals (required)")
+	f.StringVar(&opts.Method, "method", "", "CARD, SBP, SIM or CROSS_BORDER (default: the service's, CARD)")
 	f.StringVar(&p.Bank, "bank", "", "bank code (see paykit banks)")
-	f.StringVar(&country, "country", "", "TJ, KZ, UZ or KG, for CROSS_BORDER")
+	f.StringVar(&opts.Country, "country", "", "TJ, KZ, UZ or KG, for CROSS_BORDER")
 	f.StringVar(&p.ClientID, "client-id", "", "the payer's id in your system")
 	f.StringVar(&p.NotifyURL, "notify-url", "", "webhook URL for this payment")
-	_ = create.MarkFlagRequired("ext-id")
-	_ = create.MarkFlagRequired("amount")
-	_ = create.RegisterFlagCompletionFunc("method", cobra.FixedCompletions([]string{"CARD", "SBP", "SIM", "CROSS_BORDER"}, cobra.ShellCompDirectiveNoFileComp))
-	_ = create.RegisterFlagCompletionFunc("country", cobra.FixedCompletions([]string{"TJ", "KZ", "UZ", "KG"}, cobra.ShellCompDirectiveNoFileComp))
+	f.StringVar(&p.NotificationToken, "notification-token", "", "secret the service sends back in X-Notification-Token with each webhook of this payment (never printed)")
+	_ = cmd.MarkFlagRequired("ext-id")
+	_ = cmd.MarkFlagRequired("amount")
+	_ = cmd.RegisterFlagCompletionFunc("method", cobra.FixedCompletions([]string{"CARD", "SBP", "SIM", "CROSS_BORDER"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("country", cobra.FixedCompletions([]string{"TJ", "KZ", "UZ", "KG"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
 
-	var extID string
-	get := &cobra.Command{
+func runPaymentsCreate(ctx context.Context, opts *PaymentsCreateOptions) error {
+	a, p := opts.app, opts.Params
+	d, err := decimalArg("amount", opts.Amount, "RUB")
+	if err != nil {
+		return err
+	}
+	p.Amount, p.Method, p.Country = d, paykit.PaymentMethod(opts.Method), paykit.Country(opts.Country)
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	got, err := c.CreatePayment(ctx, p)
+	if err != nil {
+		show := "paykit payments get --ext-id " + shellQuote(p.ExtID)
+		return duplicate(settle(err, show), show)
+	}
+	return a.printRecord(a.cap.last(), paymentRecord(a, got))
+}
+
+// paymentRef names a payment by the service's id or by the merchant's
+// ext_id: support starts from the order number the customer quotes.
+type paymentRef struct {
+	ID, ExtID string
+}
+
+// bindExtID adds --ext-id to cmd.
+func (r *paymentRef) bindExtID(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&r.ExtID, "ext-id", "", "your order id instead of the payment id")
+}
+
+// fromArgs takes the id from args, refusing both or neither.
+func (r *paymentRef) fromArgs(args []string) error {
+	if (len(args) == 1) == (r.ExtID != "") {
+		return usagef("give a payment id or --ext-id, not both or neither")
+	}
+	if len(args) == 1 {
+		r.ID = args[0]
+	}
+	return nil
+}
+
+// getCommand is the paykit command that shows the payment.
+func (r paymentRef) getCommand() string {
+	if r.ExtID != "" {
+		return "paykit payments get --ext-id " + shellQuote(r.ExtID)
+	}
+	return "paykit payments get " + shellQuote(r.ID)
+}
+
+// resolve returns the payment's id, reading it by ext_id when that is
+// what was given.
+func (r paymentRef) resolve(ctx context.Context, c *paykit.Client) (string, error) {
+	if r.ExtID == "" {
+		return r.ID, nil
+	}
+	p, err := c.GetPaymentByExtID(ctx, r.ExtID)
+	if err != nil {
+		return "", fmt.Errorf("payment with ext_id %s: %w", shellQuote(r.ExtID), err)
+	}
+	return p.ID, nil
+}
+
+// PaymentsGetOptions are payments get's flags and arguments.
+type PaymentsGetOptions struct {
+	app *app
+	Ref paymentRef
+}
+
+func newCmdPaymentsGet(a *app, runF func(context.Context, *PaymentsGetOptions) error) *cobra.Command {
+	opts := &PaymentsGetOptions{app: a}
+	cmd := &cobra.Command{
 		Use:     "get (ID | --ext-id EXT_ID)",
 		Short:   "Show a payment by its id or by your order id",
 		Example: "  paykit payments get 3f0c...\n  paykit payments get --ext-id order-1001 -o json",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if (len(args) == 1) == (extID != "") {
-				return usagef("give a payment id or --ext-id, not both or neither")
-			}
-			c, err := a.client()
-			if err != nil {
+			if err := opts.Ref.fromArgs(args); err != nil {
 				return err
 			}
 			ctx, cancel := a.ctx(cmd)
 			defer cancel()
-			var got *paykit.Payment
-			if extID != "" {
-				got, err = c.GetPaymentByExtID(ctx, extID)
-			} else {
-				got, err = c.GetPayment(ctx, args[0])
+			if runF != nil {
+				return runF(ctx, opts)
 			}
-			if err != nil {
-				return err
-			}
-			return a.printRecord(a.cap.last(), paymentRecord(a, got))
+			return runPaymentsGet(ctx, opts)
 		},
 	}
-	get.Flags().StringVar(&extID, "ext-id", "", "your order id instead of the payment id")
-
-	var receipt string
-	confirm := &cobra.Command{
-		Use:     "confirm ID [--receipt FILE]",
-		Short:   "Tell the service the payer has paid, optionally with a receipt image",
-		Example: "  paykit payments confirm 3f0c... --receipt receipt.png",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var att *paykit.Attachment
-			if receipt != "" {
-				fh, err := os.Open(receipt)
-				if err != nil {
-					return usagef("--receipt: %v", err)
-				}
-				defer fh.Close()
-				if st, err := fh.Stat(); err == nil && st.Size() > paykit.MaxAttachmentSize {
-					return usagef("--receipt: %s is %d bytes, over the API's %d", receipt, st.Size(), paykit.MaxAttachmentSize)
-				}
-				att = &paykit.Attachment{Filename: receipt, Content: fh}
-			}
-			return a.paymentChange(cmd, args[0], func(c *paykit.Client, id string) (*paykit.Payment, error) {
-				return c.ConfirmPayment(cmd.Context(), id, att)
-			})
-		},
-	}
-	confirm.Flags().StringVar(&receipt, "receipt", "", "image of the transfer receipt (at most 10,000,000 bytes)")
-
-	cancelCmd := &cobra.Command{
-		Use:     "cancel ID",
-		Short:   "Cancel a PENDING payment",
-		Example: "  paykit payments cancel 3f0c...",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.paymentChange(cmd, args[0], func(c *paykit.Client, id string) (*paykit.Payment, error) {
-				return c.CancelPayment(cmd.Context(), id)
-			})
-		},
-	}
-	cmd.AddCommand(create, get, confirm, cancelCmd)
+	opts.Ref.bindExtID(cmd)
 	return cmd
 }
 
-// paymentChange runs a state change of payment id and prints the result.
-func (a *app) paymentChange(cmd *cobra.Command, id string, call func(*paykit.Client, string) (*paykit.Payment, error)) error {
+func runPaymentsGet(ctx context.Context, opts *PaymentsGetOptions) error {
+	a := opts.app
 	c, err := a.client()
 	if err != nil {
 		return err
 	}
-	ctx, cancel := a.ctx(cmd)
-	defer cancel()
-	cmd.SetContext(ctx)
-	got, err := call(c, id)
+	var got *paykit.Payment
+	if opts.Ref.ExtID != "" {
+		got, err = c.GetPaymentByExtID(ctx, opts.Ref.ExtID)
+	} else {
+		got, err = c.GetPayment(ctx, opts.Ref.ID)
+	}
 	if err != nil {
-		return settle(err, "paykit payments get "+shellQuote(id))
+		return err
+	}
+	return a.printRecord(a.cap.last(), paymentRecord(a, got))
+}
+
+// PaymentsConfirmOptions are payments confirm's flags and arguments.
+type PaymentsConfirmOptions struct {
+	app *app
+	Ref paymentRef
+	// Receipt is the image file to attach, "" for none.
+	Receipt string
+}
+
+func newCmdPaymentsConfirm(a *app, runF func(context.Context, *PaymentsConfirmOptions) error) *cobra.Command {
+	opts := &PaymentsConfirmOptions{app: a}
+	cmd := &cobra.Command{
+		Use:     "confirm (ID | --ext-id EXT_ID) [--receipt FILE]",
+		Short:   "Tell the service the payer has paid, optionally with a receipt image",
+		Example: "  paykit payments confirm 3f0c... --receipt receipt.png\n  paykit payments confirm --ext-id order-1001",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.Ref.fromArgs(args); err != nil {
+				return err
+			}
+			ctx, cancel := a.ctx(cmd)
+			defer cancel()
+			if runF != nil {
+				return runF(ctx, opts)
+			}
+			return runPaymentsConfirm(ctx, opts)
+		},
+	}
+	opts.Ref.bindExtID(cmd)
+	cmd.Flags().StringVar(&opts.Receipt, "receipt", "", "image of the transfer receipt (at most 10,000,000 bytes)")
+	return cmd
+}
+
+func runPaymentsConfirm(ctx context.Context, opts *PaymentsConfirmOptions) error {
+	var att *paykit.Attachment
+	if opts.Receipt != "" {
+		fh, err := os.Open(opts.Receipt)
+		if err != nil {
+			return usagef("--receipt: %v", err)
+		}
+		defer fh.Close()
+		st, err := fh.Stat()
+		switch {
+		case err != nil:
+			return usagef("--receipt: %v", err)
+		case st.IsDir():
+			// Opening a directory succeeds; reading it fails only once
+			// the request has started.
+			return usagef("--receipt: %s is a directory, not an image file; nothing was sent", opts.Receipt)
+		case st.Size() > paykit.MaxAttachmentSize:
+			return usagef("--receipt: %s is %d bytes, over the API's %d", opts.Receipt, st.Size(), paykit.MaxAttachmentSize)
+		}
+		att = &paykit.Attachment{Filename: opts.Receipt, Content: fh}
+	}
+	return opts.app.paymentChange(ctx, opts.Ref, func(ctx context.Context, c *paykit.Client, id string) (*paykit.Payment, error) {
+		return c.ConfirmPayment(ctx, id, att)
+	})
+}
+
+// PaymentsCancelOptions are payments cancel's flags and arguments.
+type PaymentsCancelOptions struct {
+	app *app
+	Ref paymentRef
+}
+
+func newCmdPaymentsCancel(a *app, runF func(context.Context, *PaymentsCancelOptions) error) *cobra.Command {
+	opts := &PaymentsCancelOptions{app: a}
+	cmd := &cobra.Command{
+		Use:     "cancel (ID | --ext-id EXT_ID)",
+		Short:   "Cancel a PENDING payment",
+		Example: "  paykit payments cancel 3f0c...\n  paykit payments cancel --ext-id order-1001",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.Ref.fromArgs(args); err != nil {
+				return err
+			}
+			ctx, cancel := a.ctx(cmd)
+			defer cancel()
+			if runF != nil {
+				return runF(ctx, opts)
+			}
+			return runPaymentsCancel(ctx, opts)
+		},
+	}
+	opts.Ref.bindExtID(cmd)
+	return cmd
+}
+
+func runPaymentsCancel(ctx context.Context, opts *PaymentsCancelOptions) error {
+	return opts.app.paymentChange(ctx, opts.Ref, func(ctx context.Context, c *paykit.Client, id string) (*paykit.Payment, error) {
+		return c.CancelPayment(ctx, id)
+	})
+}
+
+// paymentChange runs a state change of the payment ref names and prints
+// the result.
+func (a *app) paymentChange(ctx context.Context, ref paymentRef, call func(context.Context, *paykit.Client, string) (*paykit.Payment, error)) error {
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	id, err := ref.resolve(ctx, c)
+	if err != nil {
+		return err
+	}
+	got, err := call(ctx, c, id)
+	if err != nil {
+		return settle(err, ref.getCommand())
 	}
 	return a.printRecord(a.cap.last(), paymentRecord(a, got))
 }
@@ -209,41 +368,93 @@ func settle(err error, command string) error {
 
 func disputesCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{Use: "disputes", Short: "Open or cancel a dispute on a cancelled payment",
-		Example: "  paykit disputes open 3f0c... --amount 1500.00 --comment 'paid late'\n  paykit disputes cancel 3f0c..."}
-	var p paykit.OpenDisputeParams
-	var amount string
-	open := &cobra.Command{
-		Use:     "open PAYMENT_ID",
-		Short:   "Dispute a cancelled payment the payer did pay",
-		Example: "  paykit disputes open 3f0c... --amount 1500.00 --receipt-url https://example.com/r.png --comment 'paid late'",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if amount != "" {
-				d, err := decimalArg("amount", amount)
-				if err != nil {
-					return err
-				}
-				p.Amount = d
-			}
-			return a.paymentChange(cmd, args[0], func(c *paykit.Client, id string) (*paykit.Payment, error) {
-				return c.OpenDispute(cmd.Context(), id, p)
-			})
-		},
-	}
-	open.Flags().StringVar(&amount, "amount", "", "what the payer actually paid, RUB, if it differs")
-	open.Flags().StringVar(&p.ReceiptURL, "receipt-url", "", "link to the receipt or a screenshot")
-	open.Flags().StringVar(&p.Comment, "comment", "", "text for the reviewer")
-	cancelCmd := &cobra.Command{
-		Use:     "cancel PAYMENT_ID",
-		Short:   "Withdraw an open dispute",
-		Example: "  paykit disputes cancel 3f0c...",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.paymentChange(cmd, args[0], func(c *paykit.Client, id string) (*paykit.Payment, error) {
-				return c.CancelDispute(cmd.Context(), id)
-			})
-		},
-	}
-	cmd.AddCommand(open, cancelCmd)
+		Example: "  paykit disputes open 3f0c... --amount 1500.00 --comment 'paid late'\n  paykit disputes cancel --ext-id order-1001"}
+	cmd.AddCommand(newCmdDisputesOpen(a, nil), newCmdDisputesCancel(a, nil))
 	return cmd
+}
+
+// DisputesOpenOptions are disputes open's flags and arguments.
+type DisputesOpenOptions struct {
+	app *app
+	Ref paymentRef
+	// Amount is --amount as typed, "" when not given.
+	Amount     string
+	ReceiptURL string
+	Comment    string
+}
+
+func newCmdDisputesOpen(a *app, runF func(context.Context, *DisputesOpenOptions) error) *cobra.Command {
+	opts := &DisputesOpenOptions{app: a}
+	cmd := &cobra.Command{
+		Use:   "open (PAYMENT_ID | --ext-id EXT_ID)",
+		Short: "Dispute a cancelled payment the payer did pay",
+		Example: "  paykit disputes open 3f0c... --amount 1500.00 --receipt-url https://example.com/r.png --comment 'paid late'\n" +
+			"  paykit disputes open --ext-id order-1001 --comment 'paid late'",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.Ref.fromArgs(args); err != nil {
+				return err
+			}
+			ctx, cancel := a.ctx(cmd)
+			defer cancel()
+			if runF != nil {
+				return runF(ctx, opts)
+			}
+			return runDisputesOpen(ctx, opts)
+		},
+	}
+	opts.Ref.bindExtID(cmd)
+	cmd.Flags().StringVar(&opts.Amount, "amount", "", "what the payer actually paid, RUB, if it differs")
+	cmd.Flags().StringVar(&opts.ReceiptURL, "receipt-url", "", "link to the receipt or a screenshot")
+	cmd.Flags().StringVar(&opts.Comment, "comment", "", "text for the reviewer")
+	return cmd
+}
+
+func runDisputesOpen(ctx context.Context, opts *DisputesOpenOptions) error {
+	p := paykit.OpenDisputeParams{ReceiptURL: opts.ReceiptURL, Comment: opts.Comment}
+	if opts.Amount != "" {
+		d, err := decimalArg("amount", opts.Amount, "RUB")
+		if err != nil {
+			return err
+		}
+		p.Amount = d
+	}
+	return opts.app.paymentChange(ctx, opts.Ref, func(ctx context.Context, c *paykit.Client, id string) (*paykit.Payment, error) {
+		return c.OpenDispute(ctx, id, p)
+	})
+}
+
+// DisputesCancelOptions are disputes cancel's flags and arguments.
+type DisputesCancelOptions struct {
+	app *app
+	Ref paymentRef
+}
+
+func newCmdDisputesCancel(a *app, runF func(context.Context, *DisputesCancelOptions) error) *cobra.Command {
+	opts := &DisputesCancelOptions{app: a}
+	cmd := &cobra.Command{
+		Use:     "cancel (PAYMENT_ID | --ext-id EXT_ID)",
+		Short:   "Withdraw an open dispute",
+		Example: "  paykit disputes cancel 3f0c...\n  paykit disputes cancel --ext-id order-1001",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.Ref.fromArgs(args); err != nil {
+				return err
+			}
+			ctx, cancel := a.ctx(cmd)
+			defer cancel()
+			if runF != nil {
+				return runF(ctx, opts)
+			}
+			return runDisputesCancel(ctx, opts)
+		},
+	}
+	opts.Ref.bindExtID(cmd)
+	return cmd
+}
+
+func runDisputesCancel(ctx context.Context, opts *DisputesCancelOptions) error {
+	return opts.app.paymentChange(ctx, opts.Ref, func(ctx context.Context, c *paykit.Client, id string) (*paykit.Payment, error) {
+		return c.CancelDispute(ctx, id)
+	})
 }

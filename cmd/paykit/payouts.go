@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -62,133 +64,261 @@ func parseWhen(flag, s string) (time.Time, error) {
 func payoutsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{Use: "payouts", Short: "Send RUB payouts to cards or through SBP, and read them",
 		Example: "  paykit payouts get --ext-id payout-77\n  paykit payouts list --all --from 2026-11-01 --to 2026-12-01 -o csv > november.csv"}
+	cmd.AddCommand(newCmdPayoutsCreate(a, nil), newCmdPayoutsGet(a, nil), newCmdPayoutsList(a, nil))
+	return cmd
+}
 
-	var p paykit.CreatePayoutParams
-	var amount, method string
-	create := &cobra.Command{
+// PayoutsCreateOptions are payouts create's flags.
+type PayoutsCreateOptions struct {
+	app    *app
+	Params paykit.CreatePayoutParams
+	// Amount and Method are the flags as typed, parsed by runPayoutsCreate.
+	Amount, Method string
+}
+
+func newCmdPayoutsCreate(a *app, runF func(context.Context, *PayoutsCreateOptions) error) *cobra.Command {
+	opts := &PayoutsCreateOptions{app: a}
+	cmd := &cobra.Command{
 		Use:   "create --ext-id ID --amount RUB --method card|sbp --requisites NUMBER --holder-name NAME",
 		Short: "Send a payout (asks for confirmation; --yes when not on a terminal)",
 		Example: "  paykit payouts create --ext-id payout-77 --amount 500.00 --method sbp --requisites +79001234567 \\\n" +
 			"      --holder-name 'Ivan Petrov' --bank sber --yes",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := decimalArg("amount", amount)
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			p.Amount, p.Method = d, paykit.PayoutMethod(method)
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			if err := a.confirm(fmt.Sprintf("Pay out %s RUB by %s to %s (ext_id %s)", money(d), method, masked(p.Requisites), p.ExtID)); err != nil {
-				return err
-			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			got, err := c.CreatePayout(ctx, p)
-			if err != nil {
-				return settle(err, "paykit payouts get --ext-id "+shellQuote(p.ExtID))
-			}
-			return a.printRecord(a.cap.last(), payoutRecord(a, got))
+			return runPayoutsCreate(cmd.Context(), opts)
 		},
 	}
-	f := create.Flags()
+	p := &opts.Params
+	f := cmd.Flags()
 	f.StringVar(&p.ExtID, "ext-id", "", "your payout id, unique: what makes a retry safe (required)")
-	f.StringVar(&amount, "amount", "", "amount in RUB (required)")
-	f.StringVar(&method, "method", "", "card or sbp (required)")
+	f.StringVar(&opts.Amount, "amount", "", "amount in RUB, at most two decimals (required)")
+	f.StringVar(&opts.Method, "method", "", "card or sbp (required)")
 	f.StringVar(&p.Requisites, "requisites", "", "card number (card) or phone number (sbp) (required)")
 	f.StringVar(&p.HolderName, "holder-name", "", "recipient's full name (required)")
 	f.StringVar(&p.Bank, "bank", "", "bank code, for sbp")
 	f.StringVar(&p.NotifyURL, "notify-url", "", "webhook URL for status changes")
 	f.BoolVarP(&a.yes, "yes", "y", false, "do not ask for confirmation")
 	for _, n := range []string{"ext-id", "amount", "method", "requisites", "holder-name"} {
-		_ = create.MarkFlagRequired(n)
+		_ = cmd.MarkFlagRequired(n)
 	}
-	_ = create.RegisterFlagCompletionFunc("method", cobra.FixedCompletions([]string{"card", "sbp"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("method", cobra.FixedCompletions([]string{"card", "sbp"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
 
-	var extID string
-	get := &cobra.Command{
+// runPayoutsCreate is given the command's context unbounded: the question
+// before sending is not bounded by --timeout (a person may take their
+// time), the call is.
+func runPayoutsCreate(ctx context.Context, opts *PayoutsCreateOptions) error {
+	a, p := opts.app, opts.Params
+	d, err := decimalArg("amount", opts.Amount, "RUB")
+	if err != nil {
+		return err
+	}
+	p.Amount, p.Method = d, paykit.PayoutMethod(opts.Method)
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	if err := a.confirm(ctx, fmt.Sprintf("Pay out %s RUB by %s to %s (ext_id %s)", money(d), opts.Method, masked(p.Requisites), p.ExtID), money(d)); err != nil {
+		return err
+	}
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	got, err := c.CreatePayout(ctx, p)
+	if err != nil {
+		show := "paykit payouts get --ext-id " + shellQuote(p.ExtID)
+		return duplicate(settle(err, show), show)
+	}
+	return a.printRecord(a.cap.last(), payoutRecord(a, got))
+}
+
+// PayoutsGetOptions are payouts get's flags and arguments.
+type PayoutsGetOptions struct {
+	app       *app
+	ID, ExtID string
+}
+
+func newCmdPayoutsGet(a *app, runF func(context.Context, *PayoutsGetOptions) error) *cobra.Command {
+	opts := &PayoutsGetOptions{app: a}
+	cmd := &cobra.Command{
 		Use:     "get (ID | --ext-id EXT_ID)",
 		Short:   "Show a payout by its id or by your payout id",
 		Example: "  paykit payouts get --ext-id payout-77",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if (len(args) == 1) == (extID != "") {
+			if (len(args) == 1) == (opts.ExtID != "") {
 				return usagef("give a payout id or --ext-id, not both or neither")
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
+			if len(args) == 1 {
+				opts.ID = args[0]
 			}
 			ctx, cancel := a.ctx(cmd)
 			defer cancel()
-			var got *paykit.Payout
-			if extID != "" {
-				got, err = c.GetPayoutByExtID(ctx, extID)
-			} else {
-				got, err = c.GetPayout(ctx, args[0])
+			if runF != nil {
+				return runF(ctx, opts)
 			}
-			if err != nil {
-				return err
-			}
-			return a.printRecord(a.cap.last(), payoutRecord(a, got))
+			return runPayoutsGet(ctx, opts)
 		},
 	}
-	get.Flags().StringVar(&extID, "ext-id", "", "your payout id instead of the service's")
+	cmd.Flags().StringVar(&opts.ExtID, "ext-id", "", "your payout id instead of the service's")
+	return cmd
+}
 
-	var lp paykit.ListPayoutsParams
-	var status, from, to string
-	var all bool
-	listCmd := &cobra.Command{
+func runPayoutsGet(ctx context.Context, opts *PayoutsGetOptions) error {
+	a := opts.app
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	var got *paykit.Payout
+	if opts.ExtID != "" {
+		got, err = c.GetPayoutByExtID(ctx, opts.ExtID)
+	} else {
+		got, err = c.GetPayout(ctx, opts.ID)
+	}
+	if err != nil {
+		return err
+	}
+	return a.printRecord(a.cap.last(), payoutRecord(a, got))
+}
+
+// PayoutsListOptions are payouts list's flags.
+type PayoutsListOptions struct {
+	app *app
+	// Status, From and To are the flags as typed.
+	Status, From, To string
+	Limit, Offset    int
+	All              bool
+}
+
+func newCmdPayoutsList(a *app, runF func(context.Context, *PayoutsListOptions) error) *cobra.Command {
+	opts := &PayoutsListOptions{app: a}
+	cmd := &cobra.Command{
 		Use:   "list [--status S] [--from T] [--to T] [--limit N] [--offset N] [--all]",
 		Short: "List payouts, one page or --all of them",
+		Long: "list shows one page of payouts (saying on stderr when there are more), or --all of them.\n" +
+			"--from and --to are the half-open window [from, to): a payout created exactly at --to is\n" +
+			"not in it, so consecutive windows (a month's export, then the next) share no payout.",
 		Example: "  paykit payouts list --status completed --limit 20\n" +
 			"  paykit payouts list --all --from 2026-11-01 --to 2026-12-01 -o csv > november.csv",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			lp.Status = paykit.PayoutStatus(status)
-			if lp.From, err = parseWhen("from", from); err != nil {
-				return err
-			}
-			if lp.To, err = parseWhen("to", to); err != nil {
-				return err
-			}
-			if lp.Limit < 0 || lp.Offset < 0 {
-				return usagef("--limit and --offset must not be negative")
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
 			ctx, cancel := a.ctx(cmd)
 			defer cancel()
-			if !all {
-				page, err := c.ListPayouts(ctx, lp)
-				if err != nil {
-					return err
-				}
-				l := list{header: payoutHeader}
-				for i := range page.Payouts {
-					l.rows = append(l.rows, payoutRow(a, &page.Payouts[i]))
-				}
-				return a.printList(a.cap.last(), l)
+			if runF != nil {
+				return runF(ctx, opts)
 			}
-			return a.listAll(ctx, c, lp)
+			return runPayoutsList(ctx, opts)
 		},
 	}
-	lf := listCmd.Flags()
-	lf.StringVar(&status, "status", "", "pending, processing, completed, failed or cancelled")
-	lf.StringVar(&from, "from", "", "created at or after (2026-11-01 or RFC 3339)")
-	lf.StringVar(&to, "to", "", "created before (2026-12-01 or RFC 3339)")
-	lf.IntVar(&lp.Limit, "limit", 0, "page size (default: the service's, 100)")
-	lf.IntVar(&lp.Offset, "offset", 0, "payouts to skip")
-	lf.BoolVar(&all, "all", false, "page through every matching payout (progress on stderr when it is a terminal)")
-	_ = listCmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions([]string{"pending", "processing", "completed", "failed", "cancelled"}, cobra.ShellCompDirectiveNoFileComp))
-
-	cmd.AddCommand(create, get, listCmd)
+	lf := cmd.Flags()
+	lf.StringVar(&opts.Status, "status", "", "pending, processing, completed, failed or cancelled")
+	lf.StringVar(&opts.From, "from", "", "created at or after (2026-11-01 or RFC 3339)")
+	lf.StringVar(&opts.To, "to", "", "created before, not at (2026-12-01 or RFC 3339): consecutive windows share no payout")
+	lf.IntVar(&opts.Limit, "limit", 0, "page size (default: the service's, 100)")
+	lf.IntVar(&opts.Offset, "offset", 0, "payouts to skip")
+	lf.BoolVar(&opts.All, "all", false, "page through every matching payout (progress on stderr when it is a terminal)")
+	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions([]string{"pending", "processing", "completed", "failed", "cancelled"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+func runPayoutsList(ctx context.Context, opts *PayoutsListOptions) error {
+	a := opts.app
+	lp := paykit.ListPayoutsParams{Status: paykit.PayoutStatus(opts.Status), Limit: opts.Limit, Offset: opts.Offset}
+	var err error
+	if lp.From, err = parseWhen("from", opts.From); err != nil {
+		return err
+	}
+	if lp.To, err = parseWhen("to", opts.To); err != nil {
+		return err
+	}
+	if lp.Limit < 0 || lp.Offset < 0 {
+		return usagef("--limit and --offset must not be negative")
+	}
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	if opts.All {
+		return a.listAll(ctx, c, lp)
+	}
+	page, err := c.ListPayouts(ctx, lp)
+	if err != nil {
+		return err
+	}
+	l := list{header: payoutHeader}
+	var out []string
+	for i := range page.Payouts {
+		if !inWindow(lp, &page.Payouts[i]) {
+			out = append(out, page.Payouts[i].ID)
+			continue
+		}
+		l.rows = append(l.rows, payoutRow(a, &page.Payouts[i]))
+	}
+	raw := a.cap.last()
+	if len(out) > 0 && a.output == "json" {
+		if raw, err = dropPayouts(raw, out); err != nil {
+			return err
+		}
+	}
+	if err := a.printList(raw, l); err != nil {
+		return err
+	}
+	// One page of more: say so where a person looks and a script's stdout
+	// is not disturbed.
+	if next := page.Offset + len(page.Payouts); page.Total > next && len(page.Payouts) > 0 {
+		fmt.Fprintf(a.env.stderr, "paykit: %s of %s payouts shown; use --all for every one, or --offset %d for the next page\n",
+			thousands(len(page.Payouts)), thousands(page.Total), next)
+	}
+	return nil
+}
+
+// inWindow tells whether p is in the half-open window [From, To) of lp.
+// The service's bounds are not specified (the sandbox's are both
+// inclusive; paykit doctor tells a service's): the CLI sends them as given
+// and drops what lies outside, so that November's export and December's
+// never both hold the payout created at midnight on the 1st.
+func inWindow(lp paykit.ListPayoutsParams, p *paykit.Payout) bool {
+	if !lp.To.IsZero() && !p.CreatedAt.Before(lp.To) {
+		return false
+	}
+	return lp.From.IsZero() || !p.CreatedAt.Before(lp.From)
+}
+
+// dropPayouts removes the payouts with the given ids from a page as the
+// service wrote it, and counts them out of its total; every other member
+// is kept as it came.
+func dropPayouts(raw []byte, ids []string) ([]byte, error) {
+	var page map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &page); err != nil {
+		return nil, fmt.Errorf("the payout page is not a JSON object: %w", err)
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(page["payouts"], &items); err != nil {
+		return nil, fmt.Errorf("the payout page's payouts are not a JSON array: %w", err)
+	}
+	kept := []json.RawMessage{}
+	for _, it := range items {
+		var id struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(it, &id) == nil && slices.Contains(ids, id.ID) {
+			continue
+		}
+		kept = append(kept, it)
+	}
+	var err error
+	if page["payouts"], err = json.Marshal(kept); err != nil {
+		return nil, err
+	}
+	var total int
+	if json.Unmarshal(page["total"], &total) == nil {
+		page["total"] = json.RawMessage(strconv.Itoa(max(0, total-(len(items)-len(kept)))))
+	}
+	return json.Marshal(page)
 }
 
 // listAll is the SDK's AllPayouts, with its guards against a list that
@@ -209,7 +339,7 @@ func (a *app) listAll(ctx context.Context, c *paykit.Client, lp paykit.ListPayou
 	}
 	var raws []json.RawMessage
 	l := list{header: payoutHeader}
-	pageSeq, total := -1, 0
+	pageSeq, total, dropped := -1, 0, 0
 	var pageRaw map[string]json.RawMessage
 	var lastID string
 	for p, err := range c.AllPayouts(ctx, lp) {
@@ -241,17 +371,23 @@ func (a *app) listAll(ctx context.Context, c *paykit.Client, lp paykit.ListPayou
 		if !ok {
 			return fmt.Errorf("payout %s: not in the page the service answered", p.ID)
 		}
-		l.rows = append(l.rows, payoutRow(a, &p)) // first: it registers the number maskJSON masks
-		raws = append(raws, a.maskJSON(raw))
+		if inWindow(lp, &p) {
+			l.rows = append(l.rows, payoutRow(a, &p)) // first: it registers the number maskJSON masks
+			raws = append(raws, a.maskJSON(raw))
+		} else {
+			dropped++
+		}
 		if p.ID == lastID {
-			show(len(l.rows), total)
+			show(len(l.rows)+dropped, total)
 		}
 	}
 	if progress {
-		show(len(l.rows), total)
+		show(len(l.rows)+dropped, total)
 		fmt.Fprintln(a.env.stderr)
 	}
-	if a.output == "json" {
+	// The service counted the payouts at --to (see inWindow).
+	total -= dropped
+	if a.output == "json" && !a.quiet {
 		if raws == nil {
 			raws = []json.RawMessage{}
 		}
@@ -262,7 +398,7 @@ func (a *app) listAll(ctx context.Context, c *paykit.Client, lp paykit.ListPayou
 		if err != nil {
 			return err
 		}
-		return writeJSON(a.out, b)
+		return a.emitJSON(b)
 	}
 	return a.printList(nil, l) // table or csv: raw is not used
 }

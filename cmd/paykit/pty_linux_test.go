@@ -13,10 +13,14 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"golang.org/x/sys/unix"
+
+	paykit "github.com/paykit-dev/paykit-go"
 )
 
 // tty is a pseudo-terminal: the binary gets slave, the test reads and
@@ -142,10 +146,11 @@ func TestTerminalConfirm(t *testing.T) {
 		return []string{"payouts", "create", "--ext-id", ext, "--amount", "10", "--method", "card", "--requisites", testCard, "--holder-name", "Ivan Petrov"}
 	}
 
+	on := " on " + strings.TrimPrefix(e.srv.URL, "http://") + " (credentials from the environment)"
 	p := openTTY(t)
 	cmd, out, cancel := e.start(p.slave, p.slave, args("tty-1")...)
 	defer cancel()
-	p.waitFor("Pay out 10.00 RUB by card to ************1111 (ext_id tty-1)? [y/N] ")
+	p.waitFor("Pay out 10.00 RUB by card to ************1111 (ext_id tty-1)" + on + "? [y/N] ")
 	if n := e.sb.RequestCount("POST", "/v1/payouts"); n != 0 {
 		t.Fatalf("the payout was sent before the answer (%d requests)", n)
 	}
@@ -162,7 +167,7 @@ func TestTerminalConfirm(t *testing.T) {
 	p = openTTY(t)
 	cmd, out, cancel = e.start(p.slave, p.slave, args("tty-2")...)
 	defer cancel()
-	p.waitFor("(ext_id tty-2)? [y/N] ")
+	p.waitFor("(ext_id tty-2)" + on + "? [y/N] ")
 	if _, err := p.master.Write([]byte("n\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -181,9 +186,9 @@ func TestTerminalConfirm(t *testing.T) {
 		route  string
 	}{
 		{[]string{"transfers", "create", "--from", "term_sandbox_main", "--to", "term_sandbox_reserve", "--amount", "5"},
-			"Transfer 5.00 USDT from term_sandbox_main to term_sandbox_reserve? [y/N] ", "/v1/transfers"},
+			"Transfer 5.00 USDT from term_sandbox_main to term_sandbox_reserve" + on + "? [y/N] ", "/v1/transfers"},
 		{[]string{"withdrawals", "create", "--terminal", "term_sandbox_main", "--amount", "5", "--address", "TXYZ", "--subtract-fee"},
-			"Withdraw 5.00 USDT (fee subtracted) from term_sandbox_main to TXYZ? [y/N] ", "/v1/withdrawals"},
+			"Withdraw 5.00 USDT (fee subtracted) from term_sandbox_main to TXYZ" + on + "? [y/N] ", "/v1/withdrawals"},
 	} {
 		p = openTTY(t)
 		cmd, out, cancel := e.start(p.slave, p.slave, m.args...)
@@ -238,4 +243,71 @@ func TestTerminalProgress(t *testing.T) {
 	if strings.Count(out.String(), "\r\n") != 4 || strings.Contains(out.String(), "fetched") {
 		t.Fatalf("stdout %q", out.String())
 	}
+}
+
+// TestTerminalInterruptAtPrompt: Ctrl-C typed at the [y/N] question ends
+// the command at once, before any Enter, with exit 130 and nothing sent.
+// The binary runs in its own session with the pseudo-terminal as its
+// controlling terminal, so the terminal turns ^C into SIGINT as a shell's
+// would.
+func TestTerminalInterruptAtPrompt(t *testing.T) {
+	e := newEnv(t)
+	p := openTTY(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "payouts", "create", "--ext-id", "tty-int", "--amount", "10", "--method", "card",
+		"--requisites", testCard, "--holder-name", "Ivan Petrov")
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "TZ=UTC", "PAYKIT_CONFIG=/nonexistent/x",
+		"PAYKIT_BASE_URL=" + e.srv.URL, "PAYKIT_API_KEY=" + testKey, "PAYKIT_SECRET=" + testSecret}
+	var out bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.slave, &out, p.slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	p.waitFor("? [y/N] ")
+	if _, err := p.master.Write([]byte{0x03}); err != nil { // Ctrl-C, no Enter
+		t.Fatal(err)
+	}
+	deadline := time.NewTimer(20 * time.Second)
+	defer deadline.Stop()
+	select {
+	case err := <-done:
+		if code := exitCode(err); code != 130 || out.Len() != 0 {
+			t.Fatalf("Ctrl-C at the prompt: exit %d, stdout %q, terminal %q", code, out.String(), p.shown())
+		}
+	case <-deadline.C:
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("Ctrl-C at the prompt did not end the command; the terminal showed %q", p.shown())
+	}
+	p.waitFor("interrupted; nothing was sent")
+	if n := e.sb.RequestCount("POST", "/v1/payouts"); n != 0 {
+		t.Fatalf("an interrupted payout was sent (%d requests)", n)
+	}
+}
+
+// TestTerminalWaitStatusLine: on a terminal's stderr, wait keeps one
+// status line, rewritten at each read, and clears it before its verdict.
+func TestTerminalWaitStatusLine(t *testing.T) {
+	e := newEnv(t)
+	p, err := e.sdk.CreatePayment(context.Background(), paykit.CreatePaymentParams{ExtID: "pty-wait", Amount: decimal.RequireFromString("300.00")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty := openTTY(t)
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	cmd, out, cancel := e.start(devnull, tty.slave, "wait", "payment", p.ID, "--interval", "10ms", "--timeout", "500ms", "--exit-status")
+	defer cancel()
+	if code := exitCode(cmd.Wait()); code != 6 || !strings.Contains(out.String(), "status:       PENDING\n") {
+		t.Fatalf("exit %d, stdout %q", code, out.String())
+	}
+	tty.waitFor("\r\x1b[Kpayment " + p.ID + ": PENDING (read 2, ")
+	tty.waitFor("\r\x1b[Kpaykit: payment " + p.ID + " not settled within --timeout")
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
@@ -9,133 +10,170 @@ import (
 	paykit "github.com/paykit-dev/paykit-go"
 )
 
-func terminalsCmd(a *app) *cobra.Command {
+// ReadOptions are the options of a read with no flags of its own
+// (terminals, balance, banks, withdrawals fee, withdrawals get).
+type ReadOptions struct {
+	app *app
+	// ID is withdrawals get's argument.
+	ID string
+}
+
+// newCmdRead builds a read command: use, short and example as cobra has
+// them, run the read itself.
+func newCmdRead(a *app, use, short, example string, args cobra.PositionalArgs, run func(context.Context, *ReadOptions) error,
+	runF func(context.Context, *ReadOptions) error) *cobra.Command {
+	opts := &ReadOptions{app: a}
 	return &cobra.Command{
-		Use:     "terminals",
-		Short:   "List the terminals with their USDT balances and fees",
-		Example: "  paykit terminals\n  paykit terminals -o csv",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
+		Use: use, Short: short, Example: example, Args: args,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.ID = args[0]
 			}
 			ctx, cancel := a.ctx(cmd)
 			defer cancel()
-			ts, err := c.ListTerminals(ctx)
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(ctx, opts)
 			}
-			l := list{header: []string{"id", "name", "balance", "balance_frozen", "withdrawal_fee", "currency", "active"}}
-			for _, t := range ts {
-				l.rows = append(l.rows, []string{t.ID, t.Name, money(t.Balance), money(t.BalanceFrozen), money(t.WithdrawalFee), t.Currency, strconv.FormatBool(t.IsActive)})
-			}
-			return a.printList(a.cap.last(), l)
+			return run(ctx, opts)
 		},
 	}
+}
+
+func terminalsCmd(a *app) *cobra.Command {
+	return newCmdRead(a, "terminals", "List the terminals with their USDT balances and fees", "  paykit terminals\n  paykit terminals -o csv",
+		cobra.NoArgs, runTerminals, nil)
+}
+
+func runTerminals(ctx context.Context, opts *ReadOptions) error {
+	a := opts.app
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	ts, err := c.ListTerminals(ctx)
+	if err != nil {
+		return err
+	}
+	l := list{header: []string{"id", "name", "balance", "balance_frozen", "withdrawal_fee", "currency", "active"}}
+	for _, t := range ts {
+		l.rows = append(l.rows, []string{t.ID, t.Name, money(t.Balance), money(t.BalanceFrozen), money(t.WithdrawalFee), t.Currency, strconv.FormatBool(t.IsActive)})
+	}
+	return a.printList(a.cap.last(), l)
 }
 
 func balanceCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:     "balance",
-		Short:   "Show the USDT balance over all terminals",
-		Example: "  paykit balance",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			b, err := c.GetBalance(ctx)
-			if err != nil {
-				return err
-			}
-			var r record
-			r.amount("balance", b.Balance, b.Currency, true)
-			r.amount("balance_frozen", b.BalanceFrozen, b.Currency, true)
-			r.csvOnly("currency", b.Currency)
-			return a.printRecord(a.cap.last(), r)
-		},
+	return newCmdRead(a, "balance", "Show the USDT balance over all terminals", "  paykit balance", cobra.NoArgs, runBalance, nil)
+}
+
+func runBalance(ctx context.Context, opts *ReadOptions) error {
+	a := opts.app
+	c, err := a.client()
+	if err != nil {
+		return err
 	}
+	b, err := c.GetBalance(ctx)
+	if err != nil {
+		return err
+	}
+	var r record
+	r.amount("balance", b.Balance, b.Currency, true)
+	r.amount("balance_frozen", b.BalanceFrozen, b.Currency, true)
+	r.csvOnly("currency", b.Currency)
+	return a.printRecord(a.cap.last(), r)
 }
 
 func banksCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:     "banks",
-		Short:   "List the banks payments can go through (their codes go into --bank)",
-		Example: "  paykit banks -o csv",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			bs, err := c.ListBanks(ctx)
-			if err != nil {
-				return err
-			}
-			l := list{header: []string{"code", "name", "active"}}
-			for _, b := range bs {
-				l.rows = append(l.rows, []string{b.Code, b.Name, strconv.FormatBool(b.IsActive)})
-			}
-			return a.printList(a.cap.last(), l)
-		},
+	return newCmdRead(a, "banks", "List the banks payments can go through (their codes go into --bank)", "  paykit banks -o csv",
+		cobra.NoArgs, runBanks, nil)
+}
+
+func runBanks(ctx context.Context, opts *ReadOptions) error {
+	a := opts.app
+	c, err := a.client()
+	if err != nil {
+		return err
 	}
+	bs, err := c.ListBanks(ctx)
+	if err != nil {
+		return err
+	}
+	l := list{header: []string{"code", "name", "active"}}
+	for _, b := range bs {
+		l.rows = append(l.rows, []string{b.Code, b.Name, strconv.FormatBool(b.IsActive)})
+	}
+	return a.printList(a.cap.last(), l)
 }
 
 func transfersCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{Use: "transfers", Short: "Move USDT between your terminals",
 		Example: "  paykit transfers create --from term_main --to term_reserve --amount 100.00"}
-	var p paykit.CreateTransferParams
-	var amount string
-	create := &cobra.Command{
+	cmd.AddCommand(newCmdTransfersCreate(a, nil))
+	return cmd
+}
+
+// TransfersCreateOptions are transfers create's flags.
+type TransfersCreateOptions struct {
+	app    *app
+	Params paykit.CreateTransferParams
+	// Amount is --amount as typed.
+	Amount string
+}
+
+func newCmdTransfersCreate(a *app, runF func(context.Context, *TransfersCreateOptions) error) *cobra.Command {
+	opts := &TransfersCreateOptions{app: a}
+	cmd := &cobra.Command{
 		Use:     "create --from TERMINAL --to TERMINAL --amount USDT",
 		Short:   "Move USDT between two terminals (asks for confirmation; --yes when not on a terminal)",
 		Example: "  paykit transfers create --from term_main --to term_reserve --amount 100.00 --yes",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := decimalArg("amount", amount)
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			p.Amount = d
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			if err := a.confirm(fmt.Sprintf("Transfer %s USDT from %s to %s", money(d), p.FromTerminalID, p.ToTerminalID)); err != nil {
-				return err
-			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			t, err := c.CreateTransfer(ctx, p)
-			if err != nil {
-				// A transfer has no id to read back: the balances tell.
-				return settle(err, "paykit terminals")
-			}
-			var r record
-			r.add("from", t.FromTerminalID)
-			r.add("to", t.ToTerminalID)
-			r.amount("amount", t.Amount, t.Currency, true)
-			r.csvOnly("currency", t.Currency)
-			r.add("success", strconv.FormatBool(t.Success))
-			return a.printRecord(a.cap.last(), r)
+			return runTransfersCreate(cmd.Context(), opts)
 		},
 	}
-	f := create.Flags()
-	f.StringVar(&p.FromTerminalID, "from", "", "terminal to debit (required)")
-	f.StringVar(&p.ToTerminalID, "to", "", "terminal to credit (required)")
-	f.StringVar(&amount, "amount", "", "USDT to move (required)")
+	f := cmd.Flags()
+	f.StringVar(&opts.Params.FromTerminalID, "from", "", "terminal to debit (required)")
+	f.StringVar(&opts.Params.ToTerminalID, "to", "", "terminal to credit (required)")
+	f.StringVar(&opts.Amount, "amount", "", "USDT to move, at most six decimals (required)")
 	f.BoolVarP(&a.yes, "yes", "y", false, "do not ask for confirmation")
 	for _, n := range []string{"from", "to", "amount"} {
-		_ = create.MarkFlagRequired(n)
+		_ = cmd.MarkFlagRequired(n)
 	}
-	cmd.AddCommand(create)
 	return cmd
+}
+
+// runTransfersCreate is given the command's context unbounded, as
+// runPayoutsCreate is.
+func runTransfersCreate(ctx context.Context, opts *TransfersCreateOptions) error {
+	a, p := opts.app, opts.Params
+	d, err := decimalArg("amount", opts.Amount, "USDT")
+	if err != nil {
+		return err
+	}
+	p.Amount = d
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	if err := a.confirm(ctx, fmt.Sprintf("Transfer %s USDT from %s to %s", money(d), p.FromTerminalID, p.ToTerminalID), money(d)); err != nil {
+		return err
+	}
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	t, err := c.CreateTransfer(ctx, p)
+	if err != nil {
+		// A transfer has no id to read back: the balances tell.
+		return settle(err, "paykit terminals")
+	}
+	var r record
+	r.add("from", t.FromTerminalID)
+	r.add("to", t.ToTerminalID)
+	r.amount("amount", t.Amount, t.Currency, true)
+	r.csvOnly("currency", t.Currency)
+	r.add("success", strconv.FormatBool(t.Success))
+	return a.printRecord(a.cap.last(), r)
 }
 
 func withdrawalRecord(a *app, w *paykit.Withdrawal) record {
@@ -155,91 +193,103 @@ func withdrawalRecord(a *app, w *paykit.Withdrawal) record {
 func withdrawalsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{Use: "withdrawals", Short: "Withdraw USDT to a TRC-20 wallet, and read withdrawals and the fee",
 		Example: "  paykit withdrawals fee\n  paykit withdrawals create --terminal term_main --amount 50.00 --address TXYZ..."}
-	var p paykit.CreateWithdrawalParams
-	var amount string
-	create := &cobra.Command{
+	get := newCmdRead(a, "get ID", "Show a withdrawal", "  paykit withdrawals get 7b1e...\n  paykit wait withdrawal 7b1e...",
+		cobra.ExactArgs(1), runWithdrawalsGet, nil)
+	fee := newCmdRead(a, "fee", "Show the current withdrawal fee", "  paykit withdrawals fee", cobra.NoArgs, runWithdrawalsFee, nil)
+	cmd.AddCommand(newCmdWithdrawalsCreate(a, nil), get, fee)
+	return cmd
+}
+
+// WithdrawalsCreateOptions are withdrawals create's flags.
+type WithdrawalsCreateOptions struct {
+	app    *app
+	Params paykit.CreateWithdrawalParams
+	// Amount is --amount as typed.
+	Amount string
+}
+
+func newCmdWithdrawalsCreate(a *app, runF func(context.Context, *WithdrawalsCreateOptions) error) *cobra.Command {
+	opts := &WithdrawalsCreateOptions{app: a}
+	cmd := &cobra.Command{
 		Use:     "create --terminal ID --amount USDT --address WALLET",
 		Short:   "Withdraw USDT (asks for confirmation; --yes when not on a terminal)",
 		Example: "  paykit withdrawals create --terminal term_main --amount 50.00 --address TXYZ... --subtract-fee --yes",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := decimalArg("amount", amount)
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			p.Amount = d
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			fee := "fee on top"
-			if p.SubtractFeeFromAmount {
-				fee = "fee subtracted"
-			}
-			if err := a.confirm(fmt.Sprintf("Withdraw %s USDT (%s) from %s to %s", money(d), fee, p.TerminalID, p.Address)); err != nil {
-				return err
-			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			w, err := c.CreateWithdrawal(ctx, p)
-			if err != nil {
-				// No ext_id: the terminal's frozen balance shows a
-				// withdrawal in flight.
-				return settle(err, "paykit terminals")
-			}
-			return a.printRecord(a.cap.last(), withdrawalRecord(a, w))
+			return runWithdrawalsCreate(cmd.Context(), opts)
 		},
 	}
-	f := create.Flags()
-	f.StringVar(&p.TerminalID, "terminal", "", "terminal that pays (required)")
-	f.StringVar(&amount, "amount", "", "USDT (required)")
-	f.StringVar(&p.Address, "address", "", "TRC-20 wallet (required)")
-	f.BoolVar(&p.SubtractFeeFromAmount, "subtract-fee", false, "take the fee out of the amount instead of on top")
+	f := cmd.Flags()
+	f.StringVar(&opts.Params.TerminalID, "terminal", "", "terminal that pays (required)")
+	f.StringVar(&opts.Amount, "amount", "", "USDT, at most six decimals (required)")
+	f.StringVar(&opts.Params.Address, "address", "", "TRC-20 wallet (required)")
+	f.BoolVar(&opts.Params.SubtractFeeFromAmount, "subtract-fee", false, "take the fee out of the amount instead of on top")
 	f.BoolVarP(&a.yes, "yes", "y", false, "do not ask for confirmation")
 	for _, n := range []string{"terminal", "amount", "address"} {
-		_ = create.MarkFlagRequired(n)
+		_ = cmd.MarkFlagRequired(n)
 	}
-	get := &cobra.Command{
-		Use:     "get ID",
-		Short:   "Show a withdrawal",
-		Example: "  paykit withdrawals get 7b1e...",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			w, err := c.GetWithdrawal(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return a.printRecord(a.cap.last(), withdrawalRecord(a, w))
-		},
-	}
-	fee := &cobra.Command{
-		Use:     "fee",
-		Short:   "Show the current withdrawal fee",
-		Example: "  paykit withdrawals fee",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			f, err := c.GetWithdrawalFee(ctx)
-			if err != nil {
-				return err
-			}
-			var r record
-			r.amount("fee", f.Fee, f.Currency, true)
-			r.csvOnly("currency", f.Currency)
-			return a.printRecord(a.cap.last(), r)
-		},
-	}
-	cmd.AddCommand(create, get, fee)
 	return cmd
+}
+
+// runWithdrawalsCreate is given the command's context unbounded, as
+// runPayoutsCreate is.
+func runWithdrawalsCreate(ctx context.Context, opts *WithdrawalsCreateOptions) error {
+	a, p := opts.app, opts.Params
+	d, err := decimalArg("amount", opts.Amount, "USDT")
+	if err != nil {
+		return err
+	}
+	p.Amount = d
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	fee := "fee on top"
+	if p.SubtractFeeFromAmount {
+		fee = "fee subtracted"
+	}
+	if err := a.confirm(ctx, fmt.Sprintf("Withdraw %s USDT (%s) from %s to %s", money(d), fee, p.TerminalID, p.Address), money(d)); err != nil {
+		return err
+	}
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	w, err := c.CreateWithdrawal(ctx, p)
+	if err != nil {
+		// No ext_id: the terminal's frozen balance shows a withdrawal in
+		// flight.
+		return settle(err, "paykit terminals")
+	}
+	return a.printRecord(a.cap.last(), withdrawalRecord(a, w))
+}
+
+func runWithdrawalsGet(ctx context.Context, opts *ReadOptions) error {
+	a := opts.app
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	w, err := c.GetWithdrawal(ctx, opts.ID)
+	if err != nil {
+		return err
+	}
+	return a.printRecord(a.cap.last(), withdrawalRecord(a, w))
+}
+
+func runWithdrawalsFee(ctx context.Context, opts *ReadOptions) error {
+	a := opts.app
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	f, err := c.GetWithdrawalFee(ctx)
+	if err != nil {
+		return err
+	}
+	var r record
+	r.amount("fee", f.Fee, f.Currency, true)
+	r.csvOnly("currency", f.Currency)
+	return a.printRecord(a.cap.last(), r)
 }

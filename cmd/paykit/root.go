@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -18,13 +20,21 @@ import (
 	paykit "github.com/paykit-dev/paykit-go"
 )
 
-// Exit codes, documented in the package comment and in --help.
+// Exit codes, documented in the package comment, in --help (exitCodesHelp)
+// and in README.md, which TestReadmeReference holds to these constants
+// (those of wait.go included).
 const (
 	exitOK          = 0
 	exitAPI         = 1
 	exitUsage       = 2
 	exitUnknown     = 3
 	exitCredentials = 4
+	// exitInternal is a bug (EX_SOFTWARE of sysexits.h): a panic caught
+	// in run, reported with a trace that holds no values.
+	exitInternal = 70
+	// exitInterrupted is the shell's code for a command ended by SIGINT
+	// (128 + 2): Ctrl-C, or the SIGTERM of a supervisor.
+	exitInterrupted = 130
 )
 
 // env is the process seen by the commands: main passes the real one, tests
@@ -65,11 +75,23 @@ type unknownError struct {
 func (e *unknownError) Error() string { return e.err.Error() }
 func (e *unknownError) Unwrap() error { return e.err }
 
+// interruptedError is a command stopped by a signal before it sent
+// anything; what says so ("nothing was sent").
+type interruptedError struct{ what string }
+
+func (e *interruptedError) Error() string { return "interrupted; " + e.what }
+
 // app holds the global flags and builds the client once per command.
 type app struct {
-	env       *env
-	output    string
-	profile   string
+	env     *env
+	output  string
+	profile string
+	// profileSet: --profile was given on the command line, which then
+	// wins over the PAYKIT_* variables (see loadCredentials).
+	profileSet bool
+	// cred are the credentials of the last client built: the money-move
+	// question names their profile and host.
+	cred      *credentials
 	verbose   bool
 	localTime bool
 	yes       bool
@@ -81,6 +103,13 @@ type app struct {
 	sensitive []string
 	// cap is the transport of the last client built, for -o json.
 	cap *capture
+	// jsonFields, jq and quiet are --json, --jq and -q; shape is what
+	// they parse into (see shape.go).
+	jsonFields, jq string
+	quiet          bool
+	shape          *shape
+	// outputSet: -o was given on the command line.
+	outputSet bool
 }
 
 // version is the SDK's version (paykit.Version, the constant the root
@@ -101,10 +130,13 @@ Exit codes:
   2  usage: a bad flag, argument or value, or a money move without --yes off a terminal
   3  unknown outcome: the call may or may not have taken effect; the settling command is printed
   4  credentials refused: by the service, or missing, or a config file others can read
+  5  wait --exit-status: settled unsuccessfully; 6: --timeout ran out first
   70 internal error: a bug (the trace printed holds no values)
+  130 interrupted (Ctrl-C); nothing was sent, or exit 3 if a money move may have been
 
-Credentials: PAYKIT_BASE_URL, PAYKIT_API_KEY, PAYKIT_SECRET, or a profile of
-<config dir>/paykit/config chosen with --profile (see "paykit help config").
+Credentials: a profile of <config dir>/paykit/config named by --profile (which then
+wins over the environment), else PAYKIT_BASE_URL, PAYKIT_API_KEY, PAYKIT_SECRET over
+the profile of PAYKIT_PROFILE or "default" (see "paykit help config").
 `
 
 func newRoot(a *app) *cobra.Command {
@@ -112,10 +144,13 @@ func newRoot(a *app) *cobra.Command {
 		Use:   "paykit",
 		Short: "Work with the paykit merchant API from the command line",
 		Long: "paykit runs every operation of the paykit merchant API, checks a setup (paykit doctor),\n" +
-			"waits for payments and payouts to settle, and runs a local sandbox.",
+			"says where it would go (paykit auth status), waits for payments, payouts and withdrawals to\n" +
+			"settle, makes raw signed calls (paykit api), and runs and drives a local sandbox.",
 		Example: "  export PAYKIT_BASE_URL=https://api.example.com PAYKIT_API_KEY=pk_... PAYKIT_SECRET=sk_...\n" +
 			"  paykit payments get --ext-id order-1001\n" +
 			"  paykit payouts list --all -o csv > payouts.csv\n" +
+			"  paykit wait payout --ext-id payout-77 --exit-status --timeout 30m\n" +
+			"  paykit auth status\n" +
 			"  paykit --profile sandbox balance",
 		Version:       version(),
 		SilenceUsage:  true,
@@ -125,11 +160,14 @@ func newRoot(a *app) *cobra.Command {
 	root.SetUsageTemplate(root.UsageTemplate() + exitCodesHelp)
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table (for people), json (the API's answer) or csv (RFC 4180, for spreadsheets)")
-	pf.StringVar(&a.profile, "profile", "", "profile of the config file (default: $PAYKIT_PROFILE, else \"default\")")
+	pf.StringVar(&a.profile, "profile", "", "profile of the config file; wins over PAYKIT_BASE_URL, PAYKIT_API_KEY and PAYKIT_SECRET (default: $PAYKIT_PROFILE, else \"default\")")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log each HTTP attempt on stderr (no secret is logged)")
 	pf.BoolVar(&a.localTime, "local-time", false, "show times in the local time zone instead of UTC (table and csv)")
 	pf.BoolVar(&a.unmask, "unmask", false, "show card and phone numbers in full (they are masked by default, -o json included)")
 	pf.DurationVar(&a.timeout, "timeout", 0, "give up on the whole command after this long (default: no limit; each HTTP attempt gives up after 30s)")
+	pf.StringVar(&a.jsonFields, "json", "", "print these fields of the answer as JSON (of each item of a list), such as --json id,status,amount")
+	pf.StringVar(&a.jq, "jq", "", "filter the JSON answer with a jq expression (strings print raw), such as --jq '.payouts[].id'")
+	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print ids alone, one a line")
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		switch a.output {
@@ -140,14 +178,26 @@ func newRoot(a *app) *cobra.Command {
 		if a.timeout < 0 {
 			return usagef("--timeout must not be negative")
 		}
+		a.profileSet = cmd.Flags().Changed("profile")
+		a.outputSet = cmd.Flags().Changed("output")
+		sh, err := parseShape(cmd.Context(), a.jsonFields, a.jq, a.quiet, a.output, cmd.Flags().Changed("output"))
+		if err != nil {
+			return err
+		}
+		a.shape = sh
+		if sh.active() {
+			a.output = "json"
+		}
 		return nil
 	}
 	root.AddCommand(paymentsCmd(a), disputesCmd(a), payoutsCmd(a), terminalsCmd(a), balanceCmd(a), banksCmd(a),
-		transfersCmd(a), withdrawalsCmd(a), doctorCmd(a), waitCmd(a), sandboxCmd(a), configHelpTopic())
+		transfersCmd(a), withdrawalsCmd(a), doctorCmd(a), waitCmd(a), sandboxCmd(a), configCmd(a), authCmd(a), apiCmd(a))
 	// cobra's own help and completion commands get examples too: every
 	// command's --help shows one.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	strictGroups(root)
+	registerCompletions(a, root)
 	for _, c := range root.Commands() {
 		switch c.Name() {
 		case "help":
@@ -170,6 +220,39 @@ var completionExamples = map[string]string{
 	"powershell": "  paykit completion powershell | Out-String | Invoke-Expression",
 }
 
+// strictGroups makes every command that only groups others (payouts,
+// withdrawals, ...) refuse a word that is none of its commands: cobra's
+// default prints the help and exits 0 there, so a cron job running
+// "paykit payouts lst" would report success. Without a word it is a usage
+// error too (exit 2), listing the commands: "paykit payouts" alone does
+// nothing either.
+func strictGroups(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		strictGroups(sub)
+	}
+	if !c.HasParent() || c.Runnable() || !c.HasSubCommands() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.SuggestionsMinimumDistance = 2 // cobra sets it on the root only
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		var names []string
+		for _, s := range cmd.Commands() {
+			if s.IsAvailableCommand() {
+				names = append(names, s.Name())
+			}
+		}
+		if len(args) == 0 {
+			return usagef("%q needs a command: %s", cmd.CommandPath(), strings.Join(names, ", "))
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+		}
+		return usagef("%s (its commands: %s)", msg, strings.Join(names, ", "))
+	}
+}
+
 // run is main without the process. It returns the exit code.
 func run(ctx context.Context, args []string, e *env) (code int) {
 	defer func() {
@@ -177,7 +260,7 @@ func run(ctx context.Context, args []string, e *env) (code int) {
 		// (it could hold a request or a config line), only where it was.
 		if r := recover(); r != nil {
 			fmt.Fprintf(e.stderr, "paykit: internal error (a bug; please report it with this trace):\n%s", debug.Stack())
-			code = 70
+			code = exitInternal
 		}
 	}()
 	a := &app{env: e, out: e.stdout}
@@ -191,16 +274,33 @@ func run(ctx context.Context, args []string, e *env) (code int) {
 	if err == nil {
 		return exitOK
 	}
+	// Ctrl-C (or SIGTERM) cancelled the command: 130, as a shell reports
+	// it, unless a money move may have happened, which exit 3 says.
+	var uo *unknownError
+	if ctx.Err() != nil && !errors.As(err, &uo) {
+		msg := "paykit: interrupted"
+		var ie *interruptedError
+		if errors.As(err, &ie) {
+			msg += "; " + ie.what
+		}
+		if e.isTerminal(e.stderr) {
+			msg = "\n" + msg // past the ^C the terminal echoed
+		}
+		fmt.Fprintln(e.stderr, msg)
+		return exitInterrupted
+	}
 	return report(e.stderr, err)
 }
 
-// report prints err for a person and maps it to the exit code.
+// report prints err for a person, in operator words (see plain), and
+// maps it to the exit code.
 func report(w io.Writer, err error) int {
-	// Without the SDK's own "paykit: " prefix, which the CLI's says already.
-	msg := strings.TrimPrefix(err.Error(), "paykit: ")
+	msg := plain(err.Error())
 	var ue *usageError
 	var ce *credentialsError
 	var uo *unknownError
+	var xe *exitError
+	var he *hintError
 	var apiErr *paykit.Error
 	switch {
 	case errors.As(err, &ue) || isCobraUsage(err):
@@ -210,11 +310,18 @@ func report(w io.Writer, err error) int {
 		fmt.Fprintln(w, "paykit:", msg)
 		return exitCredentials
 	case errors.As(err, &uo):
-		fmt.Fprintln(w, "paykit:", msg)
+		what := "outcome unknown: the request may have been applied"
+		if cause := unknownCause(err); cause != nil {
+			what += " (" + plain(cause.Error()) + ")"
+		}
+		fmt.Fprintln(w, "paykit:", what)
 		if uo.settle != "" {
 			fmt.Fprintf(w, "The outcome is unknown: the call may have taken effect. Settle it with:\n  %s\n", uo.settle)
 		}
 		return exitUnknown
+	case errors.As(err, &xe):
+		fmt.Fprintln(w, "paykit:", msg)
+		return xe.code
 	case errors.Is(err, paykit.ErrUnauthorized):
 		fmt.Fprintln(w, "paykit:", msg)
 		fmt.Fprintln(w, "Check the API key, the secret and the profile (paykit doctor tells which).")
@@ -230,6 +337,9 @@ func report(w io.Writer, err error) int {
 			msg = apiErr.Code + ": " + msg
 		}
 		fmt.Fprintf(w, "paykit: %s\n", msg)
+		if errors.As(err, &he) {
+			fmt.Fprintln(w, he.hint)
+		}
 		return exitAPI
 	default:
 		fmt.Fprintln(w, "paykit:", msg)
@@ -249,10 +359,11 @@ func isCobraUsage(err error) bool {
 
 // client builds the SDK client from the environment or the profile.
 func (a *app) client() (*paykit.Client, error) {
-	cr, err := loadCredentials(a.env.getenv, a.profile)
+	cr, err := a.credentials()
 	if err != nil {
 		return nil, err
 	}
+	a.cred = cr
 	a.cap = &capture{base: http.DefaultTransport.(*http.Transport).Clone()}
 	opts := []paykit.Option{paykit.WithUserAgent("paykit-cli/" + version()), paykit.WithHTTPClient(&http.Client{Transport: a.cap, Timeout: paykit.DefaultAttemptTimeout})}
 	if a.verbose {
@@ -265,36 +376,92 @@ func (a *app) client() (*paykit.Client, error) {
 	return c, nil
 }
 
+// credentials are the client's: the profile, with --profile winning over
+// the environment.
+func (a *app) credentials() (*credentials, error) {
+	return loadCredentials(a.env.getenv, a.profile, a.profileSet)
+}
+
 // ctx bounds one command by --timeout when given. Without it nothing
 // hangs all the same: each HTTP attempt has the SDK's DefaultAttemptTimeout
 // and retries are bounded by the SDK; only wait polls until the resource
 // settles, which is what it is for, and payouts list --all pages until the
 // service's total, however long a month of payouts takes.
 func (a *app) ctx(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	return a.bound(cmd.Context())
+}
+
+// bound is ctx bounded by --timeout, when given.
+func (a *app) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	if a.timeout == 0 {
-		return context.WithCancel(cmd.Context())
+		return context.WithCancel(ctx)
 	}
-	return context.WithTimeout(cmd.Context(), a.timeout)
+	return context.WithTimeout(ctx, a.timeout)
 }
 
 // confirm asks before a money move. Off a terminal it refuses unless --yes
 // was given: a script must say so explicitly, as gh does for destructive
 // commands. The question goes to stderr (stdout may be a file being
 // written with -o json), so both stdin and stderr must be a terminal: a
-// question nobody sees would hang a script.
-func (a *app) confirm(what string) error {
+// question nobody sees would hang a script. It names where the money goes:
+// the host of the base URL and where the credentials came from, so that
+// production and the sandbox do not read alike. On a profile marked live
+// the answer must be typed out, amount (as shown) or the profile's name,
+// never a reflexive y. Ctrl-C while it waits for the answer ends the
+// command at once (exit 130), nothing sent.
+func (a *app) confirm(ctx context.Context, what, amount string) error {
 	if a.yes {
 		return nil
 	}
 	if !a.env.isTerminal(a.env.stdin) || !a.env.isTerminal(a.env.stderr) {
 		return usagef("%s moves money: pass --yes to confirm when stdin and stderr are not a terminal", what)
 	}
-	fmt.Fprintf(a.env.stderr, "%s? [y/N] ", what)
-	var answer string
-	_, _ = fmt.Fscanln(a.env.stdin, &answer)
-	switch strings.ToLower(strings.TrimSpace(answer)) {
-	case "y", "yes":
-		return nil
+	live := a.cred != nil && a.cred.live
+	if live {
+		if amount != "" {
+			fmt.Fprintf(a.env.stderr, "%s on %s?\nThis is a LIVE profile: type the amount (%s) or the profile's name to confirm: ", what, a.target(), amount)
+		} else {
+			fmt.Fprintf(a.env.stderr, "%s on %s?\nThis is a LIVE profile: type the profile's name to confirm: ", what, a.target())
+		}
+	} else {
+		fmt.Fprintf(a.env.stderr, "%s on %s? [y/N] ", what, a.target())
+	}
+	answer := make(chan string, 1)
+	go func() {
+		// The read cannot be cancelled; on Ctrl-C the process exits
+		// with this goroutine still blocked in it.
+		line, _ := bufio.NewReader(a.env.stdin).ReadString('\n')
+		answer <- strings.TrimSpace(line)
+	}()
+	select {
+	case <-ctx.Done():
+		return &interruptedError{what: "nothing was sent"}
+	case s := <-answer:
+		switch {
+		case live && (amount != "" && s == amount || s == a.cred.profile):
+			return nil
+		case !live && (strings.EqualFold(s, "y") || strings.EqualFold(s, "yes")):
+			return nil
+		}
 	}
 	return usagef("not confirmed; nothing was sent")
+}
+
+// target names where a call goes: the base URL's host and the source of
+// the credentials, such as `api.example.com (profile "live")`.
+func (a *app) target() string {
+	if a.cred == nil {
+		return "an unknown service"
+	}
+	host := a.cred.baseURL
+	if u, err := url.Parse(host); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	switch len(a.cred.fromEnv) {
+	case 3:
+		return host + " (credentials from the environment)"
+	case 0:
+		return fmt.Sprintf("%s (profile %q)", host, a.cred.profile)
+	}
+	return fmt.Sprintf("%s (profile %q with %s from the environment)", host, a.cred.profile, strings.Join(a.cred.fromEnv, ", "))
 }

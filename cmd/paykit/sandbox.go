@@ -14,17 +14,23 @@ import (
 )
 
 func sandboxCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "sandbox [-addr 127.0.0.1:8080] [paykit-sandbox flags]",
 		Short: "Run the local sandbox (the flags of paykit-sandbox; -help lists them)",
 		Long: "sandbox serves a stateful stand-in for the payment service, exactly as paykit-sandbox does, with\n" +
-			"the same flags. The built-in profile \"sandbox\" talks to it at " + sandboxBaseURL + ".",
-		Example:            "  paykit sandbox &\n  paykit --profile sandbox doctor",
+			"the same flags. The built-in profile \"sandbox\" talks to it at " + sandboxBaseURL + ".\n\n" +
+			"Its commands drive a running sandbox (the profile's base URL; the control token of remote mode\n" +
+			"from PAYKIT_SANDBOX_CONTROL_TOKEN): verify and review payments, move payouts and withdrawals,\n" +
+			"advance the clock, inject a fault, reset, list webhook deliveries and resend one.",
+		Example: "  paykit sandbox &\n  paykit --profile sandbox doctor\n" +
+			"  paykit --profile sandbox sandbox verify 3f0c... completed\n  paykit --profile sandbox sandbox webhooks list",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return serveSandbox(cmd.Context(), args, a.env.stdout, a.env.stderr)
 		},
 	}
+	sandboxControls(a, cmd)
+	return cmd
 }
 
 // serveSandbox runs the sandbox's own command line (internal/sandboxcli,

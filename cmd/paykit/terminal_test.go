@@ -12,7 +12,13 @@ import (
 // which a subprocess with pipes never shows.
 func (e *testEnv) inProcess(stdin string, args ...string) result {
 	e.t.Helper()
-	vars := map[string]string{"PAYKIT_BASE_URL": e.srv.URL, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": testSecret, "PAYKIT_CONFIG": "/nonexistent/x"}
+	return e.inProcessEnv(map[string]string{"PAYKIT_BASE_URL": e.srv.URL, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": testSecret,
+		"PAYKIT_CONFIG": "/nonexistent/x"}, stdin, args...)
+}
+
+// inProcessEnv is inProcess with the given environment alone.
+func (e *testEnv) inProcessEnv(vars map[string]string, stdin string, args ...string) result {
+	e.t.Helper()
 	var out, errb bytes.Buffer
 	code := run(context.Background(), args, &env{
 		stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb,
@@ -26,8 +32,9 @@ func (e *testEnv) inProcess(stdin string, args ...string) result {
 func TestConfirmOnTerminal(t *testing.T) {
 	e := newEnv(t)
 	args := []string{"payouts", "create", "--ext-id", "p-1", "--amount", "10", "--method", "card", "--requisites", testCard, "--holder-name", "Ivan Petrov"}
+	host := strings.TrimPrefix(e.srv.URL, "http://")
 	r := e.inProcess("n\n", args...)
-	if r.code != 2 || !strings.Contains(r.stderr, "Pay out 10.00 RUB by card to ************1111 (ext_id p-1)? [y/N] ") {
+	if r.code != 2 || !strings.Contains(r.stderr, "Pay out 10.00 RUB by card to ************1111 (ext_id p-1) on "+host+" (credentials from the environment)? [y/N] ") {
 		t.Fatalf("answer n: exit %d, stderr %q", r.code, r.stderr)
 	}
 	if n := e.sb.RequestCount("POST", "/v1/payouts"); n != 0 {
@@ -38,11 +45,11 @@ func TestConfirmOnTerminal(t *testing.T) {
 		t.Fatalf("answer yes: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	r = e.inProcess("", "transfers", "create", "--from", "a", "--to", "b", "--amount", "1")
-	if r.code != 2 || !strings.Contains(r.stderr, "Transfer 1.00 USDT from a to b? [y/N]") {
+	if r.code != 2 || !strings.Contains(r.stderr, "Transfer 1.00 USDT from a to b on "+host+" (credentials from the environment)? [y/N]") {
 		t.Fatalf("transfer, no answer: exit %d, stderr %q", r.code, r.stderr)
 	}
 	r = e.inProcess("", "withdrawals", "create", "--terminal", "a", "--amount", "1", "--address", "T1")
-	if r.code != 2 || !strings.Contains(r.stderr, "Withdraw 1.00 USDT (fee on top) from a to T1? [y/N]") {
+	if r.code != 2 || !strings.Contains(r.stderr, "Withdraw 1.00 USDT (fee on top) from a to T1 on "+host+" (credentials from the environment)? [y/N]") {
 		t.Fatalf("withdrawal, no answer: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

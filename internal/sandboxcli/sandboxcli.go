@@ -15,12 +15,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/sandbox"
 	_ "github.com/paykit-dev/paykit-go/sandbox/sqlite" // -db: the SQLite store
 )
@@ -165,6 +167,7 @@ type flags struct {
 	samePending, attempts, hookTotal, hookPer                   *int
 	fee, balance                                                *decimalFlag
 	allowRemote, unsigned, printConfig, autopilot, ignoreTV     *bool
+	version                                                     *bool
 	payerDelay, verifyDelay, reviewDelay, payoutDelay, wdrDelay *time.Duration
 }
 
@@ -199,6 +202,7 @@ func newFlags(name string, out io.Writer) *flags {
 		"a file that is corrupt, from a newer sandbox or held by another process is refused, never reset); empty: in memory")
 	f.configPath = fs.String("config", "", "JSON configuration file: merchants, terminals, banks, rates, webhooks, autopilot (README, \"Run a shared staging sandbox\")")
 	f.printConfig = fs.Bool("print-config", false, "print the effective configuration as JSON, secrets masked, and exit")
+	f.version = fs.Bool("version", false, "print the version of this binary and of the SDK it serves, and exit (command line only)")
 	f.autopilot = fs.Bool("autopilot", false, "move payments, disputes, payouts and withdrawals along by themselves; test values choose outcomes")
 	f.payerDelay = fs.Duration("autopilot-payer-delay", sandbox.DefaultPayerDelay, "autopilot: wait before a payer presses I paid (amount kopecks .11)")
 	f.verifyDelay = fs.Duration("autopilot-verify-delay", sandbox.DefaultVerifyDelay, "autopilot: wait before a confirmed payment is verified")
@@ -230,6 +234,17 @@ func testValuesHelp() string {
 	return b.String()
 }
 
+// moduleVersion is the version of the module this binary was built from,
+// as the go command recorded it: a tag or pseudo-version for `go install
+// ...@version` and the release builds, "(devel)" for a build from a
+// working tree, which has no version to tell.
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
 // runWith is Run with the environment given.
 func runWith(ctx context.Context, args []string, env environment, stdout, stderr io.Writer, o Options) error {
 	if o.Name == "" {
@@ -247,6 +262,10 @@ func runWith(ctx context.Context, args []string, env environment, stdout, stderr
 	}
 	if f.fs.NArg() > 0 {
 		return usage("unexpected arguments: %v", f.fs.Args())
+	}
+	if *f.version {
+		fmt.Fprintf(stdout, "%s %s (paykit-go SDK %s)\n", o.Name, moduleVersion(), paykit.Version)
+		return nil
 	}
 	for _, w := range unknownEnv(f.fs, env) {
 		fmt.Fprintln(stderr, w)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -400,4 +401,22 @@ func TestHelpRendersTestValues(t *testing.T) {
 // run is Run as paykit-sandbox calls it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return Run(ctx, args, stdout, stderr, Options{Name: "paykit-sandbox"})
+}
+
+// TestVersion protects -version: the module version the go command
+// recorded ("(devel)" in a test binary, a tag or pseudo-version when
+// installed; .ci/install-check.sh checks that one) and the SDK's version,
+// printed without serving.
+func TestVersion(t *testing.T) {
+	var out, errOut strings.Builder
+	if err := run(context.Background(), []string{"-version"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	want := regexp.MustCompile(`^paykit-sandbox (\(devel\)|v[0-9]+\.[0-9]+\.[0-9]+\S*) \(paykit-go SDK ` + regexp.QuoteMeta(paykit.Version) + `\)\n$`)
+	if !want.MatchString(out.String()) || errOut.Len() != 0 {
+		t.Fatalf("stdout %q, stderr %q; want stdout to match %s", out.String(), errOut.String(), want)
+	}
+	if err := run(context.Background(), []string{"-version", "extra"}, io.Discard, io.Discard); err == nil {
+		t.Fatal("-version with an argument: no usage error")
+	}
 }

@@ -1,0 +1,370 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// configKeys are the keys a profile holds, in the order init writes them.
+var configKeys = []string{"base_url", "api_key", "secret", "live"}
+
+// secretKeys are never printed: config get and list show a fingerprint.
+var secretKeys = []string{"api_key", "secret"}
+
+// ConfigOptions are the config commands' flags and arguments.
+type ConfigOptions struct {
+	app *app
+	// Key and Value are set's and get's arguments; Value "-" reads it from
+	// stdin (a secret kept out of the shell's history).
+	Key, Value string
+}
+
+// configProfile is the profile config set and get work on: --profile,
+// else PAYKIT_PROFILE, else "default".
+func (a *app) configProfile() string {
+	if a.profile != "" {
+		return a.profile
+	}
+	if p := a.env.getenv("PAYKIT_PROFILE"); p != "" {
+		return p
+	}
+	return "default"
+}
+
+func newCmdConfigInit(a *app, runF func(context.Context, *ConfigOptions) error) *cobra.Command {
+	opts := &ConfigOptions{app: a}
+	return &cobra.Command{
+		Use:     "init",
+		Short:   "Create the config file (mode 0600) with a commented profile to fill in",
+		Example: "  paykit config init\n  paykit --profile live config init && paykit --profile live config set secret - < secret.txt",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runConfigInit(cmd.Context(), opts)
+		},
+	}
+}
+
+func runConfigInit(_ context.Context, opts *ConfigOptions) error {
+	a := opts.app
+	path, err := configPath(a.env.getenv)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(path); err == nil {
+		return usagef("%s exists already: change it with paykit config set, or remove it first", path)
+	}
+	profile := a.configProfile()
+	text := "# paykit profiles: paykit help config. Keep this file readable by you alone (0600).\n" +
+		"[" + profile + "]\n" +
+		"base_url =   # https://api.example.com\n" +
+		"api_key  =   # paykit config set api_key - < key.txt\n" +
+		"secret   =   # paykit config set secret - < secret.txt\n" +
+		"live     = false   # true: money moves need the amount or the profile's name typed\n"
+	if err := writeConfig(path, []byte(text)); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.out, "wrote %s with profile [%s]\n", path, profile)
+	return nil
+}
+
+func newCmdConfigSet(a *app, runF func(context.Context, *ConfigOptions) error) *cobra.Command {
+	opts := &ConfigOptions{app: a}
+	return &cobra.Command{
+		Use:   "set KEY VALUE",
+		Short: "Set a key of the profile (--profile, else PAYKIT_PROFILE, else default), keeping comments",
+		Long: "set writes KEY = VALUE into the profile's section of the config file, creating the file (0600)\n" +
+			"and the section when missing and keeping every other line and comment. KEY is base_url,\n" +
+			"api_key, secret or live. A VALUE of - is read from stdin's first line, which keeps a secret\n" +
+			"out of the shell's history.",
+		Example:   "  paykit --profile staging config set base_url https://staging.example.com\n  paykit --profile staging config set secret - < secret.txt",
+		Args:      cobra.ExactArgs(2),
+		ValidArgs: configKeys,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Key, opts.Value = args[0], args[1]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runConfigSet(cmd.Context(), opts)
+		},
+	}
+}
+
+func runConfigSet(_ context.Context, opts *ConfigOptions) error {
+	a := opts.app
+	if !slices.Contains(configKeys, opts.Key) {
+		return usagef("config set: unknown key %q (want %s)", opts.Key, strings.Join(configKeys, ", "))
+	}
+	v := opts.Value
+	if v == "-" {
+		line, err := bufio.NewReader(a.env.stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return usagef("config set %s -: %v", opts.Key, err)
+		}
+		v = strings.TrimSpace(line)
+	}
+	if err := checkConfigValue(opts.Key, v); err != nil {
+		return err
+	}
+	path, err := configPath(a.env.getenv)
+	if err != nil {
+		return err
+	}
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+	}
+	profile := a.configProfile()
+	if err := writeConfig(path, setKey(old, profile, opts.Key, v)); err != nil {
+		return err
+	}
+	shown := v
+	if slices.Contains(secretKeys, opts.Key) {
+		shown = fingerprint(v)
+	}
+	fmt.Fprintf(a.out, "[%s] %s = %s\n", profile, opts.Key, shown)
+	return nil
+}
+
+// checkConfigValue refuses what the file could not hold or read back as
+// given: line breaks, text that would read as an inline comment, a
+// base_url that is not an http(s) URL, a live that is not true or false.
+func checkConfigValue(key, v string) error {
+	switch {
+	case strings.ContainsAny(v, "\r\n"):
+		return usagef("config set %s: the value has a line break", key)
+	case strings.Contains(v, " #") || strings.Contains(v, " ;") || strings.Contains(v, "\t#") || strings.Contains(v, "\t;"):
+		return usagef("config set %s: the value has a # or ; after white space, which would read as a comment", key)
+	case key == "live" && v != "true" && v != "false":
+		return usagef("config set live: true or false")
+	case key == "base_url":
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usagef("config set base_url: want an http or https URL such as https://api.example.com")
+		}
+	}
+	return nil
+}
+
+// setKey returns the file text with key = v in [profile]: the key's line
+// replaced (its inline comment kept), else added after the section's last
+// key, else a new section at the end.
+func setKey(text []byte, profile, key, v string) []byte {
+	lines := strings.SplitAfter(string(text), "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	section, insertAt, found := "", -1, false
+	for i, l := range lines {
+		s := strings.TrimSpace(l)
+		switch {
+		case s == "" || s[0] == '#' || s[0] == ';':
+			continue
+		case s[0] == '[':
+			section = strings.TrimSpace(strings.TrimSuffix(stripComment(s), "]")[1:])
+			if section == profile {
+				found, insertAt = true, i+1
+			}
+			continue
+		}
+		if section != profile {
+			continue
+		}
+		insertAt = i + 1
+		k, rest, ok := strings.Cut(l, "=")
+		if !ok || strings.TrimSpace(k) != key {
+			continue
+		}
+		comment := ""
+		if c := strings.TrimSuffix(rest, "\n"); commentIndex(c) >= 0 {
+			comment = "   " + c[commentIndex(c):]
+		}
+		lines[i] = k + "= " + v + comment + "\n"
+		return []byte(strings.Join(lines, ""))
+	}
+	line := key + " = " + v + "\n"
+	if !found {
+		if n := len(lines); n > 0 && !strings.HasSuffix(lines[n-1], "\n") {
+			lines[n-1] += "\n"
+		}
+		return []byte(strings.Join(lines, "") + "[" + profile + "]\n" + line)
+	}
+	lines = slices.Insert(lines, insertAt, line)
+	return []byte(strings.Join(lines, ""))
+}
+
+// writeConfig writes the file readable by its owner alone: a new file
+// beside it, then a rename, so that no moment leaves a secret in a file
+// others can read or a half-written file behind.
+func writeConfig(path string, text []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".config-*")
+	if err != nil {
+		return &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+	}
+	defer os.Remove(f.Name()) // after the rename, a no-op
+	if err := f.Chmod(0o600); err == nil {
+		_, err = f.Write(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(f.Name(), path)
+		}
+		if err != nil {
+			return &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+		}
+		return nil
+	}
+	f.Close()
+	return &credentialsError{msg: fmt.Sprintf("config file: cannot make %s readable by you alone", f.Name())}
+}
+
+func newCmdConfigGet(a *app, runF func(context.Context, *ConfigOptions) error) *cobra.Command {
+	opts := &ConfigOptions{app: a}
+	return &cobra.Command{
+		Use:       "get KEY",
+		Short:     "Print a key of the profile (a fingerprint for api_key and secret)",
+		Example:   "  paykit --profile staging config get base_url",
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: configKeys,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Key = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runConfigGet(cmd.Context(), opts)
+		},
+	}
+}
+
+func runConfigGet(_ context.Context, opts *ConfigOptions) error {
+	a := opts.app
+	if !slices.Contains(configKeys, opts.Key) {
+		return usagef("config get: unknown key %q (want %s)", opts.Key, strings.Join(configKeys, ", "))
+	}
+	path, err := configPath(a.env.getenv)
+	if err != nil {
+		return err
+	}
+	profile := a.configProfile()
+	keys, err := readProfile(path, profile)
+	if err != nil {
+		return err
+	}
+	v, ok := keys[opts.Key]
+	if !ok {
+		return &exitError{code: exitAPI, msg: fmt.Sprintf("no %s in profile [%s] of %s", opts.Key, profile, path)}
+	}
+	if slices.Contains(secretKeys, opts.Key) && v != "" {
+		v = fingerprint(v)
+	}
+	_, err = fmt.Fprintln(a.out, v)
+	return err
+}
+
+func newCmdConfigList(a *app, runF func(context.Context, *ConfigOptions) error) *cobra.Command {
+	opts := &ConfigOptions{app: a}
+	return &cobra.Command{
+		Use:     "list",
+		Short:   "List the profiles and their keys (fingerprints for api_key and secret)",
+		Example: "  paykit config list\n  paykit config list -o csv",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runConfigList(cmd.Context(), opts)
+		},
+	}
+}
+
+func runConfigList(_ context.Context, opts *ConfigOptions) error {
+	a := opts.app
+	path, err := configPath(a.env.getenv)
+	if err != nil {
+		return err
+	}
+	names, err := profileNames(path)
+	if err != nil {
+		return err
+	}
+	l := list{header: []string{"profile", "base_url", "api_key", "secret", "live"}}
+	for _, n := range names {
+		keys, err := readProfile(path, n)
+		if err != nil {
+			return err
+		}
+		row := []string{n}
+		for _, k := range configKeys {
+			v := keys[k]
+			if slices.Contains(secretKeys, k) && v != "" {
+				v = fingerprint(v)
+			}
+			row = append(row, v)
+		}
+		l.rows = append(l.rows, row)
+	}
+	if a.output == "json" {
+		var b strings.Builder
+		b.WriteString("[")
+		for i, row := range l.rows {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString("{")
+			for j, k := range l.header {
+				if j > 0 {
+					b.WriteString(",")
+				}
+				b.Write(appendJSONString(nil, k))
+				b.WriteString(":")
+				b.Write(appendJSONString(nil, row[j]))
+			}
+			b.WriteString("}")
+		}
+		b.WriteString("]")
+		return a.emitJSON([]byte(b.String()))
+	}
+	return a.printList(nil, l)
+}
+
+// profileNames are the sections of the config file, in file order; none
+// when there is no file. The file's mode is checked as for reading a
+// profile.
+func profileNames(path string) ([]string, error) {
+	if _, err := readProfile(path, "\x00"); err != nil { // no section has that name
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+	}
+	var names []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if s := stripComment(strings.TrimSpace(l)); strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
+			if n := strings.TrimSpace(s[1 : len(s)-1]); !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names, nil
+}
