@@ -85,7 +85,9 @@ var paymentMoves = []paymentMove{
 
 // Payment is the part of a payment the rules read and change.
 type Payment struct {
-	ID     string
+	// ID names the payment in refusals.
+	ID string
+	// Status is one of the Payment* statuses; MovePayment changes it.
 	Status string
 	// Amount is what the payment asked for, in RUB.
 	Amount decimal.Decimal

@@ -53,7 +53,9 @@ func PayoutMoves(from string) []string {
 
 // Payout is the part of a payout the rules read and change.
 type Payout struct {
-	ID     string
+	// ID names the payout in refusals.
+	ID string
+	// Status is one of the Payout* statuses; MovePayout changes it.
 	Status string
 	// ProviderOrderID is the provider's reference, set once the payout
 	// reaches it (processing, or completed directly).

@@ -159,10 +159,15 @@ type logged struct {
 // body, and its record in the log (updated under the log's lock; read it
 // through Snapshot).
 type Outgoing struct {
-	URL   string
+	// URL is the receiver's notify_url, as given (secrets and all).
+	URL string
+	// Token is sent as X-Notification-Token when not empty; it is never
+	// put in the log.
 	Token string
-	Body  []byte
-	Rec   *Delivery
+	// Body is the JSON payload, snapshotted when the delivery was made.
+	Body []byte
+	// Rec is the delivery's entry in the log.
+	Rec *Delivery
 }
 
 // Config is what a Dispatcher is built with.
@@ -398,7 +403,9 @@ func (d *Dispatcher) Snapshot(rec *Delivery) Delivery {
 
 // Stored is a delivery as its owner's store gives it back at start.
 type Stored struct {
+	// Key is the queue the delivery goes in: one FIFO per resource.
 	Key string
+	// Out is the delivery; one whose record is Pending is sent again.
 	Out Outgoing
 }
 
