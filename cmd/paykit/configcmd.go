@@ -50,10 +50,7 @@ func newCmdConfigInit(a *app, runF func(context.Context, *ConfigOptions) error) 
 		Example: "  paykit config init\n  paykit --profile live config init && paykit --profile live config set secret - < secret.txt",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runConfigInit(cmd.Context(), opts)
+			return runOr(cmd.Context(), opts, runF, runConfigInit)
 		},
 	}
 }
@@ -95,10 +92,7 @@ func newCmdConfigSet(a *app, runF func(context.Context, *ConfigOptions) error) *
 		ValidArgs: configKeys,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Key, opts.Value = args[0], args[1]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runConfigSet(cmd.Context(), opts)
+			return runOr(cmd.Context(), opts, runF, runConfigSet)
 		},
 	}
 }
@@ -245,10 +239,7 @@ func newCmdConfigGet(a *app, runF func(context.Context, *ConfigOptions) error) *
 		ValidArgs: configKeys,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Key = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runConfigGet(cmd.Context(), opts)
+			return runOr(cmd.Context(), opts, runF, runConfigGet)
 		},
 	}
 }
@@ -286,10 +277,7 @@ func newCmdConfigList(a *app, runF func(context.Context, *ConfigOptions) error) 
 		Example: "  paykit config list\n  paykit config list -o csv",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runConfigList(cmd.Context(), opts)
+			return runOr(cmd.Context(), opts, runF, runConfigList)
 		},
 	}
 }

@@ -112,12 +112,7 @@ func newCmdPaymentsCreate(a *app, runF func(context.Context, *PaymentsCreateOpti
 		Example: "  paykit payments create --ext-id order-1001 --amount 1500.00 --method SBP --bank sber",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runPaymentsCreate(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runPaymentsCreate)
 		},
 	}
 	p := &opts.Params
@@ -216,12 +211,7 @@ func newCmdPaymentsGet(a *app, runF func(context.Context, *PaymentsGetOptions) e
 			if err := opts.Ref.fromArgs(args); err != nil {
 				return err
 			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runPaymentsGet(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runPaymentsGet)
 		},
 	}
 	opts.Ref.bindExtID(cmd)
@@ -265,12 +255,7 @@ func newCmdPaymentsConfirm(a *app, runF func(context.Context, *PaymentsConfirmOp
 			if err := opts.Ref.fromArgs(args); err != nil {
 				return err
 			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runPaymentsConfirm(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runPaymentsConfirm)
 		},
 	}
 	opts.Ref.bindExtID(cmd)
@@ -321,12 +306,7 @@ func newCmdPaymentsCancel(a *app, runF func(context.Context, *PaymentsCancelOpti
 			if err := opts.Ref.fromArgs(args); err != nil {
 				return err
 			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runPaymentsCancel(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runPaymentsCancel)
 		},
 	}
 	opts.Ref.bindExtID(cmd)
@@ -395,12 +375,7 @@ func newCmdDisputesOpen(a *app, runF func(context.Context, *DisputesOpenOptions)
 			if err := opts.Ref.fromArgs(args); err != nil {
 				return err
 			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runDisputesOpen(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runDisputesOpen)
 		},
 	}
 	opts.Ref.bindExtID(cmd)
@@ -441,12 +416,7 @@ func newCmdDisputesCancel(a *app, runF func(context.Context, *DisputesCancelOpti
 			if err := opts.Ref.fromArgs(args); err != nil {
 				return err
 			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runDisputesCancel(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runDisputesCancel)
 		},
 	}
 	opts.Ref.bindExtID(cmd)

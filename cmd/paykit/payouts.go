@@ -85,10 +85,7 @@ func newCmdPayoutsCreate(a *app, runF func(context.Context, *PayoutsCreateOption
 			"      --holder-name 'Ivan Petrov' --bank sber --yes",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runPayoutsCreate(cmd.Context(), opts)
+			return runOr(cmd.Context(), opts, runF, runPayoutsCreate)
 		},
 	}
 	p := &opts.Params
@@ -155,12 +152,7 @@ func newCmdPayoutsGet(a *app, runF func(context.Context, *PayoutsGetOptions) err
 			if len(args) == 1 {
 				opts.ID = args[0]
 			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runPayoutsGet(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runPayoutsGet)
 		},
 	}
 	cmd.Flags().StringVar(&opts.ExtID, "ext-id", "", "your payout id instead of the service's")
@@ -206,12 +198,7 @@ func newCmdPayoutsList(a *app, runF func(context.Context, *PayoutsListOptions) e
 			"  paykit payouts list --all --from 2026-11-01 --to 2026-12-01 -o csv > november.csv",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runPayoutsList(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runPayoutsList)
 		},
 	}
 	lf := cmd.Flags()

@@ -29,12 +29,7 @@ func newCmdRead(a *app, use, short, example string, args cobra.PositionalArgs, r
 			if len(args) == 1 {
 				opts.ID = args[0]
 			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return run(ctx, opts)
+			return runBounded(a, cmd, opts, runF, run)
 		},
 	}
 }
@@ -127,10 +122,7 @@ func newCmdTransfersCreate(a *app, runF func(context.Context, *TransfersCreateOp
 		Example: "  paykit transfers create --from term_main --to term_reserve --amount 100.00 --yes",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runTransfersCreate(cmd.Context(), opts)
+			return runOr(cmd.Context(), opts, runF, runTransfersCreate)
 		},
 	}
 	f := cmd.Flags()
@@ -216,10 +208,7 @@ func newCmdWithdrawalsCreate(a *app, runF func(context.Context, *WithdrawalsCrea
 		Example: "  paykit withdrawals create --terminal term_main --amount 50.00 --address TXYZ... --subtract-fee --yes",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runWithdrawalsCreate(cmd.Context(), opts)
+			return runOr(cmd.Context(), opts, runF, runWithdrawalsCreate)
 		},
 	}
 	f := cmd.Flags()

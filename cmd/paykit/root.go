@@ -391,6 +391,23 @@ func (a *app) ctx(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 	return a.bound(cmd.Context())
 }
 
+// runBounded runs a verb's work, or the test's runF in its place, within
+// the command's context bounded by --timeout.
+func runBounded[O any](a *app, cmd *cobra.Command, opts O, runF, run func(context.Context, O) error) error {
+	ctx, cancel := a.ctx(cmd)
+	defer cancel()
+	return runOr(ctx, opts, runF, run)
+}
+
+// runOr is gh's pattern: a test passes runF to see the parsed options
+// with nothing run; the command itself passes nil and run does the work.
+func runOr[O any](ctx context.Context, opts O, runF, run func(context.Context, O) error) error {
+	if runF != nil {
+		return runF(ctx, opts)
+	}
+	return run(ctx, opts)
+}
+
 // bound is ctx bounded by --timeout, when given.
 func (a *app) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	if a.timeout == 0 {

@@ -58,9 +58,7 @@ func sandboxControls(a *app, sb *cobra.Command) {
 		cmd := &cobra.Command{Use: use, Short: short, Example: example, Args: args, ValidArgs: valid,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				opts.Control, opts.Args = cmd.Name(), args
-				ctx, cancel := a.ctx(cmd)
-				defer cancel()
-				return runSandboxControl(ctx, opts)
+				return runBounded(a, cmd, opts, nil, runSandboxControl)
 			}}
 		return cmd, opts
 	}

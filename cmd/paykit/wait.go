@@ -91,12 +91,7 @@ func newCmdWait(a *app, runF func(context.Context, *WaitOptions) error) *cobra.C
 			if opts.Interval < 0 || opts.MaxInterval < 0 || (opts.MaxInterval > 0 && opts.Interval > opts.MaxInterval) {
 				return usagef("--interval must be positive and at most --max-interval")
 			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runWait(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runWait)
 		},
 	}
 	f := cmd.Flags()
