@@ -34,6 +34,18 @@ func newCmdRead(a *app, use, short, example string, args cobra.PositionalArgs, r
 	}
 }
 
+// read gets the client and makes one read with it: call is a method
+// expression such as (*paykit.Client).ListBanks, or a closure for a read
+// that takes more than ctx.
+func read[T any](ctx context.Context, a *app, call func(*paykit.Client, context.Context) (T, error)) (T, error) {
+	c, err := a.client()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return call(c, ctx)
+}
+
 func terminalsCmd(a *app) *cobra.Command {
 	return newCmdRead(a, "terminals", "List the terminals with their USDT balances and fees", "  paykit terminals\n  paykit terminals -o csv",
 		cobra.NoArgs, runTerminals, nil)
@@ -41,11 +53,7 @@ func terminalsCmd(a *app) *cobra.Command {
 
 func runTerminals(ctx context.Context, opts *ReadOptions) error {
 	a := opts.app
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	ts, err := c.ListTerminals(ctx)
+	ts, err := read(ctx, a, (*paykit.Client).ListTerminals)
 	if err != nil {
 		return err
 	}
@@ -62,11 +70,7 @@ func balanceCmd(a *app) *cobra.Command {
 
 func runBalance(ctx context.Context, opts *ReadOptions) error {
 	a := opts.app
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	b, err := c.GetBalance(ctx)
+	b, err := read(ctx, a, (*paykit.Client).GetBalance)
 	if err != nil {
 		return err
 	}
@@ -84,11 +88,7 @@ func banksCmd(a *app) *cobra.Command {
 
 func runBanks(ctx context.Context, opts *ReadOptions) error {
 	a := opts.app
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	bs, err := c.ListBanks(ctx)
+	bs, err := read(ctx, a, (*paykit.Client).ListBanks)
 	if err != nil {
 		return err
 	}
@@ -256,11 +256,9 @@ func runWithdrawalsCreate(ctx context.Context, opts *WithdrawalsCreateOptions) e
 
 func runWithdrawalsGet(ctx context.Context, opts *ReadOptions) error {
 	a := opts.app
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	w, err := c.GetWithdrawal(ctx, opts.ID)
+	w, err := read(ctx, a, func(c *paykit.Client, ctx context.Context) (*paykit.Withdrawal, error) {
+		return c.GetWithdrawal(ctx, opts.ID)
+	})
 	if err != nil {
 		return err
 	}
@@ -269,11 +267,7 @@ func runWithdrawalsGet(ctx context.Context, opts *ReadOptions) error {
 
 func runWithdrawalsFee(ctx context.Context, opts *ReadOptions) error {
 	a := opts.app
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	f, err := c.GetWithdrawalFee(ctx)
+	f, err := read(ctx, a, (*paykit.Client).GetWithdrawalFee)
 	if err != nil {
 		return err
 	}
