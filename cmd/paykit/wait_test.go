@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -144,5 +145,33 @@ func TestWaitStatusLine(t *testing.T) {
 	}
 	if r := e.run("", "wait", "payment", p.ID, "--interval", "10ms", "--timeout", "100ms", "--exit-status"); strings.Contains(r.stderr, "\r") {
 		t.Fatalf("a status line off a terminal: %q", r.stderr)
+	}
+}
+
+// TestWaitWithdrawalGrowth protects wait withdrawal's own loop: its
+// interval grows from any positive start (1ns included, whose half is 0)
+// up to the ceiling and never wraps to a negative pause, which would spin
+// or make the jitter's rand.N panic.
+func TestWaitWithdrawalGrowth(t *testing.T) {
+	const maxD = time.Duration(math.MaxInt64)
+	for _, c := range []struct{ d, ceil, want time.Duration }{
+		{1, 10, 2},
+		{2, 10, 3},
+		{time.Second, 30 * time.Second, 1500 * time.Millisecond},
+		{20 * time.Second, 30 * time.Second, 30 * time.Second},
+		{30 * time.Second, 30 * time.Second, 30 * time.Second},
+		{maxD / 10 * 9, maxD, maxD},
+		{maxD, maxD, maxD},
+	} {
+		if got := grow(c.d, c.ceil); got != c.want {
+			t.Errorf("grow(%d, %d) = %d, want %d", c.d, c.ceil, got, c.want)
+		}
+	}
+	for _, d := range []time.Duration{1, time.Second, maxD / 10 * 9, maxD} {
+		for range 100 {
+			if got := jittered(d); got < d || got-d > d/10 {
+				t.Fatalf("jittered(%d) = %d: want %d plus at most a tenth", d, got, d)
+			}
+		}
 	}
 }
