@@ -262,11 +262,17 @@ func runConfigGet(_ context.Context, opts *ConfigOptions) error {
 	if !ok {
 		return &exitError{code: exitAPI, msg: fmt.Sprintf("no %s in profile [%s] of %s", opts.Key, profile, path)}
 	}
-	if slices.Contains(secretKeys, opts.Key) && v != "" {
-		v = fingerprint(v)
-	}
-	_, err = fmt.Fprintln(a.out, v)
+	_, err = fmt.Fprintln(a.out, shownValue(opts.Key, v))
 	return err
+}
+
+// shownValue is how config get and list show key's value: a secret as
+// its fingerprint.
+func shownValue(key, v string) string {
+	if slices.Contains(secretKeys, key) && v != "" {
+		return fingerprint(v)
+	}
+	return v
 }
 
 func newCmdConfigList(a *app, runF func(context.Context, *ConfigOptions) error) *cobra.Command {
@@ -300,11 +306,7 @@ func runConfigList(_ context.Context, opts *ConfigOptions) error {
 		}
 		row := []string{n}
 		for _, k := range configKeys {
-			v := keys[k]
-			if slices.Contains(secretKeys, k) && v != "" {
-				v = fingerprint(v)
-			}
-			row = append(row, v)
+			row = append(row, shownValue(k, keys[k]))
 		}
 		l.rows = append(l.rows, row)
 	}

@@ -164,11 +164,17 @@ func (r *paymentRef) bindExtID(cmd *cobra.Command) {
 
 // fromArgs takes the id from args, refusing both or neither.
 func (r *paymentRef) fromArgs(args []string) error {
-	if (len(args) == 1) == (r.ExtID != "") {
-		return usagef("give a payment id or --ext-id, not both or neither")
+	return idOrExtID("payment", args, r.ExtID, &r.ID)
+}
+
+// idOrExtID sets *id from args (at most one), refusing both it and an
+// ext_id, or neither; kind names the resource in the refusal.
+func idOrExtID(kind string, args []string, extID string, id *string) error {
+	if (len(args) == 1) == (extID != "") {
+		return usagef("give a %s id or --ext-id, not both or neither", kind)
 	}
 	if len(args) == 1 {
-		r.ID = args[0]
+		*id = args[0]
 	}
 	return nil
 }

@@ -146,11 +146,8 @@ func newCmdPayoutsGet(a *app, runF func(context.Context, *PayoutsGetOptions) err
 		Example: "  paykit payouts get --ext-id payout-77",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if (len(args) == 1) == (opts.ExtID != "") {
-				return usagef("give a payout id or --ext-id, not both or neither")
-			}
-			if len(args) == 1 {
-				opts.ID = args[0]
+			if err := idOrExtID("payout", args, opts.ExtID, &opts.ID); err != nil {
+				return err
 			}
 			return runBounded(a, cmd, opts, runF, runPayoutsGet)
 		},

@@ -80,14 +80,11 @@ func newCmdWait(a *app, runF func(context.Context, *WaitOptions) error) *cobra.C
 			default:
 				return usagef("wait takes payment, payout or withdrawal, not %q", args[0])
 			}
-			if (len(args) == 2) == (opts.ExtID != "") {
-				return usagef("give a %s id or --ext-id, not both or neither", opts.Kind)
+			if err := idOrExtID(opts.Kind, args[1:], opts.ExtID, &opts.ID); err != nil {
+				return err
 			}
 			if opts.Kind == "withdrawal" && opts.ExtID != "" {
 				return usagef("--ext-id: a withdrawal has no ext_id; give its id")
-			}
-			if len(args) == 2 {
-				opts.ID = args[1]
 			}
 			if opts.Interval < 0 || opts.MaxInterval < 0 || (opts.MaxInterval > 0 && opts.Interval > opts.MaxInterval) {
 				return usagef("--interval must be positive and at most --max-interval")
