@@ -115,16 +115,8 @@ func runPayoutsCreate(ctx context.Context, opts *PayoutsCreateOptions) error {
 		return err
 	}
 	p.Amount, p.Method = d, paykit.PayoutMethod(opts.Method)
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	if err := a.confirm(ctx, fmt.Sprintf("Pay out %s RUB by %s to %s (ext_id %s)", money(d), opts.Method, masked(p.Requisites), p.ExtID), money(d)); err != nil {
-		return err
-	}
-	ctx, cancel := a.bound(ctx)
-	defer cancel()
-	got, err := c.CreatePayout(ctx, p)
+	got, err := moveMoney(ctx, a, fmt.Sprintf("Pay out %s RUB by %s to %s (ext_id %s)", money(d), opts.Method, masked(p.Requisites), p.ExtID), d,
+		func(c *paykit.Client, ctx context.Context) (*paykit.Payout, error) { return c.CreatePayout(ctx, p) })
 	if err != nil {
 		show := "paykit payouts get --ext-id " + shellQuote(p.ExtID)
 		return duplicate(settle(err, show), show)

@@ -145,16 +145,8 @@ func runTransfersCreate(ctx context.Context, opts *TransfersCreateOptions) error
 		return err
 	}
 	p.Amount = d
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	if err := a.confirm(ctx, fmt.Sprintf("Transfer %s USDT from %s to %s", money(d), p.FromTerminalID, p.ToTerminalID), money(d)); err != nil {
-		return err
-	}
-	ctx, cancel := a.bound(ctx)
-	defer cancel()
-	t, err := c.CreateTransfer(ctx, p)
+	t, err := moveMoney(ctx, a, fmt.Sprintf("Transfer %s USDT from %s to %s", money(d), p.FromTerminalID, p.ToTerminalID), d,
+		func(c *paykit.Client, ctx context.Context) (*paykit.Transfer, error) { return c.CreateTransfer(ctx, p) })
 	if err != nil {
 		// A transfer has no id to read back: the balances tell.
 		return settle(err, "paykit terminals")
@@ -232,20 +224,14 @@ func runWithdrawalsCreate(ctx context.Context, opts *WithdrawalsCreateOptions) e
 		return err
 	}
 	p.Amount = d
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
 	fee := "fee on top"
 	if p.SubtractFeeFromAmount {
 		fee = "fee subtracted"
 	}
-	if err := a.confirm(ctx, fmt.Sprintf("Withdraw %s USDT (%s) from %s to %s", money(d), fee, p.TerminalID, p.Address), money(d)); err != nil {
-		return err
-	}
-	ctx, cancel := a.bound(ctx)
-	defer cancel()
-	w, err := c.CreateWithdrawal(ctx, p)
+	w, err := moveMoney(ctx, a, fmt.Sprintf("Withdraw %s USDT (%s) from %s to %s", money(d), fee, p.TerminalID, p.Address), d,
+		func(c *paykit.Client, ctx context.Context) (*paykit.Withdrawal, error) {
+			return c.CreateWithdrawal(ctx, p)
+		})
 	if err != nil {
 		// No ext_id: the terminal's frozen balance shows a withdrawal in
 		// flight.

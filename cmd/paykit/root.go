@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -414,6 +415,24 @@ func (a *app) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, a.timeout)
+}
+
+// moveMoney makes a money move: the client first (so missing credentials
+// are said before any question), then the question with the amount to
+// type on a live profile, then call, bounded by --timeout as the question
+// is not. ctx is the command's, unbounded.
+func moveMoney[T any](ctx context.Context, a *app, question string, amount decimal.Decimal, call func(*paykit.Client, context.Context) (T, error)) (T, error) {
+	var zero T
+	c, err := a.client()
+	if err != nil {
+		return zero, err
+	}
+	if err := a.confirm(ctx, question, money(amount)); err != nil {
+		return zero, err
+	}
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	return call(c, ctx)
 }
 
 // confirm asks before a money move. Off a terminal it refuses unless --yes
