@@ -138,6 +138,17 @@ func (e *testEnv) run(stdin string, args ...string) result {
 	return e.runEnv(map[string]string{"PAYKIT_BASE_URL": e.srv.URL, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": testSecret}, stdin, args...)
 }
 
+// createPayouts creates, through the binary, a card payout of amount for
+// each ext_id, in order: the list the shaping and paging tests read.
+func (e *testEnv) createPayouts(amount string, extIDs ...string) {
+	e.t.Helper()
+	for _, ext := range extIDs {
+		if r := e.run("", "payouts", "create", "--ext-id", ext, "--amount", amount, "--method", "card", "--requisites", testCard, "--holder-name", "I P", "--yes"); r.code != 0 {
+			e.t.Fatal(r.stderr)
+		}
+	}
+}
+
 // posted returns the bodies POSTed to path so far.
 func (e *testEnv) posted(path string) [][]byte {
 	e.mu.Lock()

@@ -223,11 +223,7 @@ func TestTerminalConfirm(t *testing.T) {
 // holds the csv alone.
 func TestTerminalProgress(t *testing.T) {
 	e := newEnv(t)
-	for _, ext := range []string{"p-1", "p-2", "p-3"} {
-		if r := e.run("", "payouts", "create", "--ext-id", ext, "--amount", "10", "--method", "card", "--requisites", testCard, "--holder-name", "I P", "--yes"); r.code != 0 {
-			t.Fatal(r.stderr)
-		}
-	}
+	e.createPayouts("10", "p-1", "p-2", "p-3")
 	p := openTTY(t)
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
