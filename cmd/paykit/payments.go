@@ -225,21 +225,12 @@ func newCmdPaymentsGet(a *app, runF func(context.Context, *PaymentsGetOptions) e
 }
 
 func runPaymentsGet(ctx context.Context, opts *PaymentsGetOptions) error {
-	a := opts.app
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	var got *paykit.Payment
-	if opts.Ref.ExtID != "" {
-		got, err = c.GetPaymentByExtID(ctx, opts.Ref.ExtID)
-	} else {
-		got, err = c.GetPayment(ctx, opts.Ref.ID)
-	}
-	if err != nil {
-		return err
-	}
-	return a.printRecord(a.cap.last(), paymentRecord(a, got))
+	return show(ctx, opts.app, func(c *paykit.Client, ctx context.Context) (*paykit.Payment, error) {
+		if opts.Ref.ExtID != "" {
+			return c.GetPaymentByExtID(ctx, opts.Ref.ExtID)
+		}
+		return c.GetPayment(ctx, opts.Ref.ID)
+	}, paymentRecord)
 }
 
 // PaymentsConfirmOptions are payments confirm's flags and arguments.

@@ -149,21 +149,12 @@ func newCmdPayoutsGet(a *app, runF func(context.Context, *PayoutsGetOptions) err
 }
 
 func runPayoutsGet(ctx context.Context, opts *PayoutsGetOptions) error {
-	a := opts.app
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	var got *paykit.Payout
-	if opts.ExtID != "" {
-		got, err = c.GetPayoutByExtID(ctx, opts.ExtID)
-	} else {
-		got, err = c.GetPayout(ctx, opts.ID)
-	}
-	if err != nil {
-		return err
-	}
-	return a.printRecord(a.cap.last(), payoutRecord(a, got))
+	return show(ctx, opts.app, func(c *paykit.Client, ctx context.Context) (*paykit.Payout, error) {
+		if opts.ExtID != "" {
+			return c.GetPayoutByExtID(ctx, opts.ExtID)
+		}
+		return c.GetPayout(ctx, opts.ID)
+	}, payoutRecord)
 }
 
 // PayoutsListOptions are payouts list's flags.

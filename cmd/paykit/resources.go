@@ -46,6 +46,15 @@ func read[T any](ctx context.Context, a *app, call func(*paykit.Client, context.
 	return call(c, ctx)
 }
 
+// show reads one resource with get and prints it as rec makes its record.
+func show[T any](ctx context.Context, a *app, get func(*paykit.Client, context.Context) (*T, error), rec func(*app, *T) record) error {
+	v, err := read(ctx, a, get)
+	if err != nil {
+		return err
+	}
+	return a.printRecord(a.cap.last(), rec(a, v))
+}
+
 func terminalsCmd(a *app) *cobra.Command {
 	return newCmdRead(a, "terminals", "List the terminals with their USDT balances and fees", "  paykit terminals\n  paykit terminals -o csv",
 		cobra.NoArgs, runTerminals, nil)
@@ -241,14 +250,9 @@ func runWithdrawalsCreate(ctx context.Context, opts *WithdrawalsCreateOptions) e
 }
 
 func runWithdrawalsGet(ctx context.Context, opts *ReadOptions) error {
-	a := opts.app
-	w, err := read(ctx, a, func(c *paykit.Client, ctx context.Context) (*paykit.Withdrawal, error) {
+	return show(ctx, opts.app, func(c *paykit.Client, ctx context.Context) (*paykit.Withdrawal, error) {
 		return c.GetWithdrawal(ctx, opts.ID)
-	})
-	if err != nil {
-		return err
-	}
-	return a.printRecord(a.cap.last(), withdrawalRecord(a, w))
+	}, withdrawalRecord)
 }
 
 func runWithdrawalsFee(ctx context.Context, opts *ReadOptions) error {
