@@ -27,6 +27,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/sandbox"
 )
@@ -147,6 +149,17 @@ func (e *testEnv) createPayouts(amount string, extIDs ...string) {
 			e.t.Fatal(r.stderr)
 		}
 	}
+}
+
+// pendingPayment creates, through the SDK, a PENDING payment of 300.00
+// RUB with ext_id ext.
+func (e *testEnv) pendingPayment(ext string) *paykit.Payment {
+	e.t.Helper()
+	p, err := e.sdk.CreatePayment(context.Background(), paykit.CreatePaymentParams{ExtID: ext, Amount: decimal.RequireFromString("300.00")})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
 }
 
 // posted returns the bodies POSTed to path so far.

@@ -17,10 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
 	"golang.org/x/sys/unix"
-
-	paykit "github.com/paykit-dev/paykit-go"
 )
 
 // tty is a pseudo-terminal: the binary gets slave, the test reads and
@@ -289,10 +286,7 @@ func TestTerminalInterruptAtPrompt(t *testing.T) {
 // status line, rewritten at each read, and clears it before its verdict.
 func TestTerminalWaitStatusLine(t *testing.T) {
 	e := newEnv(t)
-	p, err := e.sdk.CreatePayment(context.Background(), paykit.CreatePaymentParams{ExtID: "pty-wait", Amount: decimal.RequireFromString("300.00")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := e.pendingPayment("pty-wait")
 	tty := openTTY(t)
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {

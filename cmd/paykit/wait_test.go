@@ -19,10 +19,7 @@ import (
 // "interrupted", not exit 1 (an API refusal) with "context canceled".
 func TestWaitInterrupted(t *testing.T) {
 	e := newEnv(t)
-	p, err := e.sdk.CreatePayment(context.Background(), paykit.CreatePaymentParams{ExtID: "wait-int", Amount: decimal.RequireFromString("300.00")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := e.pendingPayment("wait-int")
 	before := e.sb.RequestCount("GET", "/v1/payments/{id}")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -117,10 +114,7 @@ func TestWaitExitStatus(t *testing.T) {
 // just after its expiry, between two reads of one).
 func TestWaitIntervalEveryState(t *testing.T) {
 	e := newEnv(t)
-	p, err := e.sdk.CreatePayment(context.Background(), paykit.CreatePaymentParams{ExtID: "iv-1", Amount: decimal.RequireFromString("300.00")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := e.pendingPayment("iv-1")
 	before := e.sb.RequestCount("GET", "/v1/payments/{id}")
 	r := e.run("", "wait", "payment", p.ID, "--interval", "20ms", "--timeout", "1s")
 	if n := e.sb.RequestCount("GET", "/v1/payments/{id}") - before; r.code != 1 || n < 5 {
@@ -133,10 +127,7 @@ func TestWaitIntervalEveryState(t *testing.T) {
 // stderr stays empty.
 func TestWaitStatusLine(t *testing.T) {
 	e := newEnv(t)
-	p, err := e.sdk.CreatePayment(context.Background(), paykit.CreatePaymentParams{ExtID: "sl-1", Amount: decimal.RequireFromString("300.00")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := e.pendingPayment("sl-1")
 	r := e.inProcess("", "wait", "payment", p.ID, "--interval", "10ms", "--timeout", "300ms", "--exit-status")
 	if r.code != 6 || !strings.Contains(r.stderr, "\r\x1b[Kpayment "+p.ID+": PENDING (read 1, ") ||
 		!strings.Contains(r.stderr, "\r\x1b[Kpayment "+p.ID+": PENDING (read 2, ") ||
