@@ -281,7 +281,7 @@ func runPaymentsConfirm(ctx context.Context, opts *PaymentsConfirmOptions) error
 		}
 		att = &paykit.Attachment{Filename: opts.Receipt, Content: fh}
 	}
-	return opts.app.paymentChange(ctx, opts.Ref, func(ctx context.Context, c *paykit.Client, id string) (*paykit.Payment, error) {
+	return opts.app.paymentChange(ctx, opts.Ref, func(c *paykit.Client, ctx context.Context, id string) (*paykit.Payment, error) {
 		return c.ConfirmPayment(ctx, id, att)
 	})
 }
@@ -311,14 +311,13 @@ func newCmdPaymentsCancel(a *app, runF func(context.Context, *PaymentsCancelOpti
 }
 
 func runPaymentsCancel(ctx context.Context, opts *PaymentsCancelOptions) error {
-	return opts.app.paymentChange(ctx, opts.Ref, func(ctx context.Context, c *paykit.Client, id string) (*paykit.Payment, error) {
-		return c.CancelPayment(ctx, id)
-	})
+	return opts.app.paymentChange(ctx, opts.Ref, (*paykit.Client).CancelPayment)
 }
 
 // paymentChange runs a state change of the payment ref names and prints
-// the result.
-func (a *app) paymentChange(ctx context.Context, ref paymentRef, call func(context.Context, *paykit.Client, string) (*paykit.Payment, error)) error {
+// the result. call takes the client first, so that a change with no
+// parameters is a method expression such as (*paykit.Client).CancelPayment.
+func (a *app) paymentChange(ctx context.Context, ref paymentRef, call func(*paykit.Client, context.Context, string) (*paykit.Payment, error)) error {
 	c, err := a.client()
 	if err != nil {
 		return err
@@ -327,7 +326,7 @@ func (a *app) paymentChange(ctx context.Context, ref paymentRef, call func(conte
 	if err != nil {
 		return err
 	}
-	got, err := call(ctx, c, id)
+	got, err := call(c, ctx, id)
 	if err != nil {
 		return settle(err, ref.getCommand())
 	}
@@ -391,7 +390,7 @@ func runDisputesOpen(ctx context.Context, opts *DisputesOpenOptions) error {
 		}
 		p.Amount = d
 	}
-	return opts.app.paymentChange(ctx, opts.Ref, func(ctx context.Context, c *paykit.Client, id string) (*paykit.Payment, error) {
+	return opts.app.paymentChange(ctx, opts.Ref, func(c *paykit.Client, ctx context.Context, id string) (*paykit.Payment, error) {
 		return c.OpenDispute(ctx, id, p)
 	})
 }
@@ -421,7 +420,5 @@ func newCmdDisputesCancel(a *app, runF func(context.Context, *DisputesCancelOpti
 }
 
 func runDisputesCancel(ctx context.Context, opts *DisputesCancelOptions) error {
-	return opts.app.paymentChange(ctx, opts.Ref, func(ctx context.Context, c *paykit.Client, id string) (*paykit.Payment, error) {
-		return c.CancelDispute(ctx, id)
-	})
+	return opts.app.paymentChange(ctx, opts.Ref, (*paykit.Client).CancelDispute)
 }
