@@ -39,12 +39,7 @@ func newCmdAPI(a *app, runF func(context.Context, *APIOptions) error) *cobra.Com
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Method, opts.Path = strings.ToUpper(args[0]), args[1]
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runAPI(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runAPI)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Data, "data", "d", "", "JSON body: the text, @FILE to read it from a file, or - for stdin")

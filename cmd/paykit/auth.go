@@ -38,12 +38,7 @@ func newCmdAuthStatus(a *app, runF func(context.Context, *AuthStatusOptions) err
 		Example: "  paykit auth status\n  paykit --profile live auth status -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runAuthStatus(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runAuthStatus)
 		},
 	}
 }

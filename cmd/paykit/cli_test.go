@@ -27,6 +27,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/sandbox"
 )
@@ -136,6 +138,28 @@ type result struct {
 // environment (and no config file), stdin from /dev/null unless given.
 func (e *testEnv) run(stdin string, args ...string) result {
 	return e.runEnv(map[string]string{"PAYKIT_BASE_URL": e.srv.URL, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": testSecret}, stdin, args...)
+}
+
+// createPayouts creates, through the binary, a card payout of amount for
+// each ext_id, in order: the list the shaping and paging tests read.
+func (e *testEnv) createPayouts(amount string, extIDs ...string) {
+	e.t.Helper()
+	for _, ext := range extIDs {
+		if r := e.run("", "payouts", "create", "--ext-id", ext, "--amount", amount, "--method", "card", "--requisites", testCard, "--holder-name", "I P", "--yes"); r.code != 0 {
+			e.t.Fatal(r.stderr)
+		}
+	}
+}
+
+// pendingPayment creates, through the SDK, a PENDING payment of 300.00
+// RUB with ext_id ext.
+func (e *testEnv) pendingPayment(ext string) *paykit.Payment {
+	e.t.Helper()
+	p, err := e.sdk.CreatePayment(context.Background(), paykit.CreatePaymentParams{ExtID: ext, Amount: decimal.RequireFromString("300.00")})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
 }
 
 // posted returns the bodies POSTed to path so far.

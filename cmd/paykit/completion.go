@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	paykit "github.com/paykit-dev/paykit-go"
 )
 
 // Completion of the values operators look up elsewhere otherwise: profile
@@ -32,50 +34,41 @@ func completeProfiles(a *app) cobra.CompletionFunc {
 	}
 }
 
-// completeTerminals completes a terminal id, its name as the description.
-func completeTerminals(a *app) cobra.CompletionFunc {
+// completeFromService completes with what list reads from the service,
+// with the credentials the command line would use, within
+// completionTimeout; nothing on failure.
+func completeFromService[T any](a *app, list func(*paykit.Client, context.Context) ([]T, error), item func(T) (string, bool)) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		a.profileSet = cmd.Flags().Changed("profile")
-		c, err := a.client()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
 		ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
 		defer cancel()
-		ts, err := c.ListTerminals(ctx)
+		all, err := read(ctx, a, list)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var out []string
-		for _, t := range ts {
-			out = append(out, safeCell(t.ID)+"\t"+safeCell(t.Name))
+		for _, v := range all {
+			if s, ok := item(v); ok {
+				out = append(out, s)
+			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
-// completeBanks completes a bank code, its name as the description.
+// completeTerminals completes a terminal id, its name as the description.
+func completeTerminals(a *app) cobra.CompletionFunc {
+	return completeFromService(a, (*paykit.Client).ListTerminals, func(t paykit.Terminal) (string, bool) {
+		return safeCell(t.ID) + "\t" + safeCell(t.Name), true
+	})
+}
+
+// completeBanks completes the code of an active bank, its name as the
+// description.
 func completeBanks(a *app) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-		a.profileSet = cmd.Flags().Changed("profile")
-		c, err := a.client()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
-		defer cancel()
-		bs, err := c.ListBanks(ctx)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		var out []string
-		for _, b := range bs {
-			if b.IsActive {
-				out = append(out, safeCell(b.Code)+"\t"+safeCell(b.Name))
-			}
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
-	}
+	return completeFromService(a, (*paykit.Client).ListBanks, func(b paykit.Bank) (string, bool) {
+		return safeCell(b.Code) + "\t" + safeCell(b.Name), b.IsActive
+	})
 }
 
 // registerCompletions wires the completions into the tree newRoot built.

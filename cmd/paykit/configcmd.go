@@ -50,10 +50,7 @@ func newCmdConfigInit(a *app, runF func(context.Context, *ConfigOptions) error) 
 		Example: "  paykit config init\n  paykit --profile live config init && paykit --profile live config set secret - < secret.txt",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runConfigInit(cmd.Context(), opts)
+			return runOr(cmd.Context(), opts, runF, runConfigInit)
 		},
 	}
 }
@@ -95,10 +92,7 @@ func newCmdConfigSet(a *app, runF func(context.Context, *ConfigOptions) error) *
 		ValidArgs: configKeys,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Key, opts.Value = args[0], args[1]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runConfigSet(cmd.Context(), opts)
+			return runOr(cmd.Context(), opts, runF, runConfigSet)
 		},
 	}
 }
@@ -245,10 +239,7 @@ func newCmdConfigGet(a *app, runF func(context.Context, *ConfigOptions) error) *
 		ValidArgs: configKeys,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Key = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runConfigGet(cmd.Context(), opts)
+			return runOr(cmd.Context(), opts, runF, runConfigGet)
 		},
 	}
 }
@@ -271,11 +262,17 @@ func runConfigGet(_ context.Context, opts *ConfigOptions) error {
 	if !ok {
 		return &exitError{code: exitAPI, msg: fmt.Sprintf("no %s in profile [%s] of %s", opts.Key, profile, path)}
 	}
-	if slices.Contains(secretKeys, opts.Key) && v != "" {
-		v = fingerprint(v)
-	}
-	_, err = fmt.Fprintln(a.out, v)
+	_, err = fmt.Fprintln(a.out, shownValue(opts.Key, v))
 	return err
+}
+
+// shownValue is how config get and list show key's value: a secret as
+// its fingerprint.
+func shownValue(key, v string) string {
+	if slices.Contains(secretKeys, key) && v != "" {
+		return fingerprint(v)
+	}
+	return v
 }
 
 func newCmdConfigList(a *app, runF func(context.Context, *ConfigOptions) error) *cobra.Command {
@@ -286,10 +283,7 @@ func newCmdConfigList(a *app, runF func(context.Context, *ConfigOptions) error) 
 		Example: "  paykit config list\n  paykit config list -o csv",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runConfigList(cmd.Context(), opts)
+			return runOr(cmd.Context(), opts, runF, runConfigList)
 		},
 	}
 }
@@ -312,11 +306,7 @@ func runConfigList(_ context.Context, opts *ConfigOptions) error {
 		}
 		row := []string{n}
 		for _, k := range configKeys {
-			v := keys[k]
-			if slices.Contains(secretKeys, k) && v != "" {
-				v = fingerprint(v)
-			}
-			row = append(row, v)
+			row = append(row, shownValue(k, keys[k]))
 		}
 		l.rows = append(l.rows, row)
 	}

@@ -75,12 +75,7 @@ func newCmdDoctor(a *app, runF func(context.Context, *DoctorOptions) error) *cob
 		Example: "  paykit doctor\n  paykit --profile staging doctor -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runDoctor(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runDoctor)
 		},
 	}
 }

@@ -112,12 +112,7 @@ func newCmdPaymentsCreate(a *app, runF func(context.Context, *PaymentsCreateOpti
 		Example: "  paykit payments create --ext-id order-1001 --amount 1500.00 --method SBP --bank sber",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runPaymentsCreate(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runPaymentsCreate)
 		},
 	}
 	p := &opts.Params
@@ -169,11 +164,17 @@ func (r *paymentRef) bindExtID(cmd *cobra.Command) {
 
 // fromArgs takes the id from args, refusing both or neither.
 func (r *paymentRef) fromArgs(args []string) error {
-	if (len(args) == 1) == (r.ExtID != "") {
-		return usagef("give a payment id or --ext-id, not both or neither")
+	return idOrExtID("payment", args, r.ExtID, &r.ID)
+}
+
+// idOrExtID sets *id from args (at most one), refusing both it and an
+// ext_id, or neither; kind names the resource in the refusal.
+func idOrExtID(kind string, args []string, extID string, id *string) error {
+	if (len(args) == 1) == (extID != "") {
+		return usagef("give a %s id or --ext-id, not both or neither", kind)
 	}
 	if len(args) == 1 {
-		r.ID = args[0]
+		*id = args[0]
 	}
 	return nil
 }
@@ -216,12 +217,7 @@ func newCmdPaymentsGet(a *app, runF func(context.Context, *PaymentsGetOptions) e
 			if err := opts.Ref.fromArgs(args); err != nil {
 				return err
 			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runPaymentsGet(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runPaymentsGet)
 		},
 	}
 	opts.Ref.bindExtID(cmd)
@@ -229,21 +225,12 @@ func newCmdPaymentsGet(a *app, runF func(context.Context, *PaymentsGetOptions) e
 }
 
 func runPaymentsGet(ctx context.Context, opts *PaymentsGetOptions) error {
-	a := opts.app
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	var got *paykit.Payment
-	if opts.Ref.ExtID != "" {
-		got, err = c.GetPaymentByExtID(ctx, opts.Ref.ExtID)
-	} else {
-		got, err = c.GetPayment(ctx, opts.Ref.ID)
-	}
-	if err != nil {
-		return err
-	}
-	return a.printRecord(a.cap.last(), paymentRecord(a, got))
+	return show(ctx, opts.app, func(c *paykit.Client, ctx context.Context) (*paykit.Payment, error) {
+		if opts.Ref.ExtID != "" {
+			return c.GetPaymentByExtID(ctx, opts.Ref.ExtID)
+		}
+		return c.GetPayment(ctx, opts.Ref.ID)
+	}, paymentRecord)
 }
 
 // PaymentsConfirmOptions are payments confirm's flags and arguments.
@@ -265,12 +252,7 @@ func newCmdPaymentsConfirm(a *app, runF func(context.Context, *PaymentsConfirmOp
 			if err := opts.Ref.fromArgs(args); err != nil {
 				return err
 			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runPaymentsConfirm(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runPaymentsConfirm)
 		},
 	}
 	opts.Ref.bindExtID(cmd)
@@ -299,7 +281,7 @@ func runPaymentsConfirm(ctx context.Context, opts *PaymentsConfirmOptions) error
 		}
 		att = &paykit.Attachment{Filename: opts.Receipt, Content: fh}
 	}
-	return opts.app.paymentChange(ctx, opts.Ref, func(ctx context.Context, c *paykit.Client, id string) (*paykit.Payment, error) {
+	return opts.app.paymentChange(ctx, opts.Ref, func(c *paykit.Client, ctx context.Context, id string) (*paykit.Payment, error) {
 		return c.ConfirmPayment(ctx, id, att)
 	})
 }
@@ -321,12 +303,7 @@ func newCmdPaymentsCancel(a *app, runF func(context.Context, *PaymentsCancelOpti
 			if err := opts.Ref.fromArgs(args); err != nil {
 				return err
 			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runPaymentsCancel(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runPaymentsCancel)
 		},
 	}
 	opts.Ref.bindExtID(cmd)
@@ -334,14 +311,13 @@ func newCmdPaymentsCancel(a *app, runF func(context.Context, *PaymentsCancelOpti
 }
 
 func runPaymentsCancel(ctx context.Context, opts *PaymentsCancelOptions) error {
-	return opts.app.paymentChange(ctx, opts.Ref, func(ctx context.Context, c *paykit.Client, id string) (*paykit.Payment, error) {
-		return c.CancelPayment(ctx, id)
-	})
+	return opts.app.paymentChange(ctx, opts.Ref, (*paykit.Client).CancelPayment)
 }
 
 // paymentChange runs a state change of the payment ref names and prints
-// the result.
-func (a *app) paymentChange(ctx context.Context, ref paymentRef, call func(context.Context, *paykit.Client, string) (*paykit.Payment, error)) error {
+// the result. call takes the client first, so that a change with no
+// parameters is a method expression such as (*paykit.Client).CancelPayment.
+func (a *app) paymentChange(ctx context.Context, ref paymentRef, call func(*paykit.Client, context.Context, string) (*paykit.Payment, error)) error {
 	c, err := a.client()
 	if err != nil {
 		return err
@@ -350,7 +326,7 @@ func (a *app) paymentChange(ctx context.Context, ref paymentRef, call func(conte
 	if err != nil {
 		return err
 	}
-	got, err := call(ctx, c, id)
+	got, err := call(c, ctx, id)
 	if err != nil {
 		return settle(err, ref.getCommand())
 	}
@@ -395,12 +371,7 @@ func newCmdDisputesOpen(a *app, runF func(context.Context, *DisputesOpenOptions)
 			if err := opts.Ref.fromArgs(args); err != nil {
 				return err
 			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runDisputesOpen(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runDisputesOpen)
 		},
 	}
 	opts.Ref.bindExtID(cmd)
@@ -419,7 +390,7 @@ func runDisputesOpen(ctx context.Context, opts *DisputesOpenOptions) error {
 		}
 		p.Amount = d
 	}
-	return opts.app.paymentChange(ctx, opts.Ref, func(ctx context.Context, c *paykit.Client, id string) (*paykit.Payment, error) {
+	return opts.app.paymentChange(ctx, opts.Ref, func(c *paykit.Client, ctx context.Context, id string) (*paykit.Payment, error) {
 		return c.OpenDispute(ctx, id, p)
 	})
 }
@@ -441,12 +412,7 @@ func newCmdDisputesCancel(a *app, runF func(context.Context, *DisputesCancelOpti
 			if err := opts.Ref.fromArgs(args); err != nil {
 				return err
 			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runDisputesCancel(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runDisputesCancel)
 		},
 	}
 	opts.Ref.bindExtID(cmd)
@@ -454,7 +420,5 @@ func newCmdDisputesCancel(a *app, runF func(context.Context, *DisputesCancelOpti
 }
 
 func runDisputesCancel(ctx context.Context, opts *DisputesCancelOptions) error {
-	return opts.app.paymentChange(ctx, opts.Ref, func(ctx context.Context, c *paykit.Client, id string) (*paykit.Payment, error) {
-		return c.CancelDispute(ctx, id)
-	})
+	return opts.app.paymentChange(ctx, opts.Ref, (*paykit.Client).CancelDispute)
 }

@@ -85,10 +85,7 @@ func newCmdPayoutsCreate(a *app, runF func(context.Context, *PayoutsCreateOption
 			"      --holder-name 'Ivan Petrov' --bank sber --yes",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runPayoutsCreate(cmd.Context(), opts)
+			return runOr(cmd.Context(), opts, runF, runPayoutsCreate)
 		},
 	}
 	p := &opts.Params
@@ -118,16 +115,8 @@ func runPayoutsCreate(ctx context.Context, opts *PayoutsCreateOptions) error {
 		return err
 	}
 	p.Amount, p.Method = d, paykit.PayoutMethod(opts.Method)
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	if err := a.confirm(ctx, fmt.Sprintf("Pay out %s RUB by %s to %s (ext_id %s)", money(d), opts.Method, masked(p.Requisites), p.ExtID), money(d)); err != nil {
-		return err
-	}
-	ctx, cancel := a.bound(ctx)
-	defer cancel()
-	got, err := c.CreatePayout(ctx, p)
+	got, err := moveMoney(ctx, a, fmt.Sprintf("Pay out %s RUB by %s to %s (ext_id %s)", money(d), opts.Method, masked(p.Requisites), p.ExtID), d,
+		func(c *paykit.Client, ctx context.Context) (*paykit.Payout, error) { return c.CreatePayout(ctx, p) })
 	if err != nil {
 		show := "paykit payouts get --ext-id " + shellQuote(p.ExtID)
 		return duplicate(settle(err, show), show)
@@ -149,18 +138,10 @@ func newCmdPayoutsGet(a *app, runF func(context.Context, *PayoutsGetOptions) err
 		Example: "  paykit payouts get --ext-id payout-77",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if (len(args) == 1) == (opts.ExtID != "") {
-				return usagef("give a payout id or --ext-id, not both or neither")
+			if err := idOrExtID("payout", args, opts.ExtID, &opts.ID); err != nil {
+				return err
 			}
-			if len(args) == 1 {
-				opts.ID = args[0]
-			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runPayoutsGet(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runPayoutsGet)
 		},
 	}
 	cmd.Flags().StringVar(&opts.ExtID, "ext-id", "", "your payout id instead of the service's")
@@ -168,21 +149,12 @@ func newCmdPayoutsGet(a *app, runF func(context.Context, *PayoutsGetOptions) err
 }
 
 func runPayoutsGet(ctx context.Context, opts *PayoutsGetOptions) error {
-	a := opts.app
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	var got *paykit.Payout
-	if opts.ExtID != "" {
-		got, err = c.GetPayoutByExtID(ctx, opts.ExtID)
-	} else {
-		got, err = c.GetPayout(ctx, opts.ID)
-	}
-	if err != nil {
-		return err
-	}
-	return a.printRecord(a.cap.last(), payoutRecord(a, got))
+	return show(ctx, opts.app, func(c *paykit.Client, ctx context.Context) (*paykit.Payout, error) {
+		if opts.ExtID != "" {
+			return c.GetPayoutByExtID(ctx, opts.ExtID)
+		}
+		return c.GetPayout(ctx, opts.ID)
+	}, payoutRecord)
 }
 
 // PayoutsListOptions are payouts list's flags.
@@ -206,12 +178,7 @@ func newCmdPayoutsList(a *app, runF func(context.Context, *PayoutsListOptions) e
 			"  paykit payouts list --all --from 2026-11-01 --to 2026-12-01 -o csv > november.csv",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runPayoutsList(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runPayoutsList)
 		},
 	}
 	lf := cmd.Flags()

@@ -17,10 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
 	"golang.org/x/sys/unix"
-
-	paykit "github.com/paykit-dev/paykit-go"
 )
 
 // tty is a pseudo-terminal: the binary gets slave, the test reads and
@@ -223,11 +220,7 @@ func TestTerminalConfirm(t *testing.T) {
 // holds the csv alone.
 func TestTerminalProgress(t *testing.T) {
 	e := newEnv(t)
-	for _, ext := range []string{"p-1", "p-2", "p-3"} {
-		if r := e.run("", "payouts", "create", "--ext-id", ext, "--amount", "10", "--method", "card", "--requisites", testCard, "--holder-name", "I P", "--yes"); r.code != 0 {
-			t.Fatal(r.stderr)
-		}
-	}
+	e.createPayouts("10", "p-1", "p-2", "p-3")
 	p := openTTY(t)
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
@@ -293,10 +286,7 @@ func TestTerminalInterruptAtPrompt(t *testing.T) {
 // status line, rewritten at each read, and clears it before its verdict.
 func TestTerminalWaitStatusLine(t *testing.T) {
 	e := newEnv(t)
-	p, err := e.sdk.CreatePayment(context.Background(), paykit.CreatePaymentParams{ExtID: "pty-wait", Amount: decimal.RequireFromString("300.00")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := e.pendingPayment("pty-wait")
 	tty := openTTY(t)
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {

@@ -29,14 +29,30 @@ func newCmdRead(a *app, use, short, example string, args cobra.PositionalArgs, r
 			if len(args) == 1 {
 				opts.ID = args[0]
 			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return run(ctx, opts)
+			return runBounded(a, cmd, opts, runF, run)
 		},
 	}
+}
+
+// read gets the client and makes one read with it: call is a method
+// expression such as (*paykit.Client).ListBanks, or a closure for a read
+// that takes more than ctx.
+func read[T any](ctx context.Context, a *app, call func(*paykit.Client, context.Context) (T, error)) (T, error) {
+	c, err := a.client()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return call(c, ctx)
+}
+
+// show reads one resource with get and prints it as rec makes its record.
+func show[T any](ctx context.Context, a *app, get func(*paykit.Client, context.Context) (*T, error), rec func(*app, *T) record) error {
+	v, err := read(ctx, a, get)
+	if err != nil {
+		return err
+	}
+	return a.printRecord(a.cap.last(), rec(a, v))
 }
 
 func terminalsCmd(a *app) *cobra.Command {
@@ -46,11 +62,7 @@ func terminalsCmd(a *app) *cobra.Command {
 
 func runTerminals(ctx context.Context, opts *ReadOptions) error {
 	a := opts.app
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	ts, err := c.ListTerminals(ctx)
+	ts, err := read(ctx, a, (*paykit.Client).ListTerminals)
 	if err != nil {
 		return err
 	}
@@ -67,11 +79,7 @@ func balanceCmd(a *app) *cobra.Command {
 
 func runBalance(ctx context.Context, opts *ReadOptions) error {
 	a := opts.app
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	b, err := c.GetBalance(ctx)
+	b, err := read(ctx, a, (*paykit.Client).GetBalance)
 	if err != nil {
 		return err
 	}
@@ -89,11 +97,7 @@ func banksCmd(a *app) *cobra.Command {
 
 func runBanks(ctx context.Context, opts *ReadOptions) error {
 	a := opts.app
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	bs, err := c.ListBanks(ctx)
+	bs, err := read(ctx, a, (*paykit.Client).ListBanks)
 	if err != nil {
 		return err
 	}
@@ -127,10 +131,7 @@ func newCmdTransfersCreate(a *app, runF func(context.Context, *TransfersCreateOp
 		Example: "  paykit transfers create --from term_main --to term_reserve --amount 100.00 --yes",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runTransfersCreate(cmd.Context(), opts)
+			return runOr(cmd.Context(), opts, runF, runTransfersCreate)
 		},
 	}
 	f := cmd.Flags()
@@ -153,16 +154,8 @@ func runTransfersCreate(ctx context.Context, opts *TransfersCreateOptions) error
 		return err
 	}
 	p.Amount = d
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	if err := a.confirm(ctx, fmt.Sprintf("Transfer %s USDT from %s to %s", money(d), p.FromTerminalID, p.ToTerminalID), money(d)); err != nil {
-		return err
-	}
-	ctx, cancel := a.bound(ctx)
-	defer cancel()
-	t, err := c.CreateTransfer(ctx, p)
+	t, err := moveMoney(ctx, a, fmt.Sprintf("Transfer %s USDT from %s to %s", money(d), p.FromTerminalID, p.ToTerminalID), d,
+		func(c *paykit.Client, ctx context.Context) (*paykit.Transfer, error) { return c.CreateTransfer(ctx, p) })
 	if err != nil {
 		// A transfer has no id to read back: the balances tell.
 		return settle(err, "paykit terminals")
@@ -216,10 +209,7 @@ func newCmdWithdrawalsCreate(a *app, runF func(context.Context, *WithdrawalsCrea
 		Example: "  paykit withdrawals create --terminal term_main --amount 50.00 --address TXYZ... --subtract-fee --yes",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runWithdrawalsCreate(cmd.Context(), opts)
+			return runOr(cmd.Context(), opts, runF, runWithdrawalsCreate)
 		},
 	}
 	f := cmd.Flags()
@@ -243,20 +233,14 @@ func runWithdrawalsCreate(ctx context.Context, opts *WithdrawalsCreateOptions) e
 		return err
 	}
 	p.Amount = d
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
 	fee := "fee on top"
 	if p.SubtractFeeFromAmount {
 		fee = "fee subtracted"
 	}
-	if err := a.confirm(ctx, fmt.Sprintf("Withdraw %s USDT (%s) from %s to %s", money(d), fee, p.TerminalID, p.Address), money(d)); err != nil {
-		return err
-	}
-	ctx, cancel := a.bound(ctx)
-	defer cancel()
-	w, err := c.CreateWithdrawal(ctx, p)
+	w, err := moveMoney(ctx, a, fmt.Sprintf("Withdraw %s USDT (%s) from %s to %s", money(d), fee, p.TerminalID, p.Address), d,
+		func(c *paykit.Client, ctx context.Context) (*paykit.Withdrawal, error) {
+			return c.CreateWithdrawal(ctx, p)
+		})
 	if err != nil {
 		// No ext_id: the terminal's frozen balance shows a withdrawal in
 		// flight.
@@ -266,25 +250,14 @@ func runWithdrawalsCreate(ctx context.Context, opts *WithdrawalsCreateOptions) e
 }
 
 func runWithdrawalsGet(ctx context.Context, opts *ReadOptions) error {
-	a := opts.app
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	w, err := c.GetWithdrawal(ctx, opts.ID)
-	if err != nil {
-		return err
-	}
-	return a.printRecord(a.cap.last(), withdrawalRecord(a, w))
+	return show(ctx, opts.app, func(c *paykit.Client, ctx context.Context) (*paykit.Withdrawal, error) {
+		return c.GetWithdrawal(ctx, opts.ID)
+	}, withdrawalRecord)
 }
 
 func runWithdrawalsFee(ctx context.Context, opts *ReadOptions) error {
 	a := opts.app
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	f, err := c.GetWithdrawalFee(ctx)
+	f, err := read(ctx, a, (*paykit.Client).GetWithdrawalFee)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -391,12 +392,47 @@ func (a *app) ctx(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 	return a.bound(cmd.Context())
 }
 
+// runBounded runs a verb's work, or the test's runF in its place, within
+// the command's context bounded by --timeout.
+func runBounded[O any](a *app, cmd *cobra.Command, opts O, runF, run func(context.Context, O) error) error {
+	ctx, cancel := a.ctx(cmd)
+	defer cancel()
+	return runOr(ctx, opts, runF, run)
+}
+
+// runOr is gh's pattern: a test passes runF to see the parsed options
+// with nothing run; the command itself passes nil and run does the work.
+func runOr[O any](ctx context.Context, opts O, runF, run func(context.Context, O) error) error {
+	if runF != nil {
+		return runF(ctx, opts)
+	}
+	return run(ctx, opts)
+}
+
 // bound is ctx bounded by --timeout, when given.
 func (a *app) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	if a.timeout == 0 {
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, a.timeout)
+}
+
+// moveMoney makes a money move: the client first (so missing credentials
+// are said before any question), then the question with the amount to
+// type on a live profile, then call, bounded by --timeout as the question
+// is not. ctx is the command's, unbounded.
+func moveMoney[T any](ctx context.Context, a *app, question string, amount decimal.Decimal, call func(*paykit.Client, context.Context) (T, error)) (T, error) {
+	var zero T
+	c, err := a.client()
+	if err != nil {
+		return zero, err
+	}
+	if err := a.confirm(ctx, question, money(amount)); err != nil {
+		return zero, err
+	}
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	return call(c, ctx)
 }
 
 // confirm asks before a money move. Off a terminal it refuses unless --yes

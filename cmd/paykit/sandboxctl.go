@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/sandbox"
 )
 
@@ -58,9 +59,7 @@ func sandboxControls(a *app, sb *cobra.Command) {
 		cmd := &cobra.Command{Use: use, Short: short, Example: example, Args: args, ValidArgs: valid,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				opts.Control, opts.Args = cmd.Name(), args
-				ctx, cancel := a.ctx(cmd)
-				defer cancel()
-				return runSandboxControl(ctx, opts)
+				return runBounded(a, cmd, opts, nil, runSandboxControl)
 			}}
 		return cmd, opts
 	}
@@ -135,28 +134,14 @@ func runSandboxControl(ctx context.Context, opts *SandboxControlOptions) error {
 		if err := r.SetPayoutStatus(ctx, args[0], args[1]); err != nil {
 			return err
 		}
-		c, err := a.client()
-		if err != nil {
-			return err
-		}
-		p, err := c.GetPayout(ctx, args[0])
-		if err != nil {
-			return err
-		}
-		return a.printRecord(a.cap.last(), payoutRecord(a, p))
+		return show(ctx, a, func(c *paykit.Client, ctx context.Context) (*paykit.Payout, error) { return c.GetPayout(ctx, args[0]) }, payoutRecord)
 	case "withdrawal":
 		if err := r.SetWithdrawalStatus(ctx, args[0], args[1], opts.TxHash); err != nil {
 			return err
 		}
-		c, err := a.client()
-		if err != nil {
-			return err
-		}
-		w, err := c.GetWithdrawal(ctx, args[0])
-		if err != nil {
-			return err
-		}
-		return a.printRecord(a.cap.last(), withdrawalRecord(a, w))
+		return show(ctx, a, func(c *paykit.Client, ctx context.Context) (*paykit.Withdrawal, error) {
+			return c.GetWithdrawal(ctx, args[0])
+		}, withdrawalRecord)
 	case "advance":
 		d, err := time.ParseDuration(args[0])
 		if err != nil || d <= 0 || d%time.Second != 0 {
@@ -196,15 +181,7 @@ func runSandboxControl(ctx context.Context, opts *SandboxControlOptions) error {
 
 // showPayment reads a payment back after a control moved it.
 func (a *app) showPayment(ctx context.Context, id string) error {
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	p, err := c.GetPayment(ctx, id)
-	if err != nil {
-		return err
-	}
-	return a.printRecord(a.cap.last(), paymentRecord(a, p))
+	return show(ctx, a, func(c *paykit.Client, ctx context.Context) (*paykit.Payment, error) { return c.GetPayment(ctx, id) }, paymentRecord)
 }
 
 // printSimple prints labelled values that no API answer holds.

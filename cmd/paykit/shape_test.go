@@ -12,11 +12,7 @@ import (
 // expression or a field the answer lacks is a usage error.
 func TestOutputShaping(t *testing.T) {
 	e := newEnv(t)
-	for _, ext := range []string{"s-1", "s-2", "s-3"} {
-		if r := e.run("", "payouts", "create", "--ext-id", ext, "--amount", "10.50", "--method", "card", "--requisites", testCard, "--holder-name", "I P", "--yes"); r.code != 0 {
-			t.Fatal(r.stderr)
-		}
-	}
+	e.createPayouts("10.50", "s-1", "s-2", "s-3")
 	r := e.run("", "payouts", "get", "--ext-id", "s-1", "--json", "ext_id,amount,requisites")
 	if r.code != 0 || r.stdout != `{"amount":10.50,"ext_id":"s-1","requisites":"************1111"}`+"\n" {
 		t.Fatalf("--json on a record: exit %d, %q %q", r.code, r.stdout, r.stderr)
@@ -70,11 +66,7 @@ func TestOutputShaping(t *testing.T) {
 // the way to the rest; stdout holds the page alone.
 func TestTruncatedPage(t *testing.T) {
 	e := newEnv(t)
-	for _, ext := range []string{"t-1", "t-2", "t-3"} {
-		if r := e.run("", "payouts", "create", "--ext-id", ext, "--amount", "10", "--method", "card", "--requisites", testCard, "--holder-name", "I P", "--yes"); r.code != 0 {
-			t.Fatal(r.stderr)
-		}
-	}
+	e.createPayouts("10", "t-1", "t-2", "t-3")
 	r := e.run("", "payouts", "list", "--limit", "2", "-o", "csv")
 	if r.code != 0 || r.stderr != "paykit: 2 of 3 payouts shown; use --all for every one, or --offset 2 for the next page\n" || len(readCSV(t, "page", r.stdout)) != 2 {
 		t.Fatalf("a truncated page: exit %d, stderr %q", r.code, r.stderr)

@@ -58,11 +58,7 @@ func TestConfirmOnTerminal(t *testing.T) {
 // terminal's stderr, and only there.
 func TestProgressOnTerminal(t *testing.T) {
 	e := newEnv(t)
-	for _, ext := range []string{"p-1", "p-2", "p-3"} {
-		if r := e.run("", "payouts", "create", "--ext-id", ext, "--amount", "10", "--method", "card", "--requisites", testCard, "--holder-name", "I P", "--yes"); r.code != 0 {
-			t.Fatal(r.stderr)
-		}
-	}
+	e.createPayouts("10", "p-1", "p-2", "p-3")
 	r := e.inProcess("", "payouts", "list", "--all", "--limit", "2", "-o", "csv")
 	if r.code != 0 || r.stderr != "\rfetched 2 of 3 payouts\rfetched 3 of 3 payouts\n" || strings.Count(r.stdout, "\r\n") != 4 {
 		t.Fatalf("exit %d, stderr %q, stdout %q", r.code, r.stderr, r.stdout)

@@ -4,10 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-
-	"github.com/shopspring/decimal"
-
-	paykit "github.com/paykit-dev/paykit-go"
 )
 
 // TestMistypedSubcommand: a word that is none of a group's commands is a
@@ -44,10 +40,7 @@ func TestMistypedSubcommand(t *testing.T) {
 // USDT six. Trailing zeros are no finer: 100.500 RUB is 100.50.
 func TestAmountScale(t *testing.T) {
 	e := newEnv(t)
-	p, err := e.sdk.CreatePayment(context.Background(), paykit.CreatePaymentParams{ExtID: "scale-1", Amount: decimal.RequireFromString("300.00")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := e.pendingPayment("scale-1")
 	if _, err := e.sdk.CancelPayment(context.Background(), p.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -84,10 +77,7 @@ func TestAmountScale(t *testing.T) {
 // (exit 2) before the confirm is sent.
 func TestReceiptDirectory(t *testing.T) {
 	e := newEnv(t)
-	p, err := e.sdk.CreatePayment(context.Background(), paykit.CreatePaymentParams{ExtID: "rcpt-1", Amount: decimal.RequireFromString("300.00")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := e.pendingPayment("rcpt-1")
 	r := e.run("", "payments", "confirm", p.ID, "--receipt", t.TempDir())
 	if r.code != 2 || !strings.Contains(r.stderr, "is a directory") {
 		t.Fatalf("--receipt DIR: exit %d, stderr %q; want 2", r.code, r.stderr)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/shopspring/decimal"
+	"github.com/spf13/cobra"
 
 	paykit "github.com/paykit-dev/paykit-go"
 )
@@ -15,51 +16,40 @@ import (
 // is sent (gh's pattern: the flags are tested without the binary).
 func TestNewCmdParsesIntoOptions(t *testing.T) {
 	a := &app{env: &env{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, getenv: func(string) string { return "" }, isTerminal: func(any) bool { return false }}}
-	var got *DisputesOpenOptions
-	cmd := newCmdDisputesOpen(a, func(_ context.Context, o *DisputesOpenOptions) error { got = o; return nil })
-	cmd.SetArgs([]string{"--ext-id", "order-1", "--amount", "300.00", "--comment", "late"})
-	if err := cmd.Execute(); err != nil {
-		t.Fatal(err)
-	}
+	got := parsed(t, a, newCmdDisputesOpen, "--ext-id", "order-1", "--amount", "300.00", "--comment", "late")
 	if got == nil || got.Ref != (paymentRef{ExtID: "order-1"}) || got.Amount != "300.00" || got.Comment != "late" || got.ReceiptURL != "" {
 		t.Fatalf("disputes open options: %+v", got)
 	}
-	var w *WaitOptions
-	cmd = newCmdWait(a, func(_ context.Context, o *WaitOptions) error { w = o; return nil })
-	cmd.SetArgs([]string{"payout", "--ext-id", "p-1", "--interval", "2s", "--exit-status"})
-	if err := cmd.Execute(); err != nil {
-		t.Fatal(err)
-	}
+	w := parsed(t, a, newCmdWait, "payout", "--ext-id", "p-1", "--interval", "2s", "--exit-status")
 	if w == nil || w.Kind != "payout" || w.ExtID != "p-1" || w.ID != "" || w.Interval.String() != "2s" || !w.ExitStatus {
 		t.Fatalf("wait options: %+v", w)
 	}
-	var c *PaymentsConfirmOptions
-	cmd = newCmdPaymentsConfirm(a, func(_ context.Context, o *PaymentsConfirmOptions) error { c = o; return nil })
-	cmd.SetArgs([]string{"3f0c", "--receipt", "r.png"})
-	if err := cmd.Execute(); err != nil {
-		t.Fatal(err)
-	}
+	c := parsed(t, a, newCmdPaymentsConfirm, "3f0c", "--receipt", "r.png")
 	if c == nil || c.Ref != (paymentRef{ID: "3f0c"}) || c.Receipt != "r.png" {
 		t.Fatalf("payments confirm options: %+v", c)
 	}
-	var l *PayoutsListOptions
-	cmd = newCmdPayoutsList(a, func(_ context.Context, o *PayoutsListOptions) error { l = o; return nil })
-	cmd.SetArgs([]string{"--from", "2026-11-01", "--to", "2026-12-01", "--status", "failed", "--all"})
-	if err := cmd.Execute(); err != nil {
-		t.Fatal(err)
-	}
+	l := parsed(t, a, newCmdPayoutsList, "--from", "2026-11-01", "--to", "2026-12-01", "--status", "failed", "--all")
 	if l == nil || l.From != "2026-11-01" || l.To != "2026-12-01" || l.Status != "failed" || !l.All || l.Limit != 0 {
 		t.Fatalf("payouts list options: %+v", l)
 	}
-	var tr *TransfersCreateOptions
-	cmd = newCmdTransfersCreate(a, func(_ context.Context, o *TransfersCreateOptions) error { tr = o; return nil })
-	cmd.SetArgs([]string{"--from", "a", "--to", "b", "--amount", "1.5", "--yes"})
-	if err := cmd.Execute(); err != nil {
-		t.Fatal(err)
-	}
+	tr := parsed(t, a, newCmdTransfersCreate, "--from", "a", "--to", "b", "--amount", "1.5", "--yes")
 	if tr == nil || tr.Params.FromTerminalID != "a" || tr.Params.ToTerminalID != "b" || tr.Amount != "1.5" || !a.yes {
 		t.Fatalf("transfers create options: %+v", tr)
 	}
+}
+
+// parsed runs the command newCmd builds with args, a runF in place of the
+// work, and returns the options runF was given: nil when it was not
+// called.
+func parsed[O any](t *testing.T, a *app, newCmd func(*app, func(context.Context, *O) error) *cobra.Command, args ...string) *O {
+	t.Helper()
+	var got *O
+	cmd := newCmd(a, func(_ context.Context, o *O) error { got = o; return nil })
+	cmd.SetArgs(args)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // TestRunWithoutBinary: a verb's run function works in this process

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -79,24 +80,16 @@ func newCmdWait(a *app, runF func(context.Context, *WaitOptions) error) *cobra.C
 			default:
 				return usagef("wait takes payment, payout or withdrawal, not %q", args[0])
 			}
-			if (len(args) == 2) == (opts.ExtID != "") {
-				return usagef("give a %s id or --ext-id, not both or neither", opts.Kind)
+			if err := idOrExtID(opts.Kind, args[1:], opts.ExtID, &opts.ID); err != nil {
+				return err
 			}
 			if opts.Kind == "withdrawal" && opts.ExtID != "" {
 				return usagef("--ext-id: a withdrawal has no ext_id; give its id")
 			}
-			if len(args) == 2 {
-				opts.ID = args[1]
-			}
 			if opts.Interval < 0 || opts.MaxInterval < 0 || (opts.MaxInterval > 0 && opts.Interval > opts.MaxInterval) {
 				return usagef("--interval must be positive and at most --max-interval")
 			}
-			ctx, cancel := a.ctx(cmd)
-			defer cancel()
-			if runF != nil {
-				return runF(ctx, opts)
-			}
-			return runWait(ctx, opts)
+			return runBounded(a, cmd, opts, runF, runWait)
 		},
 	}
 	f := cmd.Flags()
@@ -135,35 +128,21 @@ func runWait(ctx context.Context, opts *WaitOptions) error {
 	}
 	line := a.statusLine(opts.Kind, id)
 	defer line.clear()
-	var rec record
-	var status string
-	var ok, got bool
+	var end waitEnd
 	switch opts.Kind {
 	case "payment":
-		var p *paykit.Payment
-		p, err = c.WaitPayment(ctx, id, o)
-		if got = p != nil; got {
-			rec, status = paymentRecord(a, p), string(p.Status)
-			ok = p.Status == paykit.PaymentStatusCompleted
-		}
+		p, werr := c.WaitPayment(ctx, id, o)
+		end, err = waited(p, werr, paykit.PaymentStatusCompleted, func(p *paykit.Payment) (record, paykit.PaymentStatus) { return paymentRecord(a, p), p.Status })
 	case "payout":
-		var p *paykit.Payout
-		p, err = c.WaitPayout(ctx, id, o)
-		if got = p != nil; got {
-			rec, status = payoutRecord(a, p), string(p.Status)
-			ok = p.Status == paykit.PayoutStatusCompleted
-		}
+		p, werr := c.WaitPayout(ctx, id, o)
+		end, err = waited(p, werr, paykit.PayoutStatusCompleted, func(p *paykit.Payout) (record, paykit.PayoutStatus) { return payoutRecord(a, p), p.Status })
 	default:
-		var w *paykit.Withdrawal
-		w, err = waitWithdrawal(ctx, c, id, o)
-		if got = w != nil; got {
-			rec, status = withdrawalRecord(a, w), string(w.Status)
-			ok = w.Status == paykit.WithdrawalStatusCompleted
-		}
+		w, werr := waitWithdrawal(ctx, c, id, o)
+		end, err = waited(w, werr, paykit.WithdrawalStatusCompleted, func(w *paykit.Withdrawal) (record, paykit.WithdrawalStatus) { return withdrawalRecord(a, w), w.Status })
 	}
 	line.clear()
-	if got {
-		if perr := a.printRecord(a.cap.last(), rec); perr != nil {
+	if end.got {
+		if perr := a.printRecord(a.cap.last(), end.rec); perr != nil {
 			return perr
 		}
 	}
@@ -174,10 +153,28 @@ func runWait(ctx context.Context, opts *WaitOptions) error {
 		return fmt.Errorf("%s %s not settled within --timeout", opts.Kind, id)
 	case err != nil:
 		return err
-	case opts.ExitStatus && !ok:
-		return &exitError{code: exitSettledUnsuccessful, msg: fmt.Sprintf("%s %s settled as %s", opts.Kind, id, status)}
+	case opts.ExitStatus && !end.ok:
+		return &exitError{code: exitSettledUnsuccessful, msg: fmt.Sprintf("%s %s settled as %s", opts.Kind, id, end.status)}
 	}
 	return nil
+}
+
+// waitEnd is what wait prints and judges of the last state read.
+type waitEnd struct {
+	rec    record
+	status string
+	// got: there is a state to print; ok: it is the successful one.
+	got, ok bool
+}
+
+// waited is waitEnd of what a waiter returned: the last state read (nil
+// when none), with its record and status from show.
+func waited[T any, S ~string](v *T, err error, success S, show func(*T) (record, S)) (waitEnd, error) {
+	if v == nil {
+		return waitEnd{}, err
+	}
+	rec, status := show(v)
+	return waitEnd{rec: rec, status: string(status), got: true, ok: status == success}, err
 }
 
 // withdrawalSettled are the withdrawal statuses wait stops at.
@@ -211,8 +208,8 @@ func waitWithdrawal(ctx context.Context, c *paykit.Client, id string, o paykit.W
 		case !transient(err):
 			return last, err
 		}
-		pause := interval + rand.N(interval/10+1) // spread waiters that started together
-		interval = min(interval+interval/2, maxI)
+		pause := jittered(interval)
+		interval = grow(interval, maxI)
 		t := time.NewTimer(pause)
 		select {
 		case <-ctx.Done():
@@ -221,6 +218,21 @@ func waitWithdrawal(ctx context.Context, c *paykit.Client, id string, o paykit.W
 		case <-t.C:
 		}
 	}
+}
+
+// grow is the interval after an unsettled read, as the SDK's waiters grow
+// theirs: half as long again, by at least a nanosecond (half of 1ns is 0),
+// never past ceil and never overflowing.
+func grow(d, ceil time.Duration) time.Duration {
+	step := max(d/2, 1)
+	return min(d, ceil-step) + step
+}
+
+// jittered is the pause d plus up to a tenth, to spread waiters that
+// started together; the sum stops at the largest Duration rather than
+// wrap to a negative pause (a spin).
+func jittered(d time.Duration) time.Duration {
+	return d + min(rand.N(d/10+1), math.MaxInt64-d)
 }
 
 // transient: no answer, a server error or a rate limit may not recur; a

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -18,10 +19,7 @@ import (
 // "interrupted", not exit 1 (an API refusal) with "context canceled".
 func TestWaitInterrupted(t *testing.T) {
 	e := newEnv(t)
-	p, err := e.sdk.CreatePayment(context.Background(), paykit.CreatePaymentParams{ExtID: "wait-int", Amount: decimal.RequireFromString("300.00")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := e.pendingPayment("wait-int")
 	before := e.sb.RequestCount("GET", "/v1/payments/{id}")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -116,10 +114,7 @@ func TestWaitExitStatus(t *testing.T) {
 // just after its expiry, between two reads of one).
 func TestWaitIntervalEveryState(t *testing.T) {
 	e := newEnv(t)
-	p, err := e.sdk.CreatePayment(context.Background(), paykit.CreatePaymentParams{ExtID: "iv-1", Amount: decimal.RequireFromString("300.00")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := e.pendingPayment("iv-1")
 	before := e.sb.RequestCount("GET", "/v1/payments/{id}")
 	r := e.run("", "wait", "payment", p.ID, "--interval", "20ms", "--timeout", "1s")
 	if n := e.sb.RequestCount("GET", "/v1/payments/{id}") - before; r.code != 1 || n < 5 {
@@ -132,10 +127,7 @@ func TestWaitIntervalEveryState(t *testing.T) {
 // stderr stays empty.
 func TestWaitStatusLine(t *testing.T) {
 	e := newEnv(t)
-	p, err := e.sdk.CreatePayment(context.Background(), paykit.CreatePaymentParams{ExtID: "sl-1", Amount: decimal.RequireFromString("300.00")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := e.pendingPayment("sl-1")
 	r := e.inProcess("", "wait", "payment", p.ID, "--interval", "10ms", "--timeout", "300ms", "--exit-status")
 	if r.code != 6 || !strings.Contains(r.stderr, "\r\x1b[Kpayment "+p.ID+": PENDING (read 1, ") ||
 		!strings.Contains(r.stderr, "\r\x1b[Kpayment "+p.ID+": PENDING (read 2, ") ||
@@ -144,5 +136,33 @@ func TestWaitStatusLine(t *testing.T) {
 	}
 	if r := e.run("", "wait", "payment", p.ID, "--interval", "10ms", "--timeout", "100ms", "--exit-status"); strings.Contains(r.stderr, "\r") {
 		t.Fatalf("a status line off a terminal: %q", r.stderr)
+	}
+}
+
+// TestWaitWithdrawalGrowth protects wait withdrawal's own loop: its
+// interval grows from any positive start (1ns included, whose half is 0)
+// up to the ceiling and never wraps to a negative pause, which would spin
+// or make the jitter's rand.N panic.
+func TestWaitWithdrawalGrowth(t *testing.T) {
+	const maxD = time.Duration(math.MaxInt64)
+	for _, c := range []struct{ d, ceil, want time.Duration }{
+		{1, 10, 2},
+		{2, 10, 3},
+		{time.Second, 30 * time.Second, 1500 * time.Millisecond},
+		{20 * time.Second, 30 * time.Second, 30 * time.Second},
+		{30 * time.Second, 30 * time.Second, 30 * time.Second},
+		{maxD / 10 * 9, maxD, maxD},
+		{maxD, maxD, maxD},
+	} {
+		if got := grow(c.d, c.ceil); got != c.want {
+			t.Errorf("grow(%d, %d) = %d, want %d", c.d, c.ceil, got, c.want)
+		}
+	}
+	for _, d := range []time.Duration{1, time.Second, maxD / 10 * 9, maxD} {
+		for range 100 {
+			if got := jittered(d); got < d || got-d > d/10 {
+				t.Fatalf("jittered(%d) = %d: want %d plus at most a tenth", d, got, d)
+			}
+		}
 	}
 }
