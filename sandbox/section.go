@@ -36,6 +36,19 @@ func (s *Server) begin() {
 	s.grp.entering.Add(-1)
 }
 
+// lock takes the Server's lock outside a section, to read its memory or
+// note a diagnostic: counted as begin counts, so that a section ending
+// meanwhile may leave its commit to the group; unlock then commits that
+// group when nobody else is coming to.
+func (s *Server) lock() { s.begin() }
+
+func (s *Server) unlock() {
+	if s.grp.done != nil && s.grp.entering.Load() == 0 {
+		s.checkpointLocked()
+	}
+	s.mu.Unlock()
+}
+
 // commit ends the section. Its answer is written only once what it
 // changed, and what it read of others' changes, is committed: by this
 // section, or by a later one (groupCommit). Then the webhooks held are
@@ -176,8 +189,8 @@ func (k *keptState) restore(s *Server) {
 
 // storeFailed returns the error of a failed commit, or nil.
 func (s *Server) storeFailed() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	return s.storeErr
 }
 
@@ -212,8 +225,8 @@ func (s *Server) outboxLocked(key string, dl delivery) {
 
 // deliveryUpdated is the dispatcher's report of an attempt or an end.
 func (s *Server) deliveryUpdated(rec Delivery) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	s.st.deliveryUpdated(rec)
 }
 
