@@ -104,6 +104,12 @@ type sqlStore struct {
 	lookup      bool // a lookup by id or ext_id runs: the rows it loads tell what it saw
 
 	syncs int // commits that wrote, each an fsync: what the group commit saves, for its tests
+
+	// next is no later than the earliest valid_until of a PENDING payment
+	// (zero: none is PENDING) when nextKnown: every API section asks
+	// whether one is due, and with it the answer costs no query.
+	next      time.Time
+	nextKnown bool
 }
 
 // sqlDeps is what the SQL store takes from the Server at open: the
@@ -469,6 +475,7 @@ func (st *sqlStore) saveMerchant(m *merchant) {
 }
 
 func (st *sqlStore) reset() map[string]*merchant {
+	st.nextKnown = false
 	for _, t := range []string{"payments", "payouts", "withdrawals", "merchants", "terminals"} {
 		st.exec("DELETE FROM " + t)
 	}
@@ -602,6 +609,7 @@ func (st *sqlStore) disputeJSON(p *payment) any {
 
 func (st *sqlStore) addPayment(p *payment) {
 	sectionCopy(&st.pm, p.id, p)
+	st.pendingUntil(p)
 	st.execRow(p.id, `INSERT INTO payments (`+paymentCols+`, amount_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.id, p.m.apiKey, p.terminal.id, p.extID, decText(p.amount), p.method, p.bank.Code, p.bank.Name, p.bank.Country,
 		p.reqType, p.reqValue, p.holder, p.country, p.currency, decText(p.amountLoc), p.clientID, p.notifyURL, p.token,
@@ -610,6 +618,7 @@ func (st *sqlStore) addPayment(p *payment) {
 }
 
 func (st *sqlStore) savePayment(p *payment, _ string) {
+	st.pendingUntil(p)
 	st.execRow(p.id, `UPDATE payments SET status = ?, receipt = ?, dispute = ? WHERE id = ?`,
 		p.status, p.receipt, st.disputeJSON(p), p.id)
 }
@@ -628,6 +637,10 @@ func (st *sqlStore) pendingWithAmount(m *merchant, key string) int {
 // its commit), and the next expiry only arms a timer that looks again. So
 // they are lookups: a reader waits only for the changed rows they load.
 func (st *sqlStore) dueExpiry(now time.Time, limit int) (due []*payment) {
+	if st.nextKnown && (st.next.IsZero() || now.Before(st.next)) {
+		return nil
+	}
+	st.nextKnown = false // the caller moves what is due: nextExpiry asks the file again
 	st.lookupBy(func() {
 		due = st.loadPayments("WHERE status = ? AND valid_until <= ? ORDER BY valid_until, id LIMIT ?",
 			statusPending, now.UnixNano(), limit)
@@ -636,14 +649,28 @@ func (st *sqlStore) dueExpiry(now time.Time, limit int) (due []*payment) {
 }
 
 func (st *sqlStore) nextExpiry() (next time.Time, ok bool) {
+	if st.nextKnown {
+		return st.next, !st.next.IsZero()
+	}
 	var n sql.NullInt64
 	st.lookupBy(func() {
 		ok = st.one([]any{&n}, `SELECT min(valid_until) FROM payments WHERE status = ?`, statusPending)
 	})
-	if !ok || !n.Valid {
-		return time.Time{}, false
+	if ok && n.Valid {
+		next = unnanos(n.Int64)
 	}
-	return unnanos(n.Int64), true
+	st.next, st.nextKnown = next, st.err == nil
+	return next, !next.IsZero()
+}
+
+// pendingUntil keeps next a lower bound when p is PENDING: a payment
+// leaving PENDING only moves the earliest valid_until later, which makes
+// next early, and an early answer costs one query (dueExpiry) or one timer
+// that finds nothing due and asks again.
+func (st *sqlStore) pendingUntil(p *payment) {
+	if st.nextKnown && p.status == statusPending && (st.next.IsZero() || p.validUntil.Before(st.next)) {
+		st.next = p.validUntil
+	}
 }
 
 func (st *sqlStore) recentPayments(limit int) []*payment {
@@ -968,6 +995,7 @@ func (st *sqlStore) commit() error {
 // rollback drops what the section did: its transaction and its copies.
 func (st *sqlStore) rollback() {
 	st.forget()
+	st.nextKnown = false // payments the transaction moved out of PENDING are back in it
 	if st.tx != nil {
 		st.tx.Rollback()
 	}
