@@ -299,6 +299,30 @@ func (st *sqlStore) q() *sql.Tx {
 	return st.tx
 }
 
+// querier is a transaction or the database: what a read runs on.
+type querier interface {
+	Query(query string, args ...any) (*sql.Rows, error)
+	QueryRow(query string, args ...any) *sql.Row
+}
+
+// r is what a read of the section runs on: the open transaction, or, when
+// none is open (nothing changed since the last commit), the file itself,
+// so that a section that only reads costs no BEGIN and COMMIT. Both see
+// the same state: sections run one at a time on the one connection.
+func (st *sqlStore) r() querier {
+	if st.closed {
+		st.fail(errors.New("the sandbox is closed: its database is released"))
+		return nil
+	}
+	if st.tx != nil {
+		return st.tx
+	}
+	if st.err != nil {
+		return nil
+	}
+	return st.db
+}
+
 func (st *sqlStore) exec(query string, args ...any) { st.execRow("", query, args...) }
 
 // execRow is exec of a change to the payment, payout or withdrawal id
@@ -343,12 +367,12 @@ func (st *sqlStore) lookupBy(f func()) {
 
 // rows runs a query of the section; each row is handed to scan.
 func (st *sqlStore) rows(scan func(*sql.Rows) error, query string, args ...any) {
-	tx := st.q()
-	if tx == nil {
+	q := st.r()
+	if q == nil {
 		return
 	}
 	st.saw("")
-	rs, err := tx.Query(query, args...)
+	rs, err := q.Query(query, args...)
 	if err != nil {
 		st.fail(err)
 		return
@@ -364,12 +388,12 @@ func (st *sqlStore) rows(scan func(*sql.Rows) error, query string, args ...any) 
 }
 
 func (st *sqlStore) one(dest []any, query string, args ...any) bool {
-	tx := st.q()
-	if tx == nil {
+	q := st.r()
+	if q == nil {
 		return false
 	}
 	st.saw("")
-	err := tx.QueryRow(query, args...).Scan(dest...)
+	err := q.QueryRow(query, args...).Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false
 	}
