@@ -349,10 +349,13 @@ func (st *sqlStore) execRow(id, query string, args ...any) {
 // saw notes what a read of the section may have seen: the row id (a
 // lookup), or, for any other query, whatever the transaction changed.
 func (st *sqlStore) saw(id string) {
-	if id == "" && !st.lookup {
+	switch {
+	case id != "":
+		if _, ok := st.changedIDs[id]; ok {
+			st.secSaw = true
+		}
+	case !st.lookup:
 		st.secSaw = st.secSaw || st.changedMore || len(st.changedIDs) > 0
-	} else if _, ok := st.changedIDs[id]; ok && id != "" {
-		st.secSaw = true
 	}
 }
 
