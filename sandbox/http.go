@@ -303,9 +303,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, c
 // identify finds the merchant of X-Identity. Both headers must be present.
 func (s *Server) identify(r *http.Request) (*merchant, *apiError) {
 	key := r.Header.Get("X-Identity")
-	s.mu.Lock()
+	s.lock()
 	m := s.merchants[key]
-	s.mu.Unlock()
+	s.unlock()
 	if key == "" || r.Header.Get("X-Signature") == "" && (m == nil || !m.unsigned) {
 		return nil, newErr(http.StatusUnauthorized, "AUTH_001", "missing X-Identity or X-Signature header")
 	}

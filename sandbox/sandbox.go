@@ -253,9 +253,10 @@ type Server struct {
 	// commits the store before the answer is written.
 	mu        sync.Mutex
 	st        store
-	storeErr  error      // under mu: a failed commit; every later request is 503
-	held      []heldHook // under mu: webhooks of the section, sent once it commits
-	kept      keptState  // under mu: memory as of the last commit (section.go)
+	storeErr  error       // under mu: a failed commit; every later request is 503
+	held      []heldHook  // under mu: webhooks of the section, sent once it commits
+	kept      keptState   // under mu: memory as of the last commit (section.go)
+	grp       groupCommit // sections sharing one commit (section.go)
 	offset    time.Duration
 	merchants map[string]*merchant
 	faults    []*Fault
@@ -453,6 +454,7 @@ func (s *Server) Close() {
 	s.hooks.close() // deliveries cut short stay in the outbox for the next start
 	s.begin()
 	defer s.commit()
+	s.checkpointLocked() // the sections waiting for a commit get theirs, and its outcome
 	if err := s.st.close(); err != nil && s.cfg.Logger != nil {
 		s.cfg.Logger.Error("closing the database", slog.String("error", err.Error()))
 	}

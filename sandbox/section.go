@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,16 +26,78 @@ var ErrStore = errors.New("sandbox: the database cannot be used")
 
 // begin opens a section: it takes the Server's lock, and everything the
 // rules change until commit is one transaction of the store.
-func (s *Server) begin() { s.mu.Lock() }
+func (s *Server) begin() {
+	if !s.grp.on {
+		s.mu.Lock()
+		return
+	}
+	s.grp.entering.Add(1) // seen by the section before: it may leave its commit to this one
+	s.mu.Lock()
+	s.grp.entering.Add(-1)
+}
 
-// commit ends the section: it commits the store's transaction (before any
-// answer is written: callers commit before they return the value their
-// handler writes), then releases the webhooks the section held, and the
-// lock.
+// lock takes the Server's lock outside a section, to read its memory or
+// note a diagnostic: counted as begin counts, so that a section ending
+// meanwhile may leave its commit to the group; unlock then commits that
+// group when nobody else is coming to.
+func (s *Server) lock() { s.begin() }
+
+func (s *Server) unlock() {
+	if s.grp.done != nil && s.grp.entering.Load() == 0 {
+		s.checkpointLocked()
+	}
+	s.mu.Unlock()
+}
+
+// commit ends the section. Its answer is written only once what it
+// changed, and what it read of others' changes, is committed: by this
+// section, or by a later one (groupCommit). Then the webhooks held are
+// released, and the lock.
 func (s *Server) commit() {
+	g := &s.grp
+	if g.on && s.storeErr == nil && g.entering.Load() > 0 && g.n < maxGroup-1 {
+		if e := s.st.end(); e.pending {
+			if !e.depends {
+				s.mu.Unlock() // it read only what is committed: its answer need not wait
+				return
+			}
+			if g.done == nil {
+				g.done = make(chan struct{})
+			}
+			g.n++
+			done := g.done
+			s.mu.Unlock()
+			<-done // closed by checkpointLocked, after storeErr tells the outcome
+			return
+		}
+	}
 	s.checkpointLocked()
 	s.mu.Unlock()
 }
+
+// groupCommit lets sections share one commit, and so one fsync, of a
+// store whose commit reaches the disk (Config.DBPath). A section that ends
+// while others wait in begin (they arrived during the previous commit)
+// leaves its changes in the open transaction and waits: the last of them,
+// the one that finds nobody waiting, or the maxGroup-th, commits for all,
+// and its outcome is theirs. No answer is written before the commit
+// covering it returns (synchronous=FULL stays: a 2xx survives power loss),
+// and a failed commit fails every section in it (storeErr), memory going
+// back to the previous commit (keptState). A section that only read waits
+// as well when it read one of those changes, or when they touch the
+// Server's own memory (terminals, clock, faults), whose reads the store
+// cannot see: nothing is visible before it is committed.
+type groupCommit struct {
+	on       bool          // set by openStore before the Server is shared: the store's commits sync
+	entering atomic.Int32  // sections waiting in begin
+	done     chan struct{} // under mu: closed when the open transaction's commit ends; nil: nobody waits
+	n        int           // under mu: sections waiting for it
+}
+
+// maxGroup bounds the sections one commit covers, so that a steady stream
+// of requests (someone is always waiting in begin) still commits, and the
+// first section of a group is not kept waiting for long.
+const maxGroup = 64
 
 // checkpointLocked commits what the section did so far and sends its held
 // webhooks; the section may go on (expiry of a long backlog commits in
@@ -64,6 +127,10 @@ func (s *Server) checkpointLocked() {
 	}
 	clear(s.held)
 	s.held = s.held[:0]
+	if s.grp.done != nil {
+		close(s.grp.done)
+		s.grp.done, s.grp.n = nil, 0
+	}
 }
 
 // keptState is the part of the Server's memory a section may change
@@ -122,8 +189,8 @@ func (k *keptState) restore(s *Server) {
 
 // storeFailed returns the error of a failed commit, or nil.
 func (s *Server) storeFailed() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	return s.storeErr
 }
 
@@ -158,8 +225,8 @@ func (s *Server) outboxLocked(key string, dl delivery) {
 
 // deliveryUpdated is the dispatcher's report of an attempt or an end.
 func (s *Server) deliveryUpdated(rec Delivery) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock()
+	defer s.unlock()
 	s.st.deliveryUpdated(rec)
 }
 
@@ -181,6 +248,7 @@ func (s *Server) openStore() ([]storedDelivery, error) {
 		return nil, err
 	}
 	s.st = st
+	s.grp.on = true
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.merchants = st.merchants()

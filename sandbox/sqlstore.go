@@ -69,8 +69,9 @@ CREATE INDEX deliveries_state ON deliveries (state);`,
 	`CREATE TABLE reqlog (seq INTEGER PRIMARY KEY, rec TEXT NOT NULL);`,
 }
 
-// sqlStore keeps the sandbox in an SQLite file: every section of the
-// Server is one transaction, committed before the answer is written. It
+// sqlStore keeps the sandbox in an SQLite file: a section's changes are
+// committed before its answer is written, in one transaction with those of
+// the sections that ended while it waited to begin (groupCommit). It
 // holds in memory only the resources a section touched (cleared at
 // commit), the merchants and terminals (as many as configured), and the
 // lazy diagnostics described at saveCounters.
@@ -94,6 +95,23 @@ type sqlStore struct {
 	reqs     []RequestRecord     // request log lines not yet written
 	dlv      map[string]Delivery // delivery records not yet written
 	closed   bool
+
+	// What the open transaction changed, for a section that only reads
+	// while others wait for its commit (end): the payments, payouts and
+	// withdrawals it wrote, by id, and whether it wrote anything else.
+	changedIDs  map[string]struct{}
+	changedMore bool
+	secWrote    bool // the section changed something
+	secSaw      bool // the section read something the open transaction changed
+	lookup      bool // a lookup by id or ext_id runs: the rows it loads tell what it saw
+
+	syncs int // commits that wrote, each an fsync: what the group commit saves, for its tests
+
+	// next is no later than the earliest valid_until of a PENDING payment
+	// (zero: none is PENDING) when nextKnown: every API section asks
+	// whether one is due, and with it the answer costs no query.
+	next      time.Time
+	nextKnown bool
 }
 
 // sqlDeps is what the SQL store takes from the Server at open: the
@@ -313,24 +331,83 @@ func (st *sqlStore) q() *sql.Tx {
 	return st.tx
 }
 
-func (st *sqlStore) exec(query string, args ...any) {
+// querier is a transaction or the database: what a read runs on.
+type querier interface {
+	Query(query string, args ...any) (*sql.Rows, error)
+	QueryRow(query string, args ...any) *sql.Row
+}
+
+// r is what a read of the section runs on: the open transaction, or, when
+// none is open (nothing changed since the last commit), the file itself,
+// so that a section that only reads costs no BEGIN and COMMIT. Both see
+// the same state: sections run one at a time on the one connection.
+func (st *sqlStore) r() querier {
+	if st.closed {
+		st.fail(errors.New("the sandbox is closed: its database is released"))
+		return nil
+	}
+	if st.tx != nil {
+		return st.tx
+	}
+	if st.err != nil {
+		return nil
+	}
+	return st.db
+}
+
+func (st *sqlStore) exec(query string, args ...any) { st.execRow("", query, args...) }
+
+// execRow is exec of a change to the payment, payout or withdrawal id
+// alone ("": a change to anything else).
+func (st *sqlStore) execRow(id, query string, args ...any) {
 	tx := st.q()
 	if tx == nil {
 		return
 	}
-	st.wrote = true
+	st.wrote, st.secWrote = true, true
+	if id == "" {
+		st.changedMore = true
+	} else {
+		if st.changedIDs == nil {
+			st.changedIDs = map[string]struct{}{}
+		}
+		st.changedIDs[id] = struct{}{}
+	}
 	if _, err := tx.Exec(query, args...); err != nil {
 		st.fail(fmt.Errorf("%s: %w", strings.Fields(query)[0], err))
 	}
 }
 
+// saw notes what a read of the section may have seen: the row id (a
+// lookup), or, for any other query, whatever the transaction changed.
+func (st *sqlStore) saw(id string) {
+	switch {
+	case id != "":
+		if _, ok := st.changedIDs[id]; ok {
+			st.secSaw = true
+		}
+	case !st.lookup:
+		st.secSaw = st.secSaw || st.changedMore || len(st.changedIDs) > 0
+	}
+}
+
+// lookupBy runs f, a lookup of rows by id or ext_id (or the expiry
+// queries, whose answer no reader writes, see end), as one that saw only
+// the rows it loads.
+func (st *sqlStore) lookupBy(f func()) {
+	st.lookup = true
+	f()
+	st.lookup = false
+}
+
 // rows runs a query of the section; each row is handed to scan.
 func (st *sqlStore) rows(scan func(*sql.Rows) error, query string, args ...any) {
-	tx := st.q()
-	if tx == nil {
+	q := st.r()
+	if q == nil {
 		return
 	}
-	rs, err := tx.Query(query, args...)
+	st.saw("")
+	rs, err := q.Query(query, args...)
 	if err != nil {
 		st.fail(err)
 		return
@@ -346,11 +423,12 @@ func (st *sqlStore) rows(scan func(*sql.Rows) error, query string, args ...any) 
 }
 
 func (st *sqlStore) one(dest []any, query string, args ...any) bool {
-	tx := st.q()
-	if tx == nil {
+	q := st.r()
+	if q == nil {
 		return false
 	}
-	err := tx.QueryRow(query, args...).Scan(dest...)
+	st.saw("")
+	err := q.QueryRow(query, args...).Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false
 	}
@@ -456,6 +534,7 @@ func (st *sqlStore) saveMerchant(m *merchant) {
 }
 
 func (st *sqlStore) reset() map[string]*merchant {
+	st.nextKnown = false
 	for _, t := range []string{"payments", "payouts", "withdrawals", "merchants", "terminals"} {
 		st.exec("DELETE FROM " + t)
 	}
@@ -553,6 +632,7 @@ func (st *sqlStore) loadPayments(where string, args ...any) []*payment {
 			return err
 		}
 		if p != nil {
+			st.saw(p.id)
 			out = append(out, sectionCopy(&st.pm, p.id, p))
 		}
 		return nil
@@ -560,15 +640,17 @@ func (st *sqlStore) loadPayments(where string, args ...any) []*payment {
 	return out
 }
 
-func (st *sqlStore) payment(id string) *payment {
+func (st *sqlStore) payment(id string) (p *payment) {
 	if p := st.pm[id]; p != nil {
 		return p
 	}
-	return firstOf(st.loadPayments("WHERE id = ?", id))
+	st.lookupBy(func() { p = firstOf(st.loadPayments("WHERE id = ?", id)) })
+	return p
 }
 
-func (st *sqlStore) paymentByExt(m *merchant, extID string) *payment {
-	return firstOf(st.loadPayments("WHERE api_key = ? AND ext_id = ?", m.apiKey, extID))
+func (st *sqlStore) paymentByExt(m *merchant, extID string) (p *payment) {
+	st.lookupBy(func() { p = firstOf(st.loadPayments("WHERE api_key = ? AND ext_id = ?", m.apiKey, extID)) })
+	return p
 }
 
 func (st *sqlStore) disputeJSON(p *payment) any {
@@ -586,7 +668,8 @@ func (st *sqlStore) disputeJSON(p *payment) any {
 
 func (st *sqlStore) addPayment(p *payment) {
 	sectionCopy(&st.pm, p.id, p)
-	st.exec(`INSERT INTO payments (`+paymentCols+`, amount_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	st.pendingUntil(p)
+	st.execRow(p.id, `INSERT INTO payments (`+paymentCols+`, amount_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.id, p.m.apiKey, p.terminal.id, p.extID, decText(p.amount), p.method, p.bank.Code, p.bank.Name, p.bank.Country,
 		p.reqType, p.reqValue, p.holder, p.country, p.currency, decText(p.amountLoc), p.clientID, p.notifyURL, p.token,
 		p.status, nanos(p.validUntil), nanos(p.createdAt), decText(p.usdtRate), p.paymentURL, p.receipt, st.disputeJSON(p),
@@ -594,7 +677,8 @@ func (st *sqlStore) addPayment(p *payment) {
 }
 
 func (st *sqlStore) savePayment(p *payment, _ string) {
-	st.exec(`UPDATE payments SET status = ?, receipt = ?, dispute = ? WHERE id = ?`,
+	st.pendingUntil(p)
+	st.execRow(p.id, `UPDATE payments SET status = ?, receipt = ?, dispute = ? WHERE id = ?`,
 		p.status, p.receipt, st.disputeJSON(p), p.id)
 }
 
@@ -607,17 +691,45 @@ func (st *sqlStore) pendingWithAmount(m *merchant, key string) int {
 	return n
 }
 
-func (st *sqlStore) dueExpiry(now time.Time, limit int) []*payment {
-	return st.loadPayments("WHERE status = ? AND valid_until <= ? ORDER BY valid_until, id LIMIT ?",
-		statusPending, now.UnixNano(), limit)
+// dueExpiry and nextExpiry run in every API section. Their answers do not
+// reach a reader's: what expires is changed (the section then waits for
+// its commit), and the next expiry only arms a timer that looks again. So
+// they are lookups: a reader waits only for the changed rows they load.
+func (st *sqlStore) dueExpiry(now time.Time, limit int) (due []*payment) {
+	if st.nextKnown && (st.next.IsZero() || now.Before(st.next)) {
+		return nil
+	}
+	st.nextKnown = false // the caller moves what is due: nextExpiry asks the file again
+	st.lookupBy(func() {
+		due = st.loadPayments("WHERE status = ? AND valid_until <= ? ORDER BY valid_until, id LIMIT ?",
+			statusPending, now.UnixNano(), limit)
+	})
+	return due
 }
 
-func (st *sqlStore) nextExpiry() (time.Time, bool) {
-	var n sql.NullInt64
-	if !st.one([]any{&n}, `SELECT min(valid_until) FROM payments WHERE status = ?`, statusPending) || !n.Valid {
-		return time.Time{}, false
+func (st *sqlStore) nextExpiry() (next time.Time, ok bool) {
+	if st.nextKnown {
+		return st.next, !st.next.IsZero()
 	}
-	return unnanos(n.Int64), true
+	var n sql.NullInt64
+	st.lookupBy(func() {
+		ok = st.one([]any{&n}, `SELECT min(valid_until) FROM payments WHERE status = ?`, statusPending)
+	})
+	if ok && n.Valid {
+		next = unnanos(n.Int64)
+	}
+	st.next, st.nextKnown = next, st.err == nil
+	return next, !next.IsZero()
+}
+
+// pendingUntil keeps next a lower bound when p is PENDING: a payment
+// leaving PENDING only moves the earliest valid_until later, which makes
+// next early, and an early answer costs one query (dueExpiry) or one timer
+// that finds nothing due and asks again.
+func (st *sqlStore) pendingUntil(p *payment) {
+	if st.nextKnown && p.status == statusPending && (st.next.IsZero() || p.validUntil.Before(st.next)) {
+		st.next = p.validUntil
+	}
 }
 
 func (st *sqlStore) recentPayments(limit int) []*payment {
@@ -643,32 +755,35 @@ func (st *sqlStore) loadPayouts(where string, args ...any) []*payout {
 		if p.m = st.deps.merchant(apiKey); p.m == nil {
 			return nil
 		}
+		st.saw(p.id)
 		out = append(out, sectionCopy(&st.po, p.id, &p))
 		return nil
 	}, "SELECT "+payoutCols+" FROM payouts "+where, args...)
 	return out
 }
 
-func (st *sqlStore) payout(id string) *payout {
+func (st *sqlStore) payout(id string) (p *payout) {
 	if p := st.po[id]; p != nil {
 		return p
 	}
-	return firstOf(st.loadPayouts("WHERE id = ?", id))
+	st.lookupBy(func() { p = firstOf(st.loadPayouts("WHERE id = ?", id)) })
+	return p
 }
 
-func (st *sqlStore) payoutByExt(m *merchant, extID string) *payout {
-	return firstOf(st.loadPayouts("WHERE api_key = ? AND ext_id = ?", m.apiKey, extID))
+func (st *sqlStore) payoutByExt(m *merchant, extID string) (p *payout) {
+	st.lookupBy(func() { p = firstOf(st.loadPayouts("WHERE api_key = ? AND ext_id = ?", m.apiKey, extID)) })
+	return p
 }
 
 func (st *sqlStore) addPayout(p *payout) {
 	sectionCopy(&st.po, p.id, p)
-	st.exec(`INSERT INTO payouts (`+payoutCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	st.execRow(p.id, `INSERT INTO payouts (`+payoutCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.id, p.m.apiKey, p.extID, decText(p.amount), p.method, p.requisites, p.holderName, p.bank, p.notifyURL,
 		p.status, p.providerOrderID, nanos(p.createdAt), nanos(p.completedAt))
 }
 
 func (st *sqlStore) savePayout(p *payout) {
-	st.exec(`UPDATE payouts SET status = ?, provider_order_id = ?, completed_at = ? WHERE id = ?`,
+	st.execRow(p.id, `UPDATE payouts SET status = ?, provider_order_id = ?, completed_at = ? WHERE id = ?`,
 		p.status, p.providerOrderID, nanos(p.completedAt), p.id)
 }
 
@@ -725,28 +840,30 @@ func (st *sqlStore) loadWithdrawals(where string, args ...any) []*withdrawal {
 		if w.terminal = w.m.terminal(termID); w.terminal == nil {
 			return nil
 		}
+		st.saw(w.id)
 		out = append(out, sectionCopy(&st.wd, w.id, &w))
 		return nil
 	}, "SELECT "+withdrawalCols+" FROM withdrawals "+where, args...)
 	return out
 }
 
-func (st *sqlStore) withdrawal(id string) *withdrawal {
+func (st *sqlStore) withdrawal(id string) (w *withdrawal) {
 	if w := st.wd[id]; w != nil {
 		return w
 	}
-	return firstOf(st.loadWithdrawals("WHERE id = ?", id))
+	st.lookupBy(func() { w = firstOf(st.loadWithdrawals("WHERE id = ?", id)) })
+	return w
 }
 
 func (st *sqlStore) addWithdrawal(w *withdrawal) {
 	sectionCopy(&st.wd, w.id, w)
-	st.exec(`INSERT INTO withdrawals (`+withdrawalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	st.execRow(w.id, `INSERT INTO withdrawals (`+withdrawalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.id, w.m.apiKey, w.terminal.id, decText(w.amount), decText(w.fee), decText(w.held), w.address, w.txHash, w.status,
 		nanos(w.createdAt), nanos(w.updatedAt))
 }
 
 func (st *sqlStore) saveWithdrawal(w *withdrawal) {
-	st.exec(`UPDATE withdrawals SET status = ?, tx_hash = ?, updated_at = ? WHERE id = ?`,
+	st.execRow(w.id, `UPDATE withdrawals SET status = ?, tx_hash = ?, updated_at = ? WHERE id = ?`,
 		w.status, w.txHash, nanos(w.updatedAt), w.id)
 }
 
@@ -836,7 +953,9 @@ func (st *sqlStore) outbox(key string, dl delivery) {
 		st.fail(err)
 		return
 	}
-	st.exec(`INSERT INTO deliveries (id, key, url, token, body, rec, state) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	// Keyed by the delivery's id: no section reads the outbox back (the
+	// dispatcher keeps its own log), only a start does.
+	st.execRow(dl.rec.ID, `INSERT INTO deliveries (id, key, url, token, body, rec, state) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		dl.rec.ID, key, dl.url, dl.token, dl.body, string(rec), dl.rec.State)
 }
 
@@ -887,10 +1006,28 @@ type storedCounter struct {
 	N      int    `json:"n"`
 }
 
-func (st *sqlStore) commit() error {
+func (st *sqlStore) end() sectionEnd {
 	clear(st.pm)
 	clear(st.po)
 	clear(st.wd)
+	e := sectionEnd{pending: st.tx != nil && st.wrote && st.err == nil && !st.closed,
+		depends: st.secWrote || st.secSaw || st.changedMore}
+	st.secWrote, st.secSaw = false, false
+	return e
+}
+
+// forget drops what the store knew of the open transaction's changes: it
+// is committed or rolled back.
+func (st *sqlStore) forget() {
+	clear(st.pm)
+	clear(st.po)
+	clear(st.wd)
+	clear(st.changedIDs)
+	st.changedMore, st.secWrote, st.secSaw = false, false, false
+}
+
+func (st *sqlStore) commit() error {
+	defer st.forget() // after flushLazy's writes too
 	if st.tx == nil {
 		err := st.err
 		st.err = nil
@@ -908,14 +1045,16 @@ func (st *sqlStore) commit() error {
 		tx.Rollback()
 		return err
 	}
+	if wrote {
+		st.syncs++
+	}
 	return tx.Commit()
 }
 
 // rollback drops what the section did: its transaction and its copies.
 func (st *sqlStore) rollback() {
-	clear(st.pm)
-	clear(st.po)
-	clear(st.wd)
+	st.forget()
+	st.nextKnown = false // payments the transaction moved out of PENDING are back in it
 	if st.tx != nil {
 		st.tx.Rollback()
 	}
@@ -947,6 +1086,9 @@ func (st *sqlStore) ping() error {
 		return err
 	}
 	var v int
+	if st.tx != nil { // sections wait for its commit: the one connection is the transaction's
+		return st.tx.QueryRow("PRAGMA user_version").Scan(&v)
+	}
 	return st.db.QueryRow("PRAGMA user_version").Scan(&v) // reads the file's header through the open file
 }
 
