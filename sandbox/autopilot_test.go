@@ -16,6 +16,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 )
 
 func pilotEnv(t *testing.T, ap Autopilot) (*env, *paykit.Client) {
@@ -104,7 +105,7 @@ func pilotPayment(t *testing.T, ctx context.Context, e *env, c *paykit.Client, a
 	}
 	e.sb.Advance(ap.PayerDelay)
 	got := paymentStatus(t, ctx, c, p.ID)
-	if kopecks(amt) == 11 {
+	if autopilot.Kopecks(amt) == 11 {
 		if got != "PROCESSING" {
 			t.Fatalf("after the payer delay: %s, want PROCESSING (payer pressed I paid)", got)
 		}
