@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/paykit-dev/paykit-go/internal/tokenstrength"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
 // sessionCookie holds a dashboard login: an HMAC of the control token, so
@@ -90,11 +91,11 @@ func (s *Server) loginRoutes(mux *http.ServeMux) {
 			http.Redirect(w, r, "/sandbox/ui", http.StatusSeeOther)
 			return
 		}
-		setHTMLHeaders(w, "same-origin")
+		web.SetHTMLHeaders(w, "same-origin")
 		loginTmpl.Execute(w, "")
 	})
 	mux.HandleFunc("POST /sandbox/login", func(w http.ResponseWriter, r *http.Request) {
-		if !s.localRequest(r) || s.cfg.ControlToken == "" || !sameOrigin(r) {
+		if !s.localRequest(r) || s.cfg.ControlToken == "" || !web.SameOrigin(r) {
 			http.Error(w, "sandbox: login refused", http.StatusForbidden)
 			return
 		}
@@ -106,7 +107,7 @@ func (s *Server) loginRoutes(mux *http.ServeMux) {
 		addr := clientAddr(r)
 		if wait := s.authFails.blocked(addr); wait > 0 {
 			secs := int((wait + time.Second - 1) / time.Second)
-			setHTMLHeaders(w, "same-origin")
+			web.SetHTMLHeaders(w, "same-origin")
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			w.WriteHeader(http.StatusTooManyRequests)
 			loginTmpl.Execute(w, fmt.Sprintf("Too many wrong control tokens from this address: try again in %d s.", secs))
@@ -114,7 +115,7 @@ func (s *Server) loginRoutes(mux *http.ServeMux) {
 		}
 		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.ControlToken)) != 1 {
 			s.authFails.fail(addr, "login")
-			setHTMLHeaders(w, "same-origin")
+			web.SetHTMLHeaders(w, "same-origin")
 			w.WriteHeader(http.StatusUnauthorized)
 			loginTmpl.Execute(w, "That is not this sandbox's control token.")
 			return

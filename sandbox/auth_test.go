@@ -15,6 +15,8 @@ import (
 	"time"
 
 	paykit "github.com/paykit-dev/paykit-go"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
 // A 401 for a wrong signature says what the sandbox signed (method, request
@@ -400,7 +402,7 @@ func TestRemoteModeNeedsTheControlToken(t *testing.T) {
 	// (even with the form token).
 	uiForm := func(c *http.Cookie) int {
 		req, _ := http.NewRequest("POST", e.ts.URL+"/sandbox/ui/clock/advance",
-			strings.NewReader(url.Values{"seconds": {"60"}, "token": {uiToken}, "page": {"payments"}}.Encode()))
+			strings.NewReader(url.Values{"seconds": {"60"}, "token": {web.Token}, "page": {"payments"}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Origin", e.ts.URL)
 		if c != nil {

@@ -1,46 +1,12 @@
 package sandbox
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
-	"html/template"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 	"net/http"
 	"strings"
 )
-
-// pageTmpl is the hosted payment page: one column for a phone, the
-// sandbox's own stylesheet and copy-button script, every value escaped by
-// html/template. It works without JavaScript; only the copy buttons need it.
-var pageTmpl = template.Must(template.ParseFS(uiFiles, "ui/pay.html"))
-
-// pageData is what the payment page shows. Amounts come twice: in words
-// for the eye (moneyText: "1,500.50 RUB") and as bare digits for the copy
-// buttons ("1500.50"), which a bank app's amount field accepts.
-type pageData struct {
-	// Merchant is the payee's Merchant.Name.
-	Merchant                                   string
-	ExtID, Amount, Status, StatusClass, Method string
-	AmountText, AmountRUBText, AmountCopy      string
-	ReqLabel, ReqLabelLower, ReqValue          string
-	BankName, Holder                           string
-	AmountLocal, Currency                      string
-	Pending                                    bool
-	TimeLeft, PayBy, Action                    string
-	// Token is the payment's form token (pageToken).
-	Token string
-}
-
-// pageToken is the form token of one payment's page: a keyed hash of its
-// id under the per-process uiToken, so a page on another site, which can
-// read neither, cannot forge the I-paid post.
-func pageToken(id string) string {
-	m := hmac.New(sha256.New, []byte(uiToken))
-	m.Write([]byte("pay:" + id))
-	return hex.EncodeToString(m.Sum(nil))
-}
 
 func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
 	s.begin()
@@ -51,13 +17,13 @@ func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "payment not found", http.StatusNotFound)
 		return
 	}
-	d := pageData{Merchant: p.m.name, ExtID: p.extID, Amount: string(scaled(p.amount, 2)), Status: p.status,
-		StatusClass: "st st-" + strings.ToLower(p.status), Method: methodText(p.method),
-		AmountText: moneyText(p.amount, "RUB"), AmountRUBText: moneyText(p.amount, "RUB"),
+	d := web.PayData{Merchant: p.m.name, ExtID: p.extID, Amount: string(scaled(p.amount, 2)), Status: p.status,
+		StatusClass: "st st-" + strings.ToLower(p.status), Method: web.MethodText(p.method),
+		AmountText: web.MoneyText(p.amount, "RUB"), AmountRUBText: web.MoneyText(p.amount, "RUB"),
 		ReqLabel: "Card number", ReqValue: p.reqValue, BankName: p.bank.Name, Holder: p.holder,
-		Pending: p.status == statusPending, Action: "/pay/" + p.id, Token: pageToken(p.id)}
+		Pending: p.status == statusPending, Action: "/pay/" + p.id, Token: web.PageToken(p.id)}
 	d.AmountCopy = d.Amount
-	d.PayBy, d.TimeLeft = payBy(p.validUntil, now)
+	d.PayBy, d.TimeLeft = web.PayBy(p.validUntil, now)
 	if p.reqType != "card" {
 		d.ReqLabel = "Phone number"
 	}
@@ -66,11 +32,10 @@ func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
 		// The payer sends the local currency: that is the amount to show
 		// big and to copy; the RUB figure is what it is worth.
 		d.AmountLocal, d.Currency = string(scaled(p.amountLoc, 2)), p.currency
-		d.AmountText, d.AmountCopy = moneyText(p.amountLoc, p.currency), d.AmountLocal
+		d.AmountText, d.AmountCopy = web.MoneyText(p.amountLoc, p.currency), d.AmountLocal
 	}
 	s.commit()
-	setHTMLHeaders(w, "no-referrer") // the payer's page names no one it came from
-	pageTmpl.Execute(w, d)
+	web.RenderPay(w, d)
 }
 
 // postPage is the I-paid button: it confirms the payment as
@@ -83,8 +48,8 @@ func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
 // elsewhere cannot press I-paid for a payer.
 func (s *Server) postPage(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
-	if r.ParseForm() != nil || !pageSameOrigin(r) ||
-		subtle.ConstantTimeCompare([]byte(r.PostFormValue("token")), []byte(pageToken(r.PathValue("id")))) != 1 {
+	if r.ParseForm() != nil || !web.PageSameOrigin(r) ||
+		subtle.ConstantTimeCompare([]byte(r.PostFormValue("token")), []byte(web.PageToken(r.PathValue("id")))) != 1 {
 		http.Error(w, "payment page: cross-site or stale form refused; reload the page and press the button again",
 			http.StatusForbidden)
 		return
@@ -122,15 +87,4 @@ func (s *Server) payerPress(id string) error {
 		s.confirmLocked(p, 0)
 	}
 	return nil
-}
-
-// pageSameOrigin is sameOrigin for the payment page, whose no-referrer
-// policy makes a browser send "Origin: null" on its own form: then the
-// browser's Sec-Fetch-Site must say same-origin (and the token still
-// decides).
-func pageSameOrigin(r *http.Request) bool {
-	if r.Header.Get("Origin") == "null" {
-		return r.Header.Get("Sec-Fetch-Site") == "same-origin"
-	}
-	return sameOrigin(r)
 }

@@ -8,6 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
 // The payment page is what a payer sees on a phone: viewport meta, one
@@ -139,7 +142,7 @@ func TestPaymentPage(t *testing.T) {
 	eq(t, res.StatusCode, 404)
 	// A post for an unknown payment has no valid token either: refused
 	// before anything is looked up.
-	res, _ = e.ts.Client().PostForm(e.ts.URL+"/pay/nope", url.Values{"token": {pageToken("nope")}})
+	res, _ = e.ts.Client().PostForm(e.ts.URL+"/pay/nope", url.Values{"token": {web.PageToken("nope")}})
 	res.Body.Close()
 	eq(t, res.StatusCode, 404)
 }
@@ -162,13 +165,40 @@ func TestPaymentPageRefusesCrossSitePosts(t *testing.T) {
 		res.Body.Close()
 		return res.StatusCode
 	}
-	eq(t, post(pageToken(id), "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"), http.StatusForbidden)
+	eq(t, post(web.PageToken(id), "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"), http.StatusForbidden)
 	eq(t, post(""), http.StatusForbidden)
-	eq(t, post(pageToken("another-payment")), http.StatusForbidden)
+	eq(t, post(web.PageToken("another-payment")), http.StatusForbidden)
 	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "PENDING")
-	eq(t, post(pageToken(id), "Origin", "null", "Sec-Fetch-Site", "cross-site"), http.StatusForbidden)
+	eq(t, post(web.PageToken(id), "Origin", "null", "Sec-Fetch-Site", "cross-site"), http.StatusForbidden)
 	// The page's no-referrer policy makes a browser send Origin: null;
 	// Sec-Fetch-Site and the token decide then.
-	eq(t, post(pageToken(id), "Origin", "null", "Sec-Fetch-Site", "same-origin"), http.StatusSeeOther)
+	eq(t, post(web.PageToken(id), "Origin", "null", "Sec-Fetch-Site", "same-origin"), http.StatusSeeOther)
 	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "PROCESSING")
+}
+
+// The cross-border page says which amount in which currency to send, big
+// and copyable, with the RUB it is worth beside it; times are in Moscow
+// time, never an RFC 3339 token.
+func TestPaymentPageCrossBorder(t *testing.T) {
+	base := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	e := newEnv(t, Config{Now: func() time.Time { return base }})
+	p := e.createPayment(`{"ext_id":"cb-1","amount":15000.50,"method":"CROSS_BORDER","country":"KZ"}`)
+	eq(t, p.str("requisites", "currency"), "KZT")
+	_, _, body := e.uiGet("/pay/" + p.str("id"))
+	wantIn(t, body,
+		`<strong id="amount">84,002.80 KZT</strong>`,
+		`data-copy="84002.80" data-what="Amount"`,
+		`Send KZT, not roubles: <span class="nowrap">84,002.80 KZT</span> is the equivalent of <span class="nowrap">15,000.50 RUB</span>.`,
+		`<dd id="method">Cross-border transfer</dd>`,
+		`Pay by <strong id="pay-by">13:20 Moscow time</strong> <span id="time-left">(in 20 minutes)</span>`,
+		`Transfer exactly <strong class="nowrap">84,002.80 KZT</strong>`,
+		`<title>Test payment: 84,002.80 KZT to Sandbox merchant · order cb-1</title>`)
+	wantNotIn(t, body, "2026-03-02T", "CROSS_BORDER")
+	_, _, body = e.uiGet("/sandbox/ui?refresh=0")
+	wantIn(t, body, `<td class="num">15,000.50 RUB<br><small class="local">sent as 84,002.80 KZT</small></td>`,
+		"<td>Cross-border transfer</td>")
+
+	e.sb.Advance(19*time.Minute + 30*time.Second)
+	_, _, body = e.uiGet("/pay/" + p.str("id"))
+	wantIn(t, body, `(in less than a minute)`)
 }

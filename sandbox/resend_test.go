@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
 // A delivery can be sent again, from Go, the JSON control and the
@@ -74,20 +76,20 @@ func TestResendWebhook(t *testing.T) {
 	status, _, _ := e.uiPost("/sandbox/ui/webhooks/"+first+"/resend", form("page", "webhooks"), nil)
 	eq(t, status, http.StatusForbidden)
 	status, loc, _ := e.uiPost("/sandbox/ui/webhooks/"+first+"/resend",
-		form("token", uiToken, "page", "webhooks", "refresh", "0"), nil)
+		form("token", web.Token, "page", "webhooks", "refresh", "0"), nil)
 	eq(t, status, http.StatusSeeOther)
 	eq(t, loc, "/sandbox/ui/webhooks?refresh=0")
 	e.flush()
 	eq(t, len(hooks.statuses()), 4)
-	status, _, body = e.uiPost("/sandbox/ui/webhooks/dlv_nope/resend", form("token", uiToken, "page", "webhooks"), nil)
+	status, _, body = e.uiPost("/sandbox/ui/webhooks/dlv_nope/resend", form("token", web.Token, "page", "webhooks"), nil)
 	eq(t, status, http.StatusNotFound)
 	wantIn(t, body, `role="alert"`, "webhook delivery")
 }
 
 // A payout's payload masks its requisites string too.
 func TestPayloadTextMasksPayoutRequisites(t *testing.T) {
-	got := payloadText([]byte(`{"id":"x","amount":5000,"requisites":"2200123456789012","holder_name":"Ivan"}`))
+	got := web.PayloadText([]byte(`{"id":"x","amount":5000,"requisites":"2200123456789012","holder_name":"Ivan"}`))
 	want := "{\n  \"id\": \"x\",\n  \"amount\": 5000,\n  \"requisites\": \"•••• 9012\",\n  \"holder_name\": \"Ivan\"\n}"
 	eq(t, got, want)
-	eq(t, payloadText([]byte(`not json`)), "(not JSON)")
+	eq(t, web.PayloadText([]byte(`not json`)), "(not JSON)")
 }

@@ -14,6 +14,7 @@ import (
 
 	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
@@ -395,7 +396,7 @@ func Open(cfg Config) (*Server, error) {
 		for i, m := range cfg.Merchants {
 			if m.AcceptUnsigned {
 				cfg.Logger.Warn("merchant accepts unsigned requests: X-Signature is not checked for it",
-					slog.String("merchant", merchantLabel(i, m.APIKey)))
+					slog.String("merchant", web.MerchantLabel(i, m.APIKey)))
 			}
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
 // uiGet fetches a dashboard page and returns its status, headers and body.
@@ -25,7 +27,7 @@ func (e *env) uiGet(path string) (int, http.Header, string) {
 
 var tokenRe = regexp.MustCompile(`name="token" value="([0-9a-f]{64})"`)
 
-// uiToken scrapes the form token from a page, as a browser would submit it.
+// pageToken scrapes the form token from a page, as a browser would submit it.
 func (e *env) pageToken() string {
 	e.t.Helper()
 	_, _, body := e.uiGet("/sandbox/ui?refresh=0")
@@ -146,7 +148,7 @@ func TestUIVerifyAndIllegalAction(t *testing.T) {
 	wantIn(t, body, `<form method="post" action="/sandbox/ui/payments/`+id+`/verify"`, `value="completed"`, `value="cancelled"`)
 
 	tok := e.pageToken()
-	eq(t, tok, uiToken)
+	eq(t, tok, web.Token)
 	status, loc, _ := e.uiPost("/sandbox/ui/payments/"+id+"/verify",
 		form("token", tok, "page", "payments", "refresh", "0", "outcome", "completed"), nil)
 	eq(t, status, http.StatusSeeOther)
@@ -187,7 +189,7 @@ func TestUIDisputeReview(t *testing.T) {
 	wantNotIn(t, body, "<img")
 
 	status, loc, _ := e.uiPost("/sandbox/ui/payments/"+id+"/dispute/review",
-		form("token", uiToken, "page", "payments", "outcome", "approved"), nil)
+		form("token", web.Token, "page", "payments", "outcome", "approved"), nil)
 	eq(t, status, http.StatusSeeOther)
 	eq(t, loc, "/sandbox/ui")
 	eq(t, e.do("GET", "/v1/payments/"+id, "").str("status"), "COMPLETED")
@@ -204,14 +206,14 @@ func TestUIPayoutsWithdrawalsTerminals(t *testing.T) {
 		`value="processing"`, `value="completed"`, `value="failed"`, `value="cancelled"`)
 	wantNotIn(t, body, "2200123456789012")
 	status, loc, _ := e.uiPost("/sandbox/ui/payouts/"+pid+"/status",
-		form("token", uiToken, "page", "payouts", "refresh", "0", "status", "processing"), nil)
+		form("token", web.Token, "page", "payouts", "refresh", "0", "status", "processing"), nil)
 	eq(t, status, http.StatusSeeOther)
 	eq(t, loc, "/sandbox/ui/payouts?refresh=0")
 	eq(t, e.do("GET", "/v1/payouts/"+pid, "").str("status"), "processing")
 	_, _, body = e.uiGet("/sandbox/ui/payouts?refresh=0")
 	wantNotIn(t, body, `value="processing"`)
 	wantIn(t, body, "prv_")
-	status, _, body = e.uiPost("/sandbox/ui/payouts/"+pid+"/status", form("token", uiToken, "page", "payouts", "status", "pending"), nil)
+	status, _, body = e.uiPost("/sandbox/ui/payouts/"+pid+"/status", form("token", web.Token, "page", "payouts", "status", "pending"), nil)
 	eq(t, status, http.StatusBadRequest)
 	wantIn(t, body, "payout status must be", `aria-current="page">Payouts`)
 
@@ -225,7 +227,7 @@ func TestUIPayoutsWithdrawalsTerminals(t *testing.T) {
 	_, _, body = e.uiGet("/sandbox/ui/withdrawals?refresh=0")
 	wantIn(t, body, "TXyz&lt;b&gt;", "100.00 USDT", "1.50 USDT", `name="tx_hash"`)
 	status, _, _ = e.uiPost("/sandbox/ui/withdrawals/"+wid+"/status",
-		form("token", uiToken, "page", "withdrawals", "status", "completed", "tx_hash", " 0xabc "), nil)
+		form("token", web.Token, "page", "withdrawals", "status", "completed", "tx_hash", " 0xabc "), nil)
 	eq(t, status, http.StatusSeeOther)
 	r := e.do("GET", "/v1/withdrawals/"+wid, "")
 	eq(t, r.str("status"), "completed")
@@ -237,31 +239,31 @@ func TestUIPayoutsWithdrawalsTerminals(t *testing.T) {
 func TestUIClockFaultsReset(t *testing.T) {
 	e := newEnv(t, Config{})
 	e.createPayment(`{"ext_id":"c-1","amount":300}`)
-	status, loc, _ := e.uiPost("/sandbox/ui/clock/advance", form("token", uiToken, "page", "terminals", "seconds", "1200"), nil)
+	status, loc, _ := e.uiPost("/sandbox/ui/clock/advance", form("token", web.Token, "page", "terminals", "seconds", "1200"), nil)
 	eq(t, status, http.StatusSeeOther)
 	eq(t, loc, "/sandbox/ui/terminals")
 	eq(t, e.sb.Now(), base.Add(20*time.Minute))
 	for _, bad := range []string{"-1", "1.5", "999999999999"} {
-		status, _, body := e.uiPost("/sandbox/ui/clock/advance", form("token", uiToken, "seconds", bad), nil)
+		status, _, body := e.uiPost("/sandbox/ui/clock/advance", form("token", web.Token, "seconds", bad), nil)
 		eq(t, status, http.StatusBadRequest)
 		wantIn(t, body, "seconds must")
 	}
 	eq(t, e.sb.Now(), base.Add(20*time.Minute))
 
-	status, loc, _ = e.uiPost("/sandbox/ui/faults", form("token", uiToken, "page", "faults", "method", "POST",
+	status, loc, _ = e.uiPost("/sandbox/ui/faults", form("token", web.Token, "page", "faults", "method", "POST",
 		"path", "/v1/transfers", "mode", "error_before", "count", "2", "status", "502", "code", "X<1>"), nil)
 	eq(t, status, http.StatusSeeOther)
 	eq(t, loc, "/sandbox/ui/faults")
 	_, _, body := e.uiGet("/sandbox/ui/faults?refresh=0")
 	wantIn(t, body, "/v1/transfers", "answers 502 X&lt;1&gt;", `<td class="num">2</td>`)
 	wantStatus(t, e.do("POST", "/v1/transfers", `{}`), 502, "X<1>")
-	status, _, body = e.uiPost("/sandbox/ui/faults", form("token", uiToken, "page", "faults", "path", "v1", "mode", "error_before"), nil)
+	status, _, body = e.uiPost("/sandbox/ui/faults", form("token", web.Token, "page", "faults", "path", "v1", "mode", "error_before"), nil)
 	eq(t, status, http.StatusBadRequest)
 	wantIn(t, body, "fault path must start with /")
-	status, _, _ = e.uiPost("/sandbox/ui/faults", form("token", uiToken, "path", "/v1", "mode", "delay", "delay_ms", "x"), nil)
+	status, _, _ = e.uiPost("/sandbox/ui/faults", form("token", web.Token, "path", "/v1", "mode", "delay", "delay_ms", "x"), nil)
 	eq(t, status, http.StatusBadRequest)
 
-	status, _, _ = e.uiPost("/sandbox/ui/reset", form("token", uiToken), nil)
+	status, _, _ = e.uiPost("/sandbox/ui/reset", form("token", web.Token), nil)
 	eq(t, status, http.StatusSeeOther)
 	eq(t, e.sb.Now(), base)
 	eq(t, e.sb.Stats(DefaultAPIKey).Payments, 0)
@@ -274,7 +276,7 @@ func TestUIClockFaultsReset(t *testing.T) {
 // browser. So is any request whose Host is not loopback (DNS rebinding).
 func TestUICrossSiteRefused(t *testing.T) {
 	e := newEnv(t, Config{})
-	ok := form("token", uiToken, "seconds", "60")
+	ok := form("token", web.Token, "seconds", "60")
 	for name, c := range map[string]struct {
 		form url.Values
 		hdr  map[string]string
@@ -287,7 +289,7 @@ func TestUICrossSiteRefused(t *testing.T) {
 		"cross-site fetch":    {ok, map[string]string{"Sec-Fetch-Site": "cross-site"}},
 		"same-site fetch":     {ok, map[string]string{"Sec-Fetch-Site": "same-site"}},
 		"rebinding host":      {ok, map[string]string{"Host": "evil.example"}},
-		"token in query only": {form("seconds", "60"), map[string]string{"X-Path-Query": "?token=" + uiToken}},
+		"token in query only": {form("seconds", "60"), map[string]string{"X-Path-Query": "?token=" + web.Token}},
 	} {
 		path := "/sandbox/ui/clock/advance" + c.hdr["X-Path-Query"]
 		req, _ := http.NewRequest("POST", e.ts.URL+path, strings.NewReader(c.form.Encode()))
@@ -349,10 +351,10 @@ func TestUIRoutesAndAssets(t *testing.T) {
 			t.Fatalf("%s: %d bytes", path, len(body))
 		}
 	}
-	for _, p := range uiPages {
-		status, _, body := e.uiGet(uiHref(p.Name, 0))
+	for _, p := range web.Pages {
+		status, _, body := e.uiGet(web.Href(p.Name, 0))
 		eq(t, status, 200)
-		wantIn(t, body, "<h1>"+p.Title+"</h1>", `aria-current="page">`+p.Title+"</a>", `name="token" value="`+uiToken+`"`)
+		wantIn(t, body, "<h1>"+p.Title+"</h1>", `aria-current="page">`+p.Title+"</a>", `name="token" value="`+web.Token+`"`)
 		// Nothing external: every src and href is a path of the sandbox.
 		for _, m := range regexp.MustCompile(`(?:src|href)="([^"]*)"`).FindAllStringSubmatch(body, -1) {
 			if !strings.HasPrefix(m[1], "/") && !strings.HasPrefix(m[1], "#") {
@@ -364,11 +366,11 @@ func TestUIRoutesAndAssets(t *testing.T) {
 	eq(t, status, 200) // via the redirect
 	status, _, _ = e.uiGet("/sandbox/ui/nope")
 	eq(t, status, 404)
-	eq(t, uiPageName("../x"), "payments")
-	eq(t, uiRefresh("x"), uiDefaultRefresh)
-	eq(t, uiRefresh("-3"), uiDefaultRefresh)
-	eq(t, uiRefresh("99999"), 3600)
-	eq(t, uiRefresh("0"), 0)
+	eq(t, web.PageName("../x"), "payments")
+	eq(t, web.Refresh("x"), web.DefaultRefresh)
+	eq(t, web.Refresh("-3"), web.DefaultRefresh)
+	eq(t, web.Refresh("99999"), 3600)
+	eq(t, web.Refresh("0"), 0)
 }
 
 func TestMaskNumberAndTimeLeft(t *testing.T) {
@@ -376,20 +378,20 @@ func TestMaskNumberAndTimeLeft(t *testing.T) {
 		"2200123456789012": "•••• 9012", "+79161234567": "•••• 4567", "+992 93 123 45 67": "•••• 4567",
 		"123": "•••• •••", "": "••••", "abc": "••••",
 	} {
-		eq(t, maskNumber(in), want)
+		eq(t, web.MaskNumber(in), want)
 	}
 	for d, want := range map[time.Duration]string{
 		0: "expired", -time.Second: "expired", 1500 * time.Millisecond: "2s", 20 * time.Minute: "20m 00s",
 		time.Hour + 5*time.Minute + 59*time.Second: "1h 05m",
 	} {
-		eq(t, timeLeft(d), want)
+		eq(t, web.TimeLeft(d), want)
 	}
 	eq(t, maskKey("pk_sandbox"), "pk_s…")
 	eq(t, maskKey("abcd"), "…")
 	for d, want := range map[time.Duration]string{
 		0: "<1 ms", 999 * time.Microsecond: "<1 ms", 12 * time.Millisecond: "12 ms", 1540 * time.Millisecond: "1.5 s",
 	} {
-		eq(t, elapsed(d), want)
+		eq(t, web.Elapsed(d), want)
 	}
 }
 
