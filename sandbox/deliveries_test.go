@@ -6,8 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/receivertest"
 )
 
 // The log records each notification with every attempt and the receiver's
@@ -116,46 +117,16 @@ func TestDeliveriesFailedAndUnreachable(t *testing.T) {
 	}
 }
 
-// hangingReceiver answers nothing until release is closed; arrived gets a
-// value as each request comes in, served counts the answered ones.
-type hangingReceiver struct {
-	*httptest.Server
-	release chan struct{}
-	arrived chan struct{}
-	served  atomic.Int64
-}
-
-func newHangingReceiver(t *testing.T) *hangingReceiver {
-	h := &hangingReceiver{release: make(chan struct{}), arrived: make(chan struct{}, 10000)}
-	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.arrived <- struct{}{}
-		<-h.release
-		h.served.Add(1)
-	}))
-	t.Cleanup(h.Close)
-	t.Cleanup(h.answer)
-	return h
-}
-
-// answer lets the receiver answer, once.
-func (h *hangingReceiver) answer() {
-	select {
-	case <-h.release:
-	default:
-		close(h.release)
-	}
-}
-
 // The backlog shows in GET /sandbox/state and on every dashboard page
 // while a receiver hangs, and drops to 0 once it answers.
 func TestWebhookBacklogShown(t *testing.T) {
-	recv := newHangingReceiver(t)
+	recv := receivertest.NewHanging(t)
 	e := newEnv(t, Config{WebhookPerReceiver: 1})
 	for i := range 3 {
 		p := e.createPayment(fmt.Sprintf(`{"ext_id":"o-%d","amount":%d,"notify_url":%q}`, i, 1000+i, recv.URL))
 		wantStatus(t, e.do("POST", "/v1/payments/"+p.str("id")+"/cancel", ""), 200, "")
 	}
-	<-recv.arrived
+	<-recv.Arrived
 	req, _ := http.NewRequest("GET", e.ts.URL+"/sandbox/state", nil)
 	eq(t, e.send(req).str("webhooks", "backlog"), "3")
 	eq(t, e.sb.State().Webhooks.Backlog, 3)
@@ -165,7 +136,7 @@ func TestWebhookBacklogShown(t *testing.T) {
 			t.Fatalf("the %s page does not show the backlog:\n%s", page, html)
 		}
 	}
-	recv.answer()
+	recv.Answer()
 	e.flush()
 	eq(t, e.sb.State().Webhooks.Backlog, 0)
 	_, _, html := e.uiGet("/sandbox/ui/webhooks?refresh=0")

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/receivertest"
 )
 
 var base = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -20,36 +22,6 @@ func eq[T comparable](t *testing.T, got, want T) {
 	t.Helper()
 	if got != want {
 		t.Fatalf("got %v, want %v", got, want)
-	}
-}
-
-// hangingReceiver answers nothing until release is closed; arrived gets a
-// value as each request comes in, served counts the answered ones.
-type hangingReceiver struct {
-	*httptest.Server
-	release chan struct{}
-	arrived chan struct{}
-	served  atomic.Int64
-}
-
-func newHangingReceiver(t *testing.T) *hangingReceiver {
-	h := &hangingReceiver{release: make(chan struct{}), arrived: make(chan struct{}, 10000)}
-	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.arrived <- struct{}{}
-		<-h.release
-		h.served.Add(1)
-	}))
-	t.Cleanup(h.Close)
-	t.Cleanup(h.answer)
-	return h
-}
-
-// answer lets the receiver answer, once.
-func (h *hangingReceiver) answer() {
-	select {
-	case <-h.release:
-	default:
-		close(h.release)
 	}
 }
 
@@ -70,7 +42,7 @@ func TestDeliveriesRingBounded(t *testing.T) {
 // per-receiver slots), not one each; none is dropped, and all arrive once
 // the receiver answers.
 func TestWebhookBacklogHoldsFewGoroutines(t *testing.T) {
-	recv := newHangingReceiver(t)
+	recv := receivertest.NewHanging(t)
 	const n, perReceiver = 2000, 4
 	before := runtime.NumGoroutine()
 	d := New(Config{Client: &http.Client{}, MaxAttempts: 5, RetryWait: time.Millisecond, LogSize: n, Now: clock, Workers: 32, PerReceiver: perReceiver})
@@ -88,7 +60,7 @@ func TestWebhookBacklogHoldsFewGoroutines(t *testing.T) {
 		d.Queue(fmt.Sprintf("payment:%d", i), mk(i))
 	}
 	for range perReceiver {
-		<-recv.arrived
+		<-recv.Arrived
 	}
 	// Workers and connections of the four attempts in flight, and margin:
 	// one goroutine per queued delivery would be 2,000 more.
@@ -96,13 +68,13 @@ func TestWebhookBacklogHoldsFewGoroutines(t *testing.T) {
 		t.Fatalf("%d goroutines for %d queued deliveries (%d before)", got, n, before)
 	}
 	eq(t, d.Backlog(), n)
-	recv.answer()
+	recv.Answer()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := d.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eq(t, recv.served.Load(), int64(n))
+	eq(t, recv.Served.Load(), int64(n))
 	eq(t, d.Backlog(), 0)
 	ds := d.Deliveries()
 	eq(t, len(ds), n)
