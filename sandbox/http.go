@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 	"github.com/shopspring/decimal"
 )
 
@@ -114,12 +115,9 @@ func (s *Server) routes() *http.ServeMux {
 		return nil, newErr(http.StatusNotFound, "NOT_FOUND", "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
 
-	mux.HandleFunc("GET /pay/{id}", s.getPage)
-	mux.HandleFunc("POST /pay/{id}", s.postPage)
-
 	s.controlRoutes(mux)
 	s.loginRoutes(mux)
-	s.uiRoutes(mux) // the dashboard at /sandbox/ui and the payment page's assets (ui.go)
+	web.Routes(mux, webBackend{s}) // the payment page and the dashboard at /sandbox/ui (ui.go)
 	s.inspectionRoutes(mux)
 	s.openapiRoutes(mux)
 	s.healthRoutes(mux)

@@ -1,21 +1,19 @@
 package sandbox
 
 import (
-	"crypto/subtle"
-	"errors"
-	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
-	"net/http"
 	"strings"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
-func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
+// payPage reads the payment page of payment id; false if there is none.
+func (s *Server) payPage(id string) (web.PayData, bool) {
 	s.begin()
 	now := s.tickLocked()
-	p := s.st.payment(r.PathValue("id"))
+	p := s.st.payment(id)
 	if p == nil {
 		s.commit()
-		http.Error(w, "payment not found", http.StatusNotFound)
-		return
+		return web.PayData{}, false
 	}
 	d := web.PayData{Merchant: p.m.name, ExtID: p.extID, Amount: string(scaled(p.amount, 2)), Status: p.status,
 		StatusClass: "st st-" + strings.ToLower(p.status), Method: web.MethodText(p.method),
@@ -35,35 +33,7 @@ func (s *Server) getPage(w http.ResponseWriter, r *http.Request) {
 		d.AmountText, d.AmountCopy = web.MoneyText(p.amountLoc, p.currency), d.AmountLocal
 	}
 	s.commit()
-	web.RenderPay(w, d)
-}
-
-// postPage is the I-paid button: it confirms the payment as
-// POST /v1/payments/{id}/confirm would (no receipt) and redirects back to
-// the page (303, so a reload does not post again). A payment that is no
-// longer PENDING is left alone; the page then shows its status.
-//
-// Like the dashboard's forms it refuses a cross-site post (Origin,
-// Sec-Fetch-Site) and one without the page's form token, so that a page
-// elsewhere cannot press I-paid for a payer.
-func (s *Server) postPage(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
-	if r.ParseForm() != nil || !web.PageSameOrigin(r) ||
-		subtle.ConstantTimeCompare([]byte(r.PostFormValue("token")), []byte(web.PageToken(r.PathValue("id")))) != 1 {
-		http.Error(w, "payment page: cross-site or stale form refused; reload the page and press the button again",
-			http.StatusForbidden)
-		return
-	}
-	id := r.PathValue("id")
-	if err := s.payerPaid(id); err != nil {
-		if errors.Is(err, ErrStore) {
-			http.Error(w, "the sandbox's database cannot be used; try again after it is restarted", http.StatusServiceUnavailable)
-			return
-		}
-		http.Error(w, "payment not found", http.StatusNotFound)
-		return
-	}
-	http.Redirect(w, r, "/pay/"+id, http.StatusSeeOther)
+	return d, true
 }
 
 // payerPaid is the payer pressing "I paid": the page's button, or the

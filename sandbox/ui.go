@@ -1,12 +1,10 @@
 package sandbox
 
 import (
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
@@ -20,145 +18,74 @@ import (
 // calls the same method the JSON controls call, so the dashboard can never
 // do something the controls cannot.
 
-// uiRoutes registers the dashboard: GET pages, GET assets, and one POST
-// route per action (forms cannot send the JSON the controls take).
-func (s *Server) uiRoutes(mux *http.ServeMux) {
-	assets := http.FileServerFS(web.Assets)
-	mux.Handle("GET /pay/assets/", http.StripPrefix("/pay/assets", assets))
-	mux.Handle("GET /sandbox/ui/assets/", s.uiGuard(false, http.StripPrefix("/sandbox/ui/assets", assets)))
+// webBackend is the Server as the pages' web.Backend: every form action is
+// the control the JSON API and the Go controls call.
+type webBackend struct{ s *Server }
 
-	mux.Handle("GET /sandbox/ui", s.uiGuard(false, s.uiPage("payments")))
-	mux.Handle("GET /sandbox/ui/{$}", s.uiGuard(false, http.RedirectHandler("/sandbox/ui", http.StatusMovedPermanently)))
-	for _, p := range web.Pages {
-		mux.Handle("GET /sandbox/ui/"+p.Name, s.uiGuard(false, s.uiPage(p.Name)))
+func (b webBackend) Guard(w http.ResponseWriter, r *http.Request) bool {
+	return b.s.guardControl(w, r, false)
+}
+
+func (b webBackend) Dashboard(page, errMsg string, refresh int) web.Data {
+	return b.s.dashboard(page, errMsg, refresh)
+}
+
+func (b webBackend) PayPage(id string) (web.PayData, bool) { return b.s.payPage(id) }
+func (b webBackend) PayerPaid(id string) error             { return b.s.payerPaid(id) }
+func (b webBackend) StoreDown(err error) bool              { return errors.Is(err, ErrStore) }
+
+func (b webBackend) ActionStatus(err error) int {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, ErrWrongState):
+		return http.StatusConflict
 	}
-
-	mux.Handle("POST /sandbox/ui/payments/{id}/verify", s.uiGuard(true, s.uiAction(func(r *http.Request) error {
-		_, err := s.verifyPayment(r.PathValue("id"), r.PostFormValue("outcome"))
-		return err
-	})))
-	mux.Handle("POST /sandbox/ui/payments/{id}/dispute/review", s.uiGuard(true, s.uiAction(func(r *http.Request) error {
-		_, err := s.reviewDispute(r.PathValue("id"), r.PostFormValue("outcome"))
-		return err
-	})))
-	mux.Handle("POST /sandbox/ui/payouts/{id}/status", s.uiGuard(true, s.uiAction(func(r *http.Request) error {
-		_, err := s.setPayoutStatus(r.PathValue("id"), r.PostFormValue("status"))
-		return err
-	})))
-	mux.Handle("POST /sandbox/ui/withdrawals/{id}/status", s.uiGuard(true, s.uiAction(func(r *http.Request) error {
-		_, err := s.setWithdrawalStatus(r.PathValue("id"), r.PostFormValue("status"), strings.TrimSpace(r.PostFormValue("tx_hash")))
-		return err
-	})))
-	mux.Handle("POST /sandbox/ui/clock/advance", s.uiGuard(true, s.uiAction(func(r *http.Request) error {
-		secs, err := formInt(r, "seconds")
-		if err != nil {
-			return err
-		}
-		// Ten years is far beyond any valid_until; the cap keeps the
-		// Duration from overflowing.
-		if secs < 0 || secs > 10*365*24*3600 {
-			return fmt.Errorf("%w: seconds must be from 0 to 315360000", ErrInvalidArgument)
-		}
-		s.Advance(time.Duration(secs) * time.Second)
-		return nil
-	})))
-	mux.Handle("POST /sandbox/ui/faults", s.uiGuard(true, s.uiAction(func(r *http.Request) error {
-		f := Fault{Method: r.PostFormValue("method"), Path: strings.TrimSpace(r.PostFormValue("path")),
-			Mode: r.PostFormValue("mode"), Code: strings.TrimSpace(r.PostFormValue("code"))}
-		for _, n := range []struct {
-			name string
-			dst  *int
-		}{{"count", &f.Count}, {"status", &f.Status}, {"delay_ms", &f.DelayMS}, {"retry_after_s", &f.RetryAfterS}} {
-			v, err := formInt(r, n.name)
-			if err != nil {
-				return err
-			}
-			*n.dst = int(v)
-		}
-		return s.InjectFault(f)
-	})))
-	mux.Handle("POST /sandbox/ui/webhooks/{id}/resend", s.uiGuard(true, s.uiAction(func(r *http.Request) error {
-		_, err := s.ResendWebhook(r.PathValue("id"))
-		return err
-	})))
-	mux.Handle("POST /sandbox/ui/reset", s.uiGuard(true, s.uiAction(func(*http.Request) error {
-		s.Reset()
-		return nil
-	})))
+	return http.StatusBadRequest
 }
 
-// formInt reads an optional whole number from a form field; empty is 0.
-func formInt(r *http.Request, name string) (int64, error) {
-	v := strings.TrimSpace(r.PostFormValue(name))
-	if v == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 32)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %s must be a whole number", ErrInvalidArgument, name)
-	}
-	return n, nil
+func (b webBackend) Invalid(msg string) error {
+	return fmt.Errorf("%w: %s", ErrInvalidArgument, msg)
 }
 
-// uiGuard applies the loopback-Host rule of the JSON controls to every
-// dashboard route and, for the POST forms, refuses cross-site submissions.
-func (s *Server) uiGuard(form bool, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.guardControl(w, r, false) {
-			return
-		}
-		if form {
-			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-			if err := r.ParseForm(); err != nil {
-				http.Error(w, "sandbox dashboard: unreadable form", http.StatusBadRequest)
-				return
-			}
-			if !web.SameOrigin(r) || subtle.ConstantTimeCompare([]byte(r.PostFormValue("token")), []byte(web.Token)) != 1 {
-				http.Error(w, "sandbox dashboard: cross-site form post refused: "+
-					"the form must come from a dashboard page of this sandbox", http.StatusForbidden)
-				return
-			}
-		}
-		h.ServeHTTP(w, r)
-	})
+func (b webBackend) VerifyPayment(id, outcome string) error {
+	_, err := b.s.verifyPayment(id, outcome)
+	return err
 }
 
-// uiAction runs one form action and answers like the JSON control would in
-// spirit: success is a 303 back to the page the form came from (so a reload
-// does not post again); an error re-renders that page with the error at the
-// top and the status the JSON control would have answered.
-func (s *Server) uiAction(do func(r *http.Request) error) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		page := web.PageName(r.PostFormValue("page"))
-		refresh := web.Refresh(r.PostFormValue("refresh"))
-		err := do(r)
-		if err == nil {
-			http.Redirect(w, r, web.Href(page, refresh), http.StatusSeeOther)
-			return
-		}
-		status := http.StatusBadRequest
-		switch {
-		case errors.Is(err, ErrNotFound):
-			status = http.StatusNotFound
-		case errors.Is(err, ErrWrongState):
-			status = http.StatusConflict
-		}
-		// No auto-refresh on an error page: its URL is the POST action, and
-		// the tester has to read the error first.
-		s.renderUI(w, page, status, err.Error(), 0)
-	})
+func (b webBackend) ReviewDispute(id, outcome string) error {
+	_, err := b.s.reviewDispute(id, outcome)
+	return err
 }
 
-func (s *Server) uiPage(name string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.renderUI(w, name, http.StatusOK, "", web.Refresh(r.URL.Query().Get("refresh")))
-	})
+func (b webBackend) SetPayoutStatus(id, status string) error {
+	_, err := b.s.setPayoutStatus(id, status)
+	return err
 }
 
-// renderUI reads the state the page needs under s.mu (after lazy expiry, so
-// what is due shows as CANCELLED) and renders it. Rendering happens after
-// the lock is released.
-func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg string, refresh int) {
+func (b webBackend) SetWithdrawalStatus(id, status, txHash string) error {
+	_, err := b.s.setWithdrawalStatus(id, status, txHash)
+	return err
+}
+
+func (b webBackend) Advance(d time.Duration) { b.s.Advance(d) }
+
+func (b webBackend) InjectFault(f web.FaultForm) error {
+	return b.s.InjectFault(Fault{Method: f.Method, Path: f.Path, Mode: f.Mode, Code: f.Code,
+		Count: f.Count, Status: f.Status, DelayMS: f.DelayMS, RetryAfterS: f.RetryAfterS})
+}
+
+func (b webBackend) ResendWebhook(id string) error {
+	_, err := b.s.ResendWebhook(id)
+	return err
+}
+
+func (b webBackend) Reset() { b.s.Reset() }
+
+// dashboard reads the state the page needs under s.mu (after lazy expiry,
+// so what is due shows as CANCELLED); web renders it after the lock is
+// released.
+func (s *Server) dashboard(page, errMsg string, refresh int) web.Data {
 	d := web.Data{Page: page, Token: web.Token, Refresh: refresh, RefreshArg: strconv.Itoa(refresh), Error: errMsg,
 		Unsigned:       s.unsignedMerchants(),
 		RefreshOffHref: web.Href(page, 0), RefreshOnHref: web.Href(page, web.DefaultRefresh)}
@@ -194,7 +121,7 @@ func (s *Server) renderUI(w http.ResponseWriter, page string, status int, errMsg
 	if page == "webhooks" {
 		d.Deliveries = s.uiDeliveries()
 	}
-	web.Render(w, status, d)
+	return d
 }
 
 func (s *Server) uiPaymentsLocked(now time.Time) []web.Payment {

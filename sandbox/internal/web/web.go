@@ -1,9 +1,10 @@
 // Package web is the sandbox's browser face: the dashboard's and the
 // payment page's templates, stylesheet and script, the words they speak,
-// and the rendering of both from view structs (Data, PayData) that package
-// sandbox fills from its state. It never imports package sandbox: the
-// routes, the guards and the actions stay with the Server, which calls
-// Render and RenderPay once it has read what a page shows.
+// the rendering of both from view structs (Data, PayData), and their routes:
+// the guards (loopback Host through the Backend, same origin, form token)
+// and the parsing of every form. It never imports package sandbox: what a
+// page shows and what a form does come from a Backend, which package
+// sandbox implements with the controls the JSON API and the Go API use.
 package web
 
 import (
