@@ -3,8 +3,6 @@ package sandbox
 import (
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 )
 
@@ -31,22 +29,13 @@ const (
 	DefaultWithdrawalDelay = autopilot.DefaultWithdrawalDelay
 )
 
-// pilot is the Server's handle on the autopilot (internal/autopilot),
-// which schedules the steps and acts only through pilotTarget, the
-// Server's own controls. A nil *pilot is the autopilot off: every method
-// is a no-op, so the state machine calls its hooks without asking.
-type pilot struct {
-	p   *autopilot.Pilot
-	cfg Autopilot // with defaults: the dashboard's texts say its delays
-}
-
-// newPilot returns nil when the autopilot is off.
-func newPilot(s *Server, cfg Autopilot, realClock bool) *pilot {
-	p := autopilot.New(pilotTarget{s}, cfg, realClock)
-	if p == nil {
-		return nil
-	}
-	return &pilot{p: p, cfg: p.Config()}
+// newPilot is the Server's autopilot (internal/autopilot), which
+// schedules the steps and acts only through pilotTarget, the Server's own
+// controls. It is nil when the autopilot is off: a nil *autopilot.Pilot's
+// every method is a no-op, so the state machine calls its hooks without
+// asking.
+func newPilot(s *Server, cfg Autopilot, realClock bool) *autopilot.Pilot {
+	return autopilot.New(pilotTarget{s}, cfg, realClock)
 }
 
 // pilotTarget is the autopilot's view of the Server: the controls a step
@@ -65,58 +54,21 @@ func (t pilotTarget) SetWithdrawalStatus(id, status string) error {
 // InFlight runs fn in one section with everything in flight: the
 // autopilot's ONLY direct read of the state; a persistent store answers it
 // with one query per kind.
-func (t pilotTarget) InFlight(fn func(now time.Time, inFlight []inFlight)) {
+func (t pilotTarget) InFlight(fn func(now time.Time, inFlight []autopilot.InFlight)) {
 	t.s.begin()
 	defer t.s.commit()
 	fn(t.s.nowLocked(), t.s.st.inFlight())
 }
 
-func (p *pilot) inner() *autopilot.Pilot {
-	if p == nil {
-		return nil
-	}
-	return p.p
-}
-
-// The Server's calls, each a no-op with the autopilot off (see
-// internal/autopilot for what each does and under which lock).
-
-func (p *pilot) close()               { p.inner().Close() }
-func (p *pilot) clear()               { p.inner().Clear() }
-func (p *pilot) run(now time.Time)    { p.inner().Run(now) }
-func (p *pilot) runDue(now time.Time) { p.inner().RunDue(now) }
-func (p *pilot) pending() int         { return p.inner().Pending() }
-func (p *pilot) resume()              { p.inner().Resume() }
-
-func (p *pilot) paymentCreated(now time.Time, id string, amount decimal.Decimal) {
-	p.inner().PaymentCreated(now, id, amount)
-}
-
-func (p *pilot) paymentEntered(now time.Time, id, status string, amount decimal.Decimal, comment string) {
-	p.inner().PaymentEntered(now, id, status, amount, comment)
-}
-
-func (p *pilot) payoutEntered(now time.Time, id, status, requisites string) {
-	p.inner().PayoutEntered(now, id, status, requisites)
-}
-
-func (p *pilot) withdrawalEntered(now time.Time, id, status, address string) {
-	p.inner().WithdrawalEntered(now, id, status, address)
-}
-
 // AutopilotPending returns how many autopilot steps are scheduled and not
 // yet run (0 with the autopilot off): a staging check can wait for it to
 // reach 0 instead of sleeping.
-func (s *Server) AutopilotPending() int { return s.pilot.pending() }
+func (s *Server) AutopilotPending() int { return s.pilot.Pending() }
 
-// inFlight is one resource the autopilot still has to move, as the
-// store's inFlight reports it.
-type inFlight = autopilot.InFlight
-
-func appendInFlightPayment(out []inFlight, pm *payment) []inFlight {
+func appendInFlightPayment(out []autopilot.InFlight, pm *payment) []autopilot.InFlight {
 	switch pm.status {
 	case statusPending, statusProcessing, statusDispute:
-		f := inFlight{Kind: "payment", ID: pm.id, Status: pm.status, Amount: pm.amount}
+		f := autopilot.InFlight{Kind: "payment", ID: pm.id, Status: pm.status, Amount: pm.amount}
 		if pm.dispute != nil {
 			f.Comment = pm.dispute.comment
 		}
@@ -125,16 +77,16 @@ func appendInFlightPayment(out []inFlight, pm *payment) []inFlight {
 	return out
 }
 
-func appendInFlightPayout(out []inFlight, po *payout) []inFlight {
+func appendInFlightPayout(out []autopilot.InFlight, po *payout) []autopilot.InFlight {
 	if po.status == PayoutPending || po.status == PayoutProcessing {
-		out = append(out, inFlight{Kind: "payout", ID: po.id, Status: po.status, Detail: po.requisites})
+		out = append(out, autopilot.InFlight{Kind: "payout", ID: po.id, Status: po.status, Detail: po.requisites})
 	}
 	return out
 }
 
-func appendInFlightWithdrawal(out []inFlight, w *withdrawal) []inFlight {
+func appendInFlightWithdrawal(out []autopilot.InFlight, w *withdrawal) []autopilot.InFlight {
 	if w.status == WithdrawalPending || w.status == WithdrawalProcessing {
-		out = append(out, inFlight{Kind: "withdrawal", ID: w.id, Status: w.status, Detail: w.address})
+		out = append(out, autopilot.InFlight{Kind: "withdrawal", ID: w.id, Status: w.status, Detail: w.address})
 	}
 	return out
 }

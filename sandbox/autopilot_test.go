@@ -422,8 +422,8 @@ func TestAutopilotResume(t *testing.T) {
 	}
 	pl := newPilot(e.sb, Autopilot{Enabled: true}, false)
 	e.sb.pilot = pl // safe: no request is in flight
-	t.Cleanup(pl.close)
-	pl.resume()
+	t.Cleanup(pl.Close)
+	pl.Resume()
 	if n := e.sb.AutopilotPending(); n != 2 {
 		t.Fatalf("%d steps resumed, want 2", n)
 	}

@@ -208,7 +208,7 @@ func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (an
 	w := &withdrawal{m: m, terminal: t, id: uuid.NewString(), amount: req.Amount.d, fee: t.fee, held: held,
 		address: req.Address, status: WithdrawalPending, createdAt: now, updatedAt: now}
 	s.st.addWithdrawal(w)
-	s.pilot.withdrawalEntered(s.nowLocked(), w.id, w.status, w.address)
+	s.pilot.WithdrawalEntered(s.nowLocked(), w.id, w.status, w.address)
 	return w.view(), nil
 }
 
@@ -316,7 +316,7 @@ func (s *Server) setWithdrawalStatus(id, status, txHash string) (*withdrawalView
 	w.updatedAt = now
 	s.st.saveWithdrawal(w)
 	s.st.saveTerminal(w.m, w.terminal)
-	s.pilot.withdrawalEntered(s.nowLocked(), w.id, status, w.address)
+	s.pilot.WithdrawalEntered(s.nowLocked(), w.id, status, w.address)
 	v := w.view()
 	return &v, nil
 }

@@ -138,7 +138,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.pilot != nil {
 		// Autopilot steps now due run first, so that a read made after a
 		// step's time always sees it done (the timer may not have fired).
-		s.pilot.runDue(s.Now())
+		s.pilot.RunDue(s.Now())
 	}
 	start := time.Now()
 	_, pattern := s.mux.Handler(r)

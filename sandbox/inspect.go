@@ -210,7 +210,7 @@ func (s *Server) State() State {
 	defer s.commit()
 	now := s.tickLocked()
 	st := State{Now: now, Merchants: []MerchantState{},
-		Autopilot: AutopilotState{Enabled: s.pilot != nil, PendingSteps: s.pilot.pending()},
+		Autopilot: AutopilotState{Enabled: s.pilot != nil, PendingSteps: s.pilot.Pending()},
 		Webhooks:  WebhooksState{Backlog: s.hooks.backlog()}}
 	for i, mc := range s.cfg.Merchants {
 		m := s.merchants[mc.APIKey]

@@ -225,7 +225,7 @@ func (s *Server) movePaymentLocked(p *payment, event ledger.PaymentEvent, apply 
 		if p.dispute != nil {
 			comment = p.dispute.comment
 		}
-		s.pilot.paymentEntered(s.nowLocked(), p.id, status, p.amount, comment)
+		s.pilot.PaymentEntered(s.nowLocked(), p.id, status, p.amount, comment)
 	}
 	if p.notifyURL != "" {
 		s.enqueueLocked(hook{Key: "payment:" + p.id, Resource: "payment", ID: p.id, Status: status, At: s.nowLocked()},
@@ -322,7 +322,7 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 	if term == nil {
 		return nil, newErr(http.StatusServiceUnavailable, "PAY_004", "no requisites available: the merchant has no active terminal")
 	}
-	if aerr := s.pilot.refuseCreate(amt); aerr != nil { // test value 404.04 (testvalues.go)
+	if aerr := s.refuseCreate(amt); aerr != nil { // test value 404.04 (testvalues.go)
 		return nil, aerr
 	}
 	if s.st.pendingWithAmount(m, amountKey(amt)) >= s.cfg.MaxSamePendingAmount {
@@ -352,7 +352,7 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 	}
 	s.st.addPayment(p)
 	s.armExpiryLocked(now)
-	s.pilot.paymentCreated(now, p.id, amt)
+	s.pilot.PaymentCreated(now, p.id, amt)
 	return p.view(true, true), nil
 }
 

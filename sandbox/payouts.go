@@ -121,7 +121,7 @@ func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *
 		requisites: req.Requisites, holderName: req.HolderName, bank: req.Bank, notifyURL: req.NotifyURL,
 		status: PayoutPending, createdAt: now.Truncate(time.Second)}
 	s.st.addPayout(p)
-	s.pilot.payoutEntered(now, p.id, p.status, p.requisites)
+	s.pilot.PayoutEntered(now, p.id, p.status, p.requisites)
 	return p.view(), nil
 }
 
@@ -250,7 +250,7 @@ func (s *Server) setPayoutStatus(id, status string) (*payoutView, error) {
 	}
 	p.status, p.providerOrderID, p.completedAt = lp.Status, lp.ProviderOrderID, lp.CompletedAt
 	s.st.savePayout(p)
-	s.pilot.payoutEntered(now, p.id, status, p.requisites)
+	s.pilot.PayoutEntered(now, p.id, status, p.requisites)
 	v := p.view()
 	if p.notifyURL != "" {
 		s.enqueueLocked(hook{Key: "payout:" + p.id, Resource: "payout", ID: p.id, Status: status, At: now},

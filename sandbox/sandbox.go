@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
@@ -247,8 +248,8 @@ type Server struct {
 	expiryTimer *time.Timer // under mu
 	closed      bool        // under mu: Close stops the timer for good
 	largeBodies semaphore
-	pilot       *pilot // nil with the autopilot off (autopilot.go)
-	removeDB    func() // the test binary's own database file (testDBPath), removed by Close
+	pilot       *autopilot.Pilot // nil with the autopilot off (autopilot.go)
+	removeDB    func()           // the test binary's own database file (testDBPath), removed by Close
 
 	// mu guards the state; every section under it (begin) ends with commit, which
 	// commits the store before the answer is written.
@@ -391,7 +392,7 @@ func Open(cfg Config) (*Server, error) {
 	s.armExpiryLocked(s.nowLocked()) // a stored payment's expiry resumes
 	s.commit()
 	s.hooks.restore(restored) // stored deliveries: the log, and the outbox sent again
-	s.pilot.resume()          // after the state is there: the steps of resources in flight
+	s.pilot.Resume()          // after the state is there: the steps of resources in flight
 	if cfg.Logger != nil {
 		for i, m := range cfg.Merchants {
 			if m.AcceptUnsigned {
@@ -430,7 +431,7 @@ func (s *Server) Reset() {
 	s.begin()
 	defer s.commit()
 	s.resetLocked()
-	s.pilot.clear()
+	s.pilot.Clear()
 }
 
 // Close stops webhook delivery: queued deliveries are dropped and attempts
@@ -451,7 +452,7 @@ func (s *Server) Close() {
 		s.expiryTimer.Stop()
 	}
 	s.mu.Unlock()
-	s.pilot.close()
+	s.pilot.Close()
 	s.hooks.close() // deliveries cut short stay in the outbox for the next start
 	s.begin()
 	defer s.commit()
@@ -523,7 +524,7 @@ const maxClockOffset = 100 * 365 * 24 * time.Hour
 // time in the sandbox never runs backwards, not even when huge advances
 // would overflow.
 func (s *Server) Advance(d time.Duration) {
-	defer func() { s.pilot.run(s.Now()) }() // after s.mu is released
+	defer func() { s.pilot.Run(s.Now()) }() // after s.mu is released
 	s.begin()
 	defer s.commit()
 	if d > 0 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 	storereg "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 )
 
@@ -891,8 +892,8 @@ func (st *sqlStore) counts(m *merchant) (map[string]int, map[string]int, map[str
 	return st.countBy("payments", m.apiKey), st.countBy("payouts", m.apiKey), st.countBy("withdrawals", m.apiKey)
 }
 
-func (st *sqlStore) inFlight() []inFlight {
-	var out []inFlight
+func (st *sqlStore) inFlight() []autopilot.InFlight {
+	var out []autopilot.InFlight
 	for _, p := range st.loadPayments("WHERE status IN (?, ?, ?)", statusPending, statusProcessing, statusDispute) {
 		out = appendInFlightPayment(out, p)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -63,7 +64,7 @@ type store interface {
 	// counts tells m's resources by status, for State and Stats.
 	counts(m *merchant) (payments, payouts, withdrawals map[string]int)
 	// inFlight lists what the autopilot may still move.
-	inFlight() []inFlight
+	inFlight() []autopilot.InFlight
 
 	saveOffset(d time.Duration)
 	saveFaults(f []*Fault)
@@ -327,8 +328,8 @@ func (s *memStore) counts(m *merchant) (map[string]int, map[string]int, map[stri
 	return pm, po, wd
 }
 
-func (s *memStore) inFlight() []inFlight {
-	var out []inFlight
+func (s *memStore) inFlight() []autopilot.InFlight {
+	var out []autopilot.InFlight
 	for _, pm := range s.payments {
 		out = appendInFlightPayment(out, pm)
 	}

@@ -24,8 +24,8 @@ var TestValues = autopilot.TestValues
 
 // refuseCreate answers PAY_004 for the test amount; nil otherwise and
 // always with the autopilot off.
-func (p *pilot) refuseCreate(amount decimal.Decimal) *apiError {
-	if !p.inner().RefusesCreate(amount) {
+func (s *Server) refuseCreate(amount decimal.Decimal) *apiError {
+	if !s.pilot.RefusesCreate(amount) {
 		return nil
 	}
 	return newErr(http.StatusServiceUnavailable, "PAY_004", "no requisites available (sandbox test amount 404.04)")

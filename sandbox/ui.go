@@ -100,8 +100,9 @@ func (s *Server) dashboard(page, errMsg string, refresh int) web.Data {
 	d.Now = now.Format("2006-01-02 15:04:05 UTC")
 	d.Backlog = s.hooks.backlog()
 	if p := s.pilot; p != nil {
-		d.Autopilot = &web.Autopilot{Steps: p.pending(), Verify: web.Delay(p.cfg.VerifyDelay), Review: web.Delay(p.cfg.ReviewDelay),
-			Payout: web.Delay(p.cfg.PayoutDelay), Withdrawal: web.Delay(p.cfg.WithdrawalDelay), IgnoreTestValues: p.cfg.IgnoreTestValues}
+		cfg := p.Config()
+		d.Autopilot = &web.Autopilot{Steps: p.Pending(), Verify: web.Delay(cfg.VerifyDelay), Review: web.Delay(cfg.ReviewDelay),
+			Payout: web.Delay(cfg.PayoutDelay), Withdrawal: web.Delay(cfg.WithdrawalDelay), IgnoreTestValues: cfg.IgnoreTestValues}
 	}
 	switch page {
 	case "payments":
