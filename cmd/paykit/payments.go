@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 func paymentRecord(a *app, p *paykit.Payment) record {
@@ -62,14 +63,6 @@ func paymentRecord(a *app, p *paykit.Payment) record {
 // decimalArg): 1.500 RUB is fine, 1.505 is not.
 var plainDecimal = regexp.MustCompile(`^[0-9]{1,15}(\.[0-9]{1,18})?$`)
 
-// Decimal places an amount may have: what a bank (kopecks) or the chain
-// (TRC-20 USDT's six) can move. Trailing zeros do not count: 1500.500 RUB
-// is 1500.50.
-const (
-	rubPlaces  = 2
-	usdtPlaces = 6
-)
-
 // decimalArg parses an amount given on the command line, before any call,
 // in currency cur (RUB or USDT), refusing a fraction finer than the
 // currency has: 100.005 RUB would be sent as asked and rounded by nobody
@@ -79,9 +72,11 @@ func decimalArg(flag, s, cur string) (decimal.Decimal, error) {
 	if err != nil || !plainDecimal.MatchString(s) {
 		return decimal.Decimal{}, usagef("--%s: want a decimal amount such as 1500.00, not %q", flag, s)
 	}
-	places, unit := int32(rubPlaces), "kopecks: two decimals"
+	// The scales are the SDK's (internal/spec); trailing zeros do not
+	// count: 1500.500 RUB is 1500.50.
+	places, unit := int32(spec.RUBScale), "kopecks: two decimals"
 	if cur == "USDT" {
-		places, unit = usdtPlaces, "six decimals"
+		places, unit = spec.USDTScale, "six decimals"
 	}
 	if !d.Equal(d.Truncate(places)) {
 		return decimal.Decimal{}, usagef("--%s: %s %s is finer than %s moves (%s at most); nothing was sent", flag, s, cur, cur, unit)
@@ -118,7 +113,7 @@ func newCmdPaymentsCreate(a *app, runF func(context.Context, *PaymentsCreateOpti
 	p := &opts.Params
 	f := cmd.Flags()
 	f.StringVar(&p.ExtID, "ext-id", "", "your order id, unique (required)")
-	f.StringVar(&opts.Amount, "amount", "", "amount in RUB, 100 to 300000, at most two decimals (required)")
+	f.StringVar(&opts.Amount, "amount", "", fmt.Sprintf("amount in RUB, %d to %d, at most two decimals (required)", spec.MinPaymentAmount, spec.MaxPaymentAmount))
 	f.StringVar(&opts.Method, "method", "", "CARD, SBP, SIM or CROSS_BORDER (default: the service's, CARD)")
 	f.StringVar(&p.Bank, "bank", "", "bank code (see paykit banks)")
 	f.StringVar(&opts.Country, "country", "", "TJ, KZ, UZ or KG, for CROSS_BORDER")
@@ -127,8 +122,8 @@ func newCmdPaymentsCreate(a *app, runF func(context.Context, *PaymentsCreateOpti
 	f.StringVar(&p.NotificationToken, "notification-token", "", "secret the service sends back in X-Notification-Token with each webhook of this payment (never printed)")
 	_ = cmd.MarkFlagRequired("ext-id")
 	_ = cmd.MarkFlagRequired("amount")
-	_ = cmd.RegisterFlagCompletionFunc("method", cobra.FixedCompletions([]string{"CARD", "SBP", "SIM", "CROSS_BORDER"}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("country", cobra.FixedCompletions([]string{"TJ", "KZ", "UZ", "KG"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("method", cobra.FixedCompletions(spec.PaymentMethods, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("country", cobra.FixedCompletions(spec.Countries, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 func errorsIsUnknown(err error) bool { return errors.Is(err, paykit.ErrUnknownOutcome) }
@@ -101,7 +102,7 @@ func newCmdPayoutsCreate(a *app, runF func(context.Context, *PayoutsCreateOption
 	for _, n := range []string{"ext-id", "amount", "method", "requisites", "holder-name"} {
 		_ = cmd.MarkFlagRequired(n)
 	}
-	_ = cmd.RegisterFlagCompletionFunc("method", cobra.FixedCompletions([]string{"card", "sbp"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("method", cobra.FixedCompletions(spec.PayoutMethods, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
