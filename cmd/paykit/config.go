@@ -61,6 +61,18 @@ func configPath(getenv func(string) string) (string, error) {
 	return filepath.Join(dir, "paykit", "config"), nil
 }
 
+// chooseProfile is the profile a command uses and what chose it: flag
+// (--profile) when given, else PAYKIT_PROFILE, else "default".
+func chooseProfile(getenv func(string) string, flag string) (profile, from string) {
+	switch {
+	case flag != "":
+		return flag, "--profile"
+	case getenv("PAYKIT_PROFILE") != "":
+		return getenv("PAYKIT_PROFILE"), "PAYKIT_PROFILE"
+	}
+	return "default", "default"
+}
+
 // loadCredentials takes each of the three values from its environment
 // variable when set, otherwise from the profile, except when the profile
 // was named on the command line (explicit): then the profile alone counts
@@ -80,13 +92,7 @@ func loadCredentials(getenv func(string) string, profile string, explicit bool) 
 			return inner(k)
 		}
 	}
-	profileFrom := "--profile"
-	if profile == "" {
-		profile, profileFrom = getenv("PAYKIT_PROFILE"), "PAYKIT_PROFILE"
-	}
-	if profile == "" {
-		profile, profileFrom = "default", "default"
-	}
+	profile, profileFrom := chooseProfile(getenv, profile)
 	cr := &credentials{profile: profile, profileFrom: profileFrom}
 	var fromFile map[string]string
 	path, err := configPath(getenv)

@@ -33,13 +33,8 @@ type ConfigOptions struct {
 // configProfile is the profile config set and get work on: --profile,
 // else PAYKIT_PROFILE, else "default".
 func (a *app) configProfile() string {
-	if a.profile != "" {
-		return a.profile
-	}
-	if p := a.env.getenv("PAYKIT_PROFILE"); p != "" {
-		return p
-	}
-	return "default"
+	p, _ := chooseProfile(a.env.getenv, a.profile)
+	return p
 }
 
 func newCmdConfigInit(a *app, runF func(context.Context, *ConfigOptions) error) *cobra.Command {
