@@ -340,16 +340,10 @@ func (p *Pilot) PayoutEntered(now time.Time, id, status, requisites string) {
 	if p == nil {
 		return
 	}
-	next := ""
-	switch status {
-	case ledger.PayoutPending:
-		next = ledger.PayoutProcessing
-	case ledger.PayoutProcessing:
-		next = p.payoutOutcome(requisites)
-	default:
-		return
+	next := providerStep(status, ledger.PayoutPending, ledger.PayoutProcessing, func() string { return p.payoutOutcome(requisites) })
+	if next != "" {
+		p.after(now, p.cfg.PayoutDelay, func(t Target) { _ = t.SetPayoutStatus(id, next) })
 	}
-	p.after(now, p.cfg.PayoutDelay, func(t Target) { _ = t.SetPayoutStatus(id, next) })
 }
 
 // WithdrawalEntered plays the blockchain the same way: processing after
@@ -359,16 +353,23 @@ func (p *Pilot) WithdrawalEntered(now time.Time, id, status, address string) {
 	if p == nil {
 		return
 	}
-	next := ""
-	switch status {
-	case ledger.WithdrawalPending:
-		next = ledger.WithdrawalProcessing
-	case ledger.WithdrawalProcessing:
-		next = p.withdrawalOutcome(address)
-	default:
-		return
+	next := providerStep(status, ledger.WithdrawalPending, ledger.WithdrawalProcessing, func() string { return p.withdrawalOutcome(address) })
+	if next != "" {
+		p.after(now, p.cfg.WithdrawalDelay, func(t Target) { _ = t.SetWithdrawalStatus(id, next) })
 	}
-	p.after(now, p.cfg.WithdrawalDelay, func(t Target) { _ = t.SetWithdrawalStatus(id, next) })
+}
+
+// providerStep is the status a provider moves a resource in status to:
+// processing from pending, the final status final chooses from
+// processing, and "" (no step) from anything else.
+func providerStep(status, pending, processing string, final func() string) string {
+	switch status {
+	case pending:
+		return processing
+	case processing:
+		return final()
+	}
+	return ""
 }
 
 // Resume schedules the next step of every resource already in flight, a

@@ -80,3 +80,33 @@ func Transfer(from, to *Balance, amount decimal.Decimal) *Error {
 	to.Available = to.Available.Add(amount)
 	return nil
 }
+
+// statusMove is one row of a status table (payouts', withdrawals'): an
+// allowed change from one status to another, and what else it does, of
+// the type each table needs (the zero value when nothing).
+type statusMove[E any] struct {
+	from, to string
+	effect   E
+}
+
+// targets lists the statuses table lets a resource in status from move
+// to, in the table's order (the dashboard's buttons).
+func targets[E any](table []statusMove[E], from string) []string {
+	var out []string
+	for _, m := range table {
+		if m.from == from {
+			out = append(out, m.to)
+		}
+	}
+	return out
+}
+
+// findMove is table's row from from to to, if the table has one.
+func findMove[E any](table []statusMove[E], from, to string) (statusMove[E], bool) {
+	for _, m := range table {
+		if m.from == from && m.to == to {
+			return m, true
+		}
+	}
+	return statusMove[E]{}, false
+}

@@ -17,11 +17,10 @@ const (
 	PayoutCancelled  = "cancelled"
 )
 
-// payoutMove is one allowed change of a payout's status, and what it
-// records: the provider's order id once the provider has the payout, the
-// completion time when it is paid. A payout moves no terminal money.
-type payoutMove struct {
-	from, to string
+// payoutRecord is what a change of a payout's status records: the
+// provider's order id once the provider has the payout, the completion
+// time when it is paid. A payout moves no terminal money.
+type payoutRecord struct {
 	order    bool
 	complete bool
 }
@@ -29,27 +28,19 @@ type payoutMove struct {
 // payoutMoves is every change of a payout's status there is (completed,
 // failed and cancelled are final): the controls, the dashboard and the
 // autopilot move a payout only along these rows.
-var payoutMoves = []payoutMove{
-	{from: PayoutPending, to: PayoutProcessing, order: true},
-	{from: PayoutPending, to: PayoutCompleted, order: true, complete: true},
-	{from: PayoutPending, to: PayoutFailed},
-	{from: PayoutPending, to: PayoutCancelled},
-	{from: PayoutProcessing, to: PayoutCompleted, order: true, complete: true},
-	{from: PayoutProcessing, to: PayoutFailed},
-	{from: PayoutProcessing, to: PayoutCancelled},
+var payoutMoves = []statusMove[payoutRecord]{
+	{PayoutPending, PayoutProcessing, payoutRecord{order: true}},
+	{PayoutPending, PayoutCompleted, payoutRecord{order: true, complete: true}},
+	{PayoutPending, PayoutFailed, payoutRecord{}},
+	{PayoutPending, PayoutCancelled, payoutRecord{}},
+	{PayoutProcessing, PayoutCompleted, payoutRecord{order: true, complete: true}},
+	{PayoutProcessing, PayoutFailed, payoutRecord{}},
+	{PayoutProcessing, PayoutCancelled, payoutRecord{}},
 }
 
 // PayoutMoves lists the statuses a payout in status from may move to, in
 // the table's order (the dashboard's buttons).
-func PayoutMoves(from string) []string {
-	var out []string
-	for _, m := range payoutMoves {
-		if m.from == from {
-			out = append(out, m.to)
-		}
-	}
-	return out
-}
+func PayoutMoves(from string) []string { return targets(payoutMoves, from) }
 
 // Payout is the part of a payout the rules read and change.
 type Payout struct {
@@ -81,18 +72,16 @@ func MovePayout(p *Payout, to string, now time.Time) *Error {
 	if err := CheckPayoutTarget(to); err != nil {
 		return err
 	}
-	for _, m := range payoutMoves {
-		if m.from != p.Status || m.to != to {
-			continue
-		}
-		if m.order && p.ProviderOrderID == "" {
-			p.ProviderOrderID = "prv_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16]
-		}
-		if m.complete {
-			p.CompletedAt = now.Truncate(time.Second)
-		}
-		p.Status = to
-		return nil
+	m, ok := findMove(payoutMoves, p.Status, to)
+	if !ok {
+		return &Error{Kind: WrongState, Message: fmt.Sprintf("payout %s is %s, cannot become %s", p.ID, p.Status, to)}
 	}
-	return &Error{Kind: WrongState, Message: fmt.Sprintf("payout %s is %s, cannot become %s", p.ID, p.Status, to)}
+	if m.effect.order && p.ProviderOrderID == "" {
+		p.ProviderOrderID = "prv_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16]
+	}
+	if m.effect.complete {
+		p.CompletedAt = now.Truncate(time.Second)
+	}
+	p.Status = to
+	return nil
 }

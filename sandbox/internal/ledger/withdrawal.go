@@ -14,12 +14,9 @@ const (
 	WithdrawalFailed     = "failed"
 )
 
-// withdrawalMove is one allowed change of a withdrawal's status and what
-// it does to its terminal's money.
-type withdrawalMove struct {
-	from, to string
-	money    func(b *Balance, held decimal.Decimal)
-}
+// settle is what a change of a withdrawal's status does to its
+// terminal's money (nil: nothing).
+type settle func(b *Balance, held decimal.Decimal)
 
 // Settling: completed takes the held sum off the terminal for good, failed
 // gives it back to the available balance.
@@ -32,7 +29,7 @@ func refunded(b *Balance, held decimal.Decimal) {
 // withdrawalMoves is every change of a withdrawal's status there is: the
 // controls, the dashboard and the autopilot move a withdrawal only along
 // these rows.
-var withdrawalMoves = []withdrawalMove{
+var withdrawalMoves = []statusMove[settle]{
 	{WithdrawalPending, WithdrawalProcessing, nil},
 	{WithdrawalPending, WithdrawalCompleted, paidOut},
 	{WithdrawalPending, WithdrawalFailed, refunded},
@@ -42,15 +39,7 @@ var withdrawalMoves = []withdrawalMove{
 
 // WithdrawalMoves lists the statuses a withdrawal in status from may move
 // to, in the table's order (the dashboard's buttons).
-func WithdrawalMoves(from string) []string {
-	var out []string
-	for _, m := range withdrawalMoves {
-		if m.from == from {
-			out = append(out, m.to)
-		}
-	}
-	return out
-}
+func WithdrawalMoves(from string) []string { return targets(withdrawalMoves, from) }
 
 // Withdrawal is the part of a withdrawal the rules read and change.
 type Withdrawal struct {
@@ -104,14 +93,13 @@ func MoveWithdrawal(w *Withdrawal, b *Balance, to string) *Error {
 	if err := CheckWithdrawalTarget(to); err != nil {
 		return err
 	}
-	for _, m := range withdrawalMoves {
-		if m.from == w.Status && m.to == to {
-			if m.money != nil {
-				m.money(b, w.Held)
-			}
-			w.Status = to
-			return nil
-		}
+	m, ok := findMove(withdrawalMoves, w.Status, to)
+	if !ok {
+		return &Error{Kind: WrongState, Message: fmt.Sprintf("withdrawal %s is %s, cannot become %s", w.ID, w.Status, to)}
 	}
-	return &Error{Kind: WrongState, Message: fmt.Sprintf("withdrawal %s is %s, cannot become %s", w.ID, w.Status, to)}
+	if m.effect != nil {
+		m.effect(b, w.Held)
+	}
+	w.Status = to
+	return nil
 }
