@@ -215,11 +215,7 @@ func TestDoRouteNamesNoID(t *testing.T) {
 // anyway would end as an unknown outcome. It is refused before sending.
 func TestDoRefusesAnOutItCannotDecodeInto(t *testing.T) {
 	t.Parallel()
-	rec := &recorder{}
-	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec.record(r)
-		w.Write([]byte(`{"id":"r-1"}`))
-	}))
+	c, rec := mockClient(t, http.StatusOK, `{"id":"r-1"}`)
 	var m map[string]any
 	var nilPtr *map[string]any
 	for name, out := range map[string]any{"struct value": struct{ ID string }{}, "map value": m,

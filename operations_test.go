@@ -83,8 +83,20 @@ func TestOperationTableMatchesSandbox(t *testing.T) {
 	srv := httptest.NewServer(sb)
 	t.Cleanup(srv.Close)
 	c := sandboxClient(t, srv.URL)
+	// The catch-all's code is what the loop looks for: an unrouted path must
+	// answer it, or no missing route could ever be reported.
+	const catchAll = "NOT_FOUND"
+	var probe map[string]any
+	var probeErr *paykit.Error
+	if err := c.Do(context.Background(), http.MethodGet, "/v1/no-such-endpoint", nil, &probe); !errors.As(err, &probeErr) || probeErr.Code != catchAll {
+		t.Fatalf("an unrouted path answered %v, not the catch-all's %s", err, catchAll)
+	}
+	rows := paykit.OperationRows()
+	if len(rows) == 0 {
+		t.Fatal("the operation table is empty")
+	}
 	fill := strings.NewReplacer("{id}", "00000000-0000-4000-8000-000000000000", "{extId}", "no-such-ext-id")
-	for _, r := range paykit.OperationRows() {
+	for _, r := range rows {
 		var body any
 		if r.Method != http.MethodGet {
 			body = map[string]any{}
@@ -92,7 +104,7 @@ func TestOperationTableMatchesSandbox(t *testing.T) {
 		var out map[string]any
 		err := c.Do(context.Background(), r.Method, fill.Replace(r.Route), body, &out)
 		var apiErr *paykit.Error
-		if errors.As(err, &apiErr) && apiErr.Code == "NOT_FOUND" {
+		if errors.As(err, &apiErr) && apiErr.Code == catchAll {
 			t.Errorf("operation %s (%s %s): the sandbox has no such route: add it to the sandbox's routes", r.Name, r.Method, r.Route)
 		}
 		if err != nil && !errors.As(err, &apiErr) {

@@ -40,10 +40,8 @@ func TestVersionIsNewestRelease(t *testing.T) {
 	assert.Regexp(t, `^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`, want, "CHANGELOG's newest section is not a semantic version")
 	assert.Equal(t, want, Version, "paykit.Version is not CHANGELOG.md's newest released section")
 
-	rec := &recorder{}
-	c, err := NewClient("https://api.example", testKey, HMACSigner(testSecret), WithHTTPClient(mockHTTP(t, 200, `{"banks":[]}`, rec)))
-	require.NoError(t, err)
-	_, err = c.ListBanks(ctx)
+	c, rec := mockClient(t, 200, `{"banks":[]}`)
+	_, err := c.ListBanks(ctx)
 	require.NoError(t, err)
 	assert.Regexp(t, `^paykit-go/`+regexp.QuoteMeta(want)+` go[0-9]`, rec.only(t).UserAgent)
 }
