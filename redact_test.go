@@ -23,9 +23,9 @@ import (
 	"github.com/paykit-dev/paykit-go/internal/mask"
 )
 
-// TestMaskDigitsIsTheSharedRule: the SDK masks with internal/mask (whose
-// tests cover the rules), so the CLI's output masks alike.
-func TestMaskDigitsIsTheSharedRule(t *testing.T) {
+// TestSharedMaskRule: the SDK masks with internal/mask (whose tests cover
+// the rules), as the CLI does, so both outputs mask alike.
+func TestSharedMaskRule(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, "card **** **** **** 9010 refused", mask.Text("card 2200 1234 5678 9010 refused"))
 	assert.Equal(t, "****", mask.Value("123"))
