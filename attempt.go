@@ -309,7 +309,7 @@ func (t *attemptTransport) logAttempt(ctx context.Context, req *http.Request, k 
 		attrs = append(attrs, slog.Int("status", a.status))
 	}
 	if a.err != nil {
-		attrs = append(attrs, slog.String("error", maskDigits(a.err.Error())))
+		attrs = append(attrs, slog.String("error", mask.Text(a.err.Error())))
 	}
 	t.logger.LogAttrs(ctx, slog.LevelDebug, "paykit: attempt", attrs...)
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/paykit-dev/paykit-go/internal/mask"
 )
 
 // Sentinel errors, for errors.Is. Each *Error matches exactly the sentinels of
@@ -102,7 +104,7 @@ func (e *Error) Error() string {
 	fmt.Fprintf(&b, "(HTTP %d)", e.HTTPStatus)
 	if e.Message != "" {
 		b.WriteString(": ")
-		b.WriteString(maskDigits(e.Message))
+		b.WriteString(mask.Text(e.Message))
 	}
 	return b.String()
 }

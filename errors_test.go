@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/paykit-dev/paykit-go/internal/mask"
 )
 
 // TestErrorTable drives one row of the spec's error table per case through
@@ -202,7 +204,7 @@ func TestErrorStringMasksCardAndPhoneNumbers(t *testing.T) {
 	assert.Contains(t, s, "+*******4567")
 	assert.Contains(t, s, "6f1c2a5e-8d0b-4d7e-9b1a-200000000000", "UUIDs stay readable")
 	assert.Contains(t, s, "0xabc1234567890123", "hashes stay readable")
-	assert.Equal(t, "order 12345", maskDigits("order 12345"))
+	assert.Equal(t, "order 12345", mask.Text("order 12345"))
 }
 
 func TestValidationError(t *testing.T) {

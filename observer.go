@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/internal/mask"
 	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
@@ -184,7 +185,7 @@ func (s observers) guard(hook string, o Observer, f func(Observer)) {
 		if v := recover(); v != nil {
 			s.once.Do(func() {
 				s.logger.Error("paykit: Observer."+hook+" panicked; calls go on without that hook's work (logged once)",
-					slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))))
+					slog.String("panic", mask.Text(truncate(fmt.Sprint(v), 200))))
 			})
 		}
 	}()

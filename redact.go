@@ -39,15 +39,6 @@ func redact(s string) string {
 	return redacted
 }
 
-// maskValue masks a card or phone number to its last four characters
-// (mask.Value); "" stays "", so an absent value does not look present.
-func maskValue(s string) string { return mask.Value(s) }
-
-// maskDigits masks card and phone numbers in free text, keeping their last
-// four digits, even when a server echoes them into an error: mask.Text,
-// whose godoc lists what stays readable.
-func maskDigits(s string) string { return mask.Text(s) }
-
 // Aliases, so that local types can take the names %#v prints.
 type (
 	paymentFields             = Payment
@@ -70,7 +61,7 @@ func (p Payment) Format(f fmt.State, verb rune) {
 // holder's name hidden, as in LogValue.
 func (r Requisites) Format(f fmt.State, verb rune) {
 	type Requisites requisitesFields
-	r.Value, r.Holder = maskValue(r.Value), redact(r.Holder)
+	r.Value, r.Holder = mask.Value(r.Value), redact(r.Holder)
 	fmt.Fprintf(f, fmt.FormatString(f, verb), Requisites(r))
 }
 
@@ -79,7 +70,7 @@ func (r Requisites) Format(f fmt.State, verb rune) {
 // recipient's name hidden, as in LogValue.
 func (p Payout) Format(f fmt.State, verb rune) {
 	type Payout payoutFields
-	p.Requisites, p.HolderName = maskValue(p.Requisites), redact(p.HolderName)
+	p.Requisites, p.HolderName = mask.Value(p.Requisites), redact(p.HolderName)
 	fmt.Fprintf(f, fmt.FormatString(f, verb), Payout(p))
 }
 
@@ -136,7 +127,7 @@ func (p CreatePaymentParams) LogValue() slog.Value {
 // with the card or phone number masked and the recipient's name hidden.
 func (p CreatePayoutParams) Format(f fmt.State, verb rune) {
 	type CreatePayoutParams createPayoutParamsFields
-	p.Requisites, p.HolderName = maskValue(p.Requisites), redact(p.HolderName)
+	p.Requisites, p.HolderName = mask.Value(p.Requisites), redact(p.HolderName)
 	fmt.Fprintf(f, fmt.FormatString(f, verb), CreatePayoutParams(p))
 }
 
@@ -147,7 +138,7 @@ func (p CreatePayoutParams) LogValue() slog.Value {
 		slog.String("ext_id", p.ExtID),
 		slog.String("amount", p.Amount.String()),
 		slog.String("method", string(p.Method)),
-		slog.String("requisites", maskValue(p.Requisites)),
+		slog.String("requisites", mask.Value(p.Requisites)),
 		slog.String("bank", p.Bank),
 		slog.String("notify_url", p.NotifyURL),
 	)
@@ -213,8 +204,8 @@ func (e *Error) Format(f fmt.State, verb rune) {
 			Message    string
 			Data       string
 		}
-		fmt.Fprintf(f, "%#v", &Error{Code: e.Code, HTTPStatus: e.HTTPStatus, Message: maskDigits(e.Message),
-			Data: maskDigits(string(e.Data))})
+		fmt.Fprintf(f, "%#v", &Error{Code: e.Code, HTTPStatus: e.HTTPStatus, Message: mask.Text(e.Message),
+			Data: mask.Text(string(e.Data))})
 		return
 	}
 	fmt.Fprintf(f, fmt.FormatString(f, verb), e.Error())
@@ -226,7 +217,7 @@ func (e *Error) Format(f fmt.State, verb rune) {
 func (r Requisites) LogValue() slog.Value {
 	attrs := []slog.Attr{
 		slog.String("type", string(r.Type)),
-		slog.String("value", maskValue(r.Value)),
+		slog.String("value", mask.Value(r.Value)),
 		slog.String("bank_code", r.BankCode),
 		slog.String("bank_name", r.BankName),
 	}
@@ -247,7 +238,7 @@ func (p Payment) LogValue() slog.Value {
 // number masked and without the recipient's name.
 func (p Payout) LogValue() slog.Value {
 	return moneyValue(p.ID, p.ExtID, p.Amount, p.Currency, string(p.Status), string(p.Method),
-		slog.String("requisites", maskValue(p.Requisites)), slog.String("bank", p.Bank))
+		slog.String("requisites", mask.Value(p.Requisites)), slog.String("bank", p.Bank))
 }
 
 // moneyValue is what a payment and a payout log in common, then more.

@@ -80,7 +80,6 @@ func checkUUID(field, id string) error {
 	return nil
 }
 
-// checkPositive validates an amount that must be above zero.
 // checkPaymentAmount holds a payment amount to the spec's bounds and to
 // kopecks. A dispute's amount (what the payer actually paid) is held to the
 // same bounds: the spec is silent, the sandbox answers PAY_002 outside them,
@@ -92,6 +91,7 @@ func checkPaymentAmount(field string, d decimal.Decimal) error {
 	return checkRUB(field, d)
 }
 
+// checkPositive validates an amount that must be above zero.
 func checkPositive(field string, d decimal.Decimal) error {
 	if !d.IsPositive() {
 		return invalid(field, "must be greater than zero")

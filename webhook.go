@@ -21,6 +21,8 @@ import (
 	"time"
 	"unicode"
 	"unsafe"
+
+	"github.com/paykit-dev/paykit-go/internal/mask"
 )
 
 // WebhookTokenHeader is the request header in which the service returns a
@@ -279,7 +281,7 @@ func (h *WebhookHandler) recoverObserve(ctx context.Context) {
 	if v := recover(); v != nil {
 		if h.alertOnce(alertObservePanicked) {
 			h.alertLogger().LogAttrs(ctx, slog.LevelError, "paykit: webhook: Observe panicked; deliveries are answered without it (logged once)",
-				slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))))
+				slog.String("panic", mask.Text(truncate(fmt.Sprint(v), 200))))
 		}
 	}
 }
@@ -368,7 +370,7 @@ func (h *WebhookHandler) readFailed(r *http.Request, err error, limit int64) ver
 		h.refuse(r.Context(), refusedSizeCause, slog.LevelWarn, slog.Int64("limit", limit))
 		return verdict{http.StatusRequestEntityTooLarge, WebhookRefusedSize}
 	}
-	h.refuse(r.Context(), refusedReadCause, slog.LevelDebug, slog.String("error", maskDigits(truncate(err.Error(), 200))))
+	h.refuse(r.Context(), refusedReadCause, slog.LevelDebug, slog.String("error", mask.Text(truncate(err.Error(), 200))))
 	return refusedBody
 }
 
@@ -474,7 +476,7 @@ func (h *WebhookHandler) verifyToken(ctx context.Context, log *slog.Logger, id s
 		want, err := h.lookupToken(ctx, id, ext.ExtID.s)
 		if err != nil {
 			log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: TokenFor failed",
-				slog.String("error", maskDigits(truncate(err.Error(), 200))))
+				slog.String("error", mask.Text(truncate(err.Error(), 200))))
 			return verdict{http.StatusInternalServerError, WebhookTokenLookupFailed}
 		}
 		match |= tokenEqual(&got, want)
@@ -504,7 +506,7 @@ func (h *WebhookHandler) panicked(ctx context.Context, what string, v any, attrs
 		panic(v)
 	}
 	h.alertLogger().LogAttrs(ctx, slog.LevelError, "paykit: webhook: "+what+" panicked", append(attrs,
-		slog.String("panic", maskDigits(truncate(fmt.Sprint(v), 200))), slog.String("stack", string(debug.Stack())))...)
+		slog.String("panic", mask.Text(truncate(fmt.Sprint(v), 200))), slog.String("stack", string(debug.Stack())))...)
 }
 
 // tokenEqual returns 1 when want is not empty and hashes to *got, else 0.
@@ -555,7 +557,7 @@ func (h *WebhookHandler) call(ctx context.Context, log *slog.Logger, kind, id, s
 	}()
 	if err := fn(ctx); err != nil {
 		log.LogAttrs(ctx, slog.LevelError, "paykit: webhook: callback failed", append(attrs,
-			slog.String("error", maskDigits(truncate(err.Error(), 200))))...)
+			slog.String("error", mask.Text(truncate(err.Error(), 200))))...)
 		return verdict{http.StatusInternalServerError, WebhookCallbackError}
 	}
 	log.LogAttrs(ctx, slog.LevelDebug, "paykit: webhook: handled", attrs...)
