@@ -447,7 +447,7 @@ func (d *doctor) tls(ctx context.Context, u *url.URL) bool {
 }
 
 func isLoopbackHost(h string) bool {
-	if h == "localhost" {
+	if strings.EqualFold(h, "localhost") { // as the SDK's NewClient: host names ignore case
 		return true
 	}
 	ip := net.ParseIP(h)

@@ -194,3 +194,19 @@ func TestDoctorLearns(t *testing.T) {
 		t.Errorf("doctor made %d payout-list reads to learn the limit: %v", len(limits), limits)
 	}
 }
+
+// doctor's plain-http verdict must agree with what the SDK accepts: a
+// loopback host in any case is allowed by NewClient, so doctor must not
+// call it refused.
+func TestDoctorLoopbackAgreesWithTheSDK(t *testing.T) {
+	for _, host := range []string{"localhost", "LOCALHOST", "LocalHost", "127.0.0.1", "::1", "example.com", "10.0.0.1"} {
+		hostport := host + ":8080"
+		if strings.Contains(host, ":") {
+			hostport = "[" + host + "]:8080"
+		}
+		_, err := paykit.NewClient("http://"+hostport, "pk_test", paykit.HMACSigner("s"))
+		if sdk := err == nil; isLoopbackHost(host) != sdk {
+			t.Errorf("%s: doctor says loopback=%v, the SDK accepts plain http=%v", host, isLoopbackHost(host), sdk)
+		}
+	}
+}
