@@ -28,10 +28,10 @@ type terminalView struct {
 func (s *Server) listTerminals(_ *http.Request, m *merchant, _ []byte) (any, *apiError) {
 	s.begin()
 	defer s.commit()
-	out := make([]terminalView, 0, len(m.terminals))
-	for _, t := range m.terminals {
-		out = append(out, terminalView{ID: t.id, Name: t.name, Balance: usdtNum(t.Available),
-			BalanceFrozen: usdtNum(t.Frozen), WithdrawalFee: usdtNum(t.fee), Currency: "USDT", IsActive: t.active})
+	out := make([]terminalView, 0, len(m.Terminals))
+	for _, t := range m.Terminals {
+		out = append(out, terminalView{ID: t.ID, Name: t.Name, Balance: usdtNum(t.Available),
+			BalanceFrozen: usdtNum(t.Frozen), WithdrawalFee: usdtNum(t.Fee), Currency: "USDT", IsActive: t.Active})
 	}
 	return map[string]any{"terminals": out}, nil
 }
@@ -48,7 +48,7 @@ func (s *Server) getBalance(_ *http.Request, m *merchant, _ []byte) (any, *apiEr
 	s.begin()
 	defer s.commit()
 	var bal, frozen decimal.Decimal
-	for _, t := range m.terminals {
+	for _, t := range m.Terminals {
 		bal = bal.Add(t.Available)
 		frozen = frozen.Add(t.Frozen)
 	}
@@ -64,8 +64,8 @@ func usdtPrecise(d decimal.Decimal) bool { return ledger.USDTPrecise(d) }
 var usdtScaleMessage = fmt.Sprintf("USDT amounts have at most %d decimal places (TRC-20 precision)", ledger.USDTDecimals)
 
 func (m *merchant) terminal(id string) *terminal {
-	for _, t := range m.terminals {
-		if t.id == id {
+	for _, t := range m.Terminals {
+		if t.ID == id {
 			return t
 		}
 	}
@@ -112,11 +112,11 @@ func (s *Server) createTransfer(_ *http.Request, m *merchant, body []byte) (any,
 	if lerr := ledger.Transfer(&from.Balance, &to.Balance, req.Amount.d); lerr != nil {
 		return nil, ledgerAPIError(lerr)
 	}
-	m.transfers++
+	m.Transfers++
 	s.st.saveTerminal(m, from)
 	s.st.saveTerminal(m, to)
 	s.st.saveMerchant(m)
-	return transferView{Success: true, FromTerminalID: from.id, ToTerminalID: to.id,
+	return transferView{Success: true, FromTerminalID: from.ID, ToTerminalID: to.ID,
 		Amount: usdtNum(req.Amount.d), Currency: "USDT"}, nil
 }
 
@@ -129,17 +129,17 @@ const (
 )
 
 type withdrawal struct {
-	m         *merchant
-	terminal  *terminal
-	id        string
-	amount    decimal.Decimal // as requested
-	fee       decimal.Decimal
-	held      decimal.Decimal // what was frozen: amount+fee, or amount when the fee is subtracted
-	address   string
-	txHash    string
-	status    string
-	createdAt time.Time
-	updatedAt time.Time
+	Merchant         *merchant
+	Terminal  *terminal
+	ID        string
+	Amount    decimal.Decimal // as requested
+	Fee       decimal.Decimal
+	Held      decimal.Decimal // what was frozen: amount+fee, or amount when the fee is subtracted
+	Address   string
+	TxHash    string
+	Status    string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 type withdrawalView struct {
@@ -155,10 +155,10 @@ type withdrawalView struct {
 }
 
 func (w *withdrawal) view() withdrawalView {
-	v := withdrawalView{ID: w.id, Amount: usdtNum(w.amount), Fee: usdtNum(w.fee), Currency: "USDT",
-		Address: w.address, Status: w.status, CreatedAt: ts(w.createdAt), UpdatedAt: ts(w.updatedAt)}
-	if w.txHash != "" {
-		h := w.txHash
+	v := withdrawalView{ID: w.ID, Amount: usdtNum(w.Amount), Fee: usdtNum(w.Fee), Currency: "USDT",
+		Address: w.Address, Status: w.Status, CreatedAt: ts(w.CreatedAt), UpdatedAt: ts(w.UpdatedAt)}
+	if w.TxHash != "" {
+		h := w.TxHash
 		v.TxHash = &h
 	}
 	return v
@@ -200,15 +200,15 @@ func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (an
 	if t == nil {
 		return nil, invalid("WDR_001", "terminal_id", "terminal not found or not active")
 	}
-	held, lerr := ledger.HoldWithdrawal(&t.Balance, t.active, t.fee, req.Amount.d, req.SubtractFeeFromAmount)
+	held, lerr := ledger.HoldWithdrawal(&t.Balance, t.Active, t.Fee, req.Amount.d, req.SubtractFeeFromAmount)
 	if lerr != nil {
 		return nil, ledgerAPIError(lerr)
 	}
 	s.st.saveTerminal(m, t)
-	w := &withdrawal{m: m, terminal: t, id: uuid.NewString(), amount: req.Amount.d, fee: t.fee, held: held,
-		address: req.Address, status: WithdrawalPending, createdAt: now, updatedAt: now}
+	w := &withdrawal{Merchant: m, Terminal: t, ID: uuid.NewString(), Amount: req.Amount.d, Fee: t.Fee, Held: held,
+		Address: req.Address, Status: WithdrawalPending, CreatedAt: now, UpdatedAt: now}
 	s.st.addWithdrawal(w)
-	s.pilot.WithdrawalEntered(s.nowLocked(), w.id, w.status, w.address)
+	s.pilot.WithdrawalEntered(s.nowLocked(), w.ID, w.Status, w.Address)
 	return w.view(), nil
 }
 
@@ -249,7 +249,7 @@ func (s *Server) getWithdrawal(r *http.Request, m *merchant, _ []byte) (any, *ap
 	s.begin()
 	defer s.commit()
 	w := s.st.withdrawal(r.PathValue("id"))
-	if w == nil || w.m != m {
+	if w == nil || w.Merchant != m {
 		return nil, newErr(http.StatusNotFound, "WDR_003", "withdrawal not found")
 	}
 	return w.view(), nil
@@ -267,9 +267,9 @@ func (s *Server) getWithdrawalFee(_ *http.Request, m *merchant, _ []byte) (any, 
 	s.begin()
 	defer s.commit()
 	fee := decimal.Zero
-	for _, t := range m.terminals {
-		if t.active {
-			fee = t.fee
+	for _, t := range m.Terminals {
+		if t.Active {
+			fee = t.Fee
 			break
 		}
 	}
@@ -300,23 +300,23 @@ func (s *Server) setWithdrawalStatus(id, status, txHash string) (*withdrawalView
 	if w == nil {
 		return nil, notFound("withdrawal", id)
 	}
-	lw := ledger.Withdrawal{ID: w.id, Status: w.status, Held: w.held}
-	if lerr := ledger.MoveWithdrawal(&lw, &w.terminal.Balance, status); lerr != nil {
+	lw := ledger.Withdrawal{ID: w.ID, Status: w.Status, Held: w.Held}
+	if lerr := ledger.MoveWithdrawal(&lw, &w.Terminal.Balance, status); lerr != nil {
 		return nil, controlError(lerr)
 	}
-	if status == WithdrawalCompleted && txHash == "" && w.txHash == "" {
+	if status == WithdrawalCompleted && txHash == "" && w.TxHash == "" {
 		var b [32]byte
 		rand.Read(b[:])
 		txHash = hex.EncodeToString(b[:])
 	}
 	if txHash != "" {
-		w.txHash = txHash
+		w.TxHash = txHash
 	}
-	w.status = lw.Status
-	w.updatedAt = now
+	w.Status = lw.Status
+	w.UpdatedAt = now
 	s.st.saveWithdrawal(w)
-	s.st.saveTerminal(w.m, w.terminal)
-	s.pilot.WithdrawalEntered(s.nowLocked(), w.id, status, w.address)
+	s.st.saveTerminal(w.Merchant, w.Terminal)
+	s.pilot.WithdrawalEntered(s.nowLocked(), w.ID, status, w.Address)
 	v := w.view()
 	return &v, nil
 }

@@ -212,13 +212,13 @@ func (s *Server) authenticated(limit int64, badBody string, h apiHandler) http.H
 			return
 		}
 		if aerr := verifySignature(m, r, body); aerr != nil {
-			if !m.unsigned {
+			if !m.Unsigned {
 				writeError(w, aerr)
 				return
 			}
 			if l := s.cfg.Logger; l != nil {
 				l.Warn("request accepted without a valid signature (the merchant accepts unsigned requests)",
-					slog.String("api_key", maskKey(m.apiKey)), slog.String("method", r.Method),
+					slog.String("api_key", maskKey(m.APIKey)), slog.String("method", r.Method),
 					slog.String("path", maskPath(r.URL.EscapedPath())))
 			}
 		}
@@ -304,7 +304,7 @@ func (s *Server) identify(r *http.Request) (*merchant, *apiError) {
 	s.lock()
 	m := s.merchants[key]
 	s.unlock()
-	if key == "" || r.Header.Get("X-Signature") == "" && (m == nil || !m.unsigned) {
+	if key == "" || r.Header.Get("X-Signature") == "" && (m == nil || !m.Unsigned) {
 		return nil, newErr(http.StatusUnauthorized, "AUTH_001", "missing X-Identity or X-Signature header")
 	}
 	if m == nil {
@@ -317,7 +317,7 @@ func verifySignature(m *merchant, r *http.Request, body []byte) *apiError {
 	if len(body) == 0 {
 		body = nil
 	}
-	want, err := m.signer.Sign(r, body)
+	want, err := m.Signer.Sign(r, body)
 	if err != nil || subtle.ConstantTimeCompare([]byte(want), []byte(r.Header.Get("X-Signature"))) != 1 {
 		// What the sandbox signed, so a developer can compare it with what
 		// their signer signed: never the secret or the expected signature.

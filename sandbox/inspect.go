@@ -214,10 +214,10 @@ func (s *Server) State() State {
 		Webhooks:  WebhooksState{Backlog: s.hooks.backlog()}}
 	for i, mc := range s.cfg.Merchants {
 		m := s.merchants[mc.APIKey]
-		ms := MerchantState{Index: i, Terminals: []TerminalState{}, Transfers: m.transfers}
-		for _, t := range m.terminals {
-			ms.Terminals = append(ms.Terminals, TerminalState{ID: t.id, Name: t.name, Balance: t.Available,
-				BalanceFrozen: t.Frozen, WithdrawalFee: t.fee, IsActive: t.active})
+		ms := MerchantState{Index: i, Terminals: []TerminalState{}, Transfers: m.Transfers}
+		for _, t := range m.Terminals {
+			ms.Terminals = append(ms.Terminals, TerminalState{ID: t.ID, Name: t.Name, Balance: t.Available,
+				BalanceFrozen: t.Frozen, WithdrawalFee: t.Fee, IsActive: t.Active})
 		}
 		ms.Payments, ms.Payouts, ms.Withdrawals = s.st.counts(m)
 		st.Merchants = append(st.Merchants, ms)

@@ -52,35 +52,35 @@ const (
 )
 
 type payment struct {
-	m          *merchant
-	terminal   *terminal // credited on completion
-	id, extID  string
-	amount     decimal.Decimal
-	method     string
-	bank       bank
-	reqType    string
-	reqValue   string
-	holder     string
-	country    string
-	currency   string
-	amountLoc  decimal.Decimal
-	clientID   string
-	notifyURL  string
-	token      string
-	status     string
-	validUntil time.Time
-	createdAt  time.Time
-	usdtRate   decimal.Decimal
-	paymentURL string
-	dispute    *dispute
-	receipt    int // size of the last confirm attachment, for the page
+	Merchant          *merchant
+	Terminal   *terminal // credited on completion
+	ID, ExtID  string
+	Amount     decimal.Decimal
+	Method     string
+	Bank       bank
+	ReqType    string
+	ReqValue   string
+	Holder     string
+	Country    string
+	Currency   string
+	AmountLocal  decimal.Decimal
+	ClientID   string
+	NotifyURL  string
+	Token      string
+	Status     string
+	ValidUntil time.Time
+	CreatedAt  time.Time
+	USDTRate   decimal.Decimal
+	PaymentURL string
+	Dispute    *dispute
+	Receipt    int // size of the last confirm attachment, for the page
 }
 
 type dispute struct {
-	amount     *decimal.Decimal
-	receiptURL string
-	comment    string
-	createdAt  time.Time
+	Amount     *decimal.Decimal
+	ReceiptURL string
+	Comment    string
+	CreatedAt  time.Time
 }
 
 type requisitesView struct {
@@ -139,31 +139,31 @@ type disputeCancelView struct {
 // otherwise requisites carry type, value, bank and holder only.
 func (p *payment) view(full, withRate bool) paymentView {
 	v := paymentView{
-		ID: p.id, ExtID: p.extID, Amount: rubNum(p.amount), Currency: "RUB", Status: p.status,
-		Method: p.method, ValidUntil: ts(p.validUntil), CreatedAt: ts(p.createdAt),
-		Requisites: requisitesView{Type: p.reqType, Value: p.reqValue, Holder: p.holder},
+		ID: p.ID, ExtID: p.ExtID, Amount: rubNum(p.Amount), Currency: "RUB", Status: p.Status,
+		Method: p.Method, ValidUntil: ts(p.ValidUntil), CreatedAt: ts(p.CreatedAt),
+		Requisites: requisitesView{Type: p.ReqType, Value: p.ReqValue, Holder: p.Holder},
 	}
-	if p.paymentURL != "" {
-		u := p.paymentURL
+	if p.PaymentURL != "" {
+		u := p.PaymentURL
 		v.PaymentURL = &u
 	}
 	if withRate {
-		r := rubNum(p.usdtRate)
+		r := rubNum(p.USDTRate)
 		v.USDTRate = &r
 	}
-	if p.method == methodCrossBorder {
-		v.Requisites.Bank = p.bank.Code
+	if p.Method == methodCrossBorder {
+		v.Requisites.Bank = p.Bank.Code
 		if full {
-			al := rubNum(p.amountLoc)
-			v.Requisites.BankName = p.bank.Name
-			v.Requisites.Country = p.country
-			v.Requisites.Currency = p.currency
+			al := rubNum(p.AmountLocal)
+			v.Requisites.BankName = p.Bank.Name
+			v.Requisites.Country = p.Country
+			v.Requisites.Currency = p.Currency
 			v.Requisites.AmountLocal = &al
 		}
 	} else {
-		v.Requisites.Bank = p.bank.Name
+		v.Requisites.Bank = p.Bank.Name
 		if full {
-			v.Requisites.BankCode = p.bank.Code
+			v.Requisites.BankCode = p.Bank.Code
 		}
 	}
 	return v
@@ -173,14 +173,14 @@ func (p *payment) view(full, withRate bool) paymentView {
 func (p *payment) getView() paymentView { return p.view(false, true) }
 
 func (p *payment) disputeOpenView() disputeOpenView {
-	d := p.dispute
-	dv := disputeView{ReceiptURL: d.receiptURL, Comment: d.comment, CreatedAt: ts(d.createdAt)}
-	if d.amount != nil {
-		a := rubNum(*d.amount)
+	d := p.Dispute
+	dv := disputeView{ReceiptURL: d.ReceiptURL, Comment: d.Comment, CreatedAt: ts(d.CreatedAt)}
+	if d.Amount != nil {
+		a := rubNum(*d.Amount)
 		dv.Amount = &a
 	}
-	return disputeOpenView{ID: p.id, ExtID: p.extID, Amount: rubNum(p.amount), Currency: "RUB",
-		Status: "dispute", Method: p.method, Dispute: dv, CreatedAt: ts(p.createdAt)}
+	return disputeOpenView{ID: p.ID, ExtID: p.ExtID, Amount: rubNum(p.Amount), Currency: "RUB",
+		Status: "dispute", Method: p.Method, Dispute: dv, CreatedAt: ts(p.CreatedAt)}
 }
 
 // amountKey groups equal amounts (1500.5 and 1500.50) for PAY_005.
@@ -201,11 +201,11 @@ func (s *Server) tickLocked() time.Time {
 // same-amount counter, the credit and the webhook can never be forgotten.
 // A refusal changes nothing.
 func (s *Server) movePaymentLocked(p *payment, event ledger.PaymentEvent, apply func()) *ledger.Error {
-	lp := ledger.Payment{ID: p.id, Status: p.status, Amount: p.amount, USDTRate: p.usdtRate}
-	if p.dispute != nil {
-		lp.DisputeAmount = p.dispute.amount
+	lp := ledger.Payment{ID: p.ID, Status: p.Status, Amount: p.Amount, USDTRate: p.USDTRate}
+	if p.Dispute != nil {
+		lp.DisputeAmount = p.Dispute.Amount
 	}
-	bal := p.terminal.Balance
+	bal := p.Terminal.Balance
 	credited, lerr := ledger.MovePayment(&lp, &bal, event)
 	if lerr != nil {
 		return lerr
@@ -214,22 +214,22 @@ func (s *Server) movePaymentLocked(p *payment, event ledger.PaymentEvent, apply 
 		apply()
 	}
 	if !credited.IsZero() {
-		p.terminal.Balance = bal
-		s.st.saveTerminal(p.m, p.terminal)
+		p.Terminal.Balance = bal
+		s.st.saveTerminal(p.Merchant, p.Terminal)
 	}
-	was, status := p.status, lp.Status
-	p.status = status
+	was, status := p.Status, lp.Status
+	p.Status = status
 	s.st.savePayment(p, was)
 	if s.pilot != nil {
 		comment := ""
-		if p.dispute != nil {
-			comment = p.dispute.comment
+		if p.Dispute != nil {
+			comment = p.Dispute.Comment
 		}
-		s.pilot.PaymentEntered(s.nowLocked(), p.id, status, p.amount, comment)
+		s.pilot.PaymentEntered(s.nowLocked(), p.ID, status, p.Amount, comment)
 	}
-	if p.notifyURL != "" {
-		s.enqueueLocked(hook{Key: "payment:" + p.id, Resource: "payment", ID: p.id, Status: status, At: s.nowLocked()},
-			p.notifyURL, p.token, p.getView())
+	if p.NotifyURL != "" {
+		s.enqueueLocked(hook{Key: "payment:" + p.ID, Resource: "payment", ID: p.ID, Status: status, At: s.nowLocked()},
+			p.NotifyURL, p.Token, p.getView())
 	}
 	return nil
 }
@@ -313,8 +313,8 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 		return nil, aerr
 	}
 	var term *terminal
-	for _, t := range m.terminals {
-		if t.active {
+	for _, t := range m.Terminals {
+		if t.Active {
 			term = t
 			break
 		}
@@ -330,29 +330,29 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 	}
 
 	p := &payment{
-		m: m, terminal: term, id: uuid.NewString(), extID: req.ExtID, amount: amt, method: method,
-		bank: b, holder: holders[rand.IntN(len(holders))], clientID: req.ClientID,
-		notifyURL: req.NotifyURL, token: req.NotificationToken, status: statusPending,
-		createdAt: now.Truncate(time.Second), usdtRate: s.cfg.USDTRate,
+		Merchant: m, Terminal: term, ID: uuid.NewString(), ExtID: req.ExtID, Amount: amt, Method: method,
+		Bank: b, Holder: holders[rand.IntN(len(holders))], ClientID: req.ClientID,
+		NotifyURL: req.NotifyURL, Token: req.NotificationToken, Status: statusPending,
+		CreatedAt: now.Truncate(time.Second), USDTRate: s.cfg.USDTRate,
 	}
-	p.validUntil = p.createdAt.Add(s.cfg.PaymentTTL)
-	p.paymentURL = s.baseURL(r) + "/pay/" + p.id
+	p.ValidUntil = p.CreatedAt.Add(s.cfg.PaymentTTL)
+	p.PaymentURL = s.baseURL(r) + "/pay/" + p.ID
 	switch method {
 	case methodCard:
-		p.reqType, p.reqValue = "card", cardNumber()
+		p.ReqType, p.ReqValue = "card", cardNumber()
 	case methodSBP:
-		p.reqType, p.reqValue = "sbp", digits("+79", 9)
+		p.ReqType, p.ReqValue = "sbp", digits("+79", 9)
 	case methodSIM:
-		p.reqType, p.reqValue = "sim", digits("+79", 9)
+		p.ReqType, p.ReqValue = "sim", digits("+79", 9)
 	case methodCrossBorder:
 		c := countries[country]
-		p.reqType, p.reqValue = "phone", digits(c.prefix, c.digits)
-		p.country, p.currency = country, c.currency
-		p.amountLoc = amt.Mul(s.rates[country]).Round(2)
+		p.ReqType, p.ReqValue = "phone", digits(c.prefix, c.digits)
+		p.Country, p.Currency = country, c.currency
+		p.AmountLocal = amt.Mul(s.rates[country]).Round(2)
 	}
 	s.st.addPayment(p)
 	s.armExpiryLocked(now)
-	s.pilot.PaymentCreated(now, p.id, amt)
+	s.pilot.PaymentCreated(now, p.ID, amt)
 	return p.view(true, true), nil
 }
 
@@ -423,7 +423,7 @@ func cardNumber() string {
 // not found, exactly like a missing one.
 func (s *Server) lookupPayment(m *merchant, id string) (*payment, *apiError) {
 	p := s.st.payment(id)
-	if p == nil || p.m != m {
+	if p == nil || p.Merchant != m {
 		return nil, newErr(http.StatusNotFound, "PAY_006", "payment not found")
 	}
 	return p, nil
@@ -549,7 +549,7 @@ func (s *Server) confirmPayment(r *http.Request, m *merchant, body []byte) (any,
 // confirmLocked is the payer's "I paid" (the API's confirm, the payer
 // page), keeping the size of the receipt sent with it.
 func (s *Server) confirmLocked(p *payment, receipt int) *ledger.Error {
-	return s.movePaymentLocked(p, ledger.Confirm, func() { p.receipt = receipt })
+	return s.movePaymentLocked(p, ledger.Confirm, func() { p.Receipt = receipt })
 }
 
 func (s *Server) cancelPayment(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
@@ -598,12 +598,12 @@ func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *a
 	if req.ReceiptURL != "" && !validNotifyURL(req.ReceiptURL) {
 		return nil, invalid("PAY_002", "receipt_url", "receipt_url must be an absolute http(s) URL")
 	}
-	d := &dispute{receiptURL: req.ReceiptURL, comment: req.Comment, createdAt: now.Truncate(time.Second)}
+	d := &dispute{ReceiptURL: req.ReceiptURL, Comment: req.Comment, CreatedAt: now.Truncate(time.Second)}
 	if req.Amount.set {
 		a := req.Amount.d
-		d.amount = &a
+		d.Amount = &a
 	}
-	if lerr := s.movePaymentLocked(p, ledger.OpenDispute, func() { p.dispute = d }); lerr != nil {
+	if lerr := s.movePaymentLocked(p, ledger.OpenDispute, func() { p.Dispute = d }); lerr != nil {
 		return nil, ledgerAPIError(lerr)
 	}
 	return p.disputeOpenView(), nil
@@ -620,7 +620,7 @@ func (s *Server) cancelDispute(r *http.Request, m *merchant, _ []byte) (any, *ap
 	if lerr := s.movePaymentLocked(p, ledger.CancelDispute, nil); lerr != nil {
 		return nil, ledgerAPIError(lerr)
 	}
-	return disputeCancelView{ID: p.id, ExtID: p.extID, Status: "cancelled_appeal"}, nil
+	return disputeCancelView{ID: p.ID, ExtID: p.ExtID, Status: "cancelled_appeal"}, nil
 }
 
 // Outcomes accepted by VerifyPayment and ReviewDispute.

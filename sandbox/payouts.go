@@ -33,18 +33,18 @@ const (
 )
 
 type payout struct {
-	m               *merchant
-	id, extID       string
-	amount          decimal.Decimal
-	method          string
-	requisites      string
-	holderName      string
-	bank            string
-	notifyURL       string
-	status          string
-	providerOrderID string
-	createdAt       time.Time
-	completedAt     time.Time
+	Merchant               *merchant
+	ID, ExtID       string
+	Amount          decimal.Decimal
+	Method          string
+	Requisites      string
+	HolderName      string
+	Bank            string
+	NotifyURL       string
+	Status          string
+	ProviderOrderID string
+	CreatedAt       time.Time
+	CompletedAt     time.Time
 }
 
 type payoutView struct {
@@ -63,11 +63,11 @@ type payoutView struct {
 }
 
 func (p *payout) view() payoutView {
-	v := payoutView{ID: p.id, ExtID: p.extID, Amount: rubNum(p.amount), Currency: "RUB", Method: p.method,
-		Requisites: p.requisites, HolderName: p.holderName, Bank: p.bank, Status: p.status,
-		ProviderOrderID: p.providerOrderID, CreatedAt: ts(p.createdAt)}
-	if !p.completedAt.IsZero() {
-		v.CompletedAt = ts(p.completedAt)
+	v := payoutView{ID: p.ID, ExtID: p.ExtID, Amount: rubNum(p.Amount), Currency: "RUB", Method: p.Method,
+		Requisites: p.Requisites, HolderName: p.HolderName, Bank: p.Bank, Status: p.Status,
+		ProviderOrderID: p.ProviderOrderID, CreatedAt: ts(p.CreatedAt)}
+	if !p.CompletedAt.IsZero() {
+		v.CompletedAt = ts(p.CompletedAt)
 	}
 	return v
 }
@@ -117,11 +117,11 @@ func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *
 		return nil, &apiError{status: http.StatusConflict, code: "PAY_003",
 			msg: "a payout with this ext_id already exists", data: map[string]any{"ext_id": req.ExtID}}
 	}
-	p := &payout{m: m, id: uuid.NewString(), extID: req.ExtID, amount: req.Amount.d, method: method,
-		requisites: req.Requisites, holderName: req.HolderName, bank: req.Bank, notifyURL: req.NotifyURL,
-		status: PayoutPending, createdAt: now.Truncate(time.Second)}
+	p := &payout{Merchant: m, ID: uuid.NewString(), ExtID: req.ExtID, Amount: req.Amount.d, Method: method,
+		Requisites: req.Requisites, HolderName: req.HolderName, Bank: req.Bank, NotifyURL: req.NotifyURL,
+		Status: PayoutPending, CreatedAt: now.Truncate(time.Second)}
 	s.st.addPayout(p)
-	s.pilot.PayoutEntered(now, p.id, p.status, p.requisites)
+	s.pilot.PayoutEntered(now, p.ID, p.Status, p.Requisites)
 	return p.view(), nil
 }
 
@@ -133,7 +133,7 @@ func (s *Server) getPayout(r *http.Request, m *merchant, _ []byte) (any, *apiErr
 	s.begin()
 	defer s.commit()
 	p := s.st.payout(r.PathValue("id"))
-	if p == nil || p.m != m {
+	if p == nil || p.Merchant != m {
 		return nil, payoutNotFound()
 	}
 	return p.view(), nil
@@ -244,17 +244,17 @@ func (s *Server) setPayoutStatus(id, status string) (*payoutView, error) {
 	if p == nil {
 		return nil, notFound("payout", id)
 	}
-	lp := ledger.Payout{ID: p.id, Status: p.status, ProviderOrderID: p.providerOrderID, CompletedAt: p.completedAt}
+	lp := ledger.Payout{ID: p.ID, Status: p.Status, ProviderOrderID: p.ProviderOrderID, CompletedAt: p.CompletedAt}
 	if lerr := ledger.MovePayout(&lp, status, now); lerr != nil {
 		return nil, controlError(lerr)
 	}
-	p.status, p.providerOrderID, p.completedAt = lp.Status, lp.ProviderOrderID, lp.CompletedAt
+	p.Status, p.ProviderOrderID, p.CompletedAt = lp.Status, lp.ProviderOrderID, lp.CompletedAt
 	s.st.savePayout(p)
-	s.pilot.PayoutEntered(now, p.id, status, p.requisites)
+	s.pilot.PayoutEntered(now, p.ID, status, p.Requisites)
 	v := p.view()
-	if p.notifyURL != "" {
-		s.enqueueLocked(hook{Key: "payout:" + p.id, Resource: "payout", ID: p.id, Status: status, At: now},
-			p.notifyURL, "", v)
+	if p.NotifyURL != "" {
+		s.enqueueLocked(hook{Key: "payout:" + p.ID, Resource: "payout", ID: p.ID, Status: status, At: now},
+			p.NotifyURL, "", v)
 	}
 	return &v, nil
 }

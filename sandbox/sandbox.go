@@ -277,19 +277,19 @@ type Server struct {
 const defaultMerchantName = "Sandbox merchant"
 
 type merchant struct {
-	apiKey    string
-	name      string // Merchant.Name
-	signer    paykit.Signer
-	unsigned  bool // Merchant.AcceptUnsigned
-	terminals []*terminal
-	transfers int
+	APIKey    string
+	Name      string // Merchant.Name
+	Signer    paykit.Signer
+	Unsigned  bool // Merchant.AcceptUnsigned
+	Terminals []*terminal
+	Transfers int
 }
 
 type terminal struct {
-	id, name string
+	ID, Name string
 	ledger.Balance
-	fee    decimal.Decimal
-	active bool
+	Fee    decimal.Decimal
+	Active bool
 }
 
 // New builds a Server from cfg, filling in defaults. It panics when two
@@ -548,10 +548,10 @@ func (s *Server) Terminals(apiKey string) []Terminal {
 	if m == nil {
 		return nil
 	}
-	out := make([]Terminal, 0, len(m.terminals))
-	for _, t := range m.terminals {
-		out = append(out, Terminal{ID: t.id, Name: t.name, Balance: t.Available, BalanceFrozen: t.Frozen,
-			WithdrawalFee: t.fee, IsActive: t.active})
+	out := make([]Terminal, 0, len(m.Terminals))
+	for _, t := range m.Terminals {
+		out = append(out, Terminal{ID: t.ID, Name: t.Name, Balance: t.Available, BalanceFrozen: t.Frozen,
+			WithdrawalFee: t.Fee, IsActive: t.Active})
 	}
 	return out
 }
@@ -580,7 +580,7 @@ func (s *Server) Stats(apiKey string) Stats {
 		return Stats{}
 	}
 	pm, po, wd := s.st.counts(m)
-	st := Stats{Transfers: m.transfers}
+	st := Stats{Transfers: m.Transfers}
 	for _, n := range pm {
 		st.Payments += n
 	}

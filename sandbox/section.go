@@ -159,8 +159,8 @@ func (k *keptState) take(s *Server) {
 	k.merchants, k.offset = s.merchants, s.offset
 	k.terminals, k.transfers, k.faults = k.terminals[:0], k.transfers[:0], k.faults[:0]
 	for _, m := range s.merchants {
-		k.transfers = append(k.transfers, keptTransfers{m: m, n: m.transfers})
-		for _, t := range m.terminals {
+		k.transfers = append(k.transfers, keptTransfers{m: m, n: m.Transfers})
+		for _, t := range m.Terminals {
 			k.terminals = append(k.terminals, keptTerminal{t: t, v: *t})
 		}
 	}
@@ -178,7 +178,7 @@ func (k *keptState) restore(s *Server) {
 		*kt.t = kt.v
 	}
 	for _, km := range k.transfers {
-		km.m.transfers = km.n
+		km.m.Transfers = km.n
 	}
 	s.faults = s.faults[:0]
 	for _, f := range k.faults {
