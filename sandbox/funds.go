@@ -63,15 +63,6 @@ func usdtPrecise(d decimal.Decimal) bool { return ledger.USDTPrecise(d) }
 // amount.
 var usdtScaleMessage = fmt.Sprintf("USDT amounts have at most %d decimal places (TRC-20 precision)", ledger.USDTDecimals)
 
-func (m *merchant) terminal(id string) *terminal {
-	for _, t := range m.Terminals {
-		if t.ID == id {
-			return t
-		}
-	}
-	return nil
-}
-
 type transferReq struct {
 	FromTerminalID string   `json:"from_terminal_id"`
 	ToTerminalID   string   `json:"to_terminal_id"`
@@ -105,7 +96,7 @@ func (s *Server) createTransfer(_ *http.Request, m *merchant, body []byte) (any,
 	}
 	s.begin()
 	defer s.commit()
-	from, to := m.terminal(req.FromTerminalID), m.terminal(req.ToTerminalID)
+	from, to := m.Terminal(req.FromTerminalID), m.Terminal(req.ToTerminalID)
 	if from == nil || to == nil {
 		return nil, newErr(http.StatusNotFound, "TRF_002", "terminal not found")
 	}
@@ -128,19 +119,7 @@ const (
 	WithdrawalFailed     = ledger.WithdrawalFailed
 )
 
-type withdrawal struct {
-	Merchant         *merchant
-	Terminal  *terminal
-	ID        string
-	Amount    decimal.Decimal // as requested
-	Fee       decimal.Decimal
-	Held      decimal.Decimal // what was frozen: amount+fee, or amount when the fee is subtracted
-	Address   string
-	TxHash    string
-	Status    string
-	CreatedAt time.Time
-	UpdatedAt time.Time
-}
+type withdrawal = ledger.Withdrawal
 
 type withdrawalView struct {
 	ID        string  `json:"id"`
@@ -154,7 +133,7 @@ type withdrawalView struct {
 	UpdatedAt string  `json:"updated_at"`
 }
 
-func (w *withdrawal) view() withdrawalView {
+func withdrawalViewOf(w *withdrawal) withdrawalView {
 	v := withdrawalView{ID: w.ID, Amount: usdtNum(w.Amount), Fee: usdtNum(w.Fee), Currency: "USDT",
 		Address: w.Address, Status: w.Status, CreatedAt: ts(w.CreatedAt), UpdatedAt: ts(w.UpdatedAt)}
 	if w.TxHash != "" {
@@ -196,7 +175,7 @@ func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (an
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked().Truncate(time.Second)
-	t := m.terminal(req.TerminalID)
+	t := m.Terminal(req.TerminalID)
 	if t == nil {
 		return nil, invalid("WDR_001", "terminal_id", "terminal not found or not active")
 	}
@@ -209,7 +188,7 @@ func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (an
 		Address: req.Address, Status: WithdrawalPending, CreatedAt: now, UpdatedAt: now}
 	s.st.addWithdrawal(w)
 	s.pilot.WithdrawalEntered(s.nowLocked(), w.ID, w.Status, w.Address)
-	return w.view(), nil
+	return withdrawalViewOf(w), nil
 }
 
 // ledgerAPIError is a rule's refusal as the API answers it: the spec's
@@ -252,7 +231,7 @@ func (s *Server) getWithdrawal(r *http.Request, m *merchant, _ []byte) (any, *ap
 	if w == nil || w.Merchant != m {
 		return nil, newErr(http.StatusNotFound, "WDR_003", "withdrawal not found")
 	}
-	return w.view(), nil
+	return withdrawalViewOf(w), nil
 }
 
 type feeView struct {
@@ -317,6 +296,6 @@ func (s *Server) setWithdrawalStatus(id, status, txHash string) (*withdrawalView
 	s.st.saveWithdrawal(w)
 	s.st.saveTerminal(w.Merchant, w.Terminal)
 	s.pilot.WithdrawalEntered(s.nowLocked(), w.ID, status, w.Address)
-	v := w.view()
+	v := withdrawalViewOf(w)
 	return &v, nil
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 	"github.com/shopspring/decimal"
 )
@@ -199,7 +200,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // answer, so this is the sandbox's choice.
 func (s *Server) authenticated(limit int64, badBody string, h apiHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m, aerr := s.identify(r)
+		m, cred, aerr := s.identify(r)
 		if aerr != nil {
 			// The body stays unread: close rather than drain it.
 			w.Header().Set("Connection", "close")
@@ -211,8 +212,8 @@ func (s *Server) authenticated(limit int64, badBody string, h apiHandler) http.H
 			writeError(w, aerr)
 			return
 		}
-		if aerr := verifySignature(m, r, body); aerr != nil {
-			if !m.Unsigned {
+		if aerr := verifySignature(cred.signer, r, body); aerr != nil {
+			if !cred.unsigned {
 				writeError(w, aerr)
 				return
 			}
@@ -299,25 +300,33 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, c
 }
 
 // identify finds the merchant of X-Identity. Both headers must be present.
-func (s *Server) identify(r *http.Request) (*merchant, *apiError) {
+func (s *Server) identify(r *http.Request) (*merchant, credential, *apiError) {
 	key := r.Header.Get("X-Identity")
+	cred, known := s.creds[key] // fixed at Open: read without the lock
+	if key == "" || r.Header.Get("X-Signature") == "" && !cred.unsigned {
+		return nil, cred, newErr(http.StatusUnauthorized, "AUTH_001", "missing X-Identity or X-Signature header")
+	}
+	if !known {
+		return nil, cred, newErr(http.StatusUnauthorized, "AUTH_001", "unknown API key or invalid signature")
+	}
 	s.lock()
 	m := s.merchants[key]
 	s.unlock()
-	if key == "" || r.Header.Get("X-Signature") == "" && (m == nil || !m.Unsigned) {
-		return nil, newErr(http.StatusUnauthorized, "AUTH_001", "missing X-Identity or X-Signature header")
-	}
-	if m == nil {
-		return nil, newErr(http.StatusUnauthorized, "AUTH_001", "unknown API key or invalid signature")
-	}
-	return m, nil
+	return m, cred, nil
 }
 
-func verifySignature(m *merchant, r *http.Request, body []byte) *apiError {
+// credential is how one merchant's requests are authenticated: fixed by
+// the configuration, never reset or stored.
+type credential struct {
+	signer   paykit.Signer // Merchant.Signer, or HMACSigner(Merchant.Secret)
+	unsigned bool          // Merchant.AcceptUnsigned
+}
+
+func verifySignature(signer paykit.Signer, r *http.Request, body []byte) *apiError {
 	if len(body) == 0 {
 		body = nil
 	}
-	want, err := m.Signer.Sign(r, body)
+	want, err := signer.Sign(r, body)
 	if err != nil || subtle.ConstantTimeCompare([]byte(want), []byte(r.Header.Get("X-Signature"))) != 1 {
 		// What the sandbox signed, so a developer can compare it with what
 		// their signer signed: never the secret or the expected signature.

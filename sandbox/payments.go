@@ -51,37 +51,9 @@ const (
 	confirmedMessage = "Payment confirmation received, the transfer is awaiting verification"
 )
 
-type payment struct {
-	Merchant          *merchant
-	Terminal   *terminal // credited on completion
-	ID, ExtID  string
-	Amount     decimal.Decimal
-	Method     string
-	Bank       bank
-	ReqType    string
-	ReqValue   string
-	Holder     string
-	Country    string
-	Currency   string
-	AmountLocal  decimal.Decimal
-	ClientID   string
-	NotifyURL  string
-	Token      string
-	Status     string
-	ValidUntil time.Time
-	CreatedAt  time.Time
-	USDTRate   decimal.Decimal
-	PaymentURL string
-	Dispute    *dispute
-	Receipt    int // size of the last confirm attachment, for the page
-}
+type payment = ledger.Payment
 
-type dispute struct {
-	Amount     *decimal.Decimal
-	ReceiptURL string
-	Comment    string
-	CreatedAt  time.Time
-}
+type dispute = ledger.Dispute
 
 type requisitesView struct {
 	Type        string  `json:"type"`
@@ -137,7 +109,7 @@ type disputeCancelView struct {
 // view renders a payment. full selects the create response's requisites
 // (bank_code, or bank_name/country/currency/amount_local for CROSS_BORDER);
 // otherwise requisites carry type, value, bank and holder only.
-func (p *payment) view(full, withRate bool) paymentView {
+func paymentViewOf(p *payment, full, withRate bool) paymentView {
 	v := paymentView{
 		ID: p.ID, ExtID: p.ExtID, Amount: rubNum(p.Amount), Currency: "RUB", Status: p.Status,
 		Method: p.Method, ValidUntil: ts(p.ValidUntil), CreatedAt: ts(p.CreatedAt),
@@ -170,9 +142,9 @@ func (p *payment) view(full, withRate bool) paymentView {
 }
 
 // getView is what GET returns and what a payment webhook carries.
-func (p *payment) getView() paymentView { return p.view(false, true) }
+func getView(p *payment) paymentView { return paymentViewOf(p, false, true) }
 
-func (p *payment) disputeOpenView() disputeOpenView {
+func disputeOpenViewOf(p *payment) disputeOpenView {
 	d := p.Dispute
 	dv := disputeView{ReceiptURL: d.ReceiptURL, Comment: d.Comment, CreatedAt: ts(d.CreatedAt)}
 	if d.Amount != nil {
@@ -201,12 +173,9 @@ func (s *Server) tickLocked() time.Time {
 // same-amount counter, the credit and the webhook can never be forgotten.
 // A refusal changes nothing.
 func (s *Server) movePaymentLocked(p *payment, event ledger.PaymentEvent, apply func()) *ledger.Error {
-	lp := ledger.Payment{ID: p.ID, Status: p.Status, Amount: p.Amount, USDTRate: p.USDTRate}
-	if p.Dispute != nil {
-		lp.DisputeAmount = p.Dispute.Amount
-	}
+	was := p.Status
 	bal := p.Terminal.Balance
-	credited, lerr := ledger.MovePayment(&lp, &bal, event)
+	credited, lerr := ledger.MovePayment(p, &bal, event)
 	if lerr != nil {
 		return lerr
 	}
@@ -217,8 +186,7 @@ func (s *Server) movePaymentLocked(p *payment, event ledger.PaymentEvent, apply 
 		p.Terminal.Balance = bal
 		s.st.saveTerminal(p.Merchant, p.Terminal)
 	}
-	was, status := p.Status, lp.Status
-	p.Status = status
+	status := p.Status
 	s.st.savePayment(p, was)
 	if s.pilot != nil {
 		comment := ""
@@ -229,7 +197,7 @@ func (s *Server) movePaymentLocked(p *payment, event ledger.PaymentEvent, apply 
 	}
 	if p.NotifyURL != "" {
 		s.enqueueLocked(hook{Key: "payment:" + p.ID, Resource: "payment", ID: p.ID, Status: status, At: s.nowLocked()},
-			p.NotifyURL, p.Token, p.getView())
+			p.NotifyURL, p.Token, getView(p))
 	}
 	return nil
 }
@@ -331,7 +299,7 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 
 	p := &payment{
 		Merchant: m, Terminal: term, ID: uuid.NewString(), ExtID: req.ExtID, Amount: amt, Method: method,
-		Bank: b, Holder: holders[rand.IntN(len(holders))], ClientID: req.ClientID,
+		Bank: ledger.Bank(b), Holder: holders[rand.IntN(len(holders))], ClientID: req.ClientID,
 		NotifyURL: req.NotifyURL, Token: req.NotificationToken, Status: statusPending,
 		CreatedAt: now.Truncate(time.Second), USDTRate: s.cfg.USDTRate,
 	}
@@ -353,7 +321,7 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 	s.st.addPayment(p)
 	s.armExpiryLocked(now)
 	s.pilot.PaymentCreated(now, p.ID, amt)
-	return p.view(true, true), nil
+	return paymentViewOf(p, true, true), nil
 }
 
 // pickBank applies the bank and country filters of a create request. A
@@ -437,7 +405,7 @@ func (s *Server) getPayment(r *http.Request, m *merchant, _ []byte) (any, *apiEr
 	if aerr != nil {
 		return nil, aerr
 	}
-	return p.getView(), nil
+	return getView(p), nil
 }
 
 func (s *Server) getPaymentByExtID(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
@@ -448,7 +416,7 @@ func (s *Server) getPaymentByExtID(r *http.Request, m *merchant, _ []byte) (any,
 	if p == nil {
 		return nil, newErr(http.StatusNotFound, "PAY_006", "payment not found")
 	}
-	return p.getView(), nil
+	return getView(p), nil
 }
 
 // rubDecimals is the scale of RUB: kopecks. No bank moves a fraction of
@@ -541,7 +509,7 @@ func (s *Server) confirmPayment(r *http.Request, m *merchant, body []byte) (any,
 	if lerr := s.confirmLocked(p, size); lerr != nil {
 		return nil, ledgerAPIError(lerr)
 	}
-	v := p.view(false, false)
+	v := paymentViewOf(p, false, false)
 	v.Message = confirmedMessage
 	return v, nil
 }
@@ -563,7 +531,7 @@ func (s *Server) cancelPayment(r *http.Request, m *merchant, _ []byte) (any, *ap
 	if lerr := s.movePaymentLocked(p, ledger.Cancel, nil); lerr != nil {
 		return nil, ledgerAPIError(lerr)
 	}
-	return p.view(false, false), nil
+	return paymentViewOf(p, false, false), nil
 }
 
 type openDisputeReq struct {
@@ -606,7 +574,7 @@ func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *a
 	if lerr := s.movePaymentLocked(p, ledger.OpenDispute, func() { p.Dispute = d }); lerr != nil {
 		return nil, ledgerAPIError(lerr)
 	}
-	return p.disputeOpenView(), nil
+	return disputeOpenViewOf(p), nil
 }
 
 func (s *Server) cancelDispute(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
@@ -673,6 +641,6 @@ func (s *Server) controlPayment(id string, event ledger.PaymentEvent, outcomeErr
 	if lerr := s.movePaymentLocked(p, event, nil); lerr != nil {
 		return nil, controlError(lerr)
 	}
-	v := p.getView()
+	v := getView(p)
 	return &v, nil
 }

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 
 	"github.com/paykit-dev/paykit-go/internal/spec"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
@@ -32,20 +31,7 @@ const (
 	maxPayoutLimit     = 1000
 )
 
-type payout struct {
-	Merchant               *merchant
-	ID, ExtID       string
-	Amount          decimal.Decimal
-	Method          string
-	Requisites      string
-	HolderName      string
-	Bank            string
-	NotifyURL       string
-	Status          string
-	ProviderOrderID string
-	CreatedAt       time.Time
-	CompletedAt     time.Time
-}
+type payout = ledger.Payout
 
 type payoutView struct {
 	ID              string `json:"id"`
@@ -62,7 +48,7 @@ type payoutView struct {
 	CompletedAt     string `json:"completed_at,omitempty"`
 }
 
-func (p *payout) view() payoutView {
+func payoutViewOf(p *payout) payoutView {
 	v := payoutView{ID: p.ID, ExtID: p.ExtID, Amount: rubNum(p.Amount), Currency: "RUB", Method: p.Method,
 		Requisites: p.Requisites, HolderName: p.HolderName, Bank: p.Bank, Status: p.Status,
 		ProviderOrderID: p.ProviderOrderID, CreatedAt: ts(p.CreatedAt)}
@@ -122,7 +108,7 @@ func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *
 		Status: PayoutPending, CreatedAt: now.Truncate(time.Second)}
 	s.st.addPayout(p)
 	s.pilot.PayoutEntered(now, p.ID, p.Status, p.Requisites)
-	return p.view(), nil
+	return payoutViewOf(p), nil
 }
 
 func payoutNotFound() *apiError {
@@ -136,7 +122,7 @@ func (s *Server) getPayout(r *http.Request, m *merchant, _ []byte) (any, *apiErr
 	if p == nil || p.Merchant != m {
 		return nil, payoutNotFound()
 	}
-	return p.view(), nil
+	return payoutViewOf(p), nil
 }
 
 func (s *Server) getPayoutByExtID(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
@@ -146,7 +132,7 @@ func (s *Server) getPayoutByExtID(r *http.Request, m *merchant, _ []byte) (any, 
 	if p == nil {
 		return nil, payoutNotFound()
 	}
-	return p.view(), nil
+	return payoutViewOf(p), nil
 }
 
 type payoutListView struct {
@@ -218,7 +204,7 @@ func (s *Server) listPayouts(r *http.Request, m *merchant, _ []byte) (any, *apiE
 	page, total := s.st.listPayouts(m, payoutFilter{status: status, from: from, to: to}, limit, offset)
 	out := payoutListView{Payouts: make([]payoutView, 0, len(page)), Total: total, Limit: limit, Offset: offset}
 	for _, p := range page {
-		out.Payouts = append(out.Payouts, p.view())
+		out.Payouts = append(out.Payouts, payoutViewOf(p))
 	}
 	return out, nil
 }
@@ -251,7 +237,7 @@ func (s *Server) setPayoutStatus(id, status string) (*payoutView, error) {
 	p.Status, p.ProviderOrderID, p.CompletedAt = lp.Status, lp.ProviderOrderID, lp.CompletedAt
 	s.st.savePayout(p)
 	s.pilot.PayoutEntered(now, p.ID, status, p.Requisites)
-	v := p.view()
+	v := payoutViewOf(p)
 	if p.NotifyURL != "" {
 		s.enqueueLocked(hook{Key: "payout:" + p.ID, Resource: "payout", ID: p.ID, Status: status, At: now},
 			p.NotifyURL, "", v)

@@ -264,7 +264,8 @@ type Server struct {
 	faults    []*Fault
 	requests  map[routeKey]int // per method and route, never per raw path
 
-	caps map[string]int64 // body cap per route pattern, fixed by routes
+	caps  map[string]int64      // body cap per route pattern, fixed by routes
+	creds map[string]credential // per API key, fixed by Open
 
 	authFails *authFailures // wrong control tokens per client address (auth.go)
 
@@ -276,21 +277,9 @@ type Server struct {
 // defaultMerchantName is the display name of a Merchant without Name.
 const defaultMerchantName = "Sandbox merchant"
 
-type merchant struct {
-	APIKey    string
-	Name      string // Merchant.Name
-	Signer    paykit.Signer
-	Unsigned  bool // Merchant.AcceptUnsigned
-	Terminals []*terminal
-	Transfers int
-}
+type merchant = ledger.Merchant
 
-type terminal struct {
-	ID, Name string
-	ledger.Balance
-	Fee    decimal.Decimal
-	Active bool
-}
+type terminal = ledger.Terminal
 
 // New builds a Server from cfg, filling in defaults. It panics when two
 // merchants share an API key, as http.ServeMux does on a duplicate pattern:
@@ -379,6 +368,14 @@ func Open(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, rates: rates, banks: banks, self: self, realClock: realClock,
 		largeBodies: make(semaphore, cfg.LargeBodyConcurrency), requests: map[routeKey]int{},
 		authFails: newAuthFailures(cfg.Logger)}
+	s.creds = make(map[string]credential, len(cfg.Merchants))
+	for _, mc := range cfg.Merchants {
+		c := credential{signer: mc.Signer, unsigned: mc.AcceptUnsigned}
+		if c.signer == nil {
+			c.signer = paykit.HMACSigner(mc.Secret)
+		}
+		s.creds[mc.APIKey] = c
+	}
 	restored, err := s.openStore()
 	if err != nil {
 		return nil, err

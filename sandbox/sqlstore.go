@@ -17,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	storereg "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 )
 
@@ -577,7 +578,7 @@ func (st *sqlStore) scanPayment(r interface{ Scan(...any) error }) (*payment, er
 	}
 	p.Bank.IsActive = bankActive
 	if b, ok := findBank(st.deps.banks, p.Bank.Code); ok {
-		p.Bank = b
+		p.Bank = ledger.Bank(b)
 	}
 	p.Amount, p.AmountLocal, p.USDTRate = st.undec(amount), st.undec(amountLoc), st.undec(rate)
 	p.ValidUntil, p.CreatedAt = unnanos(validUntil), unnanos(createdAt)
@@ -596,7 +597,7 @@ func (st *sqlStore) scanPayment(r interface{ Scan(...any) error }) (*payment, er
 	if p.Merchant == nil {
 		return nil, nil // a merchant no longer configured: its payments are out of reach
 	}
-	p.Terminal = p.Merchant.terminal(termID)
+	p.Terminal = p.Merchant.Terminal(termID)
 	if p.Terminal == nil {
 		return nil, nil
 	}
@@ -838,7 +839,7 @@ func (st *sqlStore) loadWithdrawals(where string, args ...any) []*withdrawal {
 		if w.Merchant = st.deps.merchant(apiKey); w.Merchant == nil {
 			return nil
 		}
-		if w.Terminal = w.Merchant.terminal(termID); w.Terminal == nil {
+		if w.Terminal = w.Merchant.Terminal(termID); w.Terminal == nil {
 			return nil
 		}
 		st.saw(w.ID)

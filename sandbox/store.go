@@ -5,7 +5,6 @@ import (
 	"sort"
 	"time"
 
-	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
@@ -133,10 +132,7 @@ const uiListLimit = 500
 func buildMerchants(cfg []Merchant) map[string]*merchant {
 	out := make(map[string]*merchant, len(cfg))
 	for _, mc := range cfg {
-		m := &merchant{APIKey: mc.APIKey, Name: mc.Name, Signer: mc.Signer, Unsigned: mc.AcceptUnsigned}
-		if m.Signer == nil {
-			m.Signer = paykit.HMACSigner(mc.Secret)
-		}
+		m := &merchant{APIKey: mc.APIKey, Name: mc.Name}
 		for _, t := range mc.Terminals {
 			m.Terminals = append(m.Terminals, &terminal{
 				ID: t.ID, Name: t.Name, Balance: ledger.Balance{Available: t.Balance, Frozen: t.BalanceFrozen},

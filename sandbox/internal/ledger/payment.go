@@ -83,21 +83,6 @@ var paymentMoves = []paymentMove{
 		refuse: refusal{WrongState, "", "payment %[1]s is %[2]s, not DISPUTE"}},
 }
 
-// Payment is the part of a payment the rules read and change.
-type Payment struct {
-	// ID names the payment in refusals.
-	ID string
-	// Status is one of the Payment* statuses; MovePayment changes it.
-	Status string
-	// Amount is what the payment asked for, in RUB.
-	Amount decimal.Decimal
-	// DisputeAmount is what the payer says was paid, when an open
-	// dispute names it: an approved dispute credits that instead.
-	DisputeAmount *decimal.Decimal
-	// USDTRate is RUB per USDT, fixed when the payment was created.
-	USDTRate decimal.Decimal
-}
-
 // USDTFor converts RUB to USDT at rate, rounded half up to cents.
 func USDTFor(rub, rate decimal.Decimal) decimal.Decimal { return rub.DivRound(rate, 2) }
 
@@ -142,8 +127,8 @@ func MovePayment(p *Payment, b *Balance, e PaymentEvent) (decimal.Decimal, *Erro
 	credited := decimal.Zero
 	if m.credit {
 		rub := p.Amount
-		if e == ApproveDispute && p.DisputeAmount != nil {
-			rub = *p.DisputeAmount
+		if e == ApproveDispute && p.Dispute != nil && p.Dispute.Amount != nil {
+			rub = *p.Dispute.Amount
 		}
 		credited = USDTFor(rub, p.USDTRate)
 		b.Available = b.Available.Add(credited)

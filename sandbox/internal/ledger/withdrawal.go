@@ -41,15 +41,6 @@ var withdrawalMoves = []statusMove[settle]{
 // to, in the table's order (the dashboard's buttons).
 func WithdrawalMoves(from string) []string { return targets(withdrawalMoves, from) }
 
-// Withdrawal is the part of a withdrawal the rules read and change.
-type Withdrawal struct {
-	ID     string
-	Status string
-	// Held is what its creation froze on the terminal: amount+fee, or the
-	// amount when the fee is subtracted from it.
-	Held decimal.Decimal
-}
-
 // HoldWithdrawal checks a withdrawal of amount from a terminal with fee
 // and freezes what it needs: amount+fee, or amount alone when
 // subtractFee (the wallet then receives amount-fee). It returns what was
