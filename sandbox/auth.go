@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/paykit-dev/paykit-go/internal/tokenstrength"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
@@ -262,7 +263,7 @@ func (a *authFailures) evictLocked(now time.Time) {
 func tooManyFailures(w http.ResponseWriter, wait time.Duration) {
 	secs := int((wait + time.Second - 1) / time.Second)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	writeError(w, newErr(http.StatusTooManyRequests, CodeControlUnauthorized,
+	api.WriteError(w, api.NewError(http.StatusTooManyRequests, CodeControlUnauthorized,
 		fmt.Sprintf("too many wrong control tokens from this address: try again in %d s", secs)))
 }
 

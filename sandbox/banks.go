@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 )
 
 // Bank is one entry of GET /v1/banks (Config.Banks). Country is an extra
@@ -89,6 +90,6 @@ func firstActiveBank(banks []bank, country string) (bank, bool) {
 	return bank{}, false
 }
 
-func (s *Server) listBanks(*http.Request, *merchant, []byte) (any, *apiError) {
+func (s *Server) listBanks(*http.Request, *merchant, []byte) (any, *api.Error) {
 	return map[string]any{"banks": s.banks}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
@@ -69,16 +70,16 @@ func (s *Server) guardControl(w http.ResponseWriter, r *http.Request, requireJSO
 	if r.Header.Get("User-Agent") == webhook.UserAgent {
 		// A webhook delivery pointed at the sandbox is never a command,
 		// whatever dialled it.
-		writeError(w, newErr(http.StatusForbidden, CodeControlForbidden, "a webhook delivery is not a control request"))
+		api.WriteError(w, api.NewError(http.StatusForbidden, CodeControlForbidden, "a webhook delivery is not a control request"))
 		return false
 	}
 	if !s.localRequest(r) {
-		writeError(w, newErr(http.StatusForbidden, CodeControlForbidden,
+		api.WriteError(w, api.NewError(http.StatusForbidden, CodeControlForbidden,
 			"the sandbox controls answer only a loopback Host (localhost, 127.0.0.1, [::1]); start it with remote control allowed to change this"))
 		return false
 	}
 	if s.cfg.AllowRemote && s.cfg.ControlToken == "" && !strings.HasPrefix(r.URL.Path, "/sandbox/ui/assets/") {
-		writeError(w, newErr(http.StatusForbidden, CodeControlForbidden,
+		api.WriteError(w, api.NewError(http.StatusForbidden, CodeControlForbidden,
 			"remote control needs a control token: set Config.ControlToken (-control-token, PAYKIT_SANDBOX_CONTROL_TOKEN)"))
 		return false
 	}
@@ -96,7 +97,7 @@ func (s *Server) guardControl(w http.ResponseWriter, r *http.Request, requireJSO
 				return false
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="paykit-sandbox"`)
-			writeError(w, newErr(http.StatusUnauthorized, CodeControlUnauthorized,
+			api.WriteError(w, api.NewError(http.StatusUnauthorized, CodeControlUnauthorized,
 				"this sandbox needs its control token: send Authorization: Bearer TOKEN, or log in at /sandbox/login"))
 			return false
 		}
@@ -104,7 +105,7 @@ func (s *Server) guardControl(w http.ResponseWriter, r *http.Request, requireJSO
 	if requireJSON && r.Method == http.MethodPost {
 		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		if err != nil || mt != "application/json" {
-			writeError(w, newErr(http.StatusUnsupportedMediaType, CodeControlMediaType,
+			api.WriteError(w, api.NewError(http.StatusUnsupportedMediaType, CodeControlMediaType,
 				"control requests need Content-Type: application/json"))
 			return false
 		}
@@ -157,7 +158,7 @@ func (s *Server) controlRoutes(mux *http.ServeMux) {
 				d = time.Duration(req.Seconds) * time.Second
 			}
 			s.Advance(d)
-			return map[string]string{"now": ts(s.Now())}, nil
+			return map[string]string{"now": api.Timestamp(s.Now())}, nil
 		})
 	})
 	mux.HandleFunc("POST /sandbox/faults", func(w http.ResponseWriter, r *http.Request) {
@@ -189,7 +190,7 @@ func (s *Server) controlRoutes(mux *http.ServeMux) {
 		if !s.guardControl(w, r, false) {
 			return
 		}
-		writeError(w, newErr(http.StatusNotFound, CodeControlNotFound, "no such control: "+r.Method+" "+r.URL.Path))
+		api.WriteError(w, api.NewError(http.StatusNotFound, CodeControlNotFound, "no such control: "+r.Method+" "+r.URL.Path))
 	})
 }
 
@@ -202,15 +203,15 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, req any, do fun
 	}
 	buf, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
 	if err != nil {
-		writeError(w, newErr(http.StatusBadRequest, CodeControlInvalid, "body too large or unreadable"))
+		api.WriteError(w, api.NewError(http.StatusBadRequest, CodeControlInvalid, "body too large or unreadable"))
 		return
 	}
 	if err := decodeStrict(buf, req); err != nil {
-		writeError(w, newErr(http.StatusBadRequest, CodeControlInvalid, "body is not valid JSON: "+err.Error()))
+		api.WriteError(w, api.NewError(http.StatusBadRequest, CodeControlInvalid, "body is not valid JSON: "+err.Error()))
 		return
 	}
 	if err := s.storeFailed(); err != nil {
-		writeError(w, storeUnavailable())
+		api.WriteError(w, api.StoreUnavailable())
 		return
 	}
 	v, err := do()
@@ -219,15 +220,15 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, req any, do fun
 	}
 	switch {
 	case errors.Is(err, ErrStore):
-		writeError(w, storeUnavailable())
+		api.WriteError(w, api.StoreUnavailable())
 	case err == nil:
-		writeJSON(w, http.StatusOK, v)
+		api.WriteJSON(w, http.StatusOK, v)
 	case errors.Is(err, ErrNotFound):
-		writeError(w, newErr(http.StatusNotFound, CodeControlNotFound, err.Error()))
+		api.WriteError(w, api.NewError(http.StatusNotFound, CodeControlNotFound, err.Error()))
 	case errors.Is(err, ErrWrongState):
-		writeError(w, newErr(http.StatusConflict, CodeControlConflict, err.Error()))
+		api.WriteError(w, api.NewError(http.StatusConflict, CodeControlConflict, err.Error()))
 	default:
-		writeError(w, newErr(http.StatusBadRequest, CodeControlInvalid, err.Error()))
+		api.WriteError(w, api.NewError(http.StatusBadRequest, CodeControlInvalid, err.Error()))
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 )
 
 // Fault modes.
@@ -196,17 +198,17 @@ func pathMatches(pattern, path string) bool {
 func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, f *Fault, limit int64) {
 	switch f.Mode {
 	case FaultErrorBefore:
-		writeError(w, newErr(f.Status, f.Code, "sandbox: injected fault"))
+		api.WriteError(w, api.NewError(f.Status, f.Code, "sandbox: injected fault"))
 	case FaultRetryAfter:
 		w.Header().Set("Retry-After", strconv.Itoa(f.RetryAfterS))
-		writeError(w, newErr(http.StatusServiceUnavailable, f.Code, "sandbox: injected fault, retry later"))
+		api.WriteError(w, api.NewError(http.StatusServiceUnavailable, f.Code, "sandbox: injected fault, retry later"))
 	case FaultDelay:
 		// Read the body first: net/http watches the connection, and so
 		// cancels r.Context when the client goes away, only once the body
 		// has been read to its end. Without this a POST abandoned during
 		// the delay would still be applied afterwards.
 		if _, aerr := s.readBody(w, r, limit, "PAY_002"); aerr != nil {
-			writeError(w, aerr)
+			api.WriteError(w, aerr)
 			return
 		}
 		t := time.NewTimer(time.Duration(f.DelayMS) * time.Millisecond)

@@ -12,39 +12,40 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 type terminalView struct {
-	ID            string  `json:"id"`
-	Name          string  `json:"name"`
-	Balance       usdtNum `json:"balance"`
-	BalanceFrozen usdtNum `json:"balance_frozen"`
-	WithdrawalFee usdtNum `json:"withdrawal_fee"`
-	Currency      string  `json:"currency"`
-	IsActive      bool    `json:"is_active"`
+	ID            string   `json:"id"`
+	Name          string   `json:"name"`
+	Balance       api.USDT `json:"balance"`
+	BalanceFrozen api.USDT `json:"balance_frozen"`
+	WithdrawalFee api.USDT `json:"withdrawal_fee"`
+	Currency      string   `json:"currency"`
+	IsActive      bool     `json:"is_active"`
 }
 
-func (s *Server) listTerminals(_ *http.Request, m *merchant, _ []byte) (any, *apiError) {
+func (s *Server) listTerminals(_ *http.Request, m *merchant, _ []byte) (any, *api.Error) {
 	s.begin()
 	defer s.commit()
 	out := make([]terminalView, 0, len(m.Terminals))
 	for _, t := range m.Terminals {
-		out = append(out, terminalView{ID: t.ID, Name: t.Name, Balance: usdtNum(t.Available),
-			BalanceFrozen: usdtNum(t.Frozen), WithdrawalFee: usdtNum(t.Fee), Currency: "USDT", IsActive: t.Active})
+		out = append(out, terminalView{ID: t.ID, Name: t.Name, Balance: api.USDT(t.Available),
+			BalanceFrozen: api.USDT(t.Frozen), WithdrawalFee: api.USDT(t.Fee), Currency: "USDT", IsActive: t.Active})
 	}
 	return map[string]any{"terminals": out}, nil
 }
 
 type balanceView struct {
-	Balance       usdtNum `json:"balance"`
-	BalanceFrozen usdtNum `json:"balance_frozen"`
-	Currency      string  `json:"currency"`
+	Balance       api.USDT `json:"balance"`
+	BalanceFrozen api.USDT `json:"balance_frozen"`
+	Currency      string   `json:"currency"`
 }
 
 // getBalance sums every terminal of the merchant, inactive ones included:
 // their money is still the merchant's.
-func (s *Server) getBalance(_ *http.Request, m *merchant, _ []byte) (any, *apiError) {
+func (s *Server) getBalance(_ *http.Request, m *merchant, _ []byte) (any, *api.Error) {
 	s.begin()
 	defer s.commit()
 	var bal, frozen decimal.Decimal
@@ -52,7 +53,7 @@ func (s *Server) getBalance(_ *http.Request, m *merchant, _ []byte) (any, *apiEr
 		bal = bal.Add(t.Available)
 		frozen = frozen.Add(t.Frozen)
 	}
-	return balanceView{Balance: usdtNum(bal), BalanceFrozen: usdtNum(frozen), Currency: "USDT"}, nil
+	return balanceView{Balance: api.USDT(bal), BalanceFrozen: api.USDT(frozen), Currency: "USDT"}, nil
 }
 
 // usdtPrecise reports whether d has at most six decimal places, the
@@ -64,51 +65,51 @@ func usdtPrecise(d decimal.Decimal) bool { return ledger.USDTPrecise(d) }
 var usdtScaleMessage = fmt.Sprintf("USDT amounts have at most %d decimal places (TRC-20 precision)", ledger.USDTDecimals)
 
 type transferReq struct {
-	FromTerminalID string   `json:"from_terminal_id"`
-	ToTerminalID   string   `json:"to_terminal_id"`
-	Amount         amountIn `json:"amount"`
+	FromTerminalID string     `json:"from_terminal_id"`
+	ToTerminalID   string     `json:"to_terminal_id"`
+	Amount         api.Amount `json:"amount"`
 }
 
 type transferView struct {
-	Success        bool    `json:"success"`
-	FromTerminalID string  `json:"from_terminal_id"`
-	ToTerminalID   string  `json:"to_terminal_id"`
-	Amount         usdtNum `json:"amount"`
-	Currency       string  `json:"currency"`
+	Success        bool     `json:"success"`
+	FromTerminalID string   `json:"from_terminal_id"`
+	ToTerminalID   string   `json:"to_terminal_id"`
+	Amount         api.USDT `json:"amount"`
+	Currency       string   `json:"currency"`
 }
 
 // createTransfer moves USDT between two terminals of the merchant under the
 // one lock, so no reader ever sees the debit without the credit.
-func (s *Server) createTransfer(_ *http.Request, m *merchant, body []byte) (any, *apiError) {
+func (s *Server) createTransfer(_ *http.Request, m *merchant, body []byte) (any, *api.Error) {
 	var req transferReq
-	if err := decodeJSON(body, &req); err != nil {
-		return nil, invalid("TRF_001", "body", "request body is not valid JSON: "+err.Error())
+	if err := api.DecodeJSON(body, &req); err != nil {
+		return nil, api.Invalid("TRF_001", "body", "request body is not valid JSON: "+err.Error())
 	}
 	switch {
 	case req.FromTerminalID == "" || req.ToTerminalID == "":
-		return nil, invalid("TRF_001", "terminal_id", "from_terminal_id and to_terminal_id are required")
+		return nil, api.Invalid("TRF_001", "terminal_id", "from_terminal_id and to_terminal_id are required")
 	case req.FromTerminalID == req.ToTerminalID:
-		return nil, invalid("TRF_001", "to_terminal_id", "source and destination terminals must differ")
-	case !req.Amount.set || !req.Amount.d.IsPositive():
-		return nil, invalid("TRF_001", "amount", "amount must be positive")
-	case !usdtPrecise(req.Amount.d):
-		return nil, invalid("TRF_001", "amount", usdtScaleMessage)
+		return nil, api.Invalid("TRF_001", "to_terminal_id", "source and destination terminals must differ")
+	case !req.Amount.Set || !req.Amount.D.IsPositive():
+		return nil, api.Invalid("TRF_001", "amount", "amount must be positive")
+	case !usdtPrecise(req.Amount.D):
+		return nil, api.Invalid("TRF_001", "amount", usdtScaleMessage)
 	}
 	s.begin()
 	defer s.commit()
 	from, to := m.Terminal(req.FromTerminalID), m.Terminal(req.ToTerminalID)
 	if from == nil || to == nil {
-		return nil, newErr(http.StatusNotFound, "TRF_002", "terminal not found")
+		return nil, api.NewError(http.StatusNotFound, "TRF_002", "terminal not found")
 	}
-	if lerr := ledger.Transfer(&from.Balance, &to.Balance, req.Amount.d); lerr != nil {
-		return nil, ledgerAPIError(lerr)
+	if lerr := ledger.Transfer(&from.Balance, &to.Balance, req.Amount.D); lerr != nil {
+		return nil, api.FromLedger(lerr)
 	}
 	m.Transfers++
 	s.st.saveTerminal(m, from)
 	s.st.saveTerminal(m, to)
 	s.st.saveMerchant(m)
 	return transferView{Success: true, FromTerminalID: from.ID, ToTerminalID: to.ID,
-		Amount: usdtNum(req.Amount.d), Currency: "USDT"}, nil
+		Amount: api.USDT(req.Amount.D), Currency: "USDT"}, nil
 }
 
 // Withdrawal statuses.
@@ -122,20 +123,20 @@ const (
 type withdrawal = ledger.Withdrawal
 
 type withdrawalView struct {
-	ID        string  `json:"id"`
-	Amount    usdtNum `json:"amount"`
-	Fee       usdtNum `json:"fee"`
-	Currency  string  `json:"currency"`
-	Address   string  `json:"address"`
-	TxHash    *string `json:"tx_hash"`
-	Status    string  `json:"status"`
-	CreatedAt string  `json:"created_at"`
-	UpdatedAt string  `json:"updated_at"`
+	ID        string   `json:"id"`
+	Amount    api.USDT `json:"amount"`
+	Fee       api.USDT `json:"fee"`
+	Currency  string   `json:"currency"`
+	Address   string   `json:"address"`
+	TxHash    *string  `json:"tx_hash"`
+	Status    string   `json:"status"`
+	CreatedAt string   `json:"created_at"`
+	UpdatedAt string   `json:"updated_at"`
 }
 
 func withdrawalViewOf(w *withdrawal) withdrawalView {
-	v := withdrawalView{ID: w.ID, Amount: usdtNum(w.Amount), Fee: usdtNum(w.Fee), Currency: "USDT",
-		Address: w.Address, Status: w.Status, CreatedAt: ts(w.CreatedAt), UpdatedAt: ts(w.UpdatedAt)}
+	v := withdrawalView{ID: w.ID, Amount: api.USDT(w.Amount), Fee: api.USDT(w.Fee), Currency: "USDT",
+		Address: w.Address, Status: w.Status, CreatedAt: api.Timestamp(w.CreatedAt), UpdatedAt: api.Timestamp(w.UpdatedAt)}
 	if w.TxHash != "" {
 		h := w.TxHash
 		v.TxHash = &h
@@ -144,10 +145,10 @@ func withdrawalViewOf(w *withdrawal) withdrawalView {
 }
 
 type withdrawalReq struct {
-	TerminalID            string   `json:"terminal_id"`
-	Amount                amountIn `json:"amount"`
-	Address               string   `json:"address"`
-	SubtractFeeFromAmount bool     `json:"subtract_fee_from_amount"`
+	TerminalID            string     `json:"terminal_id"`
+	Amount                api.Amount `json:"amount"`
+	Address               string     `json:"address"`
+	SubtractFeeFromAmount bool       `json:"subtract_fee_from_amount"`
 }
 
 // createWithdrawal freezes amount+fee on the terminal (amount alone when
@@ -155,57 +156,40 @@ type withdrawalReq struct {
 // The response's amount is always the requested amount and fee the
 // terminal's fee. An unknown or inactive terminal is WDR_001: the spec has
 // no terminal-not-found code for withdrawals.
-func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (any, *apiError) {
+func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (any, *api.Error) {
 	var req withdrawalReq
-	if err := decodeJSON(body, &req); err != nil {
-		return nil, invalid("WDR_001", "body", "request body is not valid JSON: "+err.Error())
+	if err := api.DecodeJSON(body, &req); err != nil {
+		return nil, api.Invalid("WDR_001", "body", "request body is not valid JSON: "+err.Error())
 	}
 	switch {
 	case req.TerminalID == "":
-		return nil, invalid("WDR_001", "terminal_id", "terminal_id is required")
-	case !req.Amount.set || !req.Amount.d.IsPositive():
-		return nil, invalid("WDR_001", "amount", "amount must be positive")
-	case !usdtPrecise(req.Amount.d):
-		return nil, invalid("WDR_001", "amount", usdtScaleMessage)
+		return nil, api.Invalid("WDR_001", "terminal_id", "terminal_id is required")
+	case !req.Amount.Set || !req.Amount.D.IsPositive():
+		return nil, api.Invalid("WDR_001", "amount", "amount must be positive")
+	case !usdtPrecise(req.Amount.D):
+		return nil, api.Invalid("WDR_001", "amount", usdtScaleMessage)
 	case strings.TrimSpace(req.Address) == "":
-		return nil, invalid("WDR_001", "address", "address is required")
+		return nil, api.Invalid("WDR_001", "address", "address is required")
 	case utf8.RuneCountInString(req.Address) > MaxAddressLength:
-		return nil, invalid("WDR_001", "address", fmt.Sprintf(maxLengthMessageFormat, "address", MaxAddressLength))
+		return nil, api.Invalid("WDR_001", "address", fmt.Sprintf(api.MaxLengthMessageFormat, "address", MaxAddressLength))
 	}
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked().Truncate(time.Second)
 	t := m.Terminal(req.TerminalID)
 	if t == nil {
-		return nil, invalid("WDR_001", "terminal_id", "terminal not found or not active")
+		return nil, api.Invalid("WDR_001", "terminal_id", "terminal not found or not active")
 	}
-	held, lerr := ledger.HoldWithdrawal(&t.Balance, t.Active, t.Fee, req.Amount.d, req.SubtractFeeFromAmount)
+	held, lerr := ledger.HoldWithdrawal(&t.Balance, t.Active, t.Fee, req.Amount.D, req.SubtractFeeFromAmount)
 	if lerr != nil {
-		return nil, ledgerAPIError(lerr)
+		return nil, api.FromLedger(lerr)
 	}
 	s.st.saveTerminal(m, t)
-	w := &withdrawal{Merchant: m, Terminal: t, ID: uuid.NewString(), Amount: req.Amount.d, Fee: t.Fee, Held: held,
+	w := &withdrawal{Merchant: m, Terminal: t, ID: uuid.NewString(), Amount: req.Amount.D, Fee: t.Fee, Held: held,
 		Address: req.Address, Status: WithdrawalPending, CreatedAt: now, UpdatedAt: now}
 	s.st.addWithdrawal(w)
 	s.pilot.WithdrawalEntered(s.nowLocked(), w.ID, w.Status, w.Address)
 	return withdrawalViewOf(w), nil
-}
-
-// ledgerAPIError is a rule's refusal as the API answers it: the spec's
-// code, with 404 for a missing resource, 409 for a conflict and 400 for
-// the rest (the spec answers insufficient funds, a wrong status and
-// invalid fields alike).
-func ledgerAPIError(e *ledger.Error) *apiError {
-	switch {
-	case e.Kind == ledger.NotFound:
-		return newErr(http.StatusNotFound, e.Code, e.Message)
-	case e.Kind == ledger.Conflict:
-		return newErr(http.StatusConflict, e.Code, e.Message)
-	case e.Field != "":
-		return invalid(e.Code, e.Field, e.Message)
-	default:
-		return newErr(http.StatusBadRequest, e.Code, e.Message)
-	}
 }
 
 // controlError is a rule's refusal as the Go controls return it: wrapping
@@ -224,25 +208,25 @@ func controlError(e *ledger.Error) error {
 	return fmt.Errorf("%w: %s", sentinel, e.Message)
 }
 
-func (s *Server) getWithdrawal(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+func (s *Server) getWithdrawal(r *http.Request, m *merchant, _ []byte) (any, *api.Error) {
 	s.begin()
 	defer s.commit()
 	w := s.st.withdrawal(r.PathValue("id"))
 	if w == nil || w.Merchant != m {
-		return nil, newErr(http.StatusNotFound, "WDR_003", "withdrawal not found")
+		return nil, api.NewError(http.StatusNotFound, "WDR_003", "withdrawal not found")
 	}
 	return withdrawalViewOf(w), nil
 }
 
 type feeView struct {
-	Fee      usdtNum `json:"fee"`
-	Currency string  `json:"currency"`
+	Fee      api.USDT `json:"fee"`
+	Currency string   `json:"currency"`
 }
 
 // getWithdrawalFee answers the fee of the merchant's first active terminal
 // (the endpoint takes no terminal); each terminal's own fee is in
 // GET /v1/terminals.
-func (s *Server) getWithdrawalFee(_ *http.Request, m *merchant, _ []byte) (any, *apiError) {
+func (s *Server) getWithdrawalFee(_ *http.Request, m *merchant, _ []byte) (any, *api.Error) {
 	s.begin()
 	defer s.commit()
 	fee := decimal.Zero
@@ -252,7 +236,7 @@ func (s *Server) getWithdrawalFee(_ *http.Request, m *merchant, _ []byte) (any, 
 			break
 		}
 	}
-	return feeView{Fee: usdtNum(fee), Currency: "USDT"}, nil
+	return feeView{Fee: api.USDT(fee), Currency: "USDT"}, nil
 }
 
 // SetWithdrawalStatus plays the blockchain side of a withdrawal: pending

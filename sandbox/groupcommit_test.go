@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 )
 
 // gatedStore holds every commit of a change until the test releases it,
@@ -66,7 +68,7 @@ func (e *env) untilEntering(n int32) {
 type result struct {
 	name string
 	body string
-	err  *apiError
+	err  *api.Error
 }
 
 // call runs the handler h as the API would (without HTTP) in a goroutine

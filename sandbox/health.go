@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 )
 
 // Health endpoints for orchestrators (a container's HEALTHCHECK, a
@@ -41,12 +43,12 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) bool {
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"status": "method not allowed"})
+		api.WriteJSON(w, http.StatusMethodNotAllowed, map[string]string{"status": "method not allowed"})
 		return true
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	if r.URL.Path == HealthzPath {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		api.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		return true
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
@@ -56,10 +58,10 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) bool {
 		if s.cfg.Logger != nil {
 			s.cfg.Logger.Warn("readiness check failed", "error", err.Error())
 		}
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		api.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 		return true
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	api.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	return true
 }
 

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,8 +15,8 @@ import (
 	"time"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
-	"github.com/shopspring/decimal"
 )
 
 // Per-route caps on request bodies. A body over its route's cap is refused
@@ -35,49 +34,9 @@ const (
 // when Config.RequestBodyTimeout is zero.
 const DefaultRequestBodyTimeout = 30 * time.Second
 
-// apiError is an error answer of the API: HTTP status plus the spec's body.
-type apiError struct {
-	status int
-	code   string
-	msg    string
-	data   map[string]any
-}
-
-func newErr(status int, code, msg string) *apiError {
-	return &apiError{status: status, code: code, msg: msg}
-}
-
-type errorBody struct {
-	Error   string         `json:"error"`
-	Message string         `json:"message"`
-	Data    map[string]any `json:"data"`
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b = []byte(`{"error":"SYS_001","message":"sandbox could not encode the response","data":{}}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
-}
-
-func writeError(w http.ResponseWriter, e *apiError) {
-	data := e.data
-	if data == nil {
-		data = map[string]any{}
-	}
-	if sw, ok := w.(*statusWriter); ok {
-		sw.code = e.code
-	}
-	writeJSON(w, e.status, errorBody{Error: e.code, Message: e.msg, Data: data})
-}
-
 // apiHandler serves one authenticated endpoint. It returns the success
-// value (answered with 200) or an *apiError.
-type apiHandler func(r *http.Request, m *merchant, body []byte) (any, *apiError)
+// value (answered with 200) or an *api.Error.
+type apiHandler func(r *http.Request, m *merchant, body []byte) (any, *api.Error)
 
 // routes registers every endpoint with its body cap. Go 1.22 patterns do
 // the method and wildcard matching; {extId...} takes the rest of the path
@@ -85,35 +44,35 @@ type apiHandler func(r *http.Request, m *merchant, body []byte) (any, *apiError)
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	s.caps = map[string]int64{}
-	api := func(pattern string, limit int64, h apiHandler) {
+	v1 := func(pattern string, limit int64, h apiHandler) {
 		s.caps[pattern] = limit
 		mux.Handle(pattern, s.authenticated(limit, invalidCodeOf(pattern), h))
 	}
 
-	api("POST /v1/payments", jsonBodyCap, s.createPayment)
-	api("GET /v1/payments/{id}", noBodyCap, s.getPayment)
-	api("GET /v1/payments/by-ext-id/{extId...}", noBodyCap, s.getPaymentByExtID)
-	api("POST /v1/payments/{id}/confirm", confirmBodyCap, s.confirmPayment)
-	api("POST /v1/payments/{id}/cancel", noBodyCap, s.cancelPayment)
-	api("POST /v1/payments/{id}/dispute", jsonBodyCap, s.openDispute)
-	api("POST /v1/payments/{id}/dispute/cancel", noBodyCap, s.cancelDispute)
+	v1("POST /v1/payments", jsonBodyCap, s.createPayment)
+	v1("GET /v1/payments/{id}", noBodyCap, s.getPayment)
+	v1("GET /v1/payments/by-ext-id/{extId...}", noBodyCap, s.getPaymentByExtID)
+	v1("POST /v1/payments/{id}/confirm", confirmBodyCap, s.confirmPayment)
+	v1("POST /v1/payments/{id}/cancel", noBodyCap, s.cancelPayment)
+	v1("POST /v1/payments/{id}/dispute", jsonBodyCap, s.openDispute)
+	v1("POST /v1/payments/{id}/dispute/cancel", noBodyCap, s.cancelDispute)
 
-	api("POST /v1/payouts", jsonBodyCap, s.createPayout)
-	api("GET /v1/payouts", noBodyCap, s.listPayouts)
-	api("GET /v1/payouts/{id}", noBodyCap, s.getPayout)
-	api("GET /v1/payouts/by-ext-id/{extId...}", noBodyCap, s.getPayoutByExtID)
+	v1("POST /v1/payouts", jsonBodyCap, s.createPayout)
+	v1("GET /v1/payouts", noBodyCap, s.listPayouts)
+	v1("GET /v1/payouts/{id}", noBodyCap, s.getPayout)
+	v1("GET /v1/payouts/by-ext-id/{extId...}", noBodyCap, s.getPayoutByExtID)
 
-	api("GET /v1/terminals", noBodyCap, s.listTerminals)
-	api("GET /v1/balance", noBodyCap, s.getBalance)
-	api("GET /v1/banks", noBodyCap, s.listBanks)
-	api("POST /v1/transfers", jsonBodyCap, s.createTransfer)
+	v1("GET /v1/terminals", noBodyCap, s.listTerminals)
+	v1("GET /v1/balance", noBodyCap, s.getBalance)
+	v1("GET /v1/banks", noBodyCap, s.listBanks)
+	v1("POST /v1/transfers", jsonBodyCap, s.createTransfer)
 
-	api("POST /v1/withdrawals", jsonBodyCap, s.createWithdrawal)
-	api("GET /v1/withdrawals/fee", noBodyCap, s.getWithdrawalFee)
-	api("GET /v1/withdrawals/{id}", noBodyCap, s.getWithdrawal)
+	v1("POST /v1/withdrawals", jsonBodyCap, s.createWithdrawal)
+	v1("GET /v1/withdrawals/fee", noBodyCap, s.getWithdrawalFee)
+	v1("GET /v1/withdrawals/{id}", noBodyCap, s.getWithdrawal)
 
-	api("/v1/", noBodyCap, func(r *http.Request, _ *merchant, _ []byte) (any, *apiError) {
-		return nil, newErr(http.StatusNotFound, "NOT_FOUND", "no such endpoint: "+r.Method+" "+r.URL.Path)
+	v1("/v1/", noBodyCap, func(r *http.Request, _ *merchant, _ []byte) (any, *api.Error) {
+		return nil, api.NewError(http.StatusNotFound, "NOT_FOUND", "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
 
 	s.controlRoutes(mux)
@@ -193,6 +152,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// RecordCode keeps the error code api.WriteError answers with.
+func (w *statusWriter) RecordCode(code string) { w.code = code }
+
 // authenticated checks X-Identity (an unknown key is refused before a
 // byte of the body is read), reads the body under the route's cap and the
 // body timeout, checks X-Signature over the exact bytes, and calls h. Any
@@ -204,17 +166,17 @@ func (s *Server) authenticated(limit int64, badBody string, h apiHandler) http.H
 		if aerr != nil {
 			// The body stays unread: close rather than drain it.
 			w.Header().Set("Connection", "close")
-			writeError(w, aerr)
+			api.WriteError(w, aerr)
 			return
 		}
 		body, aerr := s.readBody(w, r, limit, badBody)
 		if aerr != nil {
-			writeError(w, aerr)
+			api.WriteError(w, aerr)
 			return
 		}
 		if aerr := verifySignature(cred.signer, r, body); aerr != nil {
 			if !cred.unsigned {
-				writeError(w, aerr)
+				api.WriteError(w, aerr)
 				return
 			}
 			if l := s.cfg.Logger; l != nil {
@@ -224,18 +186,18 @@ func (s *Server) authenticated(limit int64, badBody string, h apiHandler) http.H
 			}
 		}
 		if s.storeFailed() != nil {
-			writeError(w, storeUnavailable())
+			api.WriteError(w, api.StoreUnavailable())
 			return
 		}
 		v, aerr := h(r, m, body)
 		if s.storeFailed() != nil { // this request's commit failed: nothing it did is kept
-			aerr = storeUnavailable()
+			aerr = api.StoreUnavailable()
 		}
 		if aerr != nil {
-			writeError(w, aerr)
+			api.WriteError(w, aerr)
 			return
 		}
-		writeJSON(w, http.StatusOK, v)
+		api.WriteJSON(w, http.StatusOK, v)
 	})
 }
 
@@ -265,7 +227,7 @@ const largeBody = 1 << 20
 // once, so that a flood of 10 MB uploads (with a bad signature, say) cannot
 // pin memory; one that finds no slot within a quarter of the body timeout
 // is 503.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, code string) ([]byte, *apiError) {
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, code string) ([]byte, *api.Error) {
 	// A declared length cannot be exceeded (net/http stops there), so only
 	// a large or undeclared (chunked) body takes a slot.
 	if limit > largeBody && (r.ContentLength < 0 || r.ContentLength > largeBody) {
@@ -277,7 +239,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, c
 		if !ok {
 			w.Header().Set("Connection", "close")
 			w.Header().Set("Retry-After", "1")
-			return nil, newErr(http.StatusServiceUnavailable, "SANDBOX_BUSY", "too many large request bodies at once; try again")
+			return nil, api.NewError(http.StatusServiceUnavailable, "SANDBOX_BUSY", "too many large request bodies at once; try again")
 		}
 		defer s.largeBodies.release()
 	}
@@ -291,23 +253,23 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, c
 		w.Header().Set("Connection", "close")
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, invalid(code, "body", fmt.Sprintf("request body is larger than this route's limit of %d bytes", limit))
+			return nil, api.Invalid(code, "body", fmt.Sprintf("request body is larger than this route's limit of %d bytes", limit))
 		}
-		return nil, invalid(code, "body", "request body could not be read in time or was cut off")
+		return nil, api.Invalid(code, "body", "request body could not be read in time or was cut off")
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	return body, nil
 }
 
 // identify finds the merchant of X-Identity. Both headers must be present.
-func (s *Server) identify(r *http.Request) (*merchant, credential, *apiError) {
+func (s *Server) identify(r *http.Request) (*merchant, credential, *api.Error) {
 	key := r.Header.Get("X-Identity")
 	cred, known := s.creds[key] // fixed at Open: read without the lock
 	if key == "" || r.Header.Get("X-Signature") == "" && !cred.unsigned {
-		return nil, cred, newErr(http.StatusUnauthorized, "AUTH_001", "missing X-Identity or X-Signature header")
+		return nil, cred, api.NewError(http.StatusUnauthorized, "AUTH_001", "missing X-Identity or X-Signature header")
 	}
 	if !known {
-		return nil, cred, newErr(http.StatusUnauthorized, "AUTH_001", "unknown API key or invalid signature")
+		return nil, cred, api.NewError(http.StatusUnauthorized, "AUTH_001", "unknown API key or invalid signature")
 	}
 	s.lock()
 	m := s.merchants[key]
@@ -322,7 +284,7 @@ type credential struct {
 	unsigned bool          // Merchant.AcceptUnsigned
 }
 
-func verifySignature(signer paykit.Signer, r *http.Request, body []byte) *apiError {
+func verifySignature(signer paykit.Signer, r *http.Request, body []byte) *api.Error {
 	if len(body) == 0 {
 		body = nil
 	}
@@ -332,86 +294,12 @@ func verifySignature(signer paykit.Signer, r *http.Request, body []byte) *apiErr
 		// their signer signed: never the secret or the expected signature.
 		// (It tells that the key exists, which a sandbox can afford.)
 		sum := sha256.Sum256(body)
-		return newErr(http.StatusUnauthorized, "AUTH_001", fmt.Sprintf(
+		return api.NewError(http.StatusUnauthorized, "AUTH_001", fmt.Sprintf(
 			"invalid signature: the sandbox signed method %s, request URI %s and a body of %d bytes with SHA-256 %s",
 			r.Method, r.URL.RequestURI(), len(body), hex.EncodeToString(sum[:])))
 	}
 	return nil
 }
-
-// decodeJSON decodes a request body into v. An empty body decodes as {}.
-func decodeJSON(body []byte, v any) error {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("trailing data after the JSON value")
-	}
-	return nil
-}
-
-// amountIn is a money amount in a request: a JSON number, null or absent
-// meaning "not given". A numeric string is refused: the spec types every
-// amount as a number, and a client that sends strings would pass here and
-// fail against the service.
-type amountIn struct {
-	d   decimal.Decimal
-	set bool
-}
-
-func (a *amountIn) UnmarshalJSON(b []byte) error {
-	s := string(bytes.TrimSpace(b))
-	if s == "null" {
-		*a = amountIn{}
-		return nil
-	}
-	if s == "" || s[0] != '-' && (s[0] < '0' || s[0] > '9') {
-		return errors.New("amount must be a JSON number")
-	}
-	// Bound the text before any big-number work: no real amount has 40
-	// digits, and "1e999999999" must not make the sandbox print a gigabyte
-	// of zeros.
-	if len(s) > 40 {
-		return errors.New("amount out of range")
-	}
-	d, err := decimal.NewFromString(s)
-	if err != nil {
-		return err
-	}
-	if e := d.Exponent(); e < -18 || e > 18 {
-		return errors.New("amount out of range")
-	}
-	*a = amountIn{d: d, set: true}
-	return nil
-}
-
-// rubNum writes a decimal as a bare JSON number with the scale it carries,
-// so a RUB amount goes back exactly as the client wrote it: 1500.50 stays
-// 1500.50, 1500 stays 1500.
-type rubNum decimal.Decimal
-
-func (n rubNum) MarshalJSON() ([]byte, error) { return scaled(decimal.Decimal(n), 0), nil }
-
-// usdtNum writes a USDT figure as a bare JSON number with at least two
-// decimal places (1000.00), more if the value has them.
-type usdtNum decimal.Decimal
-
-func (n usdtNum) MarshalJSON() ([]byte, error) { return scaled(decimal.Decimal(n), 2), nil }
-
-func scaled(d decimal.Decimal, minPlaces int32) []byte {
-	places := -d.Exponent()
-	if places < minPlaces {
-		places = minPlaces
-	}
-	return []byte(d.StringFixed(places))
-}
-
-// ts formats a time the way every timestamp of the API is written.
-func ts(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // baseURL is the prefix of payment_url links for a request.
 func (s *Server) baseURL(r *http.Request) string {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/shopspring/decimal"
 )
 
@@ -199,8 +200,8 @@ type TerminalState struct {
 // MarshalJSON writes the amounts as GET /v1/terminals does: bare JSON
 // numbers with at least two decimals, so a script reads them the same way.
 func (t TerminalState) MarshalJSON() ([]byte, error) {
-	return json.Marshal(terminalView{ID: t.ID, Name: t.Name, Balance: usdtNum(t.Balance),
-		BalanceFrozen: usdtNum(t.BalanceFrozen), WithdrawalFee: usdtNum(t.WithdrawalFee), Currency: "USDT",
+	return json.Marshal(terminalView{ID: t.ID, Name: t.Name, Balance: api.USDT(t.Balance),
+		BalanceFrozen: api.USDT(t.BalanceFrozen), WithdrawalFee: api.USDT(t.WithdrawalFee), Currency: "USDT",
 		IsActive: t.IsActive})
 }
 
@@ -234,7 +235,7 @@ func (s *Server) inspectionRoutes(mux *http.ServeMux) {
 			if !s.guardControl(w, r, false) {
 				return
 			}
-			writeJSON(w, http.StatusOK, v())
+			api.WriteJSON(w, http.StatusOK, v())
 		})
 	}
 	view("GET /sandbox/requests", func() any { return map[string]any{"requests": s.Requests()} })

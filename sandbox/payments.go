@@ -19,6 +19,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -56,21 +57,21 @@ type payment = ledger.Payment
 type dispute = ledger.Dispute
 
 type requisitesView struct {
-	Type        string  `json:"type"`
-	Value       string  `json:"value"`
-	Bank        string  `json:"bank"`
-	BankCode    string  `json:"bank_code,omitempty"`
-	BankName    string  `json:"bank_name,omitempty"`
-	Holder      string  `json:"holder"`
-	Country     string  `json:"country,omitempty"`
-	Currency    string  `json:"currency,omitempty"`
-	AmountLocal *rubNum `json:"amount_local,omitempty"`
+	Type        string   `json:"type"`
+	Value       string   `json:"value"`
+	Bank        string   `json:"bank"`
+	BankCode    string   `json:"bank_code,omitempty"`
+	BankName    string   `json:"bank_name,omitempty"`
+	Holder      string   `json:"holder"`
+	Country     string   `json:"country,omitempty"`
+	Currency    string   `json:"currency,omitempty"`
+	AmountLocal *api.RUB `json:"amount_local,omitempty"`
 }
 
 type paymentView struct {
 	ID         string         `json:"id"`
 	ExtID      string         `json:"ext_id"`
-	Amount     rubNum         `json:"amount"`
+	Amount     api.RUB        `json:"amount"`
 	Currency   string         `json:"currency"`
 	Status     string         `json:"status"`
 	Method     string         `json:"method"`
@@ -78,21 +79,21 @@ type paymentView struct {
 	PaymentURL *string        `json:"payment_url"`
 	ValidUntil string         `json:"valid_until"`
 	CreatedAt  string         `json:"created_at"`
-	USDTRate   *rubNum        `json:"usdt_rate,omitempty"`
+	USDTRate   *api.RUB       `json:"usdt_rate,omitempty"`
 	Message    string         `json:"message,omitempty"`
 }
 
 type disputeView struct {
-	Amount     *rubNum `json:"amount"`
-	ReceiptURL string  `json:"receipt_url"`
-	Comment    string  `json:"comment"`
-	CreatedAt  string  `json:"created_at"`
+	Amount     *api.RUB `json:"amount"`
+	ReceiptURL string   `json:"receipt_url"`
+	Comment    string   `json:"comment"`
+	CreatedAt  string   `json:"created_at"`
 }
 
 type disputeOpenView struct {
 	ID        string      `json:"id"`
 	ExtID     string      `json:"ext_id"`
-	Amount    rubNum      `json:"amount"`
+	Amount    api.RUB     `json:"amount"`
 	Currency  string      `json:"currency"`
 	Status    string      `json:"status"`
 	Method    string      `json:"method"`
@@ -111,8 +112,8 @@ type disputeCancelView struct {
 // otherwise requisites carry type, value, bank and holder only.
 func paymentViewOf(p *payment, full, withRate bool) paymentView {
 	v := paymentView{
-		ID: p.ID, ExtID: p.ExtID, Amount: rubNum(p.Amount), Currency: "RUB", Status: p.Status,
-		Method: p.Method, ValidUntil: ts(p.ValidUntil), CreatedAt: ts(p.CreatedAt),
+		ID: p.ID, ExtID: p.ExtID, Amount: api.RUB(p.Amount), Currency: "RUB", Status: p.Status,
+		Method: p.Method, ValidUntil: api.Timestamp(p.ValidUntil), CreatedAt: api.Timestamp(p.CreatedAt),
 		Requisites: requisitesView{Type: p.ReqType, Value: p.ReqValue, Holder: p.Holder},
 	}
 	if p.PaymentURL != "" {
@@ -120,13 +121,13 @@ func paymentViewOf(p *payment, full, withRate bool) paymentView {
 		v.PaymentURL = &u
 	}
 	if withRate {
-		r := rubNum(p.USDTRate)
+		r := api.RUB(p.USDTRate)
 		v.USDTRate = &r
 	}
 	if p.Method == methodCrossBorder {
 		v.Requisites.Bank = p.Bank.Code
 		if full {
-			al := rubNum(p.AmountLocal)
+			al := api.RUB(p.AmountLocal)
 			v.Requisites.BankName = p.Bank.Name
 			v.Requisites.Country = p.Country
 			v.Requisites.Currency = p.Currency
@@ -146,13 +147,13 @@ func getView(p *payment) paymentView { return paymentViewOf(p, false, true) }
 
 func disputeOpenViewOf(p *payment) disputeOpenView {
 	d := p.Dispute
-	dv := disputeView{ReceiptURL: d.ReceiptURL, Comment: d.Comment, CreatedAt: ts(d.CreatedAt)}
+	dv := disputeView{ReceiptURL: d.ReceiptURL, Comment: d.Comment, CreatedAt: api.Timestamp(d.CreatedAt)}
 	if d.Amount != nil {
-		a := rubNum(*d.Amount)
+		a := api.RUB(*d.Amount)
 		dv.Amount = &a
 	}
-	return disputeOpenView{ID: p.ID, ExtID: p.ExtID, Amount: rubNum(p.Amount), Currency: "RUB",
-		Status: "dispute", Method: p.Method, Dispute: dv, CreatedAt: ts(p.CreatedAt)}
+	return disputeOpenView{ID: p.ID, ExtID: p.ExtID, Amount: api.RUB(p.Amount), Currency: "RUB",
+		Status: "dispute", Method: p.Method, Dispute: dv, CreatedAt: api.Timestamp(p.CreatedAt)}
 }
 
 // amountKey groups equal amounts (1500.5 and 1500.50) for PAY_005.
@@ -203,18 +204,14 @@ func (s *Server) movePaymentLocked(p *payment, event ledger.PaymentEvent, apply 
 }
 
 type createPaymentReq struct {
-	ExtID             string   `json:"ext_id"`
-	Amount            amountIn `json:"amount"`
-	Method            string   `json:"method"`
-	Bank              string   `json:"bank"`
-	Country           string   `json:"country"`
-	ClientID          string   `json:"client_id"`
-	NotifyURL         string   `json:"notify_url"`
-	NotificationToken string   `json:"notification_token"`
-}
-
-func invalid(code, field, msg string) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: code, msg: msg, data: map[string]any{"field": field}}
+	ExtID             string     `json:"ext_id"`
+	Amount            api.Amount `json:"amount"`
+	Method            string     `json:"method"`
+	Bank              string     `json:"bank"`
+	Country           string     `json:"country"`
+	ClientID          string     `json:"client_id"`
+	NotifyURL         string     `json:"notify_url"`
+	NotificationToken string     `json:"notification_token"`
 }
 
 func validNotifyURL(s string) bool {
@@ -222,49 +219,49 @@ func validNotifyURL(s string) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
-func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, *apiError) {
+func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, *api.Error) {
 	var req createPaymentReq
-	if err := decodeJSON(body, &req); err != nil {
-		return nil, invalid("PAY_002", "body", "request body is not valid JSON: "+err.Error())
+	if err := api.DecodeJSON(body, &req); err != nil {
+		return nil, api.Invalid("PAY_002", "body", "request body is not valid JSON: "+err.Error())
 	}
 	if strings.TrimSpace(req.ExtID) == "" {
 		// Blank is no order id, as for payouts: no merchant could find
 		// the payment by it.
-		return nil, invalid("PAY_002", "ext_id", "ext_id is required")
+		return nil, api.Invalid("PAY_002", "ext_id", "ext_id is required")
 	}
 	if n := utf8.RuneCountInString(req.ExtID); n > maxExtIDLen {
-		return nil, invalid("PAY_002", "ext_id", fmt.Sprintf("ext_id must be 1 to %d characters", maxExtIDLen))
+		return nil, api.Invalid("PAY_002", "ext_id", fmt.Sprintf("ext_id must be 1 to %d characters", maxExtIDLen))
 	}
-	if !req.Amount.set {
-		return nil, invalid("PAY_002", "amount", "amount is required")
+	if !req.Amount.Set {
+		return nil, api.Invalid("PAY_002", "amount", "amount is required")
 	}
-	amt := req.Amount.d
+	amt := req.Amount.D
 	if amt.LessThan(minPaymentAmount) || amt.GreaterThan(maxPaymentAmount) {
-		return nil, invalid("PAY_002", "amount", "amount must be "+paymentAmountRange)
+		return nil, api.Invalid("PAY_002", "amount", "amount must be "+paymentAmountRange)
 	}
 	if !rubPrecise(amt) {
-		return nil, invalid("PAY_002", "amount", rubScaleMessage)
+		return nil, api.Invalid("PAY_002", "amount", rubScaleMessage)
 	}
 	method := req.Method
 	if method == "" {
 		method = methodCard
 	}
 	if !slices.Contains(spec.PaymentMethods, method) {
-		return nil, invalid("PAY_002", "method", "method must be exactly SBP, CARD, SIM or CROSS_BORDER (upper case)")
+		return nil, api.Invalid("PAY_002", "method", "method must be exactly SBP, CARD, SIM or CROSS_BORDER (upper case)")
 	}
 	country := req.Country
 	if country != "" {
 		if method != methodCrossBorder {
-			return nil, invalid("PAY_002", "country", "country is only for CROSS_BORDER payments")
+			return nil, api.Invalid("PAY_002", "country", "country is only for CROSS_BORDER payments")
 		}
 		if _, ok := countries[country]; !ok {
-			return nil, invalid("PAY_002", "country", "country must be exactly TJ, KZ, UZ or KG (upper case)")
+			return nil, api.Invalid("PAY_002", "country", "country must be exactly TJ, KZ, UZ or KG (upper case)")
 		}
 	}
 	if req.NotifyURL != "" && !validNotifyURL(req.NotifyURL) {
-		return nil, invalid("PAY_002", "notify_url", "notify_url must be an absolute http(s) URL")
+		return nil, api.Invalid("PAY_002", "notify_url", "notify_url must be an absolute http(s) URL")
 	}
-	if aerr := tooLong("PAY_002", "client_id", req.ClientID, MaxNameLength, "notification_token", req.NotificationToken,
+	if aerr := api.TooLong("PAY_002", "client_id", req.ClientID, MaxNameLength, "notification_token", req.NotificationToken,
 		MaxTokenLength, "notify_url", req.NotifyURL, MaxURLLength); aerr != nil {
 		return nil, aerr
 	}
@@ -273,8 +270,8 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 	defer s.commit()
 	now := s.tickLocked()
 	if s.st.paymentByExt(m, req.ExtID) != nil {
-		return nil, &apiError{status: http.StatusConflict, code: "PAY_003",
-			msg: "a payment with this ext_id already exists", data: map[string]any{"ext_id": req.ExtID}}
+		return nil, &api.Error{Status: http.StatusConflict, Code: "PAY_003",
+			Message: "a payment with this ext_id already exists", Data: map[string]any{"ext_id": req.ExtID}}
 	}
 	b, country, aerr := pickBank(s.banks, method, req.Bank, country)
 	if aerr != nil {
@@ -288,13 +285,13 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 		}
 	}
 	if term == nil {
-		return nil, newErr(http.StatusServiceUnavailable, "PAY_004", "no requisites available: the merchant has no active terminal")
+		return nil, api.NewError(http.StatusServiceUnavailable, "PAY_004", "no requisites available: the merchant has no active terminal")
 	}
 	if aerr := s.refuseCreate(amt); aerr != nil { // test value 404.04 (testvalues.go)
 		return nil, aerr
 	}
 	if s.st.pendingWithAmount(m, amountKey(amt)) >= s.cfg.MaxSamePendingAmount {
-		return nil, newErr(http.StatusTooManyRequests, "PAY_005", "too many pending payments with the same amount")
+		return nil, api.NewError(http.StatusTooManyRequests, "PAY_005", "too many pending payments with the same amount")
 	}
 
 	p := &payment{
@@ -327,9 +324,9 @@ func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, 
 // pickBank applies the bank and country filters of a create request. A
 // code that is unknown, inactive, or of the wrong country leaves no
 // requisites to offer, hence PAY_004 rather than PAY_002.
-func pickBank(banks []bank, method, code, country string) (bank, string, *apiError) {
-	none := func(why string) (bank, string, *apiError) {
-		return bank{}, "", newErr(http.StatusServiceUnavailable, "PAY_004", "no requisites available: "+why)
+func pickBank(banks []bank, method, code, country string) (bank, string, *api.Error) {
+	none := func(why string) (bank, string, *api.Error) {
+		return bank{}, "", api.NewError(http.StatusServiceUnavailable, "PAY_004", "no requisites available: "+why)
 	}
 	want := "RU"
 	if method == methodCrossBorder {
@@ -389,15 +386,15 @@ func cardNumber() string {
 
 // lookupPayment finds a payment of m by id; another merchant's payment is
 // not found, exactly like a missing one.
-func (s *Server) lookupPayment(m *merchant, id string) (*payment, *apiError) {
+func (s *Server) lookupPayment(m *merchant, id string) (*payment, *api.Error) {
 	p := s.st.payment(id)
 	if p == nil || p.Merchant != m {
-		return nil, newErr(http.StatusNotFound, "PAY_006", "payment not found")
+		return nil, api.NewError(http.StatusNotFound, "PAY_006", "payment not found")
 	}
 	return p, nil
 }
 
-func (s *Server) getPayment(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+func (s *Server) getPayment(r *http.Request, m *merchant, _ []byte) (any, *api.Error) {
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
@@ -408,13 +405,13 @@ func (s *Server) getPayment(r *http.Request, m *merchant, _ []byte) (any, *apiEr
 	return getView(p), nil
 }
 
-func (s *Server) getPaymentByExtID(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+func (s *Server) getPaymentByExtID(r *http.Request, m *merchant, _ []byte) (any, *api.Error) {
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
 	p := s.st.paymentByExt(m, r.PathValue("extId"))
 	if p == nil {
-		return nil, newErr(http.StatusNotFound, "PAY_006", "payment not found")
+		return nil, api.NewError(http.StatusNotFound, "PAY_006", "payment not found")
 	}
 	return getView(p), nil
 }
@@ -459,10 +456,10 @@ func isImage(data []byte) bool {
 // anything else (JSON, no Content-Type, an empty body without a
 // multipart type) is PAY_002; a form without an attachment part is "no
 // file", which the spec allows.
-func receiptSize(r *http.Request, body []byte) (int, *apiError) {
+func receiptSize(r *http.Request, body []byte) (int, *api.Error) {
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return 0, invalid("PAY_002", "content_type", "confirm takes multipart/form-data (with an optional attachment part)")
+		return 0, api.Invalid("PAY_002", "content_type", "confirm takes multipart/form-data (with an optional attachment part)")
 	}
 	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
 	size := 0
@@ -472,29 +469,29 @@ func receiptSize(r *http.Request, body []byte) (int, *apiError) {
 			return size, nil
 		}
 		if err != nil {
-			return 0, invalid("PAY_002", "attachment", "malformed multipart body")
+			return 0, api.Invalid("PAY_002", "attachment", "malformed multipart body")
 		}
 		if part.FormName() != "attachment" {
 			continue
 		}
 		data, err := io.ReadAll(io.LimitReader(part, maxReceiptBytes+1))
 		if err != nil {
-			return 0, invalid("PAY_002", "attachment", "malformed multipart body")
+			return 0, api.Invalid("PAY_002", "attachment", "malformed multipart body")
 		}
 		if len(data) > maxReceiptBytes {
-			return 0, invalid("PAY_002", "attachment", receiptSizeMessage)
+			return 0, api.Invalid("PAY_002", "attachment", receiptSizeMessage)
 		}
 		// The bytes decide, as in the SDK: a part labelled image/png that
 		// holds a PDF is no image, and an image sent as
 		// application/octet-stream is one.
 		if len(data) > 0 && !isImage(data) {
-			return 0, invalid("PAY_002", "attachment", "attachment must be an image (PNG, JPEG, GIF, WebP, BMP or HEIC, told by its bytes)")
+			return 0, api.Invalid("PAY_002", "attachment", "attachment must be an image (PNG, JPEG, GIF, WebP, BMP or HEIC, told by its bytes)")
 		}
 		size = len(data)
 	}
 }
 
-func (s *Server) confirmPayment(r *http.Request, m *merchant, body []byte) (any, *apiError) {
+func (s *Server) confirmPayment(r *http.Request, m *merchant, body []byte) (any, *api.Error) {
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
@@ -507,7 +504,7 @@ func (s *Server) confirmPayment(r *http.Request, m *merchant, body []byte) (any,
 		return nil, aerr
 	}
 	if lerr := s.confirmLocked(p, size); lerr != nil {
-		return nil, ledgerAPIError(lerr)
+		return nil, api.FromLedger(lerr)
 	}
 	v := paymentViewOf(p, false, false)
 	v.Message = confirmedMessage
@@ -520,7 +517,7 @@ func (s *Server) confirmLocked(p *payment, receipt int) *ledger.Error {
 	return s.movePaymentLocked(p, ledger.Confirm, func() { p.Receipt = receipt })
 }
 
-func (s *Server) cancelPayment(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+func (s *Server) cancelPayment(r *http.Request, m *merchant, _ []byte) (any, *api.Error) {
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
@@ -529,18 +526,18 @@ func (s *Server) cancelPayment(r *http.Request, m *merchant, _ []byte) (any, *ap
 		return nil, aerr
 	}
 	if lerr := s.movePaymentLocked(p, ledger.Cancel, nil); lerr != nil {
-		return nil, ledgerAPIError(lerr)
+		return nil, api.FromLedger(lerr)
 	}
 	return paymentViewOf(p, false, false), nil
 }
 
 type openDisputeReq struct {
-	Amount     amountIn `json:"amount"`
-	ReceiptURL string   `json:"receipt_url"`
-	Comment    string   `json:"comment"`
+	Amount     api.Amount `json:"amount"`
+	ReceiptURL string     `json:"receipt_url"`
+	Comment    string     `json:"comment"`
 }
 
-func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *apiError) {
+func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *api.Error) {
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked()
@@ -549,35 +546,35 @@ func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *a
 		return nil, aerr
 	}
 	var req openDisputeReq
-	if err := decodeJSON(body, &req); err != nil {
-		return nil, invalid("PAY_002", "body", "request body is not valid JSON: "+err.Error())
+	if err := api.DecodeJSON(body, &req); err != nil {
+		return nil, api.Invalid("PAY_002", "body", "request body is not valid JSON: "+err.Error())
 	}
-	if req.Amount.set && (req.Amount.d.LessThan(minPaymentAmount) || req.Amount.d.GreaterThan(maxPaymentAmount)) {
+	if req.Amount.Set && (req.Amount.D.LessThan(minPaymentAmount) || req.Amount.D.GreaterThan(maxPaymentAmount)) {
 		// What a payer paid is a payment amount: the same bounds, or an
 		// approved dispute could credit any sum.
-		return nil, invalid("PAY_002", "amount", "dispute amount must be "+paymentAmountRange)
+		return nil, api.Invalid("PAY_002", "amount", "dispute amount must be "+paymentAmountRange)
 	}
-	if req.Amount.set && !rubPrecise(req.Amount.d) {
-		return nil, invalid("PAY_002", "amount", rubScaleMessage)
+	if req.Amount.Set && !rubPrecise(req.Amount.D) {
+		return nil, api.Invalid("PAY_002", "amount", rubScaleMessage)
 	}
-	if aerr := tooLong("PAY_002", "comment", req.Comment, MaxCommentLength, "receipt_url", req.ReceiptURL, MaxURLLength); aerr != nil {
+	if aerr := api.TooLong("PAY_002", "comment", req.Comment, MaxCommentLength, "receipt_url", req.ReceiptURL, MaxURLLength); aerr != nil {
 		return nil, aerr
 	}
 	if req.ReceiptURL != "" && !validNotifyURL(req.ReceiptURL) {
-		return nil, invalid("PAY_002", "receipt_url", "receipt_url must be an absolute http(s) URL")
+		return nil, api.Invalid("PAY_002", "receipt_url", "receipt_url must be an absolute http(s) URL")
 	}
 	d := &dispute{ReceiptURL: req.ReceiptURL, Comment: req.Comment, CreatedAt: now.Truncate(time.Second)}
-	if req.Amount.set {
-		a := req.Amount.d
+	if req.Amount.Set {
+		a := req.Amount.D
 		d.Amount = &a
 	}
 	if lerr := s.movePaymentLocked(p, ledger.OpenDispute, func() { p.Dispute = d }); lerr != nil {
-		return nil, ledgerAPIError(lerr)
+		return nil, api.FromLedger(lerr)
 	}
 	return disputeOpenViewOf(p), nil
 }
 
-func (s *Server) cancelDispute(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+func (s *Server) cancelDispute(r *http.Request, m *merchant, _ []byte) (any, *api.Error) {
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
@@ -586,7 +583,7 @@ func (s *Server) cancelDispute(r *http.Request, m *merchant, _ []byte) (any, *ap
 		return nil, aerr
 	}
 	if lerr := s.movePaymentLocked(p, ledger.CancelDispute, nil); lerr != nil {
-		return nil, ledgerAPIError(lerr)
+		return nil, api.FromLedger(lerr)
 	}
 	return disputeCancelView{ID: p.ID, ExtID: p.ExtID, Status: "cancelled_appeal"}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -34,65 +35,65 @@ const (
 type payout = ledger.Payout
 
 type payoutView struct {
-	ID              string `json:"id"`
-	ExtID           string `json:"ext_id"`
-	Amount          rubNum `json:"amount"`
-	Currency        string `json:"currency"`
-	Method          string `json:"method"`
-	Requisites      string `json:"requisites"`
-	HolderName      string `json:"holder_name"`
-	Bank            string `json:"bank"`
-	Status          string `json:"status"`
-	ProviderOrderID string `json:"provider_order_id,omitempty"`
-	CreatedAt       string `json:"created_at"`
-	CompletedAt     string `json:"completed_at,omitempty"`
+	ID              string  `json:"id"`
+	ExtID           string  `json:"ext_id"`
+	Amount          api.RUB `json:"amount"`
+	Currency        string  `json:"currency"`
+	Method          string  `json:"method"`
+	Requisites      string  `json:"requisites"`
+	HolderName      string  `json:"holder_name"`
+	Bank            string  `json:"bank"`
+	Status          string  `json:"status"`
+	ProviderOrderID string  `json:"provider_order_id,omitempty"`
+	CreatedAt       string  `json:"created_at"`
+	CompletedAt     string  `json:"completed_at,omitempty"`
 }
 
 func payoutViewOf(p *payout) payoutView {
-	v := payoutView{ID: p.ID, ExtID: p.ExtID, Amount: rubNum(p.Amount), Currency: "RUB", Method: p.Method,
+	v := payoutView{ID: p.ID, ExtID: p.ExtID, Amount: api.RUB(p.Amount), Currency: "RUB", Method: p.Method,
 		Requisites: p.Requisites, HolderName: p.HolderName, Bank: p.Bank, Status: p.Status,
-		ProviderOrderID: p.ProviderOrderID, CreatedAt: ts(p.CreatedAt)}
+		ProviderOrderID: p.ProviderOrderID, CreatedAt: api.Timestamp(p.CreatedAt)}
 	if !p.CompletedAt.IsZero() {
-		v.CompletedAt = ts(p.CompletedAt)
+		v.CompletedAt = api.Timestamp(p.CompletedAt)
 	}
 	return v
 }
 
 type createPayoutReq struct {
-	ExtID      string   `json:"ext_id"`
-	Amount     amountIn `json:"amount"`
-	Method     string   `json:"method"`
-	Requisites string   `json:"requisites"`
-	HolderName string   `json:"holder_name"`
-	Bank       string   `json:"bank"`
-	NotifyURL  string   `json:"notify_url"`
+	ExtID      string     `json:"ext_id"`
+	Amount     api.Amount `json:"amount"`
+	Method     string     `json:"method"`
+	Requisites string     `json:"requisites"`
+	HolderName string     `json:"holder_name"`
+	Bank       string     `json:"bank"`
+	NotifyURL  string     `json:"notify_url"`
 }
 
-func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *apiError) {
+func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *api.Error) {
 	var req createPayoutReq
-	if err := decodeJSON(body, &req); err != nil {
-		return nil, invalid("PAY_002", "body", "request body is not valid JSON: "+err.Error())
+	if err := api.DecodeJSON(body, &req); err != nil {
+		return nil, api.Invalid("PAY_002", "body", "request body is not valid JSON: "+err.Error())
 	}
 	method := req.Method
 	switch {
 	case strings.TrimSpace(req.ExtID) == "":
-		return nil, invalid("PAY_002", "ext_id", "ext_id is required")
+		return nil, api.Invalid("PAY_002", "ext_id", "ext_id is required")
 	case utf8.RuneCountInString(req.ExtID) > MaxPayoutExtIDLength:
-		return nil, invalid("PAY_002", "ext_id", fmt.Sprintf(maxLengthMessageFormat, "ext_id", MaxPayoutExtIDLength))
-	case !req.Amount.set || !req.Amount.d.IsPositive():
-		return nil, invalid("PAY_002", "amount", "amount must be positive")
-	case !rubPrecise(req.Amount.d):
-		return nil, invalid("PAY_002", "amount", rubScaleMessage)
+		return nil, api.Invalid("PAY_002", "ext_id", fmt.Sprintf(api.MaxLengthMessageFormat, "ext_id", MaxPayoutExtIDLength))
+	case !req.Amount.Set || !req.Amount.D.IsPositive():
+		return nil, api.Invalid("PAY_002", "amount", "amount must be positive")
+	case !rubPrecise(req.Amount.D):
+		return nil, api.Invalid("PAY_002", "amount", rubScaleMessage)
 	case !slices.Contains(spec.PayoutMethods, method):
-		return nil, invalid("PAY_002", "method", "method must be exactly card or sbp (lower case)")
+		return nil, api.Invalid("PAY_002", "method", "method must be exactly card or sbp (lower case)")
 	case strings.TrimSpace(req.Requisites) == "":
-		return nil, invalid("PAY_002", "requisites", "requisites are required")
+		return nil, api.Invalid("PAY_002", "requisites", "requisites are required")
 	case strings.TrimSpace(req.HolderName) == "":
-		return nil, invalid("PAY_002", "holder_name", "holder_name is required")
+		return nil, api.Invalid("PAY_002", "holder_name", "holder_name is required")
 	case req.NotifyURL != "" && !validNotifyURL(req.NotifyURL):
-		return nil, invalid("PAY_002", "notify_url", "notify_url must be an absolute http(s) URL")
+		return nil, api.Invalid("PAY_002", "notify_url", "notify_url must be an absolute http(s) URL")
 	}
-	if aerr := tooLong("PAY_002", "requisites", req.Requisites, MaxRequisitesLength, "holder_name", req.HolderName,
+	if aerr := api.TooLong("PAY_002", "requisites", req.Requisites, MaxRequisitesLength, "holder_name", req.HolderName,
 		MaxNameLength, "bank", req.Bank, MaxNameLength, "notify_url", req.NotifyURL, MaxURLLength); aerr != nil {
 		return nil, aerr
 	}
@@ -100,10 +101,10 @@ func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *
 	defer s.commit()
 	now := s.tickLocked()
 	if s.st.payoutByExt(m, req.ExtID) != nil {
-		return nil, &apiError{status: http.StatusConflict, code: "PAY_003",
-			msg: "a payout with this ext_id already exists", data: map[string]any{"ext_id": req.ExtID}}
+		return nil, &api.Error{Status: http.StatusConflict, Code: "PAY_003",
+			Message: "a payout with this ext_id already exists", Data: map[string]any{"ext_id": req.ExtID}}
 	}
-	p := &payout{Merchant: m, ID: uuid.NewString(), ExtID: req.ExtID, Amount: req.Amount.d, Method: method,
+	p := &payout{Merchant: m, ID: uuid.NewString(), ExtID: req.ExtID, Amount: req.Amount.D, Method: method,
 		Requisites: req.Requisites, HolderName: req.HolderName, Bank: req.Bank, NotifyURL: req.NotifyURL,
 		Status: PayoutPending, CreatedAt: now.Truncate(time.Second)}
 	s.st.addPayout(p)
@@ -111,11 +112,11 @@ func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *
 	return payoutViewOf(p), nil
 }
 
-func payoutNotFound() *apiError {
-	return newErr(http.StatusNotFound, "PAY_001", "payout not found")
+func payoutNotFound() *api.Error {
+	return api.NewError(http.StatusNotFound, "PAY_001", "payout not found")
 }
 
-func (s *Server) getPayout(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+func (s *Server) getPayout(r *http.Request, m *merchant, _ []byte) (any, *api.Error) {
 	s.begin()
 	defer s.commit()
 	p := s.st.payout(r.PathValue("id"))
@@ -125,7 +126,7 @@ func (s *Server) getPayout(r *http.Request, m *merchant, _ []byte) (any, *apiErr
 	return payoutViewOf(p), nil
 }
 
-func (s *Server) getPayoutByExtID(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+func (s *Server) getPayoutByExtID(r *http.Request, m *merchant, _ []byte) (any, *api.Error) {
 	s.begin()
 	defer s.commit()
 	p := s.st.payoutByExt(m, r.PathValue("extId"))
@@ -161,25 +162,25 @@ func parseBound(v string, end bool) (time.Time, error) {
 // listPayouts filters by status and by created_at within [from, to], both
 // bounds inclusive, and pages in creation order (oldest first), which stays
 // stable while new payouts are added at the end.
-func (s *Server) listPayouts(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+func (s *Server) listPayouts(r *http.Request, m *merchant, _ []byte) (any, *api.Error) {
 	q := r.URL.Query()
 	var from, to time.Time
 	var err error
 	if v := q.Get("from"); v != "" {
 		if from, err = parseBound(v, false); err != nil {
-			return nil, invalid("PAY_002", "from", "from must be an ISO 8601 time")
+			return nil, api.Invalid("PAY_002", "from", "from must be an ISO 8601 time")
 		}
 	}
 	if v := q.Get("to"); v != "" {
 		if to, err = parseBound(v, true); err != nil {
-			return nil, invalid("PAY_002", "to", "to must be an ISO 8601 time")
+			return nil, api.Invalid("PAY_002", "to", "to must be an ISO 8601 time")
 		}
 	}
 	limit, offset := defaultPayoutLimit, 0
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return nil, invalid("PAY_002", "limit", "limit must be a non-negative integer")
+			return nil, api.Invalid("PAY_002", "limit", "limit must be a non-negative integer")
 		}
 		if n > 0 {
 			limit = min(n, maxPayoutLimit)
@@ -188,7 +189,7 @@ func (s *Server) listPayouts(r *http.Request, m *merchant, _ []byte) (any, *apiE
 	if v := q.Get("offset"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return nil, invalid("PAY_002", "offset", "offset must be a non-negative integer")
+			return nil, api.Invalid("PAY_002", "offset", "offset must be a non-negative integer")
 		}
 		offset = n
 	}
@@ -196,7 +197,7 @@ func (s *Server) listPayouts(r *http.Request, m *merchant, _ []byte) (any, *apiE
 	switch status {
 	case "", PayoutPending, PayoutProcessing, PayoutCompleted, PayoutFailed, PayoutCancelled:
 	default:
-		return nil, invalid("PAY_002", "status", "status must be exactly pending, processing, completed, failed or cancelled (lower case)")
+		return nil, api.Invalid("PAY_002", "status", "status must be exactly pending, processing, completed, failed or cancelled (lower case)")
 	}
 
 	s.begin()

@@ -258,7 +258,7 @@ func (r *Remote) do(ctx context.Context, method, path string, body []byte, out a
 	}
 	if res.StatusCode/100 != 2 {
 		e := &ControlError{StatusCode: res.StatusCode}
-		var eb errorBody
+		var eb struct{ Error, Message string }
 		if json.Unmarshal(data, &eb) == nil {
 			e.Code, e.Message = eb.Error, eb.Message
 		} else {

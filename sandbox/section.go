@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync/atomic"
 	"time"
 )
@@ -201,12 +200,6 @@ func (s *Server) orStoreErr(err error) error {
 		return serr // the control's own answer came from a store that failed
 	}
 	return err
-}
-
-// storeUnavailable is the answer of the API when the store failed.
-func storeUnavailable() *apiError {
-	return newErr(http.StatusServiceUnavailable, "SANDBOX_STORE",
-		"the sandbox's database cannot be used; see its log, fix the cause and restart it")
 }
 
 // enqueueLocked sends a webhook of the current section (see outboxLocked).

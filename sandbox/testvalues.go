@@ -5,6 +5,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 )
 
@@ -24,11 +25,11 @@ var TestValues = autopilot.TestValues
 
 // refuseCreate answers PAY_004 for the test amount; nil otherwise and
 // always with the autopilot off.
-func (s *Server) refuseCreate(amount decimal.Decimal) *apiError {
+func (s *Server) refuseCreate(amount decimal.Decimal) *api.Error {
 	if !s.pilot.RefusesCreate(amount) {
 		return nil
 	}
-	return newErr(http.StatusServiceUnavailable, "PAY_004", "no requisites available (sandbox test amount 404.04)")
+	return api.NewError(http.StatusServiceUnavailable, "PAY_004", "no requisites available (sandbox test amount 404.04)")
 }
 
 // TestValuesMarkdown renders TestValues as a Markdown table, the form the
