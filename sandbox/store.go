@@ -17,12 +17,11 @@ import (
 // with commit (or with end, and a later section's commit): a section's
 // changes reach the file together or not at all.
 //
-// A resource returned by a lookup may be changed by the rules; they then
-// call the matching save* within the same section. memStore returns its own
-// pointers, so saving is bookkeeping only; sqlStore returns copies loaded
-// for the section and writes them back, so a forgotten save loses the
-// change in the -db run of the test suite, which is how such a slip is
-// caught.
+// A resource returned by a lookup is the section's copy: the rules may
+// change it, and then call the matching save* within the same section.
+// Both stores hand out copies and keep only what is saved, so a forgotten
+// save loses the change in memory as on a file, and the suite in memory
+// catches it.
 type store interface {
 	// merchants builds the merchants and their terminals: from the
 	// configuration for a fresh store, from the file for a used one.
@@ -145,6 +144,12 @@ func buildMerchants(cfg []Merchant) map[string]*merchant {
 }
 
 // memStore keeps everything in Go maps: the store without Config.DBPath.
+// It keeps its own copies of the resources and hands out copies, as
+// sqlStore does: a section's lookups of one id share one copy, dropped when
+// the section ends, and only a save writes a copy back. A rule that
+// changes a resource and forgets to save it loses the change here too, so
+// the suite in memory catches the slip without a run on files. The PENDING
+// counters and the expiry heap follow the saved copies only.
 type memStore struct {
 	cfg         []Merchant
 	payments    map[string]*payment
@@ -155,6 +160,12 @@ type memStore struct {
 	payoutByX   map[*merchant]map[string]*payout
 	pending     map[*merchant]map[string]int // PENDING payments per amountKey
 	expiry      expiryHeap
+
+	// The section's copies, by id: kept across sections only in their
+	// maps' capacity, so a steady stream of requests allocates no map.
+	pm map[string]*payment
+	po map[string]*payout
+	wd map[string]*withdrawal
 }
 
 func newMemStore(cfg []Merchant) *memStore {
@@ -172,6 +183,56 @@ func (s *memStore) clear() {
 	s.payoutByX = map[*merchant]map[string]*payout{}
 	s.pending = map[*merchant]map[string]int{}
 	s.expiry = nil
+	s.dropCopies()
+}
+
+// dropCopies ends the section's view: its next lookups copy the saved
+// state again.
+func (s *memStore) dropCopies() {
+	clear(s.pm)
+	clear(s.po)
+	clear(s.wd)
+}
+
+// copyPayment makes dst a copy of src that shares nothing it could change
+// (the dispute); the merchant and terminal are the Server's, shared as
+// sqlStore shares them.
+func copyPayment(dst, src *payment) {
+	*dst = *src
+	if src.Dispute != nil {
+		d := *src.Dispute
+		if d.Amount != nil {
+			a := *d.Amount
+			d.Amount = &a
+		}
+		dst.Dispute = &d
+	}
+}
+
+// sectionPayment is the section's copy of the saved payment sp.
+func (s *memStore) sectionPayment(sp *payment) *payment {
+	if c := s.pm[sp.ID]; c != nil {
+		return c
+	}
+	c := new(payment)
+	copyPayment(c, sp)
+	return sectionCopy(&s.pm, c.ID, c)
+}
+
+func (s *memStore) sectionPayout(sp *payout) *payout {
+	if c := s.po[sp.ID]; c != nil {
+		return c
+	}
+	c := *sp
+	return sectionCopy(&s.po, c.ID, &c)
+}
+
+func (s *memStore) sectionWithdrawal(sw *withdrawal) *withdrawal {
+	if c := s.wd[sw.ID]; c != nil {
+		return c
+	}
+	c := *sw
+	return sectionCopy(&s.wd, c.ID, &c)
 }
 
 func (s *memStore) merchants() map[string]*merchant { return buildMerchants(s.cfg) }
@@ -181,27 +242,60 @@ func (s *memStore) reset() map[string]*merchant {
 	return buildMerchants(s.cfg)
 }
 
-func (s *memStore) payment(id string) *payment { return s.payments[id] }
-
-func (s *memStore) paymentByExt(m *merchant, extID string) *payment { return s.byExt[m][extID] }
-
-func (s *memStore) addPayment(p *payment) {
-	s.payments[p.ID] = p
-	if s.byExt[p.Merchant] == nil {
-		s.byExt[p.Merchant] = map[string]*payment{}
-		s.pending[p.Merchant] = map[string]int{}
+func (s *memStore) payment(id string) *payment {
+	if c := s.pm[id]; c != nil {
+		return c
 	}
-	s.byExt[p.Merchant][p.ExtID] = p
-	s.pending[p.Merchant][amountKey(p.Amount)]++
-	heap.Push(&s.expiry, p)
+	if sp := s.payments[id]; sp != nil {
+		return s.sectionPayment(sp)
+	}
+	return nil
 }
 
-func (s *memStore) savePayment(p *payment, was string) {
-	if was == statusPending && p.Status != statusPending {
-		k := amountKey(p.Amount)
-		if s.pending[p.Merchant][k]--; s.pending[p.Merchant][k] <= 0 {
-			delete(s.pending[p.Merchant], k)
+func (s *memStore) paymentByExt(m *merchant, extID string) *payment {
+	if sp := s.byExt[m][extID]; sp != nil {
+		return s.sectionPayment(sp)
+	}
+	return nil
+}
+
+// addPayment keeps a copy of p; p itself becomes the section's copy, as
+// after a lookup.
+func (s *memStore) addPayment(p *payment) {
+	sp := new(payment)
+	copyPayment(sp, p)
+	s.payments[sp.ID] = sp
+	if s.byExt[sp.Merchant] == nil {
+		s.byExt[sp.Merchant] = map[string]*payment{}
+		s.pending[sp.Merchant] = map[string]int{}
+	}
+	s.byExt[sp.Merchant][sp.ExtID] = sp
+	if sp.Status == statusPending {
+		s.pending[sp.Merchant][amountKey(sp.Amount)]++
+		heap.Push(&s.expiry, sp)
+	}
+	sectionCopy(&s.pm, p.ID, p)
+}
+
+// savePayment writes p over the saved copy. The PENDING counters follow
+// the saved status, not the caller's word for it (was), so that they
+// count what a restart of a file would count.
+func (s *memStore) savePayment(p *payment, _ string) {
+	sp := s.payments[p.ID]
+	if sp == nil {
+		return // never added: sqlStore's UPDATE would change no row
+	}
+	wasPending := sp.Status == statusPending
+	copyPayment(sp, p)
+	switch isPending := sp.Status == statusPending; {
+	case wasPending && !isPending:
+		k := amountKey(sp.Amount)
+		if s.pending[sp.Merchant][k]--; s.pending[sp.Merchant][k] <= 0 {
+			delete(s.pending[sp.Merchant], k)
 		}
+	case !wasPending && isPending: // no rule moves a payment back to PENDING; kept consistent if one does
+		s.pending[sp.Merchant][amountKey(sp.Amount)]++
+		heap.Push(&s.expiry, sp)
 	}
 }
 
@@ -210,8 +304,8 @@ func (s *memStore) pendingWithAmount(m *merchant, key string) int { return s.pen
 func (s *memStore) dueExpiry(now time.Time, limit int) []*payment {
 	var out []*payment
 	for len(out) < limit && len(s.expiry) > 0 && !now.Before(s.expiry[0].ValidUntil) {
-		if p := heap.Pop(&s.expiry).(*payment); p.Status == statusPending {
-			out = append(out, p)
+		if sp := heap.Pop(&s.expiry).(*payment); sp.Status == statusPending {
+			out = append(out, s.sectionPayment(sp))
 		}
 	}
 	return out
@@ -244,23 +338,44 @@ func (s *memStore) recentPayments(limit int) []*payment {
 		}
 		return a.ID < b.ID
 	})
-	return ps[:min(limit, len(ps))]
+	ps = ps[:min(limit, len(ps))]
+	for i, sp := range ps {
+		ps[i] = s.sectionPayment(sp)
+	}
+	return ps
 }
 
-func (s *memStore) payout(id string) *payout { return s.payouts[id] }
+func (s *memStore) payout(id string) *payout {
+	if sp := s.payouts[id]; sp != nil {
+		return s.sectionPayout(sp)
+	}
+	return nil
+}
 
-func (s *memStore) payoutByExt(m *merchant, extID string) *payout { return s.payoutByX[m][extID] }
+func (s *memStore) payoutByExt(m *merchant, extID string) *payout {
+	if sp := s.payoutByX[m][extID]; sp != nil {
+		return s.sectionPayout(sp)
+	}
+	return nil
+}
 
 func (s *memStore) addPayout(p *payout) {
-	s.payouts[p.ID] = p
-	if s.payoutByX[p.Merchant] == nil {
-		s.payoutByX[p.Merchant] = map[string]*payout{}
+	sp := new(payout)
+	*sp = *p
+	s.payouts[sp.ID] = sp
+	if s.payoutByX[sp.Merchant] == nil {
+		s.payoutByX[sp.Merchant] = map[string]*payout{}
 	}
-	s.payoutByX[p.Merchant][p.ExtID] = p
-	s.payoutList = append(s.payoutList, p)
+	s.payoutByX[sp.Merchant][sp.ExtID] = sp
+	s.payoutList = append(s.payoutList, sp)
+	sectionCopy(&s.po, p.ID, p)
 }
 
-func (s *memStore) savePayout(*payout) {}
+func (s *memStore) savePayout(p *payout) {
+	if sp := s.payouts[p.ID]; sp != nil {
+		*sp = *p
+	}
+}
 
 func (s *memStore) listPayouts(m *merchant, f payoutFilter, limit, offset int) ([]*payout, int) {
 	var out []*payout
@@ -270,7 +385,7 @@ func (s *memStore) listPayouts(m *merchant, f payoutFilter, limit, offset int) (
 			continue
 		}
 		if total >= offset && len(out) < limit {
-			out = append(out, p)
+			out = append(out, s.sectionPayout(p))
 		}
 		total++
 	}
@@ -280,16 +395,30 @@ func (s *memStore) listPayouts(m *merchant, f payoutFilter, limit, offset int) (
 func (s *memStore) recentPayouts(limit int) []*payout {
 	out := make([]*payout, 0, min(limit, len(s.payoutList)))
 	for i := len(s.payoutList) - 1; i >= 0 && len(out) < limit; i-- {
-		out = append(out, s.payoutList[i])
+		out = append(out, s.sectionPayout(s.payoutList[i]))
 	}
 	return out
 }
 
-func (s *memStore) withdrawal(id string) *withdrawal { return s.withdrawals[id] }
+func (s *memStore) withdrawal(id string) *withdrawal {
+	if sw := s.withdrawals[id]; sw != nil {
+		return s.sectionWithdrawal(sw)
+	}
+	return nil
+}
 
-func (s *memStore) addWithdrawal(w *withdrawal) { s.withdrawals[w.ID] = w }
+func (s *memStore) addWithdrawal(w *withdrawal) {
+	sw := new(withdrawal)
+	*sw = *w
+	s.withdrawals[sw.ID] = sw
+	sectionCopy(&s.wd, w.ID, w)
+}
 
-func (s *memStore) saveWithdrawal(*withdrawal) {}
+func (s *memStore) saveWithdrawal(w *withdrawal) {
+	if sw := s.withdrawals[w.ID]; sw != nil {
+		*sw = *w
+	}
+}
 
 func (s *memStore) recentWithdrawals(limit int) []*withdrawal {
 	ws := make([]*withdrawal, 0, len(s.withdrawals))
@@ -302,7 +431,11 @@ func (s *memStore) recentWithdrawals(limit int) []*withdrawal {
 		}
 		return ws[i].ID < ws[j].ID
 	})
-	return ws[:min(limit, len(ws))]
+	ws = ws[:min(limit, len(ws))]
+	for i, sw := range ws {
+		ws[i] = s.sectionWithdrawal(sw)
+	}
+	return ws
 }
 
 func (s *memStore) saveTerminal(*merchant, *terminal) {}
@@ -324,6 +457,7 @@ func (s *memStore) counts(m *merchant) (map[string]int, map[string]int, map[stri
 	return pm, po, wd
 }
 
+// inFlight reads the saved copies: it hands out values, not resources.
 func (s *memStore) inFlight() []autopilot.InFlight {
 	var out []autopilot.InFlight
 	for _, pm := range s.payments {
@@ -344,9 +478,9 @@ func (s *memStore) saveCounters(map[routeKey]int) {}
 func (s *memStore) logRequest(RequestRecord)      {}
 func (s *memStore) outbox(string, delivery)       {}
 func (s *memStore) deliveryUpdated(Delivery)      {}
-func (s *memStore) end() sectionEnd               { return sectionEnd{} }
-func (s *memStore) commit() error                 { return nil }
-func (s *memStore) rollback()                     {}
+func (s *memStore) end() sectionEnd               { s.dropCopies(); return sectionEnd{} }
+func (s *memStore) commit() error                 { s.dropCopies(); return nil }
+func (s *memStore) rollback()                     { s.dropCopies() }
 func (s *memStore) ping() error                   { return nil }
 func (s *memStore) close() error                  { return nil }
 
