@@ -16,39 +16,48 @@ import (
 // section that changed nothing (a request's counters) commits as usual,
 // so the failure hits the change itself.
 type failingStore struct {
-	store
+	coreStore
 	failNext bool // under Server.mu
 	changed  bool // the section saved a resource, a terminal or the clock
 }
 
-func (f *failingStore) addPayment(p *payment) { f.changed = true; f.store.addPayment(p) }
-func (f *failingStore) saveTerminal(m *merchant, t *terminal) {
+func (f *failingStore) AddPayment(p *payment) { f.changed = true; f.coreStore.AddPayment(p) }
+func (f *failingStore) SaveTerminal(m *merchant, t *terminal) {
 	f.changed = true
-	f.store.saveTerminal(m, t)
+	f.coreStore.SaveTerminal(m, t)
 }
-func (f *failingStore) saveMerchant(m *merchant)    { f.changed = true; f.store.saveMerchant(m) }
-func (f *failingStore) saveOffset(d time.Duration)  { f.changed = true; f.store.saveOffset(d) }
-func (f *failingStore) reset() map[string]*merchant { f.changed = true; return f.store.reset() }
+func (f *failingStore) SaveMerchant(m *merchant)    { f.changed = true; f.coreStore.SaveMerchant(m) }
+func (f *failingStore) Reset() map[string]*merchant { f.changed = true; return f.coreStore.Reset() }
 
-func (f *failingStore) commit() error {
+func (f *failingStore) Commit() error {
 	changed := f.changed
 	f.changed = false
 	if f.failNext && changed {
 		f.failNext = false
 		return errors.New("database or disk is full (injected)")
 	}
-	return f.store.commit()
+	return f.coreStore.Commit()
 }
+
+// failingJournal tells its failingStore of a change to the clock offset,
+// which commits with the resources.
+type failingJournal struct {
+	journal
+	f *failingStore
+}
+
+func (j failingJournal) saveOffset(d time.Duration) { j.f.changed = true; j.journal.saveOffset(d) }
 
 // failNextCommit wraps e's store so that its next commit of a change
 // fails.
 func (e *env) failNextCommit() {
 	e.sb.mu.Lock()
 	defer e.sb.mu.Unlock()
-	f, ok := e.sb.st.(*failingStore)
+	f, ok := e.sb.st.core.(*failingStore)
 	if !ok {
-		f = &failingStore{store: e.sb.st}
-		e.sb.st = f
+		f = &failingStore{coreStore: e.sb.st.core}
+		e.sb.st.core = f
+		e.sb.jr = failingJournal{journal: e.sb.jr, f: f}
 	}
 	f.failNext = true
 }
@@ -78,7 +87,7 @@ func TestFailedCommitLeavesNothingVisible(t *testing.T) {
 	}
 	wantStatus(t, transfer("100"), 200, "")
 	must(t, e.sb.InjectFault(Fault{Method: "GET", Path: "/v1/banks", Mode: FaultErrorBefore, Status: 502, Count: 5}))
-	_, sql := e.sb.st.(*sqlStore)
+	_, sql := e.sb.st.core.(*sqlStore)
 
 	e.failNextCommit()
 	wantStatus(t, transfer("50"), 503, "SANDBOX_STORE")

@@ -116,7 +116,7 @@ func (s *Server) InjectFault(f Fault) error {
 	}
 	s.begin()
 	s.faults = append(s.faults, &f)
-	s.st.saveFaults(s.faults)
+	s.jr.saveFaults(s.faults)
 	s.commit()
 	return s.orStoreErr(nil) // ErrStore: the fault was not kept
 }
@@ -130,7 +130,7 @@ func (s *Server) takeFault(r *http.Request, pattern string) *Fault {
 	s.begin()
 	defer s.commit()
 	s.requests[routeKey{method: knownMethod(r.Method), route: routePath(pattern)}]++
-	s.st.saveCounters(s.requests)
+	s.jr.saveCounters(s.requests)
 	for i, f := range s.faults {
 		if (f.Method == "" || f.Method == r.Method) && pathMatches(f.Path, path) {
 			shot := *f
@@ -138,7 +138,7 @@ func (s *Server) takeFault(r *http.Request, pattern string) *Fault {
 			if f.Count--; f.Count <= 0 {
 				s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
 			}
-			s.st.saveFaults(s.faults)
+			s.jr.saveFaults(s.faults)
 			return &shot
 		}
 	}

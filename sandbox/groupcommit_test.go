@@ -17,30 +17,30 @@ import (
 // so that sections pile up behind it as they do behind a slow fsync, and
 // can fail it as a full disk would.
 type gatedStore struct {
-	store
+	coreStore
 	sq      *sqlStore
 	entered chan struct{} // a commit of a change is waiting
 	release chan error    // its outcome: nil commits
 }
 
-func (g *gatedStore) commit() error {
+func (g *gatedStore) Commit() error {
 	if g.sq.tx == nil || !g.sq.wrote {
-		return g.store.commit()
+		return g.coreStore.Commit()
 	}
 	g.entered <- struct{}{}
 	if err := <-g.release; err != nil {
-		g.store.rollback()
+		g.coreStore.Rollback()
 		return err
 	}
-	return g.store.commit()
+	return g.coreStore.Commit()
 }
 
 // gate wraps e's SQL store in a gatedStore.
 func (e *env) gate() *gatedStore {
 	e.sb.mu.Lock()
 	defer e.sb.mu.Unlock()
-	g := &gatedStore{store: e.sb.st, sq: e.sb.st.(*sqlStore), entered: make(chan struct{}), release: make(chan error)}
-	e.sb.st = g
+	g := &gatedStore{coreStore: e.sb.st.core, sq: e.sb.st.core.(*sqlStore), entered: make(chan struct{}), release: make(chan error)}
+	e.sb.st.core = g
 	return g
 }
 
@@ -48,7 +48,7 @@ func (e *env) gate() *gatedStore {
 func (e *env) syncs() int {
 	e.sb.mu.Lock()
 	defer e.sb.mu.Unlock()
-	return e.sb.st.(*gatedStore).sq.syncs
+	return e.sb.st.core.(*gatedStore).sq.syncs
 }
 
 // untilEntering waits until n sections wait in begin: they queue on the

@@ -51,7 +51,7 @@ func (s *Server) recordRequest(r *http.Request, pattern string, sw *statusWriter
 	rec := RequestRecord{At: s.Now(), Method: knownMethod(r.Method), Route: routePath(pattern),
 		Path: maskPath(r.URL.EscapedPath()), Status: sw.status, Code: sw.code, Fault: sw.fault, Duration: d}
 	s.lock() // no section: the line is kept with the next commit
-	s.st.logRequest(rec)
+	s.jr.logRequest(rec)
 	s.unlock()
 	s.reqMu.Lock()
 	if len(s.reqLog) < DefaultRequestLogSize {

@@ -255,6 +255,7 @@ type Server struct {
 	// commits the store before the answer is written.
 	mu        sync.Mutex
 	st        store
+	jr        journal     // the diagnostics, kept apart from the resources
 	storeErr  error       // under mu: a failed commit; every later request is 503
 	held      []heldHook  // under mu: webhooks of the section, sent once it commits
 	kept      keptState   // under mu: memory as of the last commit (section.go)
@@ -530,7 +531,7 @@ func (s *Server) Advance(d time.Duration) {
 		} else {
 			s.offset += d
 		}
-		s.st.saveOffset(s.offset)
+		s.jr.saveOffset(s.offset)
 	}
 	s.expireDueLocked(s.nowLocked())
 }

@@ -220,7 +220,7 @@ func (s *Server) outboxLocked(key string, dl delivery) {
 func (s *Server) deliveryUpdated(rec Delivery) {
 	s.lock()
 	defer s.unlock()
-	s.st.deliveryUpdated(rec)
+	s.jr.deliveryUpdated(rec)
 }
 
 // openStore opens the store Config.DBPath names (or the in-memory one),
@@ -231,7 +231,7 @@ func (s *Server) openStore() ([]storedDelivery, error) {
 		path, s.removeDB = testDBPath()
 	}
 	if path == "" {
-		s.st = newMemStore(s.cfg.Merchants)
+		s.st, s.jr = store{core: newMemStore(s.cfg.Merchants)}, memJournal{}
 		s.merchants = s.st.merchants()
 		return nil, nil
 	}
@@ -240,11 +240,11 @@ func (s *Server) openStore() ([]storedDelivery, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.st = st
+	s.st, s.jr = store{core: st}, st
 	s.grp.on = true
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.merchants = st.merchants()
+	s.merchants = st.Merchants()
 	r := st.restore()
 	s.offset, s.faults, s.requests = r.offset, r.faults, r.counters
 	s.reqLog = append(s.reqLog, r.reqLog...)
@@ -252,8 +252,8 @@ func (s *Server) openStore() ([]storedDelivery, error) {
 		s.reqPos = 0 // the ring is full: its oldest line is the next overwritten
 	}
 	st.wrote = true // a new file's merchants and terminals
-	if err := st.commit(); err != nil {
-		st.close()
+	if err := st.Commit(); err != nil {
+		st.Close()
 		return nil, openError(path, "%v", err)
 	}
 	return r.deliveries, nil

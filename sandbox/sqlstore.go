@@ -16,9 +16,9 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	storereg "github.com/paykit-dev/paykit-go/sandbox/internal/store"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
 // errNoDriver is Open's answer when Config.DBPath is set but no database
@@ -440,7 +440,7 @@ func (st *sqlStore) one(dest []any, query string, args ...any) bool {
 
 // ---- merchants and terminals
 
-func (st *sqlStore) merchants() map[string]*merchant {
+func (st *sqlStore) Merchants() map[string]*merchant {
 	ms := buildMerchants(st.deps.merchants)
 	for _, mc := range st.deps.merchants {
 		m := ms[mc.APIKey]
@@ -526,16 +526,16 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func (st *sqlStore) saveTerminal(m *merchant, t *terminal) {
+func (st *sqlStore) SaveTerminal(m *merchant, t *terminal) {
 	st.exec(`UPDATE terminals SET balance = ?, frozen = ? WHERE api_key = ? AND id = ?`,
 		decText(t.Available), decText(t.Frozen), m.APIKey, t.ID)
 }
 
-func (st *sqlStore) saveMerchant(m *merchant) {
+func (st *sqlStore) SaveMerchant(m *merchant) {
 	st.exec(`UPDATE merchants SET transfers = ? WHERE api_key = ?`, m.Transfers, m.APIKey)
 }
 
-func (st *sqlStore) reset() map[string]*merchant {
+func (st *sqlStore) Reset() map[string]*merchant {
 	st.nextKnown = false
 	for _, t := range []string{"payments", "payouts", "withdrawals", "merchants", "terminals"} {
 		st.exec("DELETE FROM " + t)
@@ -642,7 +642,7 @@ func (st *sqlStore) loadPayments(where string, args ...any) []*payment {
 	return out
 }
 
-func (st *sqlStore) payment(id string) (p *payment) {
+func (st *sqlStore) Payment(id string) (p *payment) {
 	if p := st.pm[id]; p != nil {
 		return p
 	}
@@ -650,7 +650,7 @@ func (st *sqlStore) payment(id string) (p *payment) {
 	return p
 }
 
-func (st *sqlStore) paymentByExt(m *merchant, extID string) (p *payment) {
+func (st *sqlStore) PaymentByExt(m *merchant, extID string) (p *payment) {
 	st.lookupBy(func() { p = firstOf(st.loadPayments("WHERE api_key = ? AND ext_id = ?", m.APIKey, extID)) })
 	return p
 }
@@ -668,7 +668,7 @@ func (st *sqlStore) disputeJSON(p *payment) any {
 	return string(b)
 }
 
-func (st *sqlStore) addPayment(p *payment) {
+func (st *sqlStore) AddPayment(p *payment) {
 	sectionCopy(&st.pm, p.ID, p)
 	st.pendingUntil(p)
 	st.execRow(p.ID, `INSERT INTO payments (`+paymentCols+`, amount_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -678,13 +678,13 @@ func (st *sqlStore) addPayment(p *payment) {
 		amountKey(p.Amount))
 }
 
-func (st *sqlStore) savePayment(p *payment, _ string) {
+func (st *sqlStore) SavePayment(p *payment) {
 	st.pendingUntil(p)
 	st.execRow(p.ID, `UPDATE payments SET status = ?, receipt = ?, dispute = ? WHERE id = ?`,
 		p.Status, p.Receipt, st.disputeJSON(p), p.ID)
 }
 
-func (st *sqlStore) pendingWithAmount(m *merchant, key string) int {
+func (st *sqlStore) PendingWithAmount(m *merchant, key string) int {
 	var n int
 	// Counted up to the cap only: the rule asks "at the cap yet?", and a
 	// count of every match would make each create slower than the last.
@@ -697,7 +697,7 @@ func (st *sqlStore) pendingWithAmount(m *merchant, key string) int {
 // reach a reader's: what expires is changed (the section then waits for
 // its commit), and the next expiry only arms a timer that looks again. So
 // they are lookups: a reader waits only for the changed rows they load.
-func (st *sqlStore) dueExpiry(now time.Time, limit int) (due []*payment) {
+func (st *sqlStore) DueExpiry(now time.Time, limit int) (due []*payment) {
 	if st.nextKnown && (st.next.IsZero() || now.Before(st.next)) {
 		return nil
 	}
@@ -709,7 +709,7 @@ func (st *sqlStore) dueExpiry(now time.Time, limit int) (due []*payment) {
 	return due
 }
 
-func (st *sqlStore) nextExpiry() (next time.Time, ok bool) {
+func (st *sqlStore) NextExpiry() (next time.Time, ok bool) {
 	if st.nextKnown {
 		return st.next, !st.next.IsZero()
 	}
@@ -734,7 +734,7 @@ func (st *sqlStore) pendingUntil(p *payment) {
 	}
 }
 
-func (st *sqlStore) recentPayments(limit int) []*payment {
+func (st *sqlStore) RecentPayments(limit int) []*payment {
 	return st.loadPayments("ORDER BY created_at DESC, ext_id, id LIMIT ?", limit)
 }
 
@@ -764,7 +764,7 @@ func (st *sqlStore) loadPayouts(where string, args ...any) []*payout {
 	return out
 }
 
-func (st *sqlStore) payout(id string) (p *payout) {
+func (st *sqlStore) Payout(id string) (p *payout) {
 	if p := st.po[id]; p != nil {
 		return p
 	}
@@ -772,42 +772,43 @@ func (st *sqlStore) payout(id string) (p *payout) {
 	return p
 }
 
-func (st *sqlStore) payoutByExt(m *merchant, extID string) (p *payout) {
+func (st *sqlStore) PayoutByExt(m *merchant, extID string) (p *payout) {
 	st.lookupBy(func() { p = firstOf(st.loadPayouts("WHERE api_key = ? AND ext_id = ?", m.APIKey, extID)) })
 	return p
 }
 
-func (st *sqlStore) addPayout(p *payout) {
+func (st *sqlStore) AddPayout(p *payout) {
 	sectionCopy(&st.po, p.ID, p)
 	st.execRow(p.ID, `INSERT INTO payouts (`+payoutCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.ID, p.Merchant.APIKey, p.ExtID, decText(p.Amount), p.Method, p.Requisites, p.HolderName, p.Bank, p.NotifyURL,
 		p.Status, p.ProviderOrderID, nanos(p.CreatedAt), nanos(p.CompletedAt))
 }
 
-func (st *sqlStore) savePayout(p *payout) {
+func (st *sqlStore) SavePayout(p *payout) {
 	st.execRow(p.ID, `UPDATE payouts SET status = ?, provider_order_id = ?, completed_at = ? WHERE id = ?`,
 		p.Status, p.ProviderOrderID, nanos(p.CompletedAt), p.ID)
 }
 
-func (f payoutFilter) sql(apiKey string) (string, []any) {
+// payoutWhere is the query of f.
+func payoutWhere(f ledger.PayoutFilter, apiKey string) (string, []any) {
 	where, args := "WHERE api_key = ?", []any{apiKey}
-	if f.status != "" {
+	if f.Status != "" {
 		where += " AND status = ?"
-		args = append(args, f.status)
+		args = append(args, f.Status)
 	}
-	if !f.from.IsZero() {
+	if !f.From.IsZero() {
 		where += " AND created_at >= ?"
-		args = append(args, f.from.UnixNano())
+		args = append(args, f.From.UnixNano())
 	}
-	if !f.to.IsZero() {
+	if !f.To.IsZero() {
 		where += " AND created_at <= ?"
-		args = append(args, f.to.UnixNano())
+		args = append(args, f.To.UnixNano())
 	}
 	return where, args
 }
 
-func (st *sqlStore) listPayouts(m *merchant, f payoutFilter, limit, offset int) ([]*payout, int) {
-	where, args := f.sql(m.APIKey)
+func (st *sqlStore) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offset int) ([]*payout, int) {
+	where, args := payoutWhere(f, m.APIKey)
 	var total int
 	st.one([]any{&total}, "SELECT count(*) FROM payouts "+where, args...)
 	if total <= offset || limit == 0 {
@@ -816,7 +817,7 @@ func (st *sqlStore) listPayouts(m *merchant, f payoutFilter, limit, offset int) 
 	return st.loadPayouts(where+" ORDER BY seq LIMIT ? OFFSET ?", append(args, limit, offset)...), total
 }
 
-func (st *sqlStore) recentPayouts(limit int) []*payout {
+func (st *sqlStore) RecentPayouts(limit int) []*payout {
 	return st.loadPayouts("ORDER BY seq DESC LIMIT ?", limit)
 }
 
@@ -849,7 +850,7 @@ func (st *sqlStore) loadWithdrawals(where string, args ...any) []*withdrawal {
 	return out
 }
 
-func (st *sqlStore) withdrawal(id string) (w *withdrawal) {
+func (st *sqlStore) Withdrawal(id string) (w *withdrawal) {
 	if w := st.wd[id]; w != nil {
 		return w
 	}
@@ -857,19 +858,19 @@ func (st *sqlStore) withdrawal(id string) (w *withdrawal) {
 	return w
 }
 
-func (st *sqlStore) addWithdrawal(w *withdrawal) {
+func (st *sqlStore) AddWithdrawal(w *withdrawal) {
 	sectionCopy(&st.wd, w.ID, w)
 	st.execRow(w.ID, `INSERT INTO withdrawals (`+withdrawalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.ID, w.Merchant.APIKey, w.Terminal.ID, decText(w.Amount), decText(w.Fee), decText(w.Held), w.Address, w.TxHash, w.Status,
 		nanos(w.CreatedAt), nanos(w.UpdatedAt))
 }
 
-func (st *sqlStore) saveWithdrawal(w *withdrawal) {
+func (st *sqlStore) SaveWithdrawal(w *withdrawal) {
 	st.execRow(w.ID, `UPDATE withdrawals SET status = ?, tx_hash = ?, updated_at = ? WHERE id = ?`,
 		w.Status, w.TxHash, nanos(w.UpdatedAt), w.ID)
 }
 
-func (st *sqlStore) recentWithdrawals(limit int) []*withdrawal {
+func (st *sqlStore) RecentWithdrawals(limit int) []*withdrawal {
 	return st.loadWithdrawals("ORDER BY created_at DESC, id LIMIT ?", limit)
 }
 
@@ -889,22 +890,14 @@ func (st *sqlStore) countBy(table, apiKey string) map[string]int {
 	return out
 }
 
-func (st *sqlStore) counts(m *merchant) (map[string]int, map[string]int, map[string]int) {
+func (st *sqlStore) Counts(m *merchant) (map[string]int, map[string]int, map[string]int) {
 	return st.countBy("payments", m.APIKey), st.countBy("payouts", m.APIKey), st.countBy("withdrawals", m.APIKey)
 }
 
-func (st *sqlStore) inFlight() []autopilot.InFlight {
-	var out []autopilot.InFlight
-	for _, p := range st.loadPayments("WHERE status IN (?, ?, ?)", statusPending, statusProcessing, statusDispute) {
-		out = appendInFlightPayment(out, p)
-	}
-	for _, p := range st.loadPayouts("WHERE status IN (?, ?)", PayoutPending, PayoutProcessing) {
-		out = appendInFlightPayout(out, p)
-	}
-	for _, w := range st.loadWithdrawals("WHERE status IN (?, ?)", WithdrawalPending, WithdrawalProcessing) {
-		out = appendInFlightWithdrawal(out, w)
-	}
-	return out
+func (st *sqlStore) InFlight() ([]*payment, []*payout, []*withdrawal) {
+	return st.loadPayments("WHERE status IN (?, ?, ?)", statusPending, statusProcessing, statusDispute),
+		st.loadPayouts("WHERE status IN (?, ?)", PayoutPending, PayoutProcessing),
+		st.loadWithdrawals("WHERE status IN (?, ?)", WithdrawalPending, WithdrawalProcessing)
 }
 
 // ---- clock, faults, diagnostics
@@ -949,16 +942,16 @@ func (st *sqlStore) logRequest(r RequestRecord) {
 	}
 }
 
-func (st *sqlStore) outbox(key string, dl delivery) {
-	rec, err := json.Marshal(dl.rec)
+func (st *sqlStore) Outbox(key string, o webhook.Outgoing) {
+	rec, err := json.Marshal(o.Rec)
 	if err != nil {
 		st.fail(err)
 		return
 	}
 	// Keyed by the delivery's id: no section reads the outbox back (the
 	// dispatcher keeps its own log), only a start does.
-	st.execRow(dl.rec.ID, `INSERT INTO deliveries (id, key, url, token, body, rec, state) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		dl.rec.ID, key, dl.url, dl.token, dl.body, string(rec), dl.rec.State)
+	st.execRow(o.Rec.ID, `INSERT INTO deliveries (id, key, url, token, body, rec, state) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		o.Rec.ID, key, o.URL, o.Token, o.Body, string(rec), o.Rec.State)
 }
 
 func (st *sqlStore) deliveryUpdated(rec Delivery) {
@@ -1008,12 +1001,12 @@ type storedCounter struct {
 	N      int    `json:"n"`
 }
 
-func (st *sqlStore) end() sectionEnd {
+func (st *sqlStore) End() ledger.TxEnd {
 	clear(st.pm)
 	clear(st.po)
 	clear(st.wd)
-	e := sectionEnd{pending: st.tx != nil && st.wrote && st.err == nil && !st.closed,
-		depends: st.secWrote || st.secSaw || st.changedMore}
+	e := ledger.TxEnd{Pending: st.tx != nil && st.wrote && st.err == nil && !st.closed,
+		Depends: st.secWrote || st.secSaw || st.changedMore}
 	st.secWrote, st.secSaw = false, false
 	return e
 }
@@ -1028,7 +1021,7 @@ func (st *sqlStore) forget() {
 	st.changedMore, st.secWrote, st.secSaw = false, false, false
 }
 
-func (st *sqlStore) commit() error {
+func (st *sqlStore) Commit() error {
 	defer st.forget() // after flushLazy's writes too
 	if st.tx == nil {
 		err := st.err
@@ -1054,7 +1047,7 @@ func (st *sqlStore) commit() error {
 }
 
 // rollback drops what the section did: its transaction and its copies.
-func (st *sqlStore) rollback() {
+func (st *sqlStore) Rollback() {
 	st.forget()
 	st.nextKnown = false // payments the transaction moved out of PENDING are back in it
 	if st.tx != nil {
@@ -1080,7 +1073,7 @@ func (st *sqlStore) sameFile() error {
 		"nothing written now would be there at the next start", st.path, why)
 }
 
-func (st *sqlStore) ping() error {
+func (st *sqlStore) Ping() error {
 	if st.closed {
 		return errors.New("database closed")
 	}
@@ -1094,7 +1087,7 @@ func (st *sqlStore) ping() error {
 	return st.db.QueryRow("PRAGMA user_version").Scan(&v) // reads the file's header through the open file
 }
 
-func (st *sqlStore) close() error {
+func (st *sqlStore) Close() error {
 	if st.closed {
 		return nil
 	}
@@ -1103,7 +1096,7 @@ func (st *sqlStore) close() error {
 		st.q()
 	}
 	st.flushLazy()
-	err := st.commit()
+	err := st.Commit()
 	st.closed = true
 	if cerr := st.db.Close(); err == nil {
 		err = cerr

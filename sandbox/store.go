@@ -7,97 +7,125 @@ import (
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
-// store is where the sandbox keeps its resources. The rules (payments.go,
-// payouts.go, funds.go, the controls, the autopilot) are written once
-// against it; memStore keeps Go maps (no Config.DBPath: today's speed for
-// tests) and sqlStore keeps an SQLite file (sqlstore.go). Every method is
-// called with Server.mu held, inside one section that Server.commit ends
-// with commit (or with end, and a later section's commit): a section's
-// changes reach the file together or not at all.
-//
-// A resource returned by a lookup is the section's copy: the rules may
-// change it, and then call the matching save* within the same section.
-// Both stores hand out copies and keep only what is saved, so a forgotten
-// save loses the change in memory as on a file, and the suite in memory
-// catches it.
-type store interface {
-	// merchants builds the merchants and their terminals: from the
-	// configuration for a fresh store, from the file for a used one.
-	merchants() map[string]*merchant
+// coreStore is where the sandbox keeps its resources: the Store the
+// ledger defines, and the outbox of webhook deliveries, which must commit
+// with the change it reports. memStore keeps Go maps (no Config.DBPath:
+// today's speed for tests) and sqlStore keeps an SQLite file
+// (sqlstore.go). Every method is called with Server.mu held, inside one
+// section that Server.commit ends with Commit (or with End, and a later
+// section's Commit): a section's changes reach the file together or not at
+// all. Both stores hand out copies and keep only what is saved (see
+// ledger.Store), so a forgotten save loses the change in memory as on a
+// file, and the suite in memory catches it.
+type coreStore interface {
+	ledger.Store
+	// Outbox records a webhook delivery before it is sent: in the same
+	// section (and so the same transaction) as the change it reports.
+	Outbox(key string, o webhook.Outgoing)
+}
 
-	payment(id string) *payment
-	paymentByExt(m *merchant, extID string) *payment
-	addPayment(p *payment)
-	// savePayment writes p back; was is its status when the section read
-	// it, so memStore can keep its PENDING counters.
-	savePayment(p *payment, was string)
-	// pendingWithAmount counts m's PENDING payments of one amountKey.
-	pendingWithAmount(m *merchant, key string) int
-	// dueExpiry returns at most limit PENDING payments whose valid_until
-	// is not after now, earliest first.
-	dueExpiry(now time.Time, limit int) []*payment
-	// nextExpiry is the earliest valid_until still to come (false: none).
-	nextExpiry() (time.Time, bool)
-	recentPayments(limit int) []*payment
+// store is the Server's view of its coreStore: the names the rules were
+// written with.
+type store struct{ core coreStore }
 
-	payout(id string) *payout
-	payoutByExt(m *merchant, extID string) *payout
-	addPayout(p *payout)
-	savePayout(p *payout)
-	// listPayouts returns one page of m's payouts matching f, in creation
-	// order, and how many match in all.
-	listPayouts(m *merchant, f payoutFilter, limit, offset int) ([]*payout, int)
-	recentPayouts(limit int) []*payout
+func (s store) merchants() map[string]*merchant { return s.core.Merchants() }
+func (s store) reset() map[string]*merchant     { return s.core.Reset() }
+func (s store) payment(id string) *payment      { return s.core.Payment(id) }
+func (s store) paymentByExt(m *merchant, extID string) *payment {
+	return s.core.PaymentByExt(m, extID)
+}
+func (s store) addPayment(p *payment) { s.core.AddPayment(p) }
 
-	withdrawal(id string) *withdrawal
-	addWithdrawal(w *withdrawal)
-	saveWithdrawal(w *withdrawal)
-	recentWithdrawals(limit int) []*withdrawal
+// savePayment writes p back; was, its status when the section read it,
+// is the caller's word the stores no longer need: they know what they
+// saved.
+func (s store) savePayment(p *payment, was string) { s.core.SavePayment(p) }
+func (s store) pendingWithAmount(m *merchant, key string) int {
+	return s.core.PendingWithAmount(m, key)
+}
+func (s store) dueExpiry(now time.Time, limit int) []*payment { return s.core.DueExpiry(now, limit) }
+func (s store) nextExpiry() (time.Time, bool)                 { return s.core.NextExpiry() }
+func (s store) recentPayments(limit int) []*payment           { return s.core.RecentPayments(limit) }
+func (s store) payout(id string) *payout                      { return s.core.Payout(id) }
+func (s store) payoutByExt(m *merchant, extID string) *payout { return s.core.PayoutByExt(m, extID) }
+func (s store) addPayout(p *payout)                           { s.core.AddPayout(p) }
+func (s store) savePayout(p *payout)                          { s.core.SavePayout(p) }
+func (s store) listPayouts(m *merchant, f payoutFilter, limit, offset int) ([]*payout, int) {
+	return s.core.ListPayouts(m, ledger.PayoutFilter{Status: f.status, From: f.from, To: f.to}, limit, offset)
+}
+func (s store) recentPayouts(limit int) []*payout         { return s.core.RecentPayouts(limit) }
+func (s store) withdrawal(id string) *withdrawal          { return s.core.Withdrawal(id) }
+func (s store) addWithdrawal(w *withdrawal)               { s.core.AddWithdrawal(w) }
+func (s store) saveWithdrawal(w *withdrawal)              { s.core.SaveWithdrawal(w) }
+func (s store) recentWithdrawals(limit int) []*withdrawal { return s.core.RecentWithdrawals(limit) }
+func (s store) saveTerminal(m *merchant, t *terminal)     { s.core.SaveTerminal(m, t) }
+func (s store) saveMerchant(m *merchant)                  { s.core.SaveMerchant(m) }
 
-	saveTerminal(m *merchant, t *terminal)
-	saveMerchant(m *merchant) // its transfer counter
+// counts tells m's resources by status, for State and Stats.
+func (s store) counts(m *merchant) (payments, payouts, withdrawals map[string]int) {
+	return s.core.Counts(m)
+}
 
-	// counts tells m's resources by status, for State and Stats.
-	counts(m *merchant) (payments, payouts, withdrawals map[string]int)
-	// inFlight lists what the autopilot may still move.
-	inFlight() []autopilot.InFlight
+// inFlight lists what the autopilot may still move.
+func (s store) inFlight() []autopilot.InFlight {
+	pm, po, wd := s.core.InFlight()
+	var out []autopilot.InFlight
+	for _, p := range pm {
+		out = appendInFlightPayment(out, p)
+	}
+	for _, p := range po {
+		out = appendInFlightPayout(out, p)
+	}
+	for _, w := range wd {
+		out = appendInFlightWithdrawal(out, w)
+	}
+	return out
+}
 
+func (s store) outbox(key string, dl delivery) { s.core.Outbox(key, dl.out()) }
+
+// end ends the section without committing, when its changes may be
+// committed with later sections' (groupCommit, section.go).
+func (s store) end() sectionEnd {
+	e := s.core.End()
+	return sectionEnd{pending: e.Pending, depends: e.Depends}
+}
+func (s store) commit() error { return s.core.Commit() }
+func (s store) rollback()     { s.core.Rollback() }
+func (s store) ping() error   { return s.core.Ping() }
+func (s store) close() error  { return s.core.Close() }
+
+// journal keeps the sandbox's diagnostics, apart from its resources: the
+// clock offset, the faults, the request counters and log, and the
+// delivery log's updates. In memory they live in the Server alone
+// (memJournal keeps nothing); with Config.DBPath they are written with
+// the next change, so that a restart finds them.
+type journal interface {
 	saveOffset(d time.Duration)
 	saveFaults(f []*Fault)
-	// saveCounters records the request counters; the store may write them
-	// with the next change rather than at once (they are diagnostics).
+	// saveCounters records the request counters; the journal may write
+	// them with the next change rather than at once (they are
+	// diagnostics).
 	saveCounters(c map[routeKey]int)
 	// logRequest records one line of the request log, lazily like
 	// saveCounters.
 	logRequest(r RequestRecord)
-
-	// outbox records a webhook delivery before it is sent: in the same
-	// section (and so the same transaction) as the change it reports.
-	outbox(key string, dl delivery)
 	// deliveryUpdated records a delivery's attempts and state, lazily.
 	deliveryUpdated(rec Delivery)
-
-	// reset drops every resource and rebuilds the merchants from the
-	// configuration.
-	reset() map[string]*merchant
-	// end ends the section without committing, when its changes may be
-	// committed with later sections' (groupCommit, section.go); the
-	// section's copies are dropped, as commit drops them.
-	end() sectionEnd
-	// commit ends the section, and those ended before it: sqlStore
-	// commits its transaction.
-	commit() error
-	// rollback ends the section without keeping it (after a failed commit
-	// too): sqlStore rolls its transaction back. memStore cannot undo its
-	// maps; its commit never fails.
-	rollback()
-	// ping tells whether the store can still be used (/readyz).
-	ping() error
-	// close flushes what is pending and releases the store.
-	close() error
 }
+
+// memJournal is the journal without Config.DBPath: the Server's memory is
+// the only copy, and nothing survives it.
+type memJournal struct{}
+
+func (memJournal) saveOffset(time.Duration)      {}
+func (memJournal) saveFaults([]*Fault)           {}
+func (memJournal) saveCounters(map[routeKey]int) {}
+func (memJournal) logRequest(RequestRecord)      {}
+func (memJournal) deliveryUpdated(Delivery)      {}
 
 // sectionEnd is what end tells of the transaction a section leaves open.
 type sectionEnd struct {
@@ -114,12 +142,6 @@ type sectionEnd struct {
 type payoutFilter struct {
 	status   string
 	from, to time.Time
-}
-
-func (f payoutFilter) match(p *payout) bool {
-	return (f.status == "" || p.Status == f.status) &&
-		(f.from.IsZero() || !p.CreatedAt.Before(f.from)) &&
-		(f.to.IsZero() || !p.CreatedAt.After(f.to))
 }
 
 // uiListLimit bounds the rows the dashboard shows per list: the newest
@@ -235,14 +257,14 @@ func (s *memStore) sectionWithdrawal(sw *withdrawal) *withdrawal {
 	return sectionCopy(&s.wd, c.ID, &c)
 }
 
-func (s *memStore) merchants() map[string]*merchant { return buildMerchants(s.cfg) }
+func (s *memStore) Merchants() map[string]*merchant { return buildMerchants(s.cfg) }
 
-func (s *memStore) reset() map[string]*merchant {
+func (s *memStore) Reset() map[string]*merchant {
 	s.clear()
 	return buildMerchants(s.cfg)
 }
 
-func (s *memStore) payment(id string) *payment {
+func (s *memStore) Payment(id string) *payment {
 	if c := s.pm[id]; c != nil {
 		return c
 	}
@@ -252,7 +274,7 @@ func (s *memStore) payment(id string) *payment {
 	return nil
 }
 
-func (s *memStore) paymentByExt(m *merchant, extID string) *payment {
+func (s *memStore) PaymentByExt(m *merchant, extID string) *payment {
 	if sp := s.byExt[m][extID]; sp != nil {
 		return s.sectionPayment(sp)
 	}
@@ -261,7 +283,7 @@ func (s *memStore) paymentByExt(m *merchant, extID string) *payment {
 
 // addPayment keeps a copy of p; p itself becomes the section's copy, as
 // after a lookup.
-func (s *memStore) addPayment(p *payment) {
+func (s *memStore) AddPayment(p *payment) {
 	sp := new(payment)
 	copyPayment(sp, p)
 	s.payments[sp.ID] = sp
@@ -277,10 +299,9 @@ func (s *memStore) addPayment(p *payment) {
 	sectionCopy(&s.pm, p.ID, p)
 }
 
-// savePayment writes p over the saved copy. The PENDING counters follow
-// the saved status, not the caller's word for it (was), so that they
-// count what a restart of a file would count.
-func (s *memStore) savePayment(p *payment, _ string) {
+// SavePayment writes p over the saved copy. The PENDING counters and the
+// expiry heap follow the saved status.
+func (s *memStore) SavePayment(p *payment) {
 	sp := s.payments[p.ID]
 	if sp == nil {
 		return // never added: sqlStore's UPDATE would change no row
@@ -299,9 +320,9 @@ func (s *memStore) savePayment(p *payment, _ string) {
 	}
 }
 
-func (s *memStore) pendingWithAmount(m *merchant, key string) int { return s.pending[m][key] }
+func (s *memStore) PendingWithAmount(m *merchant, key string) int { return s.pending[m][key] }
 
-func (s *memStore) dueExpiry(now time.Time, limit int) []*payment {
+func (s *memStore) DueExpiry(now time.Time, limit int) []*payment {
 	var out []*payment
 	for len(out) < limit && len(s.expiry) > 0 && !now.Before(s.expiry[0].ValidUntil) {
 		if sp := heap.Pop(&s.expiry).(*payment); sp.Status == statusPending {
@@ -311,7 +332,7 @@ func (s *memStore) dueExpiry(now time.Time, limit int) []*payment {
 	return out
 }
 
-func (s *memStore) nextExpiry() (time.Time, bool) {
+func (s *memStore) NextExpiry() (time.Time, bool) {
 	for len(s.expiry) > 0 && s.expiry[0].Status != statusPending {
 		heap.Pop(&s.expiry) // settled before it was due: no timer for it
 	}
@@ -321,7 +342,7 @@ func (s *memStore) nextExpiry() (time.Time, bool) {
 	return s.expiry[0].ValidUntil, true
 }
 
-func (s *memStore) recentPayments(limit int) []*payment {
+func (s *memStore) RecentPayments(limit int) []*payment {
 	ps := make([]*payment, 0, len(s.payments))
 	for _, p := range s.payments {
 		ps = append(ps, p)
@@ -345,21 +366,21 @@ func (s *memStore) recentPayments(limit int) []*payment {
 	return ps
 }
 
-func (s *memStore) payout(id string) *payout {
+func (s *memStore) Payout(id string) *payout {
 	if sp := s.payouts[id]; sp != nil {
 		return s.sectionPayout(sp)
 	}
 	return nil
 }
 
-func (s *memStore) payoutByExt(m *merchant, extID string) *payout {
+func (s *memStore) PayoutByExt(m *merchant, extID string) *payout {
 	if sp := s.payoutByX[m][extID]; sp != nil {
 		return s.sectionPayout(sp)
 	}
 	return nil
 }
 
-func (s *memStore) addPayout(p *payout) {
+func (s *memStore) AddPayout(p *payout) {
 	sp := new(payout)
 	*sp = *p
 	s.payouts[sp.ID] = sp
@@ -371,17 +392,17 @@ func (s *memStore) addPayout(p *payout) {
 	sectionCopy(&s.po, p.ID, p)
 }
 
-func (s *memStore) savePayout(p *payout) {
+func (s *memStore) SavePayout(p *payout) {
 	if sp := s.payouts[p.ID]; sp != nil {
 		*sp = *p
 	}
 }
 
-func (s *memStore) listPayouts(m *merchant, f payoutFilter, limit, offset int) ([]*payout, int) {
+func (s *memStore) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offset int) ([]*payout, int) {
 	var out []*payout
 	total := 0
 	for _, p := range s.payoutList {
-		if p.Merchant != m || !f.match(p) {
+		if p.Merchant != m || !f.Match(p) {
 			continue
 		}
 		if total >= offset && len(out) < limit {
@@ -392,7 +413,7 @@ func (s *memStore) listPayouts(m *merchant, f payoutFilter, limit, offset int) (
 	return out, total
 }
 
-func (s *memStore) recentPayouts(limit int) []*payout {
+func (s *memStore) RecentPayouts(limit int) []*payout {
 	out := make([]*payout, 0, min(limit, len(s.payoutList)))
 	for i := len(s.payoutList) - 1; i >= 0 && len(out) < limit; i-- {
 		out = append(out, s.sectionPayout(s.payoutList[i]))
@@ -400,27 +421,27 @@ func (s *memStore) recentPayouts(limit int) []*payout {
 	return out
 }
 
-func (s *memStore) withdrawal(id string) *withdrawal {
+func (s *memStore) Withdrawal(id string) *withdrawal {
 	if sw := s.withdrawals[id]; sw != nil {
 		return s.sectionWithdrawal(sw)
 	}
 	return nil
 }
 
-func (s *memStore) addWithdrawal(w *withdrawal) {
+func (s *memStore) AddWithdrawal(w *withdrawal) {
 	sw := new(withdrawal)
 	*sw = *w
 	s.withdrawals[sw.ID] = sw
 	sectionCopy(&s.wd, w.ID, w)
 }
 
-func (s *memStore) saveWithdrawal(w *withdrawal) {
+func (s *memStore) SaveWithdrawal(w *withdrawal) {
 	if sw := s.withdrawals[w.ID]; sw != nil {
 		*sw = *w
 	}
 }
 
-func (s *memStore) recentWithdrawals(limit int) []*withdrawal {
+func (s *memStore) RecentWithdrawals(limit int) []*withdrawal {
 	ws := make([]*withdrawal, 0, len(s.withdrawals))
 	for _, w := range s.withdrawals {
 		ws = append(ws, w)
@@ -438,10 +459,10 @@ func (s *memStore) recentWithdrawals(limit int) []*withdrawal {
 	return ws
 }
 
-func (s *memStore) saveTerminal(*merchant, *terminal) {}
-func (s *memStore) saveMerchant(*merchant)            {}
+func (s *memStore) SaveTerminal(*merchant, *terminal) {}
+func (s *memStore) SaveMerchant(*merchant)            {}
 
-func (s *memStore) counts(m *merchant) (map[string]int, map[string]int, map[string]int) {
+func (s *memStore) Counts(m *merchant) (map[string]int, map[string]int, map[string]int) {
 	pm, po, wd := map[string]int{}, map[string]int{}, map[string]int{}
 	for _, p := range s.byExt[m] {
 		pm[p.Status]++
@@ -457,32 +478,33 @@ func (s *memStore) counts(m *merchant) (map[string]int, map[string]int, map[stri
 	return pm, po, wd
 }
 
-// inFlight reads the saved copies: it hands out values, not resources.
-func (s *memStore) inFlight() []autopilot.InFlight {
-	var out []autopilot.InFlight
-	for _, pm := range s.payments {
-		out = appendInFlightPayment(out, pm)
+func (s *memStore) InFlight() (pm []*payment, po []*payout, wd []*withdrawal) {
+	for _, p := range s.payments {
+		if p.Status == statusPending || p.Status == statusProcessing || p.Status == statusDispute {
+			pm = append(pm, s.sectionPayment(p))
+		}
 	}
-	for _, po := range s.payouts {
-		out = appendInFlightPayout(out, po)
+	for _, p := range s.payouts {
+		if p.Status == PayoutPending || p.Status == PayoutProcessing {
+			po = append(po, s.sectionPayout(p))
+		}
 	}
 	for _, w := range s.withdrawals {
-		out = appendInFlightWithdrawal(out, w)
+		if w.Status == WithdrawalPending || w.Status == WithdrawalProcessing {
+			wd = append(wd, s.sectionWithdrawal(w))
+		}
 	}
-	return out
+	return pm, po, wd
 }
 
-func (s *memStore) saveOffset(time.Duration)      {}
-func (s *memStore) saveFaults([]*Fault)           {}
-func (s *memStore) saveCounters(map[routeKey]int) {}
-func (s *memStore) logRequest(RequestRecord)      {}
-func (s *memStore) outbox(string, delivery)       {}
-func (s *memStore) deliveryUpdated(Delivery)      {}
-func (s *memStore) end() sectionEnd               { s.dropCopies(); return sectionEnd{} }
-func (s *memStore) commit() error                 { s.dropCopies(); return nil }
-func (s *memStore) rollback()                     { s.dropCopies() }
-func (s *memStore) ping() error                   { return nil }
-func (s *memStore) close() error                  { return nil }
+// Outbox keeps nothing: in memory a delivery lives in the dispatcher
+// alone, as the rest of the Server's memory does.
+func (s *memStore) Outbox(string, webhook.Outgoing) {}
+func (s *memStore) End() ledger.TxEnd               { s.dropCopies(); return ledger.TxEnd{} }
+func (s *memStore) Commit() error                   { s.dropCopies(); return nil }
+func (s *memStore) Rollback()                       { s.dropCopies() }
+func (s *memStore) Ping() error                     { return nil }
+func (s *memStore) Close() error                    { return nil }
 
 // expiryHeap orders payments by valid_until so expiry costs O(log n) per
 // payment instead of a scan on every request.

@@ -40,13 +40,13 @@ func (e *env) stop() {
 func TestStoreModeFollowsTestSwitch(t *testing.T) {
 	sb := New(Config{})
 	defer sb.Close()
-	_, onFile := sb.st.(*sqlStore)
+	_, onFile := sb.st.core.(*sqlStore)
 	if want := os.Getenv("PAYKIT_SANDBOX_TEST_DB") == "file"; onFile != want {
 		t.Fatalf("store on a file: %v, want %v", onFile, want)
 	}
 	sb2 := New(Config{DBPath: filepath.Join(t.TempDir(), "x.db")})
 	defer sb2.Close()
-	if _, ok := sb2.st.(*sqlStore); !ok {
+	if _, ok := sb2.st.core.(*sqlStore); !ok {
 		t.Fatal("DBPath set, store not SQLite")
 	}
 }
@@ -412,7 +412,7 @@ func TestDBStoreFailureIsUnavailable(t *testing.T) {
 	res.Body.Close()
 	eq(t, res.StatusCode, 200)
 
-	e.sb.st.(*sqlStore).db.Close()
+	e.sb.st.core.(*sqlStore).db.Close()
 	wantStatus(t, e.do("POST", "/v1/payments", `{"ext_id":"f-2","amount":100}`), 503, "SANDBOX_STORE")
 	wantStatus(t, e.do("GET", "/v1/payments/"+id, ""), 503, "SANDBOX_STORE")
 	if err := e.sb.VerifyPayment(id, OutcomeCompleted); !errors.Is(err, ErrStore) {

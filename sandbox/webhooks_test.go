@@ -81,7 +81,7 @@ func TestWebhooksPayoutGiveUpAndClose(t *testing.T) {
 	slow.Close()
 	slow.Close()
 	es.flush()
-	if _, onFile := slow.st.(*sqlStore); onFile {
+	if _, onFile := slow.st.core.(*sqlStore); onFile {
 		// A closed Server's file is released: nothing it changed could be
 		// kept, so it answers 503 rather than acknowledge.
 		wantStatus(t, es.do("POST", "/v1/payments", `{"ext_id":"t","amount":150}`), 503, "SANDBOX_STORE")

@@ -1,0 +1,128 @@
+package ledger
+
+import (
+	"time"
+)
+
+// Store keeps the resources the rules move: payments, payouts,
+// withdrawals, and the merchants with their terminals. It is the only
+// place they are kept; the rules are written once against it and run on
+// memory or on a database alike (package store holds both).
+//
+// Every method is called inside one transaction, which Commit (or End and
+// a later Commit) ends: a transaction's changes are kept together or not
+// at all. A lookup hands out the transaction's copy of a resource (two
+// lookups of one id within it share one copy); a rule that changes it
+// calls the matching Save within the same transaction, or the change is
+// lost when the transaction ends. Nothing else is kept: the counters of
+// PENDING payments and the expiry follow what was saved.
+//
+// Merchants and terminals are the exception: the caller holds them in its
+// own memory (Merchants builds them once) and SaveTerminal and SaveMerchant
+// write its current values through.
+type Store interface {
+	// Merchants builds the merchants and their terminals: from the
+	// configuration for a fresh store, from what is kept for a used one.
+	Merchants() map[string]*Merchant
+	// Reset drops every resource and rebuilds the merchants from the
+	// configuration.
+	Reset() map[string]*Merchant
+
+	// Payment finds a payment by id (nil: none).
+	Payment(id string) *Payment
+	// PaymentByExt finds m's payment by its ext_id (nil: none).
+	PaymentByExt(m *Merchant, extID string) *Payment
+	// AddPayment keeps a new payment; p is the transaction's copy from
+	// then on.
+	AddPayment(p *Payment)
+	// SavePayment writes p back.
+	SavePayment(p *Payment)
+	// PendingWithAmount counts m's PENDING payments of one AmountKey; a
+	// store may stop counting at the configured cap.
+	PendingWithAmount(m *Merchant, key string) int
+	// DueExpiry returns at most limit PENDING payments whose ValidUntil is
+	// not after now, earliest first. The caller moves them: a store may
+	// not return them again.
+	DueExpiry(now time.Time, limit int) []*Payment
+	// NextExpiry is no later than the earliest ValidUntil of a PENDING
+	// payment (false: none is PENDING). It may be early, never late: a
+	// timer armed at it finds nothing due at worst and asks again.
+	NextExpiry() (time.Time, bool)
+	// RecentPayments returns the newest payments, at most limit.
+	RecentPayments(limit int) []*Payment
+
+	// Payout finds a payout by id (nil: none).
+	Payout(id string) *Payout
+	// PayoutByExt finds m's payout by its ext_id (nil: none).
+	PayoutByExt(m *Merchant, extID string) *Payout
+	// AddPayout keeps a new payout; p is the transaction's copy.
+	AddPayout(p *Payout)
+	// SavePayout writes p back.
+	SavePayout(p *Payout)
+	// ListPayouts returns one page of m's payouts matching f, in creation
+	// order, and how many match in all.
+	ListPayouts(m *Merchant, f PayoutFilter, limit, offset int) ([]*Payout, int)
+	// RecentPayouts returns the newest payouts, at most limit.
+	RecentPayouts(limit int) []*Payout
+
+	// Withdrawal finds a withdrawal by id (nil: none).
+	Withdrawal(id string) *Withdrawal
+	// AddWithdrawal keeps a new withdrawal; w is the transaction's copy.
+	AddWithdrawal(w *Withdrawal)
+	// SaveWithdrawal writes w back.
+	SaveWithdrawal(w *Withdrawal)
+	// RecentWithdrawals returns the newest withdrawals, at most limit.
+	RecentWithdrawals(limit int) []*Withdrawal
+
+	// SaveTerminal writes t's balances through.
+	SaveTerminal(m *Merchant, t *Terminal)
+	// SaveMerchant writes m's transfer counter through.
+	SaveMerchant(m *Merchant)
+
+	// Counts tells m's resources by status.
+	Counts(m *Merchant) (payments, payouts, withdrawals map[string]int)
+	// InFlight returns what may still move: PENDING, PROCESSING and
+	// DISPUTE payments, pending and processing payouts and withdrawals.
+	InFlight() ([]*Payment, []*Payout, []*Withdrawal)
+
+	// End ends the transaction's part of one caller without committing,
+	// when its changes may be committed with later parts' (a group
+	// commit); its copies are dropped, as Commit drops them.
+	End() TxEnd
+	// Commit ends the transaction and keeps its changes, and those of the
+	// parts ended before it.
+	Commit() error
+	// Rollback ends the transaction without keeping it (after a failed
+	// Commit too). A store in memory, whose Commit never fails, cannot
+	// undo what was saved.
+	Rollback()
+	// Ping tells whether the store can still be used.
+	Ping() error
+	// Close keeps what is pending and releases the store.
+	Close() error
+}
+
+// TxEnd is what End tells of the transaction it leaves open.
+type TxEnd struct {
+	// Pending: it holds changes not yet committed, and nothing failed, so
+	// their commit may be left to a later part.
+	Pending bool
+	// Depends: the part's answer depends on those changes (it made some,
+	// or read some), so it must not be given before they are committed.
+	Depends bool
+}
+
+// PayoutFilter is a query of payouts: by status and creation time.
+type PayoutFilter struct {
+	// Status matches one status ("" any).
+	Status string
+	// From and To bound CreatedAt, both included (zero: unbounded).
+	From, To time.Time
+}
+
+// Match reports whether p passes the filter.
+func (f PayoutFilter) Match(p *Payout) bool {
+	return (f.Status == "" || p.Status == f.Status) &&
+		(f.From.IsZero() || !p.CreatedAt.Before(f.From)) &&
+		(f.To.IsZero() || !p.CreatedAt.After(f.To))
+}
