@@ -84,12 +84,7 @@ type store interface {
 	// reset drops every resource and rebuilds the merchants from the
 	// configuration.
 	reset() map[string]*merchant
-	// end ends the section without committing, when its changes may be
-	// committed with later sections' (groupCommit, section.go); the
-	// section's copies are dropped, as commit drops them.
-	end() sectionEnd
-	// commit ends the section, and those ended before it: sqlStore
-	// commits its transaction.
+	// commit ends the section: sqlStore commits its transaction.
 	commit() error
 	// rollback ends the section without keeping it (after a failed commit
 	// too): sqlStore rolls its transaction back. memStore cannot undo its
@@ -99,17 +94,6 @@ type store interface {
 	ping() error
 	// close flushes what is pending and releases the store.
 	close() error
-}
-
-// sectionEnd is what end tells of the transaction a section leaves open.
-type sectionEnd struct {
-	// pending: it holds changes not yet committed, and nothing failed, so
-	// their commit may be left to a later section.
-	pending bool
-	// depends: the section's answer depends on those changes (it made
-	// some, read some, or they touch the Server's memory, whose reads the
-	// store does not see), so it is not written before they are committed.
-	depends bool
 }
 
 // payoutFilter is the query of GET /v1/payouts.
@@ -348,7 +332,6 @@ func (s *memStore) saveCounters(map[routeKey]int) {}
 func (s *memStore) logRequest(RequestRecord)      {}
 func (s *memStore) outbox(string, delivery)       {}
 func (s *memStore) deliveryUpdated(Delivery)      {}
-func (s *memStore) end() sectionEnd               { return sectionEnd{} }
 func (s *memStore) commit() error                 { return nil }
 func (s *memStore) rollback()                     {}
 func (s *memStore) ping() error                   { return nil }
