@@ -45,6 +45,7 @@ func (s *Server) commit() {
 		return
 	}
 	g.mu.Lock()
+	g.committed = max(g.committed, g.st.lastCommit()) // Close's own commit too
 	synced := g.synced
 	g.mu.Unlock()
 	need := g.st.needs(synced)
@@ -207,7 +208,7 @@ func (s *Server) checkpointLocked() {
 	default:
 		seq := g.st.lastCommit()
 		g.mu.Lock()
-		g.committed = seq
+		g.committed = max(g.committed, seq)
 		if len(s.held) > 0 { // sent once the commit is synced (waitSynced)
 			g.held = append(g.held, heldBatch{seq: seq, hooks: append([]heldHook(nil), s.held...)})
 		}
