@@ -13,52 +13,59 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 )
 
-// gatedStore holds every commit of a change until the test releases it,
+// gatedSync holds every sync of the -wal file until the test releases it,
 // so that sections pile up behind it as they do behind a slow fsync, and
-// can fail it as a full disk would.
-type gatedStore struct {
-	coreStore
-	sq      *sqlStore
-	entered chan struct{} // a commit of a change is waiting
-	release chan error    // its outcome: nil commits
+// can fail it as a failing disk would.
+type gatedSync struct {
+	entered chan struct{} // a sync is waiting
+	release chan error    // its outcome: nil syncs
+	ungate  func()        // puts the real sync back, for Close
 }
 
-func (g *gatedStore) Commit() error {
-	if g.sq.tx == nil || !g.sq.wrote {
-		return g.coreStore.Commit()
+// gateSync wraps the sync of e's group commit in a gatedSync.
+func (e *env) gateSync() *gatedSync {
+	g := &gatedSync{entered: make(chan struct{}), release: make(chan error)}
+	grp := &e.sb.grp
+	grp.mu.Lock()
+	defer grp.mu.Unlock()
+	real := grp.sync
+	grp.sync = func() error {
+		g.entered <- struct{}{}
+		if err := <-g.release; err != nil {
+			return err
+		}
+		return real()
 	}
-	g.entered <- struct{}{}
-	if err := <-g.release; err != nil {
-		g.coreStore.Rollback()
-		return err
+	g.ungate = func() {
+		grp.mu.Lock()
+		defer grp.mu.Unlock()
+		grp.sync = real
 	}
-	return g.coreStore.Commit()
-}
-
-// gate wraps e's SQL store in a gatedStore.
-func (e *env) gate() *gatedStore {
-	e.sb.mu.Lock()
-	defer e.sb.mu.Unlock()
-	g := &gatedStore{coreStore: e.sb.st.core, sq: e.sb.st.core.(*sqlStore), entered: make(chan struct{}), release: make(chan error)}
-	e.sb.st.core = g
+	e.t.Cleanup(g.ungate) // before the Server's Close
 	return g
 }
 
-// syncs is how many commits of a change (each an fsync) the store made.
+// syncs is how many syncs of the -wal file (each an fsync) were made.
 func (e *env) syncs() int {
-	e.sb.mu.Lock()
-	defer e.sb.mu.Unlock()
-	return e.sb.st.core.(*gatedStore).sq.syncs
+	e.sb.grp.mu.Lock()
+	defer e.sb.grp.mu.Unlock()
+	return e.sb.grp.syncs
 }
 
-// untilEntering waits until n sections wait in begin: they queue on the
-// Server's lock in that order.
-func (e *env) untilEntering(n int32) {
+// untilWaiting waits until n sections wait for a sync (one of them may
+// be running it).
+func (e *env) untilWaiting(n int) {
 	e.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for e.sb.grp.entering.Load() != n {
+	for {
+		e.sb.grp.mu.Lock()
+		got := e.sb.grp.waiting
+		e.sb.grp.mu.Unlock()
+		if got == n {
+			return
+		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("%d sections waiting to begin, want %d", e.sb.grp.entering.Load(), n)
+			e.t.Fatalf("%d sections waiting for a sync, want %d", got, n)
 		}
 		runtime.Gosched()
 	}
@@ -91,42 +98,44 @@ func notYet(t *testing.T, out <-chan result, when string) {
 	t.Helper()
 	select {
 	case r := <-out:
-		t.Fatalf("%s answered before the commit covering it returned (%s): %v %s", r.name, when, r.err, r.body)
+		t.Fatalf("%s answered before the sync covering it returned (%s): %v %s", r.name, when, r.err, r.body)
 	default:
 	}
 }
 
-// Writers that arrive while a commit is in flight share the next one: 8
-// creates queued behind one commit take one more commit, not 8, and
-// none answers before that commit has returned. All 9 payments are in the
-// file after a restart.
-func TestConcurrentWritersShareACommit(t *testing.T) {
+// Writers that commit while a sync runs share the next one: 8 creates
+// committed behind one sync take one more sync, not 8, and none answers
+// before that sync has returned. All 9 payments are in the file after a
+// restart.
+func TestConcurrentWritersShareASync(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sandbox.db")
 	e := dbEnv(t, path, nil, Config{})
-	g := e.gate()
+	g := e.gateSync()
 	before := e.syncs()
 	out := make(chan result, 16)
 	e.call(out, "first", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"first","amount":100}`)
-	<-g.entered // the first create holds the lock in its commit
+	<-g.entered // the first create has committed and syncs
 	for i := range 8 {
 		e.call(out, fmt.Sprint("w", i), e.sb.createPayment, "POST", "/v1/payments", fmt.Sprintf(`{"ext_id":"w%d","amount":%d}`, i, 101+i))
-		e.untilEntering(int32(i + 1))
 	}
+	e.untilWaiting(9) // the 8 committed while the first's sync runs
+	notYet(t, out, "the first sync is held")
 	g.release <- nil
 	if r := <-out; r.name != "first" || r.err != nil {
 		t.Fatalf("first answer: %+v", r)
 	}
-	<-g.entered // the last of the 8 commits for all
-	notYet(t, out, "its commit is held")
+	<-g.entered // one of the 8 syncs for all
+	notYet(t, out, "their sync is held")
 	g.release <- nil
 	for range 8 {
 		if r := <-out; r.err != nil {
 			t.Fatalf("%s: %v", r.name, r.err)
 		}
 	}
-	if n := e.syncs() - before - 1; n != 1 {
-		t.Fatalf("8 writers queued behind a commit took %d commits, want 1", n)
+	if n := e.syncs() - before; n != 2 {
+		t.Fatalf("8 writers committed behind a sync took %d syncs in all, want 2", n)
 	}
+	g.ungate()
 	e.stop()
 
 	e2 := dbEnv(t, path, nil, Config{})
@@ -138,89 +147,121 @@ func TestConcurrentWritersShareACommit(t *testing.T) {
 	}
 }
 
-// A section that only reads waits for the commit of a change it read (a
-// payment created by a section still waiting for its commit), and answers
-// at once when it read only what is committed.
+// A section that only reads waits for the sync of a change it read (a
+// payment whose create waits for its sync), and answers at once, while a
+// sync runs, when it read only what is synced.
 func TestReadersWaitOnlyForChangesTheyRead(t *testing.T) {
 	e := dbEnv(t, filepath.Join(t.TempDir(), "sandbox.db"), nil, Config{})
 	e.createPayment(`{"ext_id":"old","amount":100}`)
-	g := e.gate()
+	g := e.gateSync()
 	out := make(chan result, 8)
 	e.call(out, "first", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"first","amount":101}`)
 	<-g.entered
 	e.call(out, "create new", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"new","amount":102}`)
-	e.untilEntering(1)
+	e.untilWaiting(2)
 	e.call(out, "read new", e.sb.getPaymentByExtID, "GET", "/v1/payments/by-ext-id/new", "")
-	e.untilEntering(2)
+	e.untilWaiting(3)
 	e.call(out, "read old", e.sb.getPaymentByExtID, "GET", "/v1/payments/by-ext-id/old", "")
-	e.untilEntering(3)
-	e.call(out, "create last", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"last","amount":103}`)
-	e.untilEntering(4)
+	if r := <-out; r.name != "read old" || r.err != nil || !strings.Contains(r.body, "old") {
+		t.Fatalf("the read of a synced payment waited for a sync, or failed: %+v", r)
+	}
+	notYet(t, out, "the first sync is held")
 	g.release <- nil
-	for range 2 { // the next commit, "create last"'s, cannot end before the gate lets it
-		switch r := <-out; {
-		case r.name == "first" && r.err == nil:
-		case r.name == "read old" && r.err == nil && strings.Contains(r.body, "old"):
-		default:
-			t.Fatalf("answered before the commit of what it wrote or read: %+v", r)
-		}
+	if r := <-out; r.name != "first" || r.err != nil {
+		t.Fatalf("answered before the sync of what it wrote or read: %+v", r)
 	}
 	<-g.entered
-	notYet(t, out, "the commit of what they wrote or read is held")
+	notYet(t, out, "the sync of what they wrote or read is held")
 	g.release <- nil
 	got := map[string]result{}
-	for range 3 {
+	for range 2 {
 		r := <-out
 		got[r.name] = r
 	}
 	if r := got["read new"]; r.err != nil || !strings.Contains(r.body, "new") {
 		t.Fatalf("read new: %+v", r)
 	}
+	if r := got["create new"]; r.err != nil {
+		t.Fatalf("create new: %+v", r)
+	}
 }
 
-// A failed group commit fails every section in it: each is told (the API
-// answers 503 SANDBOX_STORE), memory goes back to the last commit (the
-// clock moved by one of them), and after a restart none of their changes
-// is in the file, while the commit before them is.
-func TestFailedGroupCommitFailsEveryWriter(t *testing.T) {
+// A failed sync is a failed commit for every section it covered and every
+// later one: each is told (ErrStore: the API answers 503 SANDBOX_STORE,
+// /readyz 503), the webhooks of their commits are never sent, and a
+// section that commits afterwards is refused too, while the writer whose
+// sync succeeded before keeps its payment after a restart.
+func TestFailedSyncFailsEveryWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sandbox.db")
+	sink := newHookSink(t, 0)
 	e := dbEnv(t, path, &clock{t: base}, Config{})
-	g := e.gate()
+	for i := range 3 {
+		e.createPayment(fmt.Sprintf(`{"ext_id":"hooked%d","amount":%d,"notify_url":"%s"}`, i, 200+i, sink.srv.URL))
+	}
+	hooks := len(e.sb.Deliveries())
+	g := e.gateSync()
 	out := make(chan result, 16)
 	e.call(out, "first", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"first","amount":100}`)
 	<-g.entered
 	for i := range 4 {
 		e.call(out, fmt.Sprint("w", i), e.sb.createPayment, "POST", "/v1/payments", fmt.Sprintf(`{"ext_id":"w%d","amount":%d}`, i, 101+i))
-		e.untilEntering(int32(i + 1))
 	}
 	advanced := make(chan struct{})
-	go func() { e.sb.Advance(time.Hour); close(advanced) }()
-	e.untilEntering(5)
+	go func() { e.sb.Advance(30 * 24 * time.Hour); close(advanced) }() // expires the hooked payments: 3 webhooks
+	e.untilWaiting(6)
 	g.release <- nil
 	if r := <-out; r.name != "first" || r.err != nil {
 		t.Fatalf("first answer: %+v", r)
 	}
 	<-g.entered
-	g.release <- errors.New("database or disk is full (injected)")
+	g.release <- errors.New("input/output error (injected)")
 	for range 4 {
 		<-out // each handler's value; the API answers 503 on storeFailed, below
 	}
 	<-advanced
-	if err := e.sb.storeFailed(); !errors.Is(err, ErrStore) {
-		t.Fatalf("after the failed group commit: %v", err)
+	if err := e.sb.storeFailed(); !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("after the failed sync: %v", err)
+	}
+	if n := len(e.sb.Deliveries()); n != hooks {
+		t.Fatalf("%d deliveries after a failed sync, want the %d before it: a webhook of an unsynced commit was sent", n, hooks)
 	}
 	wantStatus(t, e.do("GET", "/v1/payments/by-ext-id/w0", ""), 503, "SANDBOX_STORE")
-	if now := e.sb.State().Now; !now.Equal(base) {
-		t.Fatalf("clock %v after its Advance failed, want %v", now, base)
-	}
+	wantStatus(t, e.do("POST", "/v1/payments", `{"ext_id":"later","amount":120}`), 503, "SANDBOX_STORE")
+	wantStatus(t, e.do("GET", "/readyz", ""), 503, "")
+	g.ungate()
 	e.stop()
 
 	e2 := dbEnv(t, path, &clock{t: base}, Config{})
 	wantStatus(t, e2.do("GET", "/v1/payments/by-ext-id/first", ""), 200, "")
-	for i := range 4 {
-		wantStatus(t, e2.do("GET", fmt.Sprintf("/v1/payments/by-ext-id/w%d", i), ""), 404, "PAY_006")
+	wantStatus(t, e2.do("GET", "/v1/payments/by-ext-id/later", ""), 404, "PAY_006")
+}
+
+// Close makes every commit durable (SQLite checkpoints the WAL into the
+// database and syncs it): a section still waiting for its sync then
+// answers, and its payment is there after a restart.
+func TestCloseCompletesAWaitingSync(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sandbox.db")
+	e := dbEnv(t, path, nil, Config{})
+	g := e.gateSync()
+	out := make(chan result, 4)
+	e.call(out, "first", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"first","amount":100}`)
+	<-g.entered
+	e.call(out, "second", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"second","amount":101}`)
+	e.untilWaiting(2)
+	closed := make(chan struct{})
+	go func() { e.stop(); close(closed) }()
+	e.untilWaiting(3) // Close has committed and closed the database: it waits for its sync too
+	g.release <- nil  // first's sync; the next leader's runs after Close released the WAL
+	<-g.entered
+	g.release <- nil
+	for range 2 {
+		if r := <-out; r.err != nil {
+			t.Fatalf("%s: %v", r.name, r.err)
+		}
 	}
-	if now := e2.sb.State().Now; !now.Equal(base) {
-		t.Fatalf("clock %v after a restart, want %v", now, base)
+	<-closed
+	e2 := dbEnv(t, path, nil, Config{})
+	for _, ext := range []string{"first", "second"} {
+		wantStatus(t, e2.do("GET", "/v1/payments/by-ext-id/"+ext, ""), 200, "")
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync/atomic"
+	"sync"
 	"time"
 )
 
@@ -25,81 +25,161 @@ var ErrStore = errors.New("sandbox: the database cannot be used")
 
 // begin opens a section: it takes the Server's lock, and everything the
 // rules change until commit is one transaction of the store.
-func (s *Server) begin() {
-	if !s.grp.on {
-		s.mu.Lock()
-		return
-	}
-	s.grp.entering.Add(1) // seen by the section before: it may leave its commit to this one
-	s.mu.Lock()
-	s.grp.entering.Add(-1)
-}
+func (s *Server) begin() { s.mu.Lock() }
 
 // lock takes the Server's lock outside a section, to read its memory or
-// note a diagnostic: counted as begin counts, so that a section ending
-// meanwhile may leave its commit to the group; unlock then commits that
-// group when nobody else is coming to.
-func (s *Server) lock() { s.begin() }
+// note a diagnostic (kept with the next commit); unlock releases it.
+func (s *Server) lock()   { s.mu.Lock() }
+func (s *Server) unlock() { s.mu.Unlock() }
 
-func (s *Server) unlock() {
-	if s.grp.done != nil && s.grp.entering.Load() == 0 {
-		s.checkpointLocked()
-	}
-	s.mu.Unlock()
-}
-
-// commit ends the section. Its answer is written only once what it
-// changed, and what it read of others' changes, is committed: by this
-// section, or by a later one (groupCommit). Then the webhooks held are
-// released, and the lock.
+// commit ends the section: its transaction is committed under the lock,
+// which is then released, and the section's answer is written only once
+// what it changed, and what it read of others' changes, is on disk
+// (groupCommit). Its webhooks are released after the same sync.
 func (s *Server) commit() {
-	g := &s.grp
-	if g.on && s.storeErr == nil && g.entering.Load() > 0 && g.n < maxGroup-1 {
-		if e := s.st.end(); e.pending {
-			if !e.depends {
-				s.mu.Unlock() // it read only what is committed: its answer need not wait
-				return
-			}
-			if g.done == nil {
-				g.done = make(chan struct{})
-			}
-			g.n++
-			done := g.done
-			s.mu.Unlock()
-			<-done // closed by checkpointLocked, after storeErr tells the outcome
-			return
-		}
-	}
 	s.checkpointLocked()
+	g := &s.grp
+	if g.st == nil {
+		s.mu.Unlock()
+		return
+	}
+	g.mu.Lock()
+	g.committed = max(g.committed, g.st.lastCommit()) // Close's own commit too
+	synced := g.synced
+	g.mu.Unlock()
+	need := g.st.needs(synced)
 	s.mu.Unlock()
+	if need > synced {
+		s.waitSynced(need)
+	}
 }
 
-// groupCommit lets sections share one commit, and so one fsync, of a
-// store whose commit reaches the disk (Config.DBPath). A section that ends
-// while others wait in begin (they arrived during the previous commit)
-// leaves its changes in the open transaction and waits: the last of them,
-// the one that finds nobody waiting, or the maxGroup-th, commits for all,
-// and its outcome is theirs. No answer is written before the commit
-// covering it returns (synchronous=FULL stays: a 2xx survives power loss),
-// and a failed commit fails every section in it (storeErr), memory going
-// back to the previous commit (keptState). A section that only read waits
-// as well when it read one of those changes, or when they touch the
-// Server's own memory (terminals, clock, faults), whose reads the store
-// cannot see: nothing is visible before it is committed.
+// groupCommit is the group commit of a store whose commits return before
+// they are on disk (Config.DBPath: SQLite in WAL mode with
+// synchronous=NORMAL writes a commit's frames to the -wal file without
+// syncing it). Each section commits under the Server's lock, which it then
+// releases, and waits outside it until a sync of the -wal file that
+// started after its commit returned has completed; the first waiter finds
+// no sync running and runs one (the leader), covering every commit made
+// before it began, so the writers that commit while it runs share the next
+// one, and the next sections already run their statements meanwhile, as
+// PostgreSQL's group commit does.
+//
+// Durability is synchronous=FULL's: no answer is written before the WAL
+// frames of every commit it depends on are synced. The -wal file's
+// directory entry is synced when the store opens it; SQLite itself syncs
+// the WAL before each checkpoint copies frames into the database and the
+// database after it (synchronous=NORMAL does both), so a frame is never
+// overwritten by the WAL restart that follows a checkpoint before it is in
+// the synced database; the WAL header it writes at a restart is synced
+// before any frame after it. On Linux an fsync of any descriptor of the
+// file flushes every write to it, whoever made it. A power loss leaves a
+// prefix of the commits (SQLite recovers the WAL up to the last frame
+// whose checksum chain holds), which includes every one acknowledged.
+//
+// A failed sync is a failed commit for every section it covered and every
+// later one: ErrStore (503 SANDBOX_STORE, /readyz 503) until a restart,
+// and their webhooks are never sent. Those commits cannot be undone, so
+// the memory may show their changes, which the 503 on every request then
+// hides; the file may or may not hold them after a restart (as after a
+// failed fsync inside SQLite's own COMMIT), which a 503 does not deny.
+//
+// A section that only reads waits as well when it read a change not yet
+// synced, or when a commit not yet synced changed the Server's own memory
+// (terminals, clock, faults), whose reads the store cannot see: nothing
+// is visible to one request before it is durable (see sqlStore.needs).
 type groupCommit struct {
-	on       bool          // set by openStore before the Server is shared: the store's commits sync
-	entering atomic.Int32  // sections waiting in begin
-	done     chan struct{} // under mu: closed when the open transaction's commit ends; nil: nobody waits
-	n        int           // under mu: sections waiting for it
+	st durableStore // nil: commits are durable when they return (memory)
+
+	mu        sync.Mutex
+	cond      sync.Cond    // on mu: a sync ended
+	sync      func() error // under mu: syncs the -wal file (tests inject a failure)
+	committed uint64       // under mu: the last commit of a change that returned
+	synced    uint64       // under mu: every commit up to this one is on disk
+	syncing   bool         // under mu: a leader runs a sync now
+	err       error        // under mu: a sync failed: nothing is synced any more
+	held      []heldBatch  // under mu: webhooks of commits not yet synced, oldest first
+	syncs     int          // under mu: syncs made, for the tests
+	waiting   int          // under mu: sections in waitSynced, for the tests
 }
 
-// maxGroup bounds the sections one commit covers, so that a steady stream
-// of requests (someone is always waiting in begin) still commits, and the
-// first section of a group is not kept waiting for long.
-const maxGroup = 64
+// durableStore is what the group commit asks of the store (sqlStore).
+type durableStore interface {
+	// lastCommit is the sequence number of the last commit of a change.
+	lastCommit() uint64
+	// needs is the commit the section's answer waits for (what it wrote
+	// or read; at most synced when nothing), and starts the next section;
+	// commits up to synced are on disk.
+	needs(synced uint64) uint64
+	// syncWAL makes every commit returned so far durable.
+	syncWAL() error
+}
+
+// heldBatch is the webhooks of one commit, queued once it is synced.
+type heldBatch struct {
+	seq   uint64
+	hooks []heldHook
+}
+
+// waitSynced returns once commit n is on disk or a sync failed (then
+// storeErr is set), leading a sync when none runs.
+func (s *Server) waitSynced(n uint64) {
+	g := &s.grp
+	g.mu.Lock()
+	g.waiting++
+	defer func() { g.waiting--; g.mu.Unlock() }()
+	for g.synced < n && g.err == nil {
+		if g.syncing {
+			g.cond.Wait()
+			continue
+		}
+		g.syncing = true
+		target, sync := g.committed, g.sync
+		g.syncs++
+		g.mu.Unlock()
+		err := sync()
+		if err != nil {
+			s.mu.Lock()
+			if s.storeErr == nil {
+				s.storeErr = fmt.Errorf("%w: %v", ErrStore, err)
+				if l := s.cfg.Logger; l != nil {
+					l.Error("database sync failed: answering 503 until restarted", slog.String("error", err.Error()))
+				}
+			}
+			s.mu.Unlock()
+		}
+		g.mu.Lock()
+		var send []heldBatch
+		if err != nil {
+			g.err, g.held = err, nil
+		} else {
+			i := 0
+			for i < len(g.held) && g.held[i].seq <= target {
+				i++
+			}
+			send, g.held = g.held[:i:i], g.held[i:]
+		}
+		if len(send) > 0 {
+			// Queued in commit order, before any later leader's, and
+			// without mu: the dispatcher takes the Server's lock to log.
+			g.mu.Unlock()
+			for _, b := range send {
+				for _, h := range b.hooks {
+					s.hooks.queue(h.key, h.dl)
+				}
+			}
+			g.mu.Lock()
+		}
+		if err == nil {
+			g.synced = target
+		}
+		g.syncing = false
+		g.cond.Broadcast()
+	}
+}
 
 // checkpointLocked commits what the section did so far and sends its held
-// webhooks; the section may go on (expiry of a long backlog commits in
+// webhooks (with -db, once the commit is synced); the section may go on (expiry of a long backlog commits in
 // batches). When the commit fails, or a commit failed before, the store
 // rolls the section back and the Server's own memory (terminals, transfer
 // counters, clock offset, faults) goes back to the last commit: nothing a
@@ -116,20 +196,26 @@ func (s *Server) checkpointLocked() {
 			l.Error("database commit failed: answering 503 until restarted", slog.String("error", err.Error()))
 		}
 	}
-	if s.storeErr == nil {
+	switch g := &s.grp; {
+	case s.storeErr != nil:
+		s.kept.restore(s)
+	case g.st == nil:
 		for _, h := range s.held {
 			s.hooks.queue(h.key, h.dl)
 		}
 		s.kept.take(s)
-	} else {
-		s.kept.restore(s)
+	default:
+		seq := g.st.lastCommit()
+		g.mu.Lock()
+		g.committed = max(g.committed, seq)
+		if len(s.held) > 0 { // sent once the commit is synced (waitSynced)
+			g.held = append(g.held, heldBatch{seq: seq, hooks: append([]heldHook(nil), s.held...)})
+		}
+		g.mu.Unlock()
+		s.kept.take(s)
 	}
 	clear(s.held)
 	s.held = s.held[:0]
-	if s.grp.done != nil {
-		close(s.grp.done)
-		s.grp.done, s.grp.n = nil, 0
-	}
 }
 
 // keptState is the part of the Server's memory a section may change
@@ -241,7 +327,10 @@ func (s *Server) openStore() ([]storedDelivery, error) {
 		return nil, err
 	}
 	s.st, s.jr = store{core: st}, st
-	s.grp.on = true
+	if st.deferSync {
+		s.grp.st, s.grp.sync = st, st.syncWAL
+		s.grp.cond.L = &s.grp.mu
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.merchants = st.Merchants()
@@ -252,7 +341,11 @@ func (s *Server) openStore() ([]storedDelivery, error) {
 		s.reqPos = 0 // the ring is full: its oldest line is the next overwritten
 	}
 	st.wrote = true // a new file's merchants and terminals
-	if err := st.Commit(); err != nil {
+	err = st.Commit()
+	if err == nil && st.deferSync {
+		err = st.syncWAL() // what a restart gives back is on disk before the first request
+	}
+	if err != nil {
 		st.Close()
 		return nil, openError(path, "%v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -72,8 +73,9 @@ CREATE INDEX deliveries_state ON deliveries (state);`,
 }
 
 // sqlStore keeps the sandbox in an SQLite file: a section's changes are
-// committed before its answer is written, in one transaction with those of
-// the sections that ended while it waited to begin (groupCommit). It
+// committed when it ends, and synced to disk before its answer is written,
+// with one sync of the -wal file shared by the sections that committed
+// while the previous one ran (groupCommit, section.go). It
 // holds in memory only the resources a section touched (cleared at
 // commit), the merchants and terminals (as many as configured), and the
 // lazy diagnostics described at saveCounters.
@@ -84,7 +86,7 @@ type sqlStore struct {
 	deps  sqlDeps
 
 	tx    *sql.Tx
-	wrote bool  // the section changed something: commit must sync
+	wrote bool  // the transaction changed something: commit must write
 	err   error // the first failure of the section
 
 	// resources loaded in this section: one copy each, so two lookups of
@@ -98,16 +100,30 @@ type sqlStore struct {
 	dlv      map[string]Delivery // delivery records not yet written
 	closed   bool
 
-	// What the open transaction changed, for a section that only reads
-	// while others wait for its commit (end): the payments, payouts and
-	// withdrawals it wrote, by id, and whether it wrote anything else.
+	// What the open transaction changed: the payments, payouts and
+	// withdrawals it wrote, by id, and whether it wrote anything else
+	// (the Server's memory: terminals, clock, faults, or the outbox).
 	changedIDs  map[string]struct{}
 	changedMore bool
-	secWrote    bool // the section changed something
-	secSaw      bool // the section read something the open transaction changed
+	lazy        bool // flushLazy writes: diagnostics nobody reads from the file
 	lookup      bool // a lookup by id or ext_id runs: the rows it loads tell what it saw
 
-	syncs int // commits that wrote, each an fsync: what the group commit saves, for its tests
+	// What the group commit asks (needs): seq counts the commits of a
+	// change; dirty maps each id changed by a commit maybe not yet synced
+	// to that commit, moreSeq is the last commit that changed anything
+	// else, and need is the commit the section's answer waits for.
+	seq      uint64
+	dirty    map[string]uint64
+	moreSeq  uint64
+	need     uint64
+	prunedTo uint64 // dirty holds no commit up to this one
+
+	// deferSync: commits return before they are on disk (the driver's
+	// Driver.DeferSync) and syncWAL syncs them, outside the Server's lock.
+	deferSync bool
+	walMu     sync.Mutex
+	wal       *os.File // under walMu: the -wal file, nil once closed
+	walErr    error    // under walMu: what syncWAL answers once closed
 
 	// next is no later than the earliest valid_until of a PENDING payment
 	// (zero: none is PENDING) when nextKnown: every API section asks
@@ -165,7 +181,7 @@ func openSQLStore(deps sqlDeps, path string) (*sqlStore, error) {
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	st := &sqlStore{db: db, path: path, deps: deps}
+	st := &sqlStore{db: db, path: path, deps: deps, deferSync: drv.DeferSync}
 	if err := st.prepare(); err != nil {
 		db.Close()
 		if why := readOnly(path); why != "" {
@@ -180,7 +196,87 @@ func openSQLStore(deps sqlDeps, path string) (*sqlStore, error) {
 		db.Close()
 		return nil, openError(path, "%v", err)
 	}
+	if st.deferSync {
+		if st.wal, err = openWAL(path + "-wal"); err != nil {
+			db.Close()
+			return nil, openError(path, "%v", err)
+		}
+	}
 	return st, nil
+}
+
+// openWAL opens the -wal file SQLite wrote at prepare's commit, to sync it
+// (a descriptor opened for reading syncs the file on Linux, whoever wrote
+// it), and syncs its directory once, so that the file itself, not only
+// its content, survives power loss. SQLite keeps the file, in
+// locking_mode EXCLUSIVE, until the store closes; syncWAL checks that.
+func openWAL(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening its WAL to sync it: %w", err)
+	}
+	dir, err := os.Open(filepath.Dir(path))
+	if err == nil {
+		err = dir.Sync()
+		dir.Close()
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("syncing the directory of its WAL: %w", err)
+	}
+	return f, nil
+}
+
+// syncWAL makes every commit returned so far durable: one fsync of the
+// -wal file, which holds their frames (see groupCommit). It is called
+// without the Server's lock, while other sections commit. It fails when
+// the path no longer names the file synced, which SQLite would go on
+// writing into unseen by a restart. After close it answers close's
+// outcome: closing checkpointed the WAL into the database and synced it.
+func (st *sqlStore) syncWAL() error {
+	st.walMu.Lock()
+	defer st.walMu.Unlock()
+	if st.wal == nil {
+		return st.walErr
+	}
+	if err := st.wal.Sync(); err != nil {
+		return fmt.Errorf("syncing the WAL of %s: %w", st.path, err)
+	}
+	fi, err := st.wal.Stat()
+	if err == nil {
+		var now os.FileInfo
+		if now, err = os.Stat(st.wal.Name()); err == nil && !os.SameFile(fi, now) {
+			err = errors.New("names another file")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("the WAL %s was removed or replaced while the sandbox ran (%v): "+
+			"what it holds would not be there at the next start", st.wal.Name(), err)
+	}
+	return nil
+}
+
+// lastCommit is the sequence number of the last commit of a change.
+func (st *sqlStore) lastCommit() uint64 { return st.seq }
+
+// needs is the commit the section's answer waits for: its own last commit
+// of a change, the commit that last changed a row it looked up, the last
+// commit of all when it ran any other query, and the last commit that
+// changed the Server's memory in any case (its reads go unseen by the
+// store). What is at most synced needs no wait. It forgets what synced
+// covers, and starts the next section.
+func (st *sqlStore) needs(synced uint64) uint64 {
+	n := max(st.need, st.moreSeq)
+	st.need = 0
+	if synced > st.prunedTo && len(st.dirty) > 0 {
+		for id, seq := range st.dirty {
+			if seq <= synced {
+				delete(st.dirty, id)
+			}
+		}
+		st.prunedTo = synced
+	}
+	return n
 }
 
 // readOnly says why the sandbox cannot write path, or create the journal
@@ -366,9 +462,9 @@ func (st *sqlStore) execRow(id, query string, args ...any) {
 	if tx == nil {
 		return
 	}
-	st.wrote, st.secWrote = true, true
+	st.wrote = true
 	if id == "" {
-		st.changedMore = true
+		st.changedMore = st.changedMore || !st.lazy
 	} else {
 		if st.changedIDs == nil {
 			st.changedIDs = map[string]struct{}{}
@@ -380,16 +476,15 @@ func (st *sqlStore) execRow(id, query string, args ...any) {
 	}
 }
 
-// saw notes what a read of the section may have seen: the row id (a
-// lookup), or, for any other query, whatever the transaction changed.
+// saw notes what a read of the section may have seen, for needs: the row
+// id (a lookup), or, for any other query, whatever any commit changed.
+// Its own transaction's changes are its own commit's.
 func (st *sqlStore) saw(id string) {
 	switch {
 	case id != "":
-		if _, ok := st.changedIDs[id]; ok {
-			st.secSaw = true
-		}
+		st.need = max(st.need, st.dirty[id])
 	case !st.lookup:
-		st.secSaw = st.secSaw || st.changedMore || len(st.changedIDs) > 0
+		st.need = max(st.need, st.seq)
 	}
 }
 
@@ -966,6 +1061,8 @@ func (st *sqlStore) deliveryUpdated(rec Delivery) {
 
 // flushLazy writes the diagnostics gathered since the last commit.
 func (st *sqlStore) flushLazy() {
+	st.lazy = true
+	defer func() { st.lazy = false }()
 	if st.counters != nil {
 		c := make([]storedCounter, 0, len(st.counters))
 		for k, n := range st.counters {
@@ -1001,16 +1098,6 @@ type storedCounter struct {
 	N      int    `json:"n"`
 }
 
-func (st *sqlStore) End() ledger.TxEnd {
-	clear(st.pm)
-	clear(st.po)
-	clear(st.wd)
-	e := ledger.TxEnd{Pending: st.tx != nil && st.wrote && st.err == nil && !st.closed,
-		Depends: st.secWrote || st.secSaw || st.changedMore}
-	st.secWrote, st.secSaw = false, false
-	return e
-}
-
 // forget drops what the store knew of the open transaction's changes: it
 // is committed or rolled back.
 func (st *sqlStore) forget() {
@@ -1018,7 +1105,7 @@ func (st *sqlStore) forget() {
 	clear(st.po)
 	clear(st.wd)
 	clear(st.changedIDs)
-	st.changedMore, st.secWrote, st.secSaw = false, false, false
+	st.changedMore = false
 }
 
 func (st *sqlStore) Commit() error {
@@ -1040,10 +1127,21 @@ func (st *sqlStore) Commit() error {
 		tx.Rollback()
 		return err
 	}
-	if wrote {
-		st.syncs++
+	if err := tx.Commit(); err != nil || !wrote {
+		return err
 	}
-	return tx.Commit()
+	st.seq++
+	st.need = st.seq
+	if st.changedMore {
+		st.moreSeq = st.seq
+	}
+	if len(st.changedIDs) > 0 && st.dirty == nil {
+		st.dirty = map[string]uint64{}
+	}
+	for id := range st.changedIDs {
+		st.dirty[id] = st.seq
+	}
+	return nil
 }
 
 // rollback drops what the section did: its transaction and its copies.
@@ -1081,7 +1179,7 @@ func (st *sqlStore) Ping() error {
 		return err
 	}
 	var v int
-	if st.tx != nil { // sections wait for its commit: the one connection is the transaction's
+	if st.tx != nil { // within a section: the one connection is the transaction's
 		return st.tx.QueryRow("PRAGMA user_version").Scan(&v)
 	}
 	return st.db.QueryRow("PRAGMA user_version").Scan(&v) // reads the file's header through the open file
@@ -1100,6 +1198,18 @@ func (st *sqlStore) Close() error {
 	st.closed = true
 	if cerr := st.db.Close(); err == nil {
 		err = cerr
+	}
+	st.walMu.Lock()
+	defer st.walMu.Unlock()
+	if st.wal != nil {
+		// Closing checkpointed every commit into the database and synced
+		// it: a section still waiting for its sync has it, unless that
+		// failed.
+		st.wal.Close()
+		st.wal, st.walErr = nil, err
+		if err != nil {
+			st.walErr = fmt.Errorf("closing %s: %w", st.path, err)
+		}
 	}
 	return err
 }

@@ -15,9 +15,8 @@ import (
 // with the change it reports. memStore keeps Go maps (no Config.DBPath:
 // today's speed for tests) and sqlStore keeps an SQLite file
 // (sqlstore.go). Every method is called with Server.mu held, inside one
-// section that Server.commit ends with Commit (or with End, and a later
-// section's Commit): a section's changes reach the file together or not at
-// all. Both stores hand out copies and keep only what is saved (see
+// section that Server.commit ends with Commit: a section's changes reach
+// the file together or not at all. Both stores hand out copies and keep only what is saved (see
 // ledger.Store), so a forgotten save loses the change in memory as on a
 // file, and the suite in memory catches it.
 type coreStore interface {
@@ -87,12 +86,6 @@ func (s store) inFlight() []autopilot.InFlight {
 
 func (s store) outbox(key string, dl delivery) { s.core.Outbox(key, dl.out()) }
 
-// end ends the section without committing, when its changes may be
-// committed with later sections' (groupCommit, section.go).
-func (s store) end() sectionEnd {
-	e := s.core.End()
-	return sectionEnd{pending: e.Pending, depends: e.Depends}
-}
 func (s store) commit() error { return s.core.Commit() }
 func (s store) rollback()     { s.core.Rollback() }
 func (s store) ping() error   { return s.core.Ping() }
@@ -126,17 +119,6 @@ func (memJournal) saveFaults([]*Fault)           {}
 func (memJournal) saveCounters(map[routeKey]int) {}
 func (memJournal) logRequest(RequestRecord)      {}
 func (memJournal) deliveryUpdated(Delivery)      {}
-
-// sectionEnd is what end tells of the transaction a section leaves open.
-type sectionEnd struct {
-	// pending: it holds changes not yet committed, and nothing failed, so
-	// their commit may be left to a later section.
-	pending bool
-	// depends: the section's answer depends on those changes (it made
-	// some, read some, or they touch the Server's memory, whose reads the
-	// store does not see), so it is not written before they are committed.
-	depends bool
-}
 
 // payoutFilter is the query of GET /v1/payouts.
 type payoutFilter struct {
@@ -500,7 +482,6 @@ func (s *memStore) InFlight() (pm []*payment, po []*payout, wd []*withdrawal) {
 // Outbox keeps nothing: in memory a delivery lives in the dispatcher
 // alone, as the rest of the Server's memory does.
 func (s *memStore) Outbox(string, webhook.Outgoing) {}
-func (s *memStore) End() ledger.TxEnd               { s.dropCopies(); return ledger.TxEnd{} }
 func (s *memStore) Commit() error                   { s.dropCopies(); return nil }
 func (s *memStore) Rollback()                       { s.dropCopies() }
 func (s *memStore) Ping() error                     { return nil }

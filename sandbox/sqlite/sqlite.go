@@ -20,19 +20,26 @@ import (
 )
 
 func init() {
-	store.Register(store.Driver{Name: "SQLite (modernc.org/sqlite)", Open: open})
+	store.Register(store.Driver{Name: "SQLite (modernc.org/sqlite)", Open: open, DeferSync: true})
 }
 
 // open opens path with the connection settings the sandbox's SQL store
 // relies on. locking_mode EXCLUSIVE: once written, the file stays locked
 // until the store closes, so a second sandbox on it fails at once instead
-// of sharing it. synchronous FULL with WAL: a commit is on disk (WAL
-// fsynced) before the answer is written, so power loss cannot take an
-// acknowledged change either. busy_timeout 0: a held file is refused now,
-// not after a wait. _txlock=immediate: a section's transaction takes the
-// write lock when it begins.
+// of sharing it; SQLite then keeps one -wal file, never deleted or
+// truncated, until it closes. synchronous NORMAL with WAL (the store puts
+// the file in WAL mode): a commit writes its frames to the -wal file
+// without syncing it, and the store syncs that file itself, outside its
+// lock, before any answer that depends on the commit is written
+// (DeferSync): power loss cannot take an acknowledged change, as with
+// synchronous FULL, but concurrent writers share one fsync. SQLite still
+// syncs the WAL before every checkpoint, the database after it, and the
+// WAL header it writes when it restarts the WAL after a checkpoint.
+// busy_timeout 0: a held file is refused now, not after a wait.
+// _txlock=immediate: a section's transaction takes the write lock when it
+// begins.
 func open(path string) (*sql.DB, error) {
 	dsn := "file:" + strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path) +
-		"?_pragma=busy_timeout(0)&_pragma=locking_mode(EXCLUSIVE)&_pragma=synchronous(FULL)&_txlock=immediate"
+		"?_pragma=busy_timeout(0)&_pragma=locking_mode(EXCLUSIVE)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	return sql.Open("sqlite", dsn)
 }

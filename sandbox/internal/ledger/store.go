@@ -9,8 +9,7 @@ import (
 // place they are kept; the rules are written once against it and run on
 // memory or on a database alike (package store holds both).
 //
-// Every method is called inside one transaction, which Commit (or End and
-// a later Commit) ends: a transaction's changes are kept together or not
+// Every method is called inside one transaction, which Commit ends: a transaction's changes are kept together or not
 // at all. A lookup hands out the transaction's copy of a resource (two
 // lookups of one id within it share one copy); a rule that changes it
 // calls the matching Save within the same transaction, or the change is
@@ -85,12 +84,7 @@ type Store interface {
 	// DISPUTE payments, pending and processing payouts and withdrawals.
 	InFlight() ([]*Payment, []*Payout, []*Withdrawal)
 
-	// End ends the transaction's part of one caller without committing,
-	// when its changes may be committed with later parts' (a group
-	// commit); its copies are dropped, as Commit drops them.
-	End() TxEnd
-	// Commit ends the transaction and keeps its changes, and those of the
-	// parts ended before it.
+	// Commit ends the transaction and keeps its changes.
 	Commit() error
 	// Rollback ends the transaction without keeping it (after a failed
 	// Commit too). A store in memory, whose Commit never fails, cannot
@@ -100,16 +94,6 @@ type Store interface {
 	Ping() error
 	// Close keeps what is pending and releases the store.
 	Close() error
-}
-
-// TxEnd is what End tells of the transaction it leaves open.
-type TxEnd struct {
-	// Pending: it holds changes not yet committed, and nothing failed, so
-	// their commit may be left to a later part.
-	Pending bool
-	// Depends: the part's answer depends on those changes (it made some,
-	// or read some), so it must not be given before they are committed.
-	Depends bool
 }
 
 // PayoutFilter is a query of payouts: by status and creation time.

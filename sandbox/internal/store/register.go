@@ -16,9 +16,18 @@ type Driver struct {
 	Name string
 	// Open opens the database file at path with the settings the SQL store
 	// relies on (one exclusive lock held while open, a commit durable
-	// before it returns, a write transaction taken at BEGIN, no busy
-	// wait). It must not touch the file: the SQL store checks it first.
+	// before it returns unless DeferSync, a write transaction taken at
+	// BEGIN, no busy wait). It must not touch the file: the SQL store
+	// checks it first.
 	Open func(path string) (*sql.DB, error)
+	// DeferSync says that Open's database is in WAL mode and a commit
+	// returns once its frames are written to path+"-wal", before they are
+	// synced, while the driver still syncs the WAL before a checkpoint and
+	// the database after it (SQLite's synchronous=NORMAL). The SQL store
+	// then syncs the -wal file itself, outside the sandbox's lock, once for
+	// every commit made before that sync began, before it answers any of
+	// them: group commit, as durable as a sync in every commit.
+	DeferSync bool
 }
 
 var (
