@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 )
 
 // failingStore is a store whose next commit of a change fails, as a full
@@ -16,18 +18,18 @@ import (
 // section that changed nothing (a request's counters) commits as usual,
 // so the failure hits the change itself.
 type failingStore struct {
-	coreStore
+	storage.Store
 	failNext bool // under Server.mu
 	changed  bool // the section saved a resource, a terminal or the clock
 }
 
-func (f *failingStore) AddPayment(p *payment) { f.changed = true; f.coreStore.AddPayment(p) }
+func (f *failingStore) AddPayment(p *payment) { f.changed = true; f.Store.AddPayment(p) }
 func (f *failingStore) SaveTerminal(m *merchant, t *terminal) {
 	f.changed = true
-	f.coreStore.SaveTerminal(m, t)
+	f.Store.SaveTerminal(m, t)
 }
-func (f *failingStore) SaveMerchant(m *merchant)    { f.changed = true; f.coreStore.SaveMerchant(m) }
-func (f *failingStore) Reset() map[string]*merchant { f.changed = true; return f.coreStore.Reset() }
+func (f *failingStore) SaveMerchant(m *merchant)    { f.changed = true; f.Store.SaveMerchant(m) }
+func (f *failingStore) Reset() map[string]*merchant { f.changed = true; return f.Store.Reset() }
 
 func (f *failingStore) Commit() error {
 	changed := f.changed
@@ -36,7 +38,7 @@ func (f *failingStore) Commit() error {
 		f.failNext = false
 		return errors.New("database or disk is full (injected)")
 	}
-	return f.coreStore.Commit()
+	return f.Store.Commit()
 }
 
 // failingJournal tells its failingStore of a change to the clock offset,
@@ -55,7 +57,7 @@ func (e *env) failNextCommit() {
 	defer e.sb.mu.Unlock()
 	f, ok := e.sb.st.core.(*failingStore)
 	if !ok {
-		f = &failingStore{coreStore: e.sb.st.core}
+		f = &failingStore{Store: e.sb.st.core}
 		e.sb.st.core = f
 		e.sb.jr = failingJournal{journal: e.sb.jr, f: f}
 	}
@@ -87,7 +89,7 @@ func TestFailedCommitLeavesNothingVisible(t *testing.T) {
 	}
 	wantStatus(t, transfer("100"), 200, "")
 	must(t, e.sb.InjectFault(Fault{Method: "GET", Path: "/v1/banks", Mode: FaultErrorBefore, Status: 502, Count: 5}))
-	_, sql := e.sb.st.core.(*sqlStore)
+	_, sql := e.sb.st.core.(*storage.SQL)
 
 	e.failNextCommit()
 	wantStatus(t, transfer("50"), 503, "SANDBOX_STORE")

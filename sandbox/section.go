@@ -6,6 +6,10 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
+	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
 // heldHook is a webhook a section decided to send: it is queued for
@@ -87,7 +91,7 @@ func (s *Server) commit() {
 // A section that only reads waits as well when it read a change not yet
 // synced, or when a commit not yet synced changed the Server's own memory
 // (terminals, clock, faults), whose reads the store cannot see: nothing
-// is visible to one request before it is durable (see sqlStore.needs).
+// is visible to one request before it is durable (see storage.SQL.Needs).
 type groupCommit struct {
 	st durableStore // nil: commits are durable when they return (memory)
 
@@ -103,7 +107,7 @@ type groupCommit struct {
 	waiting   int          // under mu: sections in waitSynced, for the tests
 }
 
-// durableStore is what the group commit asks of the store (sqlStore).
+// durableStore is what the group commit asks of the store (storage.SQL, through durable).
 type durableStore interface {
 	// lastCommit is the sequence number of the last commit of a change.
 	lastCommit() uint64
@@ -311,43 +315,61 @@ func (s *Server) deliveryUpdated(rec Delivery) {
 
 // openStore opens the store Config.DBPath names (or the in-memory one),
 // builds the merchants from it and returns the deliveries to restore.
-func (s *Server) openStore() ([]storedDelivery, error) {
+func (s *Server) openStore() ([]webhook.Stored, error) {
 	path := s.cfg.DBPath
 	if path == "" && testDBPath != nil {
 		path, s.removeDB = testDBPath()
 	}
 	if path == "" {
-		s.st, s.jr = store{core: newMemStore(s.cfg.Merchants)}, memJournal{}
+		start := func() []*merchant { return startMerchants(s.cfg.Merchants) }
+		s.st, s.jr = store{core: storage.NewMemory(start)}, memJournal{}
 		s.merchants = s.st.merchants()
 		return nil, nil
 	}
-	st, err := openSQLStore(sqlDeps{merchants: s.cfg.Merchants, logger: s.cfg.Logger, banks: s.banks,
-		maxSamePending: s.cfg.MaxSamePendingAmount, merchant: func(k string) *merchant { return s.merchants[k] }}, path)
+	drv, ok := storage.Registered()
+	if !ok {
+		return nil, errNoDriver
+	}
+	banks := make([]ledger.Bank, len(s.banks))
+	for i, b := range s.banks {
+		banks[i] = ledger.Bank(b)
+	}
+	st, err := storage.OpenSQL(drv, storage.SQLDeps{
+		Start:  func() []*merchant { return startMerchants(s.cfg.Merchants) },
+		Logger: s.cfg.Logger, MaskKey: maskKey, Banks: banks, MaxSamePending: s.cfg.MaxSamePendingAmount,
+		RequestLogSize: DefaultRequestLogSize, DeliveryLogSize: DefaultDeliveryLogSize,
+		Merchant: func(k string) *merchant { return s.merchants[k] },
+	}, path)
 	if err != nil {
 		return nil, err
 	}
-	s.st, s.jr = store{core: st}, st
-	if st.deferSync {
-		s.grp.st, s.grp.sync = st, st.syncWAL
+	jr := newSQLJournal(st)
+	s.st, s.jr = store{core: st}, jr
+	if st.DeferSync() {
+		s.grp.st, s.grp.sync = durable{st}, st.SyncWAL
 		s.grp.cond.L = &s.grp.mu
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.merchants = st.Merchants()
-	r := st.restore()
+	r, err := jr.restore()
+	if err != nil {
+		st.Close()
+		return nil, storage.FileError(path, "%v", err)
+	}
 	s.offset, s.faults, s.requests = r.offset, r.faults, r.counters
 	s.reqLog = append(s.reqLog, r.reqLog...)
 	if len(s.reqLog) == DefaultRequestLogSize {
 		s.reqPos = 0 // the ring is full: its oldest line is the next overwritten
 	}
-	st.wrote = true // a new file's merchants and terminals
+	st.MarkWritten() // a new file's merchants and terminals
 	err = st.Commit()
-	if err == nil && st.deferSync {
-		err = st.syncWAL() // what a restart gives back is on disk before the first request
+	if err == nil && st.DeferSync() {
+		err = st.SyncWAL() // what a restart gives back is on disk before the first request
 	}
 	if err != nil {
 		st.Close()
-		return nil, openError(path, "%v", err)
+		return nil, storage.FileError(path, "%v", err)
 	}
 	return r.deliveries, nil
 }

@@ -1,34 +1,28 @@
 package sandbox
 
 import (
-	"container/heap"
-	"sort"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
+	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
-// coreStore is where the sandbox keeps its resources: the Store the
-// ledger defines, and the outbox of webhook deliveries, which must commit
-// with the change it reports. memStore keeps Go maps (no Config.DBPath:
-// today's speed for tests) and sqlStore keeps an SQLite file
-// (sqlstore.go). Every method is called with Server.mu held, inside one
-// section that Server.commit ends with Commit: a section's changes reach
-// the file together or not at all. Both stores hand out copies and keep only what is saved (see
-// ledger.Store), so a forgotten save loses the change in memory as on a
-// file, and the suite in memory catches it.
-type coreStore interface {
-	ledger.Store
-	// Outbox records a webhook delivery before it is sent: in the same
-	// section (and so the same transaction) as the change it reports.
-	Outbox(key string, o webhook.Outgoing)
-}
-
-// store is the Server's view of its coreStore: the names the rules were
-// written with.
-type store struct{ core coreStore }
+// store is where the sandbox keeps its resources: storage.Store, the
+// Store the ledger defines with the outbox beside it. storage.Memory keeps
+// Go maps (no Config.DBPath: today's speed for tests) and storage.SQL an
+// SQLite file. Every method is called with Server.mu held, inside one
+// section that Server.commit ends with commit: a section's changes reach
+// the file together or not at all. Both stores hand out copies and keep
+// only what is saved (see ledger.Store), so a forgotten save loses the
+// change in memory as on a file, and the suite in memory catches it.
+//
+// The struct gives the rules the names they were written with.
+type store struct{ core storage.Store }
 
 func (s store) merchants() map[string]*merchant { return s.core.Merchants() }
 func (s store) reset() map[string]*merchant     { return s.core.Reset() }
@@ -126,14 +120,25 @@ type payoutFilter struct {
 	from, to time.Time
 }
 
+// SchemaVersion is the version of the database layout this sandbox writes,
+// kept in PRAGMA user_version. A file of an older version is migrated when
+// opened; one of a newer version is refused.
+const SchemaVersion = storage.SchemaVersion
+
+// errNoDriver is Open's answer when Config.DBPath is set but no database
+// driver is registered: the program lacks the import it names.
+var errNoDriver = errors.New(`sandbox: Config.DBPath is set but no database driver is registered: ` +
+	`add import _ "github.com/paykit-dev/paykit-go/sandbox/sqlite" to the program (paykit-sandbox and paykit sandbox have it)`)
+
 // uiListLimit bounds the rows the dashboard shows per list: the newest
 // ones. A staging sandbox holds hundreds of thousands of payments; a page
 // that rendered them all would be useless and pin memory.
 const uiListLimit = 500
 
-// buildMerchants turns the configured merchants into their starting state.
-func buildMerchants(cfg []Merchant) map[string]*merchant {
-	out := make(map[string]*merchant, len(cfg))
+// startMerchants turns the configured merchants into their starting
+// state, in their configured order.
+func startMerchants(cfg []Merchant) []*merchant {
+	out := make([]*merchant, 0, len(cfg))
 	for _, mc := range cfg {
 		m := &merchant{APIKey: mc.APIKey, Name: mc.Name}
 		for _, t := range mc.Terminals {
@@ -142,363 +147,95 @@ func buildMerchants(cfg []Merchant) map[string]*merchant {
 				Fee: t.WithdrawalFee, Active: t.IsActive,
 			})
 		}
-		out[mc.APIKey] = m
+		out = append(out, m)
 	}
 	return out
 }
 
-// memStore keeps everything in Go maps: the store without Config.DBPath.
-// It keeps its own copies of the resources and hands out copies, as
-// sqlStore does: a section's lookups of one id share one copy, dropped when
-// the section ends, and only a save writes a copy back. A rule that
-// changes a resource and forgets to save it loses the change here too, so
-// the suite in memory catches the slip without a run on files. The PENDING
-// counters and the expiry heap follow the saved copies only.
-type memStore struct {
-	cfg         []Merchant
-	payments    map[string]*payment
-	payouts     map[string]*payout
-	payoutList  []*payout // creation order
-	withdrawals map[string]*withdrawal
-	byExt       map[*merchant]map[string]*payment
-	payoutByX   map[*merchant]map[string]*payout
-	pending     map[*merchant]map[string]int // PENDING payments per amountKey
-	expiry      expiryHeap
-
-	// The section's copies, by id: kept across sections only in their
-	// maps' capacity, so a steady stream of requests allocates no map.
-	pm map[string]*payment
-	po map[string]*payout
-	wd map[string]*withdrawal
+// sqlJournal is the journal with Config.DBPath: the SQL store's, which
+// writes the diagnostics with the next commit of a change. The faults and
+// the request log's lines reach it encoded as JSON: the store keeps them
+// as text and gives them back at start, and their public types (Fault,
+// RequestRecord) stay the one definition of that form, here.
+type sqlJournal struct {
+	st       *storage.SQL
+	counters map[routeKey]int // under Server.mu: the Server's, as of the last saveCounters
+	list     func() []storage.Counter
 }
 
-func newMemStore(cfg []Merchant) *memStore {
-	s := &memStore{cfg: cfg}
-	s.clear()
-	return s
+func newSQLJournal(st *storage.SQL) *sqlJournal {
+	j := &sqlJournal{st: st}
+	j.list = j.counterList // one method value, not one per request
+	return j
 }
 
-func (s *memStore) clear() {
-	s.payments = map[string]*payment{}
-	s.payouts = map[string]*payout{}
-	s.payoutList = nil
-	s.withdrawals = map[string]*withdrawal{}
-	s.byExt = map[*merchant]map[string]*payment{}
-	s.payoutByX = map[*merchant]map[string]*payout{}
-	s.pending = map[*merchant]map[string]int{}
-	s.expiry = nil
-	s.dropCopies()
-}
+func (j *sqlJournal) saveOffset(d time.Duration) { j.st.SaveOffset(d) }
 
-// dropCopies ends the section's view: its next lookups copy the saved
-// state again.
-func (s *memStore) dropCopies() {
-	clear(s.pm)
-	clear(s.po)
-	clear(s.wd)
-}
-
-// copyPayment makes dst a copy of src that shares nothing it could change
-// (the dispute); the merchant and terminal are the Server's, shared as
-// sqlStore shares them.
-func copyPayment(dst, src *payment) {
-	*dst = *src
-	if src.Dispute != nil {
-		d := *src.Dispute
-		if d.Amount != nil {
-			a := *d.Amount
-			d.Amount = &a
-		}
-		dst.Dispute = &d
+func (j *sqlJournal) saveFaults(f []*Fault) {
+	if f == nil {
+		f = []*Fault{}
 	}
+	b, _ := json.Marshal(f) // plain fields: cannot fail
+	j.st.SaveFaults(b)
 }
 
-// sectionPayment is the section's copy of the saved payment sp.
-func (s *memStore) sectionPayment(sp *payment) *payment {
-	if c := s.pm[sp.ID]; c != nil {
-		return c
-	}
-	c := new(payment)
-	copyPayment(c, sp)
-	return sectionCopy(&s.pm, c.ID, c)
+func (j *sqlJournal) saveCounters(c map[routeKey]int) {
+	j.counters = c
+	j.st.CountersChanged(j.list)
 }
 
-func (s *memStore) sectionPayout(sp *payout) *payout {
-	if c := s.po[sp.ID]; c != nil {
-		return c
-	}
-	c := *sp
-	return sectionCopy(&s.po, c.ID, &c)
-}
-
-func (s *memStore) sectionWithdrawal(sw *withdrawal) *withdrawal {
-	if c := s.wd[sw.ID]; c != nil {
-		return c
-	}
-	c := *sw
-	return sectionCopy(&s.wd, c.ID, &c)
-}
-
-func (s *memStore) Merchants() map[string]*merchant { return buildMerchants(s.cfg) }
-
-func (s *memStore) Reset() map[string]*merchant {
-	s.clear()
-	return buildMerchants(s.cfg)
-}
-
-func (s *memStore) Payment(id string) *payment {
-	if c := s.pm[id]; c != nil {
-		return c
-	}
-	if sp := s.payments[id]; sp != nil {
-		return s.sectionPayment(sp)
-	}
-	return nil
-}
-
-func (s *memStore) PaymentByExt(m *merchant, extID string) *payment {
-	if sp := s.byExt[m][extID]; sp != nil {
-		return s.sectionPayment(sp)
-	}
-	return nil
-}
-
-// addPayment keeps a copy of p; p itself becomes the section's copy, as
-// after a lookup.
-func (s *memStore) AddPayment(p *payment) {
-	sp := new(payment)
-	copyPayment(sp, p)
-	s.payments[sp.ID] = sp
-	if s.byExt[sp.Merchant] == nil {
-		s.byExt[sp.Merchant] = map[string]*payment{}
-		s.pending[sp.Merchant] = map[string]int{}
-	}
-	s.byExt[sp.Merchant][sp.ExtID] = sp
-	if sp.Status == statusPending {
-		s.pending[sp.Merchant][amountKey(sp.Amount)]++
-		heap.Push(&s.expiry, sp)
-	}
-	sectionCopy(&s.pm, p.ID, p)
-}
-
-// SavePayment writes p over the saved copy. The PENDING counters and the
-// expiry heap follow the saved status.
-func (s *memStore) SavePayment(p *payment) {
-	sp := s.payments[p.ID]
-	if sp == nil {
-		return // never added: sqlStore's UPDATE would change no row
-	}
-	wasPending := sp.Status == statusPending
-	copyPayment(sp, p)
-	switch isPending := sp.Status == statusPending; {
-	case wasPending && !isPending:
-		k := amountKey(sp.Amount)
-		if s.pending[sp.Merchant][k]--; s.pending[sp.Merchant][k] <= 0 {
-			delete(s.pending[sp.Merchant], k)
-		}
-	case !wasPending && isPending: // no rule moves a payment back to PENDING; kept consistent if one does
-		s.pending[sp.Merchant][amountKey(sp.Amount)]++
-		heap.Push(&s.expiry, sp)
-	}
-}
-
-func (s *memStore) PendingWithAmount(m *merchant, key string) int { return s.pending[m][key] }
-
-func (s *memStore) DueExpiry(now time.Time, limit int) []*payment {
-	var out []*payment
-	for len(out) < limit && len(s.expiry) > 0 && !now.Before(s.expiry[0].ValidUntil) {
-		if sp := heap.Pop(&s.expiry).(*payment); sp.Status == statusPending {
-			out = append(out, s.sectionPayment(sp))
-		}
+// counterList is the counters as the store writes them, called within a
+// commit (under Server.mu).
+func (j *sqlJournal) counterList() []storage.Counter {
+	out := make([]storage.Counter, 0, len(j.counters))
+	for k, n := range j.counters {
+		out = append(out, storage.Counter{Method: k.method, Route: k.route, N: n})
 	}
 	return out
 }
 
-func (s *memStore) NextExpiry() (time.Time, bool) {
-	for len(s.expiry) > 0 && s.expiry[0].Status != statusPending {
-		heap.Pop(&s.expiry) // settled before it was due: no timer for it
-	}
-	if len(s.expiry) == 0 {
-		return time.Time{}, false
-	}
-	return s.expiry[0].ValidUntil, true
+func (j *sqlJournal) logRequest(r RequestRecord) {
+	b, _ := json.Marshal(r) // plain fields: cannot fail
+	j.st.LogRequest(b)
 }
 
-func (s *memStore) RecentPayments(limit int) []*payment {
-	ps := make([]*payment, 0, len(s.payments))
-	for _, p := range s.payments {
-		ps = append(ps, p)
-	}
-	// Newest first; ties fall back to ext_id and id to keep rows from
-	// jumping between refreshes (sqlStore orders the same way).
-	sort.Slice(ps, func(i, j int) bool {
-		a, b := ps[i], ps[j]
-		if !a.CreatedAt.Equal(b.CreatedAt) {
-			return a.CreatedAt.After(b.CreatedAt)
-		}
-		if a.ExtID != b.ExtID {
-			return a.ExtID < b.ExtID
-		}
-		return a.ID < b.ID
-	})
-	ps = ps[:min(limit, len(ps))]
-	for i, sp := range ps {
-		ps[i] = s.sectionPayment(sp)
-	}
-	return ps
+func (j *sqlJournal) deliveryUpdated(rec Delivery) { j.st.DeliveryUpdated(rec) }
+
+// restoredState is what a file gives back at start besides the
+// resources, decoded: the Server takes it in openStore.
+type restoredState struct {
+	offset     time.Duration
+	faults     []*Fault
+	counters   map[routeKey]int
+	reqLog     []RequestRecord // oldest first, at most DefaultRequestLogSize
+	deliveries []webhook.Stored
 }
 
-func (s *memStore) Payout(id string) *payout {
-	if sp := s.payouts[id]; sp != nil {
-		return s.sectionPayout(sp)
-	}
-	return nil
-}
-
-func (s *memStore) PayoutByExt(m *merchant, extID string) *payout {
-	if sp := s.payoutByX[m][extID]; sp != nil {
-		return s.sectionPayout(sp)
-	}
-	return nil
-}
-
-func (s *memStore) AddPayout(p *payout) {
-	sp := new(payout)
-	*sp = *p
-	s.payouts[sp.ID] = sp
-	if s.payoutByX[sp.Merchant] == nil {
-		s.payoutByX[sp.Merchant] = map[string]*payout{}
-	}
-	s.payoutByX[sp.Merchant][sp.ExtID] = sp
-	s.payoutList = append(s.payoutList, sp)
-	sectionCopy(&s.po, p.ID, p)
-}
-
-func (s *memStore) SavePayout(p *payout) {
-	if sp := s.payouts[p.ID]; sp != nil {
-		*sp = *p
-	}
-}
-
-func (s *memStore) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offset int) ([]*payout, int) {
-	var out []*payout
-	total := 0
-	for _, p := range s.payoutList {
-		if p.Merchant != m || !f.Match(p) {
-			continue
-		}
-		if total >= offset && len(out) < limit {
-			out = append(out, s.sectionPayout(p))
-		}
-		total++
-	}
-	return out, total
-}
-
-func (s *memStore) RecentPayouts(limit int) []*payout {
-	out := make([]*payout, 0, min(limit, len(s.payoutList)))
-	for i := len(s.payoutList) - 1; i >= 0 && len(out) < limit; i-- {
-		out = append(out, s.sectionPayout(s.payoutList[i]))
-	}
-	return out
-}
-
-func (s *memStore) Withdrawal(id string) *withdrawal {
-	if sw := s.withdrawals[id]; sw != nil {
-		return s.sectionWithdrawal(sw)
-	}
-	return nil
-}
-
-func (s *memStore) AddWithdrawal(w *withdrawal) {
-	sw := new(withdrawal)
-	*sw = *w
-	s.withdrawals[sw.ID] = sw
-	sectionCopy(&s.wd, w.ID, w)
-}
-
-func (s *memStore) SaveWithdrawal(w *withdrawal) {
-	if sw := s.withdrawals[w.ID]; sw != nil {
-		*sw = *w
-	}
-}
-
-func (s *memStore) RecentWithdrawals(limit int) []*withdrawal {
-	ws := make([]*withdrawal, 0, len(s.withdrawals))
-	for _, w := range s.withdrawals {
-		ws = append(ws, w)
-	}
-	sort.Slice(ws, func(i, j int) bool {
-		if !ws[i].CreatedAt.Equal(ws[j].CreatedAt) {
-			return ws[i].CreatedAt.After(ws[j].CreatedAt)
-		}
-		return ws[i].ID < ws[j].ID
-	})
-	ws = ws[:min(limit, len(ws))]
-	for i, sw := range ws {
-		ws[i] = s.sectionWithdrawal(sw)
-	}
-	return ws
-}
-
-func (s *memStore) SaveTerminal(*merchant, *terminal) {}
-func (s *memStore) SaveMerchant(*merchant)            {}
-
-func (s *memStore) Counts(m *merchant) (map[string]int, map[string]int, map[string]int) {
-	pm, po, wd := map[string]int{}, map[string]int{}, map[string]int{}
-	for _, p := range s.byExt[m] {
-		pm[p.Status]++
-	}
-	for _, p := range s.payoutByX[m] {
-		po[p.Status]++
-	}
-	for _, w := range s.withdrawals {
-		if w.Merchant == m {
-			wd[w.Status]++
+// restore reads the journal back from st.
+func (j *sqlJournal) restore() (restoredState, error) {
+	r := j.st.Restore()
+	out := restoredState{offset: r.Offset, counters: make(map[routeKey]int, len(r.Counters)), deliveries: r.Deliveries}
+	if r.Faults != nil {
+		if err := json.Unmarshal(r.Faults, &out.faults); err != nil {
+			return out, fmt.Errorf("stored faults: %w", err)
 		}
 	}
-	return pm, po, wd
+	for _, c := range r.Counters {
+		out.counters[routeKey{method: c.Method, route: c.Route}] = c.N
+	}
+	for _, b := range r.RequestLog {
+		var rec RequestRecord
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return out, fmt.Errorf("stored request log: %w", err)
+		}
+		out.reqLog = append(out.reqLog, rec)
+	}
+	return out, nil
 }
 
-func (s *memStore) InFlight() (pm []*payment, po []*payout, wd []*withdrawal) {
-	for _, p := range s.payments {
-		if p.Status == statusPending || p.Status == statusProcessing || p.Status == statusDispute {
-			pm = append(pm, s.sectionPayment(p))
-		}
-	}
-	for _, p := range s.payouts {
-		if p.Status == PayoutPending || p.Status == PayoutProcessing {
-			po = append(po, s.sectionPayout(p))
-		}
-	}
-	for _, w := range s.withdrawals {
-		if w.Status == WithdrawalPending || w.Status == WithdrawalProcessing {
-			wd = append(wd, s.sectionWithdrawal(w))
-		}
-	}
-	return pm, po, wd
-}
+// durable is the SQL store as the group commit asks it (durableStore).
+type durable struct{ st *storage.SQL }
 
-// Outbox keeps nothing: in memory a delivery lives in the dispatcher
-// alone, as the rest of the Server's memory does.
-func (s *memStore) Outbox(string, webhook.Outgoing) {}
-func (s *memStore) Commit() error                   { s.dropCopies(); return nil }
-func (s *memStore) Rollback()                       { s.dropCopies() }
-func (s *memStore) Ping() error                     { return nil }
-func (s *memStore) Close() error                    { return nil }
-
-// expiryHeap orders payments by valid_until so expiry costs O(log n) per
-// payment instead of a scan on every request.
-type expiryHeap []*payment
-
-func (h expiryHeap) Len() int           { return len(h) }
-func (h expiryHeap) Less(i, j int) bool { return h[i].ValidUntil.Before(h[j].ValidUntil) }
-func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(*payment)) }
-func (h *expiryHeap) Pop() any {
-	old := *h
-	p := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return p
-}
+func (d durable) lastCommit() uint64         { return d.st.LastCommit() }
+func (d durable) needs(synced uint64) uint64 { return d.st.Needs(synced) }
+func (d durable) syncWAL() error             { return d.st.SyncWAL() }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 )
 
 // dbEnv serves a sandbox on the SQLite file path with the frozen clock c.
@@ -40,13 +42,13 @@ func (e *env) stop() {
 func TestStoreModeFollowsTestSwitch(t *testing.T) {
 	sb := New(Config{})
 	defer sb.Close()
-	_, onFile := sb.st.core.(*sqlStore)
+	_, onFile := sb.st.core.(*storage.SQL)
 	if want := os.Getenv("PAYKIT_SANDBOX_TEST_DB") == "file"; onFile != want {
 		t.Fatalf("store on a file: %v, want %v", onFile, want)
 	}
 	sb2 := New(Config{DBPath: filepath.Join(t.TempDir(), "x.db")})
 	defer sb2.Close()
-	if _, ok := sb2.st.core.(*sqlStore); !ok {
+	if _, ok := sb2.st.core.(*storage.SQL); !ok {
 		t.Fatal("DBPath set, store not SQLite")
 	}
 }
@@ -342,9 +344,9 @@ func TestDBMigratesVersion1(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v1.db")
 	db := rawDB(t, path)
 	for _, q := range []string{
-		migrations[0],
+		storage.Migration(0),
 		"PRAGMA user_version = 1",
-		"PRAGMA application_id = " + strconv.Itoa(applicationID),
+		"PRAGMA application_id = " + strconv.Itoa(storage.ApplicationID),
 		`INSERT INTO merchants (api_key, transfers) VALUES ('pk_sandbox', 4)`,
 		`INSERT INTO terminals VALUES ('pk_sandbox', 'term_sandbox_main', 0, 'Main terminal', '1234.50', '0.00', '1.50', 1),
 			('pk_sandbox', 'term_sandbox_reserve', 1, 'Reserve terminal', '0.00', '0.00', '1.50', 1)`,
@@ -412,7 +414,7 @@ func TestDBStoreFailureIsUnavailable(t *testing.T) {
 	res.Body.Close()
 	eq(t, res.StatusCode, 200)
 
-	e.sb.st.core.(*sqlStore).db.Close()
+	e.sb.st.core.(*storage.SQL).DB().Close()
 	wantStatus(t, e.do("POST", "/v1/payments", `{"ext_id":"f-2","amount":100}`), 503, "SANDBOX_STORE")
 	wantStatus(t, e.do("GET", "/v1/payments/"+id, ""), 503, "SANDBOX_STORE")
 	if err := e.sb.VerifyPayment(id, OutcomeCompleted); !errors.Is(err, ErrStore) {

@@ -54,12 +54,6 @@ func deliveryOf(o webhook.Outgoing) delivery {
 	return delivery{url: o.URL, token: o.Token, body: o.Body, rec: o.Rec}
 }
 
-// storedDelivery is a delivery as the store gives it back at start.
-type storedDelivery struct {
-	key string
-	dl  delivery
-}
-
 // deliverer is what the Server needs of webhook delivery: the webhook
 // layer's Dispatcher (queues, workers, retries, log, self guard).
 type deliverer interface {
@@ -90,13 +84,7 @@ func (w webhooks) queue(key string, dl delivery) { w.d.Queue(key, dl.out()) }
 
 // restore puts the stored deliveries back: the log, and the outbox sent
 // again.
-func (w webhooks) restore(list []storedDelivery) {
-	out := make([]webhook.Stored, 0, len(list))
-	for _, sd := range list {
-		out = append(out, webhook.Stored{Key: sd.key, Out: sd.dl.out()})
-	}
-	w.d.Restore(out)
-}
+func (w webhooks) restore(list []webhook.Stored) { w.d.Restore(list) }
 
 // prepareResend builds the delivery that resends the logged delivery id;
 // ErrNotFound when the log does not have it.

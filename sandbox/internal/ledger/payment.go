@@ -171,3 +171,7 @@ func ReviewEvent(outcome string) (PaymentEvent, *Error) {
 	return "", &Error{Kind: Invalid, Field: "outcome",
 		Message: fmt.Sprintf("outcome must be %q or %q", OutcomeApproved, OutcomeRejected)}
 }
+
+// AmountKey is the form in which amounts count as the same for the cap of
+// PENDING payments of one amount: 1500.5 and 1500.50 are one amount.
+func AmountKey(d decimal.Decimal) string { return d.String() }

@@ -1,8 +1,16 @@
-// Package store holds what the sandbox's stores share across packages.
-// Today that is the registry through which package sandbox/sqlite hands
-// the SQL store its driver, in the manner of database/sql: package sandbox
-// never imports a driver, so a merchant's tests that use sandboxtest never
-// compile one.
+// Package store is the Store the ledger defines (ledger.Store, resources
+// only, with the outbox of webhook deliveries beside it): Memory, Go maps
+// for a sandbox without a database, and SQL, an SQLite file written
+// through database/sql. Both hand out copies and keep only what is saved,
+// so a rule that forgets a save loses its change in memory as on a file
+// (package storetest holds both to it). SQL also keeps the sandbox's
+// diagnostics, its journal, in the same transactions.
+//
+// The package imports no driver: package sandbox/sqlite registers one
+// (Register), in the manner of database/sql, and the sandbox passes it to
+// OpenSQL, so a merchant's tests that use sandboxtest never compile one.
+// It knows nothing of package sandbox or of HTTP: what it needs of the
+// sandbox (the configured merchants, banks, logger, caps) is passed in.
 package store
 
 import (

@@ -1,4 +1,4 @@
-package sandbox
+package store
 
 import (
 	"database/sql"
@@ -18,24 +18,22 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
-	storereg "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
-
-// errNoDriver is Open's answer when Config.DBPath is set but no database
-// driver is registered: the program lacks the import it names.
-var errNoDriver = errors.New(`sandbox: Config.DBPath is set but no database driver is registered: ` +
-	`add import _ "github.com/paykit-dev/paykit-go/sandbox/sqlite" to the program (paykit-sandbox and paykit sandbox have it)`)
 
 // SchemaVersion is the version of the database layout this sandbox writes,
 // kept in PRAGMA user_version. A file of an older version is migrated when
 // opened; one of a newer version is refused.
 const SchemaVersion = 2
 
-// applicationID marks a file as a paykit sandbox database (PRAGMA
+// ApplicationID marks a file as a paykit sandbox database (PRAGMA
 // application_id), so that another program's SQLite file is refused
 // rather than written into.
-const applicationID = 0x706b7362 // "pksb"
+const ApplicationID = 0x706b7362 // "pksb"
+
+// Migration is the SQL that takes a file from schema version v to v+1,
+// for tests that build an old file by hand.
+func Migration(v int) string { return migrations[v] }
 
 // migrations[v] takes a file from version v to v+1.
 var migrations = []string{
@@ -72,18 +70,21 @@ CREATE INDEX deliveries_state ON deliveries (state);`,
 	`CREATE TABLE reqlog (seq INTEGER PRIMARY KEY, rec TEXT NOT NULL);`,
 }
 
-// sqlStore keeps the sandbox in an SQLite file: a section's changes are
+// SQL keeps the sandbox in an SQLite file: a section's changes are
 // committed when it ends, and synced to disk before its answer is written,
 // with one sync of the -wal file shared by the sections that committed
-// while the previous one ran (groupCommit, section.go). It
-// holds in memory only the resources a section touched (cleared at
-// commit), the merchants and terminals (as many as configured), and the
-// lazy diagnostics described at saveCounters.
-type sqlStore struct {
+// while the previous one ran (the sandbox's group commit, which asks
+// DeferSync, LastCommit, Needs and SyncWAL). It holds in memory only the
+// resources a section touched (cleared at commit), the merchants and
+// terminals (as many as configured), and the lazy diagnostics described at
+// CountersChanged. Besides the Store it is the journal of the sandbox's
+// diagnostics (SaveOffset, SaveFaults, CountersChanged, LogRequest,
+// DeliveryUpdated; Restore at start), written in the same transactions.
+type SQL struct {
 	db    *sql.DB
 	path  string
 	ident os.FileInfo // the file path named when opened (sameFile)
-	deps  sqlDeps
+	deps  SQLDeps
 
 	tx    *sql.Tx
 	wrote bool  // the transaction changed something: commit must write
@@ -95,9 +96,9 @@ type sqlStore struct {
 	po map[string]*payout
 	wd map[string]*withdrawal
 
-	counters map[routeKey]int    // request counters not yet written
-	reqs     []RequestRecord     // request log lines not yet written
-	dlv      map[string]Delivery // delivery records not yet written
+	counters func() []Counter            // request counters not yet written (nil: none)
+	reqs     [][]byte                    // request log lines not yet written
+	dlv      map[string]webhook.Delivery // delivery records not yet written
 	closed   bool
 
 	// What the open transaction changed: the payments, payouts and
@@ -132,42 +133,54 @@ type sqlStore struct {
 	nextKnown bool
 }
 
-// sqlDeps is what the SQL store takes from the Server at open: the
+// SQLDeps is what the SQL store takes from the sandbox at open: the
 // configuration it builds merchants from, and the live merchant of an API
 // key for the resources it loads. The store reads them and never writes
-// the Server: what it restores at start it returns (restore).
-type sqlDeps struct {
-	merchants      []Merchant // Config.Merchants
-	logger         *slog.Logger
-	banks          []bank
-	maxSamePending int
-	// merchant is the Server's merchant of apiKey (nil: not configured),
-	// called with the Server's lock held.
-	merchant func(apiKey string) *merchant
+// the sandbox's memory: what it restores at start it returns (Restore).
+type SQLDeps struct {
+	// Start builds the configured merchants in their starting state, in
+	// their configured order: a fresh store's, and the ones Reset
+	// restores.
+	Start func() []*ledger.Merchant
+	// Logger hears of a file that differs from the configuration (nil:
+	// nobody).
+	Logger *slog.Logger
+	// MaskKey shows an API key in a log line without giving it away.
+	MaskKey func(string) string
+	// Banks are the configured banks: a stored payment's bank is shown
+	// with its configured name.
+	Banks []ledger.Bank
+	// MaxSamePending is the cap of PENDING payments of one amount;
+	// PendingWithAmount counts no further.
+	MaxSamePending int
+	// RequestLogSize and DeliveryLogSize bound the request and delivery
+	// logs kept in the file, as the sandbox bounds them in memory.
+	RequestLogSize, DeliveryLogSize int
+	// Merchant is the caller's live merchant of apiKey (nil: not
+	// configured), called within a transaction.
+	Merchant func(apiKey string) *ledger.Merchant
 }
 
-// openError wraps every refusal of a file, naming it.
-func openError(path, format string, a ...any) error {
+// FileError wraps every refusal of a file, naming it: the errors of
+// opening, and of committing what opening wrote.
+func FileError(path, format string, a ...any) error {
 	return fmt.Errorf("sandbox: database %s: %s", path, fmt.Sprintf(format, a...))
 }
 
-// openSQLStore opens (or creates) path, refusing what must not be touched,
+// OpenSQL opens (or creates) path with drv, refusing what must not be
+// touched,
 // migrates an older layout, and takes the file's lock for as long as the
 // store is open.
-func openSQLStore(deps sqlDeps, path string) (*sqlStore, error) {
-	drv, ok := storereg.Registered()
-	if !ok {
-		return nil, errNoDriver
-	}
+func OpenSQL(drv Driver, deps SQLDeps, path string) (*SQL, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, openError(path, "is a directory")
+		return nil, FileError(path, "is a directory")
 	} else if errors.Is(err, fs.ErrNotExist) {
 		// Created owner-only before SQLite sees it (SQLite gives its WAL
 		// the same mode): the file holds notification tokens and receivers'
 		// URLs. An empty file is a new database to SQLite.
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
-			return nil, openError(path, "cannot be created: %v", err)
+			return nil, FileError(path, "cannot be created: %v", err)
 		}
 		f.Close()
 	}
@@ -175,31 +188,31 @@ func openSQLStore(deps sqlDeps, path string) (*sqlStore, error) {
 	// exclusive lock, durable commits, no busy wait): see sandbox/sqlite.
 	db, err := drv.Open(path)
 	if err != nil {
-		return nil, openError(path, "%v", err)
+		return nil, FileError(path, "%v", err)
 	}
 	db.SetMaxOpenConns(1) // one connection: it holds the lock
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	st := &sqlStore{db: db, path: path, deps: deps, deferSync: drv.DeferSync}
+	st := &SQL{db: db, path: path, deps: deps, deferSync: drv.DeferSync}
 	if err := st.prepare(); err != nil {
 		db.Close()
 		if why := readOnly(path); why != "" {
 			// SQLite reports it as an I/O error of its lock, which prepare
 			// would call damage: say what it is instead.
-			return nil, openError(path, "is read-only (%s): the sandbox writes every change to it; "+
+			return nil, FileError(path, "is read-only (%s): the sandbox writes every change to it; "+
 				"make it writable, or give -db another file; it was left untouched", why)
 		}
 		return nil, err
 	}
 	if st.ident, err = os.Stat(path); err != nil {
 		db.Close()
-		return nil, openError(path, "%v", err)
+		return nil, FileError(path, "%v", err)
 	}
 	if st.deferSync {
 		if st.wal, err = openWAL(path + "-wal"); err != nil {
 			db.Close()
-			return nil, openError(path, "%v", err)
+			return nil, FileError(path, "%v", err)
 		}
 	}
 	return st, nil
@@ -227,13 +240,13 @@ func openWAL(path string) (*os.File, error) {
 	return f, nil
 }
 
-// syncWAL makes every commit returned so far durable: one fsync of the
+// SyncWAL makes every commit returned so far durable: one fsync of the
 // -wal file, which holds their frames (see groupCommit). It is called
 // without the Server's lock, while other sections commit. It fails when
 // the path no longer names the file synced, which SQLite would go on
 // writing into unseen by a restart. After close it answers close's
 // outcome: closing checkpointed the WAL into the database and synced it.
-func (st *sqlStore) syncWAL() error {
+func (st *SQL) SyncWAL() error {
 	st.walMu.Lock()
 	defer st.walMu.Unlock()
 	if st.wal == nil {
@@ -256,16 +269,28 @@ func (st *sqlStore) syncWAL() error {
 	return nil
 }
 
-// lastCommit is the sequence number of the last commit of a change.
-func (st *sqlStore) lastCommit() uint64 { return st.seq }
+// DeferSync tells that a commit returns before it is on disk: SyncWAL
+// makes it durable (the driver's Driver.DeferSync).
+func (st *SQL) DeferSync() bool { return st.deferSync }
 
-// needs is the commit the section's answer waits for: its own last commit
+// MarkWritten makes the next Commit write and count as a change even when
+// nothing changed since: opening commits a new file's merchants and
+// terminals so.
+func (st *SQL) MarkWritten() { st.wrote = true }
+
+// DB is the database, for the tests that break it underneath.
+func (st *SQL) DB() *sql.DB { return st.db }
+
+// LastCommit is the sequence number of the last commit of a change.
+func (st *SQL) LastCommit() uint64 { return st.seq }
+
+// Needs is the commit the section's answer waits for: its own last commit
 // of a change, the commit that last changed a row it looked up, the last
 // commit of all when it ran any other query, and the last commit that
 // changed the Server's memory in any case (its reads go unseen by the
 // store). What is at most synced needs no wait. It forgets what synced
 // covers, and starts the next section.
-func (st *sqlStore) needs(synced uint64) uint64 {
+func (st *SQL) Needs(synced uint64) uint64 {
 	n := max(st.need, st.moreSeq)
 	st.need = 0
 	if synced > st.prunedTo && len(st.dirty) > 0 {
@@ -310,26 +335,26 @@ func isBusy(err error) bool {
 }
 
 // prepare checks the file before anything is written to it, then migrates.
-func (st *sqlStore) prepare() error {
+func (st *SQL) prepare() error {
 	var version, app int64
 	if err := st.db.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
 		if isBusy(err) {
-			return openError(st.path, "is held by another process (another sandbox on the same file?): refused, not shared")
+			return FileError(st.path, "is held by another process (another sandbox on the same file?): refused, not shared")
 		}
-		return openError(st.path, "is not a usable SQLite database, or is damaged (%v): refused and left untouched", err)
+		return FileError(st.path, "is not a usable SQLite database, or is damaged (%v): refused and left untouched", err)
 	}
 	if err := st.db.QueryRow("PRAGMA application_id").Scan(&app); err != nil {
-		return openError(st.path, "cannot be read (%v): refused and left untouched", err)
+		return FileError(st.path, "cannot be read (%v): refused and left untouched", err)
 	}
 	var tables int
 	if err := st.db.QueryRow("SELECT count(*) FROM sqlite_master").Scan(&tables); err != nil {
-		return openError(st.path, "cannot be read (%v): refused and left untouched", err)
+		return FileError(st.path, "cannot be read (%v): refused and left untouched", err)
 	}
-	if tables > 0 && app != applicationID {
-		return openError(st.path, "is an SQLite database of another program (application_id %d): refused and left untouched", app)
+	if tables > 0 && app != ApplicationID {
+		return FileError(st.path, "is an SQLite database of another program (application_id %d): refused and left untouched", app)
 	}
 	if version > SchemaVersion {
-		return openError(st.path, "has schema version %d, newer than this sandbox's %d: run a newer paykit-sandbox "+
+		return FileError(st.path, "has schema version %d, newer than this sandbox's %d: run a newer paykit-sandbox "+
 			"on it, or give -db another file; it was left untouched", version, SchemaVersion)
 	}
 	var check string
@@ -337,38 +362,38 @@ func (st *sqlStore) prepare() error {
 		if err != nil {
 			check = err.Error()
 		}
-		return openError(st.path, "is damaged: its integrity check fails (%s): refused and left untouched; restore a backup or "+
+		return FileError(st.path, "is damaged: its integrity check fails (%s): refused and left untouched; restore a backup or "+
 			"start on a new file", check)
 	}
 	var mode string
 	if err := st.db.QueryRow("PRAGMA journal_mode=WAL").Scan(&mode); err != nil || mode != "wal" {
 		if err != nil && isBusy(err) {
-			return openError(st.path, "is held by another process (another sandbox on the same file?): refused, not shared")
+			return FileError(st.path, "is held by another process (another sandbox on the same file?): refused, not shared")
 		}
-		return openError(st.path, "cannot be put in WAL mode (%v, mode %q)", err, mode)
+		return FileError(st.path, "cannot be put in WAL mode (%v, mode %q)", err, mode)
 	}
 	tx, err := st.db.Begin() // BEGIN IMMEDIATE: takes the write lock, kept until close
 	if err != nil {
 		if isBusy(err) {
-			return openError(st.path, "is held by another process (another sandbox on the same file?): refused, not shared")
+			return FileError(st.path, "is held by another process (another sandbox on the same file?): refused, not shared")
 		}
-		return openError(st.path, "%v", err)
+		return FileError(st.path, "%v", err)
 	}
 	defer tx.Rollback()
 	for v := version; v < SchemaVersion; v++ {
 		if _, err := tx.Exec(migrations[v]); err != nil {
-			return openError(st.path, "migrating from schema version %d: %v", v, err)
+			return FileError(st.path, "migrating from schema version %d: %v", v, err)
 		}
 	}
-	if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d; PRAGMA application_id = %d", SchemaVersion, applicationID)); err != nil {
-		return openError(st.path, "%v", err)
+	if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d; PRAGMA application_id = %d", SchemaVersion, ApplicationID)); err != nil {
+		return FileError(st.path, "%v", err)
 	}
 	if _, err := tx.Exec(`INSERT INTO meta (key, value) VALUES ('opened_at', ?)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, time.Now().UTC().Format(time.RFC3339)); err != nil {
-		return openError(st.path, "%v", err)
+		return FileError(st.path, "%v", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return openError(st.path, "%v", err)
+		return FileError(st.path, "%v", err)
 	}
 	return nil
 }
@@ -382,7 +407,7 @@ func decText(d decimal.Decimal) string {
 	return d.StringFixed(-d.Exponent())
 }
 
-func (st *sqlStore) undec(s string) decimal.Decimal {
+func (st *SQL) undec(s string) decimal.Decimal {
 	d, err := decimal.NewFromString(s)
 	if err != nil {
 		st.fail(fmt.Errorf("stored amount %q: %w", s, err))
@@ -404,14 +429,14 @@ func unnanos(n int64) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
-func (st *sqlStore) fail(err error) {
+func (st *SQL) fail(err error) {
 	if st.err == nil && err != nil {
 		st.err = err
 	}
 }
 
 // q is the section's transaction, begun on first use.
-func (st *sqlStore) q() *sql.Tx {
+func (st *SQL) q() *sql.Tx {
 	if st.closed {
 		// After Close the handler still answers, but nothing it would
 		// change can be kept: 503 rather than an acknowledgement lost.
@@ -439,7 +464,7 @@ type querier interface {
 // none is open (nothing changed since the last commit), the file itself,
 // so that a section that only reads costs no BEGIN and COMMIT. Both see
 // the same state: sections run one at a time on the one connection.
-func (st *sqlStore) r() querier {
+func (st *SQL) r() querier {
 	if st.closed {
 		st.fail(errors.New("the sandbox is closed: its database is released"))
 		return nil
@@ -453,11 +478,11 @@ func (st *sqlStore) r() querier {
 	return st.db
 }
 
-func (st *sqlStore) exec(query string, args ...any) { st.execRow("", query, args...) }
+func (st *SQL) exec(query string, args ...any) { st.execRow("", query, args...) }
 
 // execRow is exec of a change to the payment, payout or withdrawal id
 // alone ("": a change to anything else).
-func (st *sqlStore) execRow(id, query string, args ...any) {
+func (st *SQL) execRow(id, query string, args ...any) {
 	tx := st.q()
 	if tx == nil {
 		return
@@ -479,7 +504,7 @@ func (st *sqlStore) execRow(id, query string, args ...any) {
 // saw notes what a read of the section may have seen, for needs: the row
 // id (a lookup), or, for any other query, whatever any commit changed.
 // Its own transaction's changes are its own commit's.
-func (st *sqlStore) saw(id string) {
+func (st *SQL) saw(id string) {
 	switch {
 	case id != "":
 		st.need = max(st.need, st.dirty[id])
@@ -491,14 +516,14 @@ func (st *sqlStore) saw(id string) {
 // lookupBy runs f, a lookup of rows by id or ext_id (or the expiry
 // queries, whose answer no reader writes, see end), as one that saw only
 // the rows it loads.
-func (st *sqlStore) lookupBy(f func()) {
+func (st *SQL) lookupBy(f func()) {
 	st.lookup = true
 	f()
 	st.lookup = false
 }
 
 // rows runs a query of the section; each row is handed to scan.
-func (st *sqlStore) rows(scan func(*sql.Rows) error, query string, args ...any) {
+func (st *SQL) rows(scan func(*sql.Rows) error, query string, args ...any) {
 	q := st.r()
 	if q == nil {
 		return
@@ -519,7 +544,7 @@ func (st *sqlStore) rows(scan func(*sql.Rows) error, query string, args ...any) 
 	st.fail(rs.Err())
 }
 
-func (st *sqlStore) one(dest []any, query string, args ...any) bool {
+func (st *SQL) one(dest []any, query string, args ...any) bool {
 	q := st.r()
 	if q == nil {
 		return false
@@ -535,10 +560,10 @@ func (st *sqlStore) one(dest []any, query string, args ...any) bool {
 
 // ---- merchants and terminals
 
-func (st *sqlStore) Merchants() map[string]*merchant {
-	ms := buildMerchants(st.deps.merchants)
-	for _, mc := range st.deps.merchants {
-		m := ms[mc.APIKey]
+func (st *SQL) Merchants() map[string]*merchant {
+	start := st.deps.Start()
+	ms := byKey(start)
+	for _, m := range start {
 		var stored []*terminal
 		st.rows(func(r *sql.Rows) error {
 			var t terminal
@@ -564,11 +589,11 @@ func (st *sqlStore) Merchants() map[string]*merchant {
 			st.setMeta("start:"+m.APIKey, configured)
 			start = configured
 		}
-		if configured != start && st.deps.logger != nil {
-			st.deps.logger.Warn("the configured terminals differ from the start this database was made from: the stored "+
+		if configured != start && st.deps.Logger != nil {
+			st.deps.Logger.Warn("the configured terminals differ from the start this database was made from: the stored "+
 				"terminals and balances are kept and the configuration is IGNORED for them (POST /sandbox/reset applies it, "+
 				"dropping every resource; or give -db a new file)",
-				slog.String("merchant", maskKey(m.APIKey)), slog.String("configured", configured),
+				slog.String("merchant", st.deps.MaskKey(m.APIKey)), slog.String("configured", configured),
 				slog.String("file_start", start), slog.String("stored_now", terminalsText(stored)))
 		}
 		m.Terminals = stored
@@ -581,12 +606,12 @@ func (st *sqlStore) Merchants() map[string]*merchant {
 			return err
 		}
 		if ms[k] == nil {
-			gone = append(gone, maskKey(k))
+			gone = append(gone, st.deps.MaskKey(k))
 		}
 		return nil
 	}, `SELECT api_key FROM merchants ORDER BY api_key`)
-	if len(gone) > 0 && st.deps.logger != nil {
-		st.deps.logger.Warn("merchants in the database are not in the configuration: their resources are kept "+
+	if len(gone) > 0 && st.deps.Logger != nil {
+		st.deps.Logger.Warn("merchants in the database are not in the configuration: their resources are kept "+
 			"in the file but not served until they are configured again", slog.String("merchants", strings.Join(gone, ", ")))
 	}
 	return ms
@@ -603,7 +628,7 @@ func terminalsText(ts []*terminal) string {
 	return b.String()
 }
 
-func (st *sqlStore) insertMerchant(m *merchant) {
+func (st *SQL) insertMerchant(m *merchant) {
 	st.exec(`INSERT INTO merchants (api_key, transfers) VALUES (?, ?)
 		ON CONFLICT (api_key) DO UPDATE SET transfers = excluded.transfers`, m.APIKey, m.Transfers)
 	st.exec(`DELETE FROM terminals WHERE api_key = ?`, m.APIKey)
@@ -621,16 +646,16 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func (st *sqlStore) SaveTerminal(m *merchant, t *terminal) {
+func (st *SQL) SaveTerminal(m *merchant, t *terminal) {
 	st.exec(`UPDATE terminals SET balance = ?, frozen = ? WHERE api_key = ? AND id = ?`,
 		decText(t.Available), decText(t.Frozen), m.APIKey, t.ID)
 }
 
-func (st *sqlStore) SaveMerchant(m *merchant) {
+func (st *SQL) SaveMerchant(m *merchant) {
 	st.exec(`UPDATE merchants SET transfers = ? WHERE api_key = ?`, m.Transfers, m.APIKey)
 }
 
-func (st *sqlStore) Reset() map[string]*merchant {
+func (st *SQL) Reset() map[string]*merchant {
 	st.nextKnown = false
 	for _, t := range []string{"payments", "payouts", "withdrawals", "merchants", "terminals"} {
 		st.exec("DELETE FROM " + t)
@@ -640,11 +665,11 @@ func (st *sqlStore) Reset() map[string]*merchant {
 	clear(st.po)
 	clear(st.wd)
 	st.counters = nil
-	ms := buildMerchants(st.deps.merchants)
-	for _, mc := range st.deps.merchants {
-		st.insertMerchant(ms[mc.APIKey])
+	start := st.deps.Start()
+	for _, m := range start {
+		st.insertMerchant(m)
 	}
-	return ms
+	return byKey(start)
 }
 
 // ---- payments
@@ -660,7 +685,7 @@ type storedDispute struct {
 	CreatedAt  int64   `json:"created_at"`
 }
 
-func (st *sqlStore) scanPayment(r interface{ Scan(...any) error }) (*payment, error) {
+func (st *SQL) scanPayment(r interface{ Scan(...any) error }) (*payment, error) {
 	var p payment
 	var apiKey, termID, amount, amountLoc, rate string
 	var bankActive = true
@@ -672,8 +697,8 @@ func (st *sqlStore) scanPayment(r interface{ Scan(...any) error }) (*payment, er
 		return nil, err
 	}
 	p.Bank.IsActive = bankActive
-	if b, ok := findBank(st.deps.banks, p.Bank.Code); ok {
-		p.Bank = ledger.Bank(b)
+	if b, ok := findBank(st.deps.Banks, p.Bank.Code); ok {
+		p.Bank = b
 	}
 	p.Amount, p.AmountLocal, p.USDTRate = st.undec(amount), st.undec(amountLoc), st.undec(rate)
 	p.ValidUntil, p.CreatedAt = unnanos(validUntil), unnanos(createdAt)
@@ -688,7 +713,7 @@ func (st *sqlStore) scanPayment(r interface{ Scan(...any) error }) (*payment, er
 			p.Dispute.Amount = &a
 		}
 	}
-	p.Merchant = st.deps.merchant(apiKey)
+	p.Merchant = st.deps.Merchant(apiKey)
 	if p.Merchant == nil {
 		return nil, nil // a merchant no longer configured: its payments are out of reach
 	}
@@ -699,29 +724,7 @@ func (st *sqlStore) scanPayment(r interface{ Scan(...any) error }) (*payment, er
 	return &p, nil
 }
 
-// sectionCopy returns the section's copy of the resource id, keeping the
-// first one: a resource read twice in one section is changed in one place,
-// and the commit drops every copy.
-func sectionCopy[T any](copies *map[string]*T, id string, v *T) *T {
-	if *copies == nil {
-		*copies = map[string]*T{}
-	}
-	if c := (*copies)[id]; c != nil {
-		return c
-	}
-	(*copies)[id] = v
-	return v
-}
-
-// firstOf is the first resource a query found, or nil.
-func firstOf[T any](s []*T) *T {
-	if len(s) == 0 {
-		return nil
-	}
-	return s[0]
-}
-
-func (st *sqlStore) loadPayments(where string, args ...any) []*payment {
+func (st *SQL) loadPayments(where string, args ...any) []*payment {
 	var out []*payment
 	st.rows(func(r *sql.Rows) error {
 		p, err := st.scanPayment(r)
@@ -737,7 +740,7 @@ func (st *sqlStore) loadPayments(where string, args ...any) []*payment {
 	return out
 }
 
-func (st *sqlStore) Payment(id string) (p *payment) {
+func (st *SQL) Payment(id string) (p *payment) {
 	if p := st.pm[id]; p != nil {
 		return p
 	}
@@ -745,12 +748,12 @@ func (st *sqlStore) Payment(id string) (p *payment) {
 	return p
 }
 
-func (st *sqlStore) PaymentByExt(m *merchant, extID string) (p *payment) {
+func (st *SQL) PaymentByExt(m *merchant, extID string) (p *payment) {
 	st.lookupBy(func() { p = firstOf(st.loadPayments("WHERE api_key = ? AND ext_id = ?", m.APIKey, extID)) })
 	return p
 }
 
-func (st *sqlStore) disputeJSON(p *payment) any {
+func (st *SQL) disputeJSON(p *payment) any {
 	if p.Dispute == nil {
 		return nil
 	}
@@ -763,28 +766,28 @@ func (st *sqlStore) disputeJSON(p *payment) any {
 	return string(b)
 }
 
-func (st *sqlStore) AddPayment(p *payment) {
+func (st *SQL) AddPayment(p *payment) {
 	sectionCopy(&st.pm, p.ID, p)
 	st.pendingUntil(p)
 	st.execRow(p.ID, `INSERT INTO payments (`+paymentCols+`, amount_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.ID, p.Merchant.APIKey, p.Terminal.ID, p.ExtID, decText(p.Amount), p.Method, p.Bank.Code, p.Bank.Name, p.Bank.Country,
 		p.ReqType, p.ReqValue, p.Holder, p.Country, p.Currency, decText(p.AmountLocal), p.ClientID, p.NotifyURL, p.Token,
 		p.Status, nanos(p.ValidUntil), nanos(p.CreatedAt), decText(p.USDTRate), p.PaymentURL, p.Receipt, st.disputeJSON(p),
-		amountKey(p.Amount))
+		ledger.AmountKey(p.Amount))
 }
 
-func (st *sqlStore) SavePayment(p *payment) {
+func (st *SQL) SavePayment(p *payment) {
 	st.pendingUntil(p)
 	st.execRow(p.ID, `UPDATE payments SET status = ?, receipt = ?, dispute = ? WHERE id = ?`,
 		p.Status, p.Receipt, st.disputeJSON(p), p.ID)
 }
 
-func (st *sqlStore) PendingWithAmount(m *merchant, key string) int {
+func (st *SQL) PendingWithAmount(m *merchant, key string) int {
 	var n int
 	// Counted up to the cap only: the rule asks "at the cap yet?", and a
 	// count of every match would make each create slower than the last.
 	st.one([]any{&n}, `SELECT count(*) FROM (SELECT 1 FROM payments WHERE api_key = ? AND status = ? AND amount_key = ? LIMIT ?)`,
-		m.APIKey, statusPending, key, st.deps.maxSamePending)
+		m.APIKey, statusPending, key, st.deps.MaxSamePending)
 	return n
 }
 
@@ -792,7 +795,7 @@ func (st *sqlStore) PendingWithAmount(m *merchant, key string) int {
 // reach a reader's: what expires is changed (the section then waits for
 // its commit), and the next expiry only arms a timer that looks again. So
 // they are lookups: a reader waits only for the changed rows they load.
-func (st *sqlStore) DueExpiry(now time.Time, limit int) (due []*payment) {
+func (st *SQL) DueExpiry(now time.Time, limit int) (due []*payment) {
 	if st.nextKnown && (st.next.IsZero() || now.Before(st.next)) {
 		return nil
 	}
@@ -804,7 +807,7 @@ func (st *sqlStore) DueExpiry(now time.Time, limit int) (due []*payment) {
 	return due
 }
 
-func (st *sqlStore) NextExpiry() (next time.Time, ok bool) {
+func (st *SQL) NextExpiry() (next time.Time, ok bool) {
 	if st.nextKnown {
 		return st.next, !st.next.IsZero()
 	}
@@ -823,13 +826,13 @@ func (st *sqlStore) NextExpiry() (next time.Time, ok bool) {
 // leaving PENDING only moves the earliest valid_until later, which makes
 // next early, and an early answer costs one query (dueExpiry) or one timer
 // that finds nothing due and asks again.
-func (st *sqlStore) pendingUntil(p *payment) {
+func (st *SQL) pendingUntil(p *payment) {
 	if st.nextKnown && p.Status == statusPending && (st.next.IsZero() || p.ValidUntil.Before(st.next)) {
 		st.next = p.ValidUntil
 	}
 }
 
-func (st *sqlStore) RecentPayments(limit int) []*payment {
+func (st *SQL) RecentPayments(limit int) []*payment {
 	return st.loadPayments("ORDER BY created_at DESC, ext_id, id LIMIT ?", limit)
 }
 
@@ -838,7 +841,7 @@ func (st *sqlStore) RecentPayments(limit int) []*payment {
 const payoutCols = `id, api_key, ext_id, amount, method, requisites, holder_name, bank, notify_url, status,
 	provider_order_id, created_at, completed_at`
 
-func (st *sqlStore) loadPayouts(where string, args ...any) []*payout {
+func (st *SQL) loadPayouts(where string, args ...any) []*payout {
 	var out []*payout
 	st.rows(func(r *sql.Rows) error {
 		var p payout
@@ -849,7 +852,7 @@ func (st *sqlStore) loadPayouts(where string, args ...any) []*payout {
 			return err
 		}
 		p.Amount, p.CreatedAt, p.CompletedAt = st.undec(amount), unnanos(created), unnanos(completed)
-		if p.Merchant = st.deps.merchant(apiKey); p.Merchant == nil {
+		if p.Merchant = st.deps.Merchant(apiKey); p.Merchant == nil {
 			return nil
 		}
 		st.saw(p.ID)
@@ -859,7 +862,7 @@ func (st *sqlStore) loadPayouts(where string, args ...any) []*payout {
 	return out
 }
 
-func (st *sqlStore) Payout(id string) (p *payout) {
+func (st *SQL) Payout(id string) (p *payout) {
 	if p := st.po[id]; p != nil {
 		return p
 	}
@@ -867,19 +870,19 @@ func (st *sqlStore) Payout(id string) (p *payout) {
 	return p
 }
 
-func (st *sqlStore) PayoutByExt(m *merchant, extID string) (p *payout) {
+func (st *SQL) PayoutByExt(m *merchant, extID string) (p *payout) {
 	st.lookupBy(func() { p = firstOf(st.loadPayouts("WHERE api_key = ? AND ext_id = ?", m.APIKey, extID)) })
 	return p
 }
 
-func (st *sqlStore) AddPayout(p *payout) {
+func (st *SQL) AddPayout(p *payout) {
 	sectionCopy(&st.po, p.ID, p)
 	st.execRow(p.ID, `INSERT INTO payouts (`+payoutCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.ID, p.Merchant.APIKey, p.ExtID, decText(p.Amount), p.Method, p.Requisites, p.HolderName, p.Bank, p.NotifyURL,
 		p.Status, p.ProviderOrderID, nanos(p.CreatedAt), nanos(p.CompletedAt))
 }
 
-func (st *sqlStore) SavePayout(p *payout) {
+func (st *SQL) SavePayout(p *payout) {
 	st.execRow(p.ID, `UPDATE payouts SET status = ?, provider_order_id = ?, completed_at = ? WHERE id = ?`,
 		p.Status, p.ProviderOrderID, nanos(p.CompletedAt), p.ID)
 }
@@ -902,7 +905,7 @@ func payoutWhere(f ledger.PayoutFilter, apiKey string) (string, []any) {
 	return where, args
 }
 
-func (st *sqlStore) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offset int) ([]*payout, int) {
+func (st *SQL) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offset int) ([]*payout, int) {
 	where, args := payoutWhere(f, m.APIKey)
 	var total int
 	st.one([]any{&total}, "SELECT count(*) FROM payouts "+where, args...)
@@ -912,7 +915,7 @@ func (st *sqlStore) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offse
 	return st.loadPayouts(where+" ORDER BY seq LIMIT ? OFFSET ?", append(args, limit, offset)...), total
 }
 
-func (st *sqlStore) RecentPayouts(limit int) []*payout {
+func (st *SQL) RecentPayouts(limit int) []*payout {
 	return st.loadPayouts("ORDER BY seq DESC LIMIT ?", limit)
 }
 
@@ -920,7 +923,7 @@ func (st *sqlStore) RecentPayouts(limit int) []*payout {
 
 const withdrawalCols = `id, api_key, terminal_id, amount, fee, held, address, tx_hash, status, created_at, updated_at`
 
-func (st *sqlStore) loadWithdrawals(where string, args ...any) []*withdrawal {
+func (st *SQL) loadWithdrawals(where string, args ...any) []*withdrawal {
 	var out []*withdrawal
 	st.rows(func(r *sql.Rows) error {
 		var w withdrawal
@@ -932,7 +935,7 @@ func (st *sqlStore) loadWithdrawals(where string, args ...any) []*withdrawal {
 		}
 		w.Amount, w.Fee, w.Held = st.undec(amount), st.undec(fee), st.undec(held)
 		w.CreatedAt, w.UpdatedAt = unnanos(created), unnanos(updated)
-		if w.Merchant = st.deps.merchant(apiKey); w.Merchant == nil {
+		if w.Merchant = st.deps.Merchant(apiKey); w.Merchant == nil {
 			return nil
 		}
 		if w.Terminal = w.Merchant.Terminal(termID); w.Terminal == nil {
@@ -945,7 +948,7 @@ func (st *sqlStore) loadWithdrawals(where string, args ...any) []*withdrawal {
 	return out
 }
 
-func (st *sqlStore) Withdrawal(id string) (w *withdrawal) {
+func (st *SQL) Withdrawal(id string) (w *withdrawal) {
 	if w := st.wd[id]; w != nil {
 		return w
 	}
@@ -953,25 +956,25 @@ func (st *sqlStore) Withdrawal(id string) (w *withdrawal) {
 	return w
 }
 
-func (st *sqlStore) AddWithdrawal(w *withdrawal) {
+func (st *SQL) AddWithdrawal(w *withdrawal) {
 	sectionCopy(&st.wd, w.ID, w)
 	st.execRow(w.ID, `INSERT INTO withdrawals (`+withdrawalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.ID, w.Merchant.APIKey, w.Terminal.ID, decText(w.Amount), decText(w.Fee), decText(w.Held), w.Address, w.TxHash, w.Status,
 		nanos(w.CreatedAt), nanos(w.UpdatedAt))
 }
 
-func (st *sqlStore) SaveWithdrawal(w *withdrawal) {
+func (st *SQL) SaveWithdrawal(w *withdrawal) {
 	st.execRow(w.ID, `UPDATE withdrawals SET status = ?, tx_hash = ?, updated_at = ? WHERE id = ?`,
 		w.Status, w.TxHash, nanos(w.UpdatedAt), w.ID)
 }
 
-func (st *sqlStore) RecentWithdrawals(limit int) []*withdrawal {
+func (st *SQL) RecentWithdrawals(limit int) []*withdrawal {
 	return st.loadWithdrawals("ORDER BY created_at DESC, id LIMIT ?", limit)
 }
 
 // ---- counts and the autopilot
 
-func (st *sqlStore) countBy(table, apiKey string) map[string]int {
+func (st *SQL) countBy(table, apiKey string) map[string]int {
 	out := map[string]int{}
 	st.rows(func(r *sql.Rows) error {
 		var status string
@@ -985,19 +988,19 @@ func (st *sqlStore) countBy(table, apiKey string) map[string]int {
 	return out
 }
 
-func (st *sqlStore) Counts(m *merchant) (map[string]int, map[string]int, map[string]int) {
+func (st *SQL) Counts(m *merchant) (map[string]int, map[string]int, map[string]int) {
 	return st.countBy("payments", m.APIKey), st.countBy("payouts", m.APIKey), st.countBy("withdrawals", m.APIKey)
 }
 
-func (st *sqlStore) InFlight() ([]*payment, []*payout, []*withdrawal) {
+func (st *SQL) InFlight() ([]*payment, []*payout, []*withdrawal) {
 	return st.loadPayments("WHERE status IN (?, ?, ?)", statusPending, statusProcessing, statusDispute),
-		st.loadPayouts("WHERE status IN (?, ?)", PayoutPending, PayoutProcessing),
-		st.loadWithdrawals("WHERE status IN (?, ?)", WithdrawalPending, WithdrawalProcessing)
+		st.loadPayouts("WHERE status IN (?, ?)", ledger.PayoutPending, ledger.PayoutProcessing),
+		st.loadWithdrawals("WHERE status IN (?, ?)", ledger.WithdrawalPending, ledger.WithdrawalProcessing)
 }
 
 // ---- clock, faults, diagnostics
 
-func (st *sqlStore) setMeta(key string, v any) {
+func (st *SQL) setMeta(key string, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		st.fail(err)
@@ -1006,7 +1009,7 @@ func (st *sqlStore) setMeta(key string, v any) {
 	st.exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, string(b))
 }
 
-func (st *sqlStore) meta(key string, v any) bool {
+func (st *SQL) meta(key string, v any) bool {
 	var s string
 	if !st.one([]any{&s}, `SELECT value FROM meta WHERE key = ?`, key) {
 		return false
@@ -1015,29 +1018,33 @@ func (st *sqlStore) meta(key string, v any) bool {
 	return true
 }
 
-func (st *sqlStore) saveOffset(d time.Duration) { st.setMeta("offset", int64(d)) }
+// The journal: the sandbox's diagnostics, kept with the resources' next
+// commit (see Journal).
 
-func (st *sqlStore) saveFaults(f []*Fault) {
-	if f == nil {
-		f = []*Fault{}
-	}
-	st.setMeta("faults", f)
-}
+// SaveOffset records the clock offset.
+func (st *SQL) SaveOffset(d time.Duration) { st.setMeta("offset", int64(d)) }
 
-// saveCounters and logRequest keep diagnostics: they are written with the
-// next commit that changes state anyway (and at close), never with an
+// SaveFaults records the armed faults, as the sandbox encodes them (JSON).
+func (st *SQL) SaveFaults(encoded []byte) { st.setMeta("faults", json.RawMessage(encoded)) }
+
+// CountersChanged and LogRequest keep diagnostics: they are written with
+// the next commit that changes state anyway (and at close), never with an
 // fsync of their own, so a GET costs no disk write. A kill loses the
-// request lines since the last change, not a resource.
-func (st *sqlStore) saveCounters(c map[routeKey]int) { st.counters = c }
+// request lines since the last change, not a resource. CountersChanged
+// says the request counters changed; counters gives them when they are
+// written.
+func (st *SQL) CountersChanged(counters func() []Counter) { st.counters = counters }
 
-func (st *sqlStore) logRequest(r RequestRecord) {
-	st.reqs = append(st.reqs, r)
-	if len(st.reqs) > DefaultRequestLogSize {
-		st.reqs = st.reqs[len(st.reqs)-DefaultRequestLogSize:]
+// LogRequest records one line of the request log, as the sandbox encodes
+// it (JSON).
+func (st *SQL) LogRequest(encoded []byte) {
+	st.reqs = append(st.reqs, encoded)
+	if len(st.reqs) > st.deps.RequestLogSize {
+		st.reqs = st.reqs[len(st.reqs)-st.deps.RequestLogSize:]
 	}
 }
 
-func (st *sqlStore) Outbox(key string, o webhook.Outgoing) {
+func (st *SQL) Outbox(key string, o webhook.Outgoing) {
 	rec, err := json.Marshal(o.Rec)
 	if err != nil {
 		st.fail(err)
@@ -1049,35 +1056,35 @@ func (st *sqlStore) Outbox(key string, o webhook.Outgoing) {
 		o.Rec.ID, key, o.URL, o.Token, o.Body, string(rec), o.Rec.State)
 }
 
-func (st *sqlStore) deliveryUpdated(rec Delivery) {
+// DeliveryUpdated records a delivery's attempts and state, lazily.
+func (st *SQL) DeliveryUpdated(rec webhook.Delivery) {
 	if st.closed {
 		return
 	}
 	if st.dlv == nil {
-		st.dlv = map[string]Delivery{}
+		st.dlv = map[string]webhook.Delivery{}
 	}
 	st.dlv[rec.ID] = rec
 }
 
 // flushLazy writes the diagnostics gathered since the last commit.
-func (st *sqlStore) flushLazy() {
+func (st *SQL) flushLazy() {
 	st.lazy = true
 	defer func() { st.lazy = false }()
 	if st.counters != nil {
-		c := make([]storedCounter, 0, len(st.counters))
-		for k, n := range st.counters {
-			c = append(c, storedCounter{Method: k.method, Route: k.route, N: n})
+		c := st.counters()
+		if c == nil {
+			c = []Counter{}
 		}
 		st.setMeta("counters", c)
 		st.counters = nil
 	}
 	if len(st.reqs) > 0 {
 		for _, r := range st.reqs {
-			b, _ := json.Marshal(r)
-			st.exec(`INSERT INTO reqlog (rec) VALUES (?)`, string(b))
+			st.exec(`INSERT INTO reqlog (rec) VALUES (?)`, string(r))
 		}
 		st.reqs = st.reqs[:0]
-		st.exec(`DELETE FROM reqlog WHERE seq <= (SELECT max(seq) FROM reqlog) - ?`, DefaultRequestLogSize)
+		st.exec(`DELETE FROM reqlog WHERE seq <= (SELECT max(seq) FROM reqlog) - ?`, st.deps.RequestLogSize)
 	}
 	if len(st.dlv) > 0 {
 		for id, rec := range st.dlv {
@@ -1085,22 +1092,27 @@ func (st *sqlStore) flushLazy() {
 			st.exec(`UPDATE deliveries SET rec = ?, state = ? WHERE id = ?`, string(b), rec.State, id)
 		}
 		clear(st.dlv)
-		// The log keeps the newest DefaultDeliveryLogSize deliveries, as
+		// The log keeps the newest DeliveryLogSize deliveries, as
 		// in memory; one still owed stays whatever its age.
 		st.exec(`DELETE FROM deliveries WHERE state <> ? AND seq <= (SELECT max(seq) FROM deliveries) - ?`,
-			DeliveryPending, DefaultDeliveryLogSize)
+			webhook.Pending, st.deps.DeliveryLogSize)
 	}
 }
 
-type storedCounter struct {
+// Counter is one request counter of the journal: how many requests one
+// method and route template had.
+type Counter struct {
+	// Method is the HTTP method, or OTHER.
 	Method string `json:"method"`
-	Route  string `json:"route"`
-	N      int    `json:"n"`
+	// Route is the route template that served them.
+	Route string `json:"route"`
+	// N is how many.
+	N int `json:"n"`
 }
 
 // forget drops what the store knew of the open transaction's changes: it
 // is committed or rolled back.
-func (st *sqlStore) forget() {
+func (st *SQL) forget() {
 	clear(st.pm)
 	clear(st.po)
 	clear(st.wd)
@@ -1108,7 +1120,7 @@ func (st *sqlStore) forget() {
 	st.changedMore = false
 }
 
-func (st *sqlStore) Commit() error {
+func (st *SQL) Commit() error {
 	defer st.forget() // after flushLazy's writes too
 	if st.tx == nil {
 		err := st.err
@@ -1145,7 +1157,7 @@ func (st *sqlStore) Commit() error {
 }
 
 // rollback drops what the section did: its transaction and its copies.
-func (st *sqlStore) Rollback() {
+func (st *SQL) Rollback() {
 	st.forget()
 	st.nextKnown = false // payments the transaction moved out of PENDING are back in it
 	if st.tx != nil {
@@ -1158,7 +1170,7 @@ func (st *sqlStore) Rollback() {
 // SQLite keeps writing to an open file that was deleted (or renamed and
 // replaced): every commit would succeed into a file no restart can find.
 // One stat per committed change, next to its fsync.
-func (st *sqlStore) sameFile() error {
+func (st *SQL) sameFile() error {
 	fi, err := os.Stat(st.path)
 	if err == nil && os.SameFile(fi, st.ident) {
 		return nil
@@ -1171,7 +1183,7 @@ func (st *sqlStore) sameFile() error {
 		"nothing written now would be there at the next start", st.path, why)
 }
 
-func (st *sqlStore) Ping() error {
+func (st *SQL) Ping() error {
 	if st.closed {
 		return errors.New("database closed")
 	}
@@ -1185,7 +1197,7 @@ func (st *sqlStore) Ping() error {
 	return st.db.QueryRow("PRAGMA user_version").Scan(&v) // reads the file's header through the open file
 }
 
-func (st *sqlStore) Close() error {
+func (st *SQL) Close() error {
 	if st.closed {
 		return nil
 	}
@@ -1216,58 +1228,60 @@ func (st *sqlStore) Close() error {
 
 // ---- restoring at start
 
-// restoredState is what a file gives back at start besides the
-// resources: the Server takes it in openStore.
-type restoredState struct {
-	offset     time.Duration
-	faults     []*Fault
-	counters   map[routeKey]int
-	reqLog     []RequestRecord // oldest first, at most DefaultRequestLogSize
-	deliveries []storedDelivery
+// Restored is what a file gives back at start besides the resources: the
+// journal, for the caller to take back into its memory.
+type Restored struct {
+	// Offset is the clock offset.
+	Offset time.Duration
+	// Faults are the armed faults as SaveFaults was given them (nil: none
+	// recorded).
+	Faults []byte
+	// Counters are the request counters.
+	Counters []Counter
+	// RequestLog is the request log, oldest first, at most
+	// RequestLogSize lines, each as LogRequest was given it.
+	RequestLog [][]byte
+	// Deliveries are the deliveries still owed and the newest
+	// DeliveryLogSize others, oldest first.
+	Deliveries []webhook.Stored
 }
 
-// restore reads the clock offset, faults, counters, the request log and
+// Restore reads the clock offset, faults, counters, the request log and
 // the deliveries back.
-func (st *sqlStore) restore() restoredState {
-	out := restoredState{counters: map[routeKey]int{}}
+func (st *SQL) Restore() Restored {
+	var out Restored
 	var off int64
 	if st.meta("offset", &off) {
-		out.offset = time.Duration(off)
+		out.Offset = time.Duration(off)
 	}
-	st.meta("faults", &out.faults)
-	var counters []storedCounter
-	if st.meta("counters", &counters) {
-		for _, c := range counters {
-			out.counters[routeKey{method: c.Method, route: c.Route}] = c.N
-		}
+	var faults json.RawMessage
+	if st.meta("faults", &faults) {
+		out.Faults = faults
 	}
+	st.meta("counters", &out.Counters)
 	st.rows(func(r *sql.Rows) error {
-		var b string
+		var b []byte
 		if err := r.Scan(&b); err != nil {
 			return err
 		}
-		var rec RequestRecord
-		if err := json.Unmarshal([]byte(b), &rec); err != nil {
-			return err
-		}
-		out.reqLog = append(out.reqLog, rec)
+		out.RequestLog = append(out.RequestLog, b)
 		return nil
-	}, `SELECT rec FROM (SELECT seq, rec FROM reqlog ORDER BY seq DESC LIMIT ?) ORDER BY seq`, DefaultRequestLogSize)
+	}, `SELECT rec FROM (SELECT seq, rec FROM reqlog ORDER BY seq DESC LIMIT ?) ORDER BY seq`, st.deps.RequestLogSize)
 	st.rows(func(r *sql.Rows) error {
-		var sd storedDelivery
+		var sd webhook.Stored
 		var rec string
 		var seq int64
-		sd.dl.rec = &Delivery{}
-		if err := r.Scan(&seq, &sd.key, &sd.dl.url, &sd.dl.token, &sd.dl.body, &rec); err != nil {
+		sd.Out.Rec = &webhook.Delivery{}
+		if err := r.Scan(&seq, &sd.Key, &sd.Out.URL, &sd.Out.Token, &sd.Out.Body, &rec); err != nil {
 			return err
 		}
-		if err := json.Unmarshal([]byte(rec), sd.dl.rec); err != nil {
+		if err := json.Unmarshal([]byte(rec), sd.Out.Rec); err != nil {
 			return err
 		}
-		out.deliveries = append(out.deliveries, sd)
+		out.Deliveries = append(out.Deliveries, sd)
 		return nil
 	}, `SELECT seq, key, url, token, body, rec FROM deliveries
 		WHERE state = ? OR seq > (SELECT coalesce(max(seq), 0) FROM deliveries) - ? ORDER BY seq`,
-		DeliveryPending, DefaultDeliveryLogSize)
+		webhook.Pending, st.deps.DeliveryLogSize)
 	return out
 }

@@ -1,0 +1,370 @@
+package store
+
+import (
+	"container/heap"
+	"sort"
+	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
+)
+
+// Memory keeps everything in Go maps: the store without Config.DBPath.
+// It keeps its own copies of the resources and hands out copies, as
+// the SQL store does: a section's lookups of one id share one copy, dropped when
+// the section ends, and only a save writes a copy back. A rule that
+// changes a resource and forgets to save it loses the change here too, so
+// the suite in memory catches the slip without a run on files. The PENDING
+// counters and the expiry heap follow the saved copies only.
+type Memory struct {
+	start       func() []*ledger.Merchant
+	payments    map[string]*payment
+	payouts     map[string]*payout
+	payoutList  []*payout // creation order
+	withdrawals map[string]*withdrawal
+	byExt       map[*merchant]map[string]*payment
+	payoutByX   map[*merchant]map[string]*payout
+	pending     map[*merchant]map[string]int // PENDING payments per amountKey
+	expiry      expiryHeap
+
+	// The section's copies, by id: kept across sections only in their
+	// maps' capacity, so a steady stream of requests allocates no map.
+	pm map[string]*payment
+	po map[string]*payout
+	wd map[string]*withdrawal
+}
+
+// NewMemory returns an empty store whose merchants start returns in their
+// starting state (for Merchants, and again for each Reset).
+func NewMemory(start func() []*ledger.Merchant) *Memory {
+	s := &Memory{start: start}
+	s.clear()
+	return s
+}
+
+func (s *Memory) clear() {
+	s.payments = map[string]*payment{}
+	s.payouts = map[string]*payout{}
+	s.payoutList = nil
+	s.withdrawals = map[string]*withdrawal{}
+	s.byExt = map[*merchant]map[string]*payment{}
+	s.payoutByX = map[*merchant]map[string]*payout{}
+	s.pending = map[*merchant]map[string]int{}
+	s.expiry = nil
+	s.dropCopies()
+}
+
+// dropCopies ends the section's view: its next lookups copy the saved
+// state again.
+func (s *Memory) dropCopies() {
+	clear(s.pm)
+	clear(s.po)
+	clear(s.wd)
+}
+
+// copyPayment makes dst a copy of src that shares nothing it could change
+// (the dispute); the merchant and terminal are the Server's, shared as
+// the SQL store shares them.
+func copyPayment(dst, src *payment) {
+	*dst = *src
+	if src.Dispute != nil {
+		d := *src.Dispute
+		if d.Amount != nil {
+			a := *d.Amount
+			d.Amount = &a
+		}
+		dst.Dispute = &d
+	}
+}
+
+// sectionPayment is the section's copy of the saved payment sp.
+func (s *Memory) sectionPayment(sp *payment) *payment {
+	if c := s.pm[sp.ID]; c != nil {
+		return c
+	}
+	c := new(payment)
+	copyPayment(c, sp)
+	return sectionCopy(&s.pm, c.ID, c)
+}
+
+func (s *Memory) sectionPayout(sp *payout) *payout {
+	if c := s.po[sp.ID]; c != nil {
+		return c
+	}
+	c := *sp
+	return sectionCopy(&s.po, c.ID, &c)
+}
+
+func (s *Memory) sectionWithdrawal(sw *withdrawal) *withdrawal {
+	if c := s.wd[sw.ID]; c != nil {
+		return c
+	}
+	c := *sw
+	return sectionCopy(&s.wd, c.ID, &c)
+}
+
+// Merchants builds the merchants in their starting state: memory keeps no
+// resource across a start.
+func (s *Memory) Merchants() map[string]*merchant { return byKey(s.start()) }
+
+func (s *Memory) Reset() map[string]*merchant {
+	s.clear()
+	return byKey(s.start())
+}
+
+func (s *Memory) Payment(id string) *payment {
+	if c := s.pm[id]; c != nil {
+		return c
+	}
+	if sp := s.payments[id]; sp != nil {
+		return s.sectionPayment(sp)
+	}
+	return nil
+}
+
+func (s *Memory) PaymentByExt(m *merchant, extID string) *payment {
+	if sp := s.byExt[m][extID]; sp != nil {
+		return s.sectionPayment(sp)
+	}
+	return nil
+}
+
+// addPayment keeps a copy of p; p itself becomes the section's copy, as
+// after a lookup.
+func (s *Memory) AddPayment(p *payment) {
+	sp := new(payment)
+	copyPayment(sp, p)
+	s.payments[sp.ID] = sp
+	if s.byExt[sp.Merchant] == nil {
+		s.byExt[sp.Merchant] = map[string]*payment{}
+		s.pending[sp.Merchant] = map[string]int{}
+	}
+	s.byExt[sp.Merchant][sp.ExtID] = sp
+	if sp.Status == statusPending {
+		s.pending[sp.Merchant][ledger.AmountKey(sp.Amount)]++
+		heap.Push(&s.expiry, sp)
+	}
+	sectionCopy(&s.pm, p.ID, p)
+}
+
+// SavePayment writes p over the saved copy. The PENDING counters and the
+// expiry heap follow the saved status.
+func (s *Memory) SavePayment(p *payment) {
+	sp := s.payments[p.ID]
+	if sp == nil {
+		return // never added: the SQL store's UPDATE would change no row
+	}
+	wasPending := sp.Status == statusPending
+	copyPayment(sp, p)
+	switch isPending := sp.Status == statusPending; {
+	case wasPending && !isPending:
+		k := ledger.AmountKey(sp.Amount)
+		if s.pending[sp.Merchant][k]--; s.pending[sp.Merchant][k] <= 0 {
+			delete(s.pending[sp.Merchant], k)
+		}
+	case !wasPending && isPending: // no rule moves a payment back to PENDING; kept consistent if one does
+		s.pending[sp.Merchant][ledger.AmountKey(sp.Amount)]++
+		heap.Push(&s.expiry, sp)
+	}
+}
+
+func (s *Memory) PendingWithAmount(m *merchant, key string) int { return s.pending[m][key] }
+
+func (s *Memory) DueExpiry(now time.Time, limit int) []*payment {
+	var out []*payment
+	for len(out) < limit && len(s.expiry) > 0 && !now.Before(s.expiry[0].ValidUntil) {
+		if sp := heap.Pop(&s.expiry).(*payment); sp.Status == statusPending {
+			out = append(out, s.sectionPayment(sp))
+		}
+	}
+	return out
+}
+
+func (s *Memory) NextExpiry() (time.Time, bool) {
+	for len(s.expiry) > 0 && s.expiry[0].Status != statusPending {
+		heap.Pop(&s.expiry) // settled before it was due: no timer for it
+	}
+	if len(s.expiry) == 0 {
+		return time.Time{}, false
+	}
+	return s.expiry[0].ValidUntil, true
+}
+
+func (s *Memory) RecentPayments(limit int) []*payment {
+	ps := make([]*payment, 0, len(s.payments))
+	for _, p := range s.payments {
+		ps = append(ps, p)
+	}
+	// Newest first; ties fall back to ext_id and id to keep rows from
+	// jumping between refreshes (the SQL store orders the same way).
+	sort.Slice(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.After(b.CreatedAt)
+		}
+		if a.ExtID != b.ExtID {
+			return a.ExtID < b.ExtID
+		}
+		return a.ID < b.ID
+	})
+	ps = ps[:min(limit, len(ps))]
+	for i, sp := range ps {
+		ps[i] = s.sectionPayment(sp)
+	}
+	return ps
+}
+
+func (s *Memory) Payout(id string) *payout {
+	if sp := s.payouts[id]; sp != nil {
+		return s.sectionPayout(sp)
+	}
+	return nil
+}
+
+func (s *Memory) PayoutByExt(m *merchant, extID string) *payout {
+	if sp := s.payoutByX[m][extID]; sp != nil {
+		return s.sectionPayout(sp)
+	}
+	return nil
+}
+
+func (s *Memory) AddPayout(p *payout) {
+	sp := new(payout)
+	*sp = *p
+	s.payouts[sp.ID] = sp
+	if s.payoutByX[sp.Merchant] == nil {
+		s.payoutByX[sp.Merchant] = map[string]*payout{}
+	}
+	s.payoutByX[sp.Merchant][sp.ExtID] = sp
+	s.payoutList = append(s.payoutList, sp)
+	sectionCopy(&s.po, p.ID, p)
+}
+
+func (s *Memory) SavePayout(p *payout) {
+	if sp := s.payouts[p.ID]; sp != nil {
+		*sp = *p
+	}
+}
+
+func (s *Memory) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offset int) ([]*payout, int) {
+	var out []*payout
+	total := 0
+	for _, p := range s.payoutList {
+		if p.Merchant != m || !f.Match(p) {
+			continue
+		}
+		if total >= offset && len(out) < limit {
+			out = append(out, s.sectionPayout(p))
+		}
+		total++
+	}
+	return out, total
+}
+
+func (s *Memory) RecentPayouts(limit int) []*payout {
+	out := make([]*payout, 0, min(limit, len(s.payoutList)))
+	for i := len(s.payoutList) - 1; i >= 0 && len(out) < limit; i-- {
+		out = append(out, s.sectionPayout(s.payoutList[i]))
+	}
+	return out
+}
+
+func (s *Memory) Withdrawal(id string) *withdrawal {
+	if sw := s.withdrawals[id]; sw != nil {
+		return s.sectionWithdrawal(sw)
+	}
+	return nil
+}
+
+func (s *Memory) AddWithdrawal(w *withdrawal) {
+	sw := new(withdrawal)
+	*sw = *w
+	s.withdrawals[sw.ID] = sw
+	sectionCopy(&s.wd, w.ID, w)
+}
+
+func (s *Memory) SaveWithdrawal(w *withdrawal) {
+	if sw := s.withdrawals[w.ID]; sw != nil {
+		*sw = *w
+	}
+}
+
+func (s *Memory) RecentWithdrawals(limit int) []*withdrawal {
+	ws := make([]*withdrawal, 0, len(s.withdrawals))
+	for _, w := range s.withdrawals {
+		ws = append(ws, w)
+	}
+	sort.Slice(ws, func(i, j int) bool {
+		if !ws[i].CreatedAt.Equal(ws[j].CreatedAt) {
+			return ws[i].CreatedAt.After(ws[j].CreatedAt)
+		}
+		return ws[i].ID < ws[j].ID
+	})
+	ws = ws[:min(limit, len(ws))]
+	for i, sw := range ws {
+		ws[i] = s.sectionWithdrawal(sw)
+	}
+	return ws
+}
+
+func (s *Memory) SaveTerminal(*merchant, *terminal) {}
+func (s *Memory) SaveMerchant(*merchant)            {}
+
+func (s *Memory) Counts(m *merchant) (map[string]int, map[string]int, map[string]int) {
+	pm, po, wd := map[string]int{}, map[string]int{}, map[string]int{}
+	for _, p := range s.byExt[m] {
+		pm[p.Status]++
+	}
+	for _, p := range s.payoutByX[m] {
+		po[p.Status]++
+	}
+	for _, w := range s.withdrawals {
+		if w.Merchant == m {
+			wd[w.Status]++
+		}
+	}
+	return pm, po, wd
+}
+
+func (s *Memory) InFlight() (pm []*payment, po []*payout, wd []*withdrawal) {
+	for _, p := range s.payments {
+		if p.Status == statusPending || p.Status == statusProcessing || p.Status == statusDispute {
+			pm = append(pm, s.sectionPayment(p))
+		}
+	}
+	for _, p := range s.payouts {
+		if p.Status == ledger.PayoutPending || p.Status == ledger.PayoutProcessing {
+			po = append(po, s.sectionPayout(p))
+		}
+	}
+	for _, w := range s.withdrawals {
+		if w.Status == ledger.WithdrawalPending || w.Status == ledger.WithdrawalProcessing {
+			wd = append(wd, s.sectionWithdrawal(w))
+		}
+	}
+	return pm, po, wd
+}
+
+// Outbox keeps nothing: in memory a delivery lives in the dispatcher
+// alone, as the rest of the Server's memory does.
+func (s *Memory) Outbox(string, webhook.Outgoing) {}
+func (s *Memory) Commit() error                   { s.dropCopies(); return nil }
+func (s *Memory) Rollback()                       { s.dropCopies() }
+func (s *Memory) Ping() error                     { return nil }
+func (s *Memory) Close() error                    { return nil }
+
+// expiryHeap orders payments by valid_until so expiry costs O(log n) per
+// payment instead of a scan on every request.
+type expiryHeap []*payment
+
+func (h expiryHeap) Len() int           { return len(h) }
+func (h expiryHeap) Less(i, j int) bool { return h[i].ValidUntil.Before(h[j].ValidUntil) }
+func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(*payment)) }
+func (h *expiryHeap) Pop() any {
+	old := *h
+	p := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return p
+}

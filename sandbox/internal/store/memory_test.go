@@ -1,0 +1,27 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/store"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/store/storetest"
+)
+
+func openMemory(t *testing.T, start func() []*ledger.Merchant) (ledger.Store, map[string]*ledger.Merchant) {
+	st := store.NewMemory(start)
+	ms := st.Merchants()
+	if err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return st, ms
+}
+
+// The memory store hands out copies as the SQL store does: a forgotten
+// save is lost in memory too (the SQL store is checked by the sandbox's
+// tests, which have a driver).
+func TestMemoryKeepsOnlyWhatIsSaved(t *testing.T) { storetest.KeepsOnlyWhatIsSaved(t, openMemory) }
+
+func TestMemoryExpiryFollowsSavedStatus(t *testing.T) {
+	storetest.ExpiryFollowsSavedStatus(t, openMemory)
+}

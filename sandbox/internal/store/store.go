@@ -1,0 +1,80 @@
+package store
+
+import (
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
+)
+
+// Store is the Store the ledger defines, and the outbox of webhook
+// deliveries beside it: a delivery is recorded in the same transaction as
+// the change it reports, so that a restart sends what was committed and
+// nothing else. Memory and SQL implement it with the same copy semantics
+// (see ledger.Store): a change not saved is lost in both.
+type Store interface {
+	ledger.Store
+	// Outbox records a webhook delivery before it is sent, within the
+	// transaction of the change it reports.
+	Outbox(key string, o webhook.Outgoing)
+}
+
+var (
+	_ Store = (*Memory)(nil)
+	_ Store = (*SQL)(nil)
+)
+
+// The ledger's types, by the names the stores were written with.
+type (
+	merchant   = ledger.Merchant
+	terminal   = ledger.Terminal
+	payment    = ledger.Payment
+	dispute    = ledger.Dispute
+	payout     = ledger.Payout
+	withdrawal = ledger.Withdrawal
+)
+
+const (
+	statusPending    = ledger.PaymentPending
+	statusProcessing = ledger.PaymentProcessing
+	statusDispute    = ledger.PaymentDispute
+)
+
+// byKey indexes merchants by API key.
+func byKey(ms []*ledger.Merchant) map[string]*ledger.Merchant {
+	out := make(map[string]*ledger.Merchant, len(ms))
+	for _, m := range ms {
+		out[m.APIKey] = m
+	}
+	return out
+}
+
+// findBank is the configured bank of code.
+func findBank(banks []ledger.Bank, code string) (ledger.Bank, bool) {
+	for _, b := range banks {
+		if b.Code == code {
+			return b, true
+		}
+	}
+	return ledger.Bank{}, false
+}
+
+// sectionCopy returns the section's copy of the resource id, keeping the
+// first one: a resource read twice in one section is changed in one place,
+// and the commit drops every copy.
+func sectionCopy[T any](copies *map[string]*T, id string, v *T) *T {
+	if *copies == nil {
+		*copies = map[string]*T{}
+	}
+	if c := (*copies)[id]; c != nil {
+		return c
+	}
+	(*copies)[id] = v
+	return v
+}
+
+// firstOf is the first resource a query found, or nil.
+func firstOf[T any](s []*T) *T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s[0]
+}
