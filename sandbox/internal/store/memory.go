@@ -107,11 +107,13 @@ func (s *Memory) sectionWithdrawal(sw *withdrawal) *withdrawal {
 // resource across a start.
 func (s *Memory) Merchants() map[string]*merchant { return byKey(s.start()) }
 
+// Reset: see ledger.Store.
 func (s *Memory) Reset() map[string]*merchant {
 	s.clear()
 	return byKey(s.start())
 }
 
+// Payment: see ledger.Store.
 func (s *Memory) Payment(id string) *payment {
 	if c := s.pm[id]; c != nil {
 		return c
@@ -122,6 +124,7 @@ func (s *Memory) Payment(id string) *payment {
 	return nil
 }
 
+// PaymentByExt: see ledger.Store.
 func (s *Memory) PaymentByExt(m *merchant, extID string) *payment {
 	if sp := s.byExt[m][extID]; sp != nil {
 		return s.sectionPayment(sp)
@@ -168,8 +171,10 @@ func (s *Memory) SavePayment(p *payment) {
 	}
 }
 
+// PendingWithAmount: see ledger.Store.
 func (s *Memory) PendingWithAmount(m *merchant, key string) int { return s.pending[m][key] }
 
+// DueExpiry: see ledger.Store.
 func (s *Memory) DueExpiry(now time.Time, limit int) []*payment {
 	var out []*payment
 	for len(out) < limit && len(s.expiry) > 0 && !now.Before(s.expiry[0].ValidUntil) {
@@ -180,6 +185,7 @@ func (s *Memory) DueExpiry(now time.Time, limit int) []*payment {
 	return out
 }
 
+// NextExpiry: see ledger.Store.
 func (s *Memory) NextExpiry() (time.Time, bool) {
 	for len(s.expiry) > 0 && s.expiry[0].Status != statusPending {
 		heap.Pop(&s.expiry) // settled before it was due: no timer for it
@@ -190,6 +196,7 @@ func (s *Memory) NextExpiry() (time.Time, bool) {
 	return s.expiry[0].ValidUntil, true
 }
 
+// RecentPayments: see ledger.Store.
 func (s *Memory) RecentPayments(limit int) []*payment {
 	ps := make([]*payment, 0, len(s.payments))
 	for _, p := range s.payments {
@@ -214,6 +221,7 @@ func (s *Memory) RecentPayments(limit int) []*payment {
 	return ps
 }
 
+// Payout: see ledger.Store.
 func (s *Memory) Payout(id string) *payout {
 	if sp := s.payouts[id]; sp != nil {
 		return s.sectionPayout(sp)
@@ -221,6 +229,7 @@ func (s *Memory) Payout(id string) *payout {
 	return nil
 }
 
+// PayoutByExt: see ledger.Store.
 func (s *Memory) PayoutByExt(m *merchant, extID string) *payout {
 	if sp := s.payoutByX[m][extID]; sp != nil {
 		return s.sectionPayout(sp)
@@ -228,6 +237,7 @@ func (s *Memory) PayoutByExt(m *merchant, extID string) *payout {
 	return nil
 }
 
+// AddPayout: see ledger.Store.
 func (s *Memory) AddPayout(p *payout) {
 	sp := new(payout)
 	*sp = *p
@@ -240,12 +250,14 @@ func (s *Memory) AddPayout(p *payout) {
 	sectionCopy(&s.po, p.ID, p)
 }
 
+// SavePayout: see ledger.Store.
 func (s *Memory) SavePayout(p *payout) {
 	if sp := s.payouts[p.ID]; sp != nil {
 		*sp = *p
 	}
 }
 
+// ListPayouts: see ledger.Store.
 func (s *Memory) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offset int) ([]*payout, int) {
 	var out []*payout
 	total := 0
@@ -261,6 +273,7 @@ func (s *Memory) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offset i
 	return out, total
 }
 
+// RecentPayouts: see ledger.Store.
 func (s *Memory) RecentPayouts(limit int) []*payout {
 	out := make([]*payout, 0, min(limit, len(s.payoutList)))
 	for i := len(s.payoutList) - 1; i >= 0 && len(out) < limit; i-- {
@@ -269,6 +282,7 @@ func (s *Memory) RecentPayouts(limit int) []*payout {
 	return out
 }
 
+// Withdrawal: see ledger.Store.
 func (s *Memory) Withdrawal(id string) *withdrawal {
 	if sw := s.withdrawals[id]; sw != nil {
 		return s.sectionWithdrawal(sw)
@@ -276,6 +290,7 @@ func (s *Memory) Withdrawal(id string) *withdrawal {
 	return nil
 }
 
+// AddWithdrawal: see ledger.Store.
 func (s *Memory) AddWithdrawal(w *withdrawal) {
 	sw := new(withdrawal)
 	*sw = *w
@@ -283,12 +298,14 @@ func (s *Memory) AddWithdrawal(w *withdrawal) {
 	sectionCopy(&s.wd, w.ID, w)
 }
 
+// SaveWithdrawal: see ledger.Store.
 func (s *Memory) SaveWithdrawal(w *withdrawal) {
 	if sw := s.withdrawals[w.ID]; sw != nil {
 		*sw = *w
 	}
 }
 
+// RecentWithdrawals: see ledger.Store.
 func (s *Memory) RecentWithdrawals(limit int) []*withdrawal {
 	ws := make([]*withdrawal, 0, len(s.withdrawals))
 	for _, w := range s.withdrawals {
@@ -307,9 +324,14 @@ func (s *Memory) RecentWithdrawals(limit int) []*withdrawal {
 	return ws
 }
 
+// SaveTerminal and SaveMerchant write nothing: in memory the merchants and
+// terminals are the caller's alone.
 func (s *Memory) SaveTerminal(*merchant, *terminal) {}
-func (s *Memory) SaveMerchant(*merchant)            {}
 
+// SaveMerchant writes nothing, as SaveTerminal.
+func (s *Memory) SaveMerchant(*merchant) {}
+
+// Counts: see ledger.Store.
 func (s *Memory) Counts(m *merchant) (map[string]int, map[string]int, map[string]int) {
 	pm, po, wd := map[string]int{}, map[string]int{}, map[string]int{}
 	for _, p := range s.byExt[m] {
@@ -326,6 +348,7 @@ func (s *Memory) Counts(m *merchant) (map[string]int, map[string]int, map[string
 	return pm, po, wd
 }
 
+// InFlight: see ledger.Store.
 func (s *Memory) InFlight() (pm []*payment, po []*payout, wd []*withdrawal) {
 	for _, p := range s.payments {
 		if p.Status == statusPending || p.Status == statusProcessing || p.Status == statusDispute {
@@ -348,10 +371,19 @@ func (s *Memory) InFlight() (pm []*payment, po []*payout, wd []*withdrawal) {
 // Outbox keeps nothing: in memory a delivery lives in the dispatcher
 // alone, as the rest of the Server's memory does.
 func (s *Memory) Outbox(string, webhook.Outgoing) {}
-func (s *Memory) Commit() error                   { s.dropCopies(); return nil }
-func (s *Memory) Rollback()                       { s.dropCopies() }
-func (s *Memory) Ping() error                     { return nil }
-func (s *Memory) Close() error                    { return nil }
+
+// Commit ends the transaction's view; what was saved is kept already, so
+// it never fails.
+func (s *Memory) Commit() error { s.dropCopies(); return nil }
+
+// Rollback ends the transaction's view; it cannot undo a save.
+func (s *Memory) Rollback() { s.dropCopies() }
+
+// Ping: see ledger.Store.
+func (s *Memory) Ping() error { return nil }
+
+// Close: see ledger.Store.
+func (s *Memory) Close() error { return nil }
 
 // expiryHeap orders payments by valid_until so expiry costs O(log n) per
 // payment instead of a scan on every request.

@@ -560,6 +560,7 @@ func (st *SQL) one(dest []any, query string, args ...any) bool {
 
 // ---- merchants and terminals
 
+// Merchants: see ledger.Store.
 func (st *SQL) Merchants() map[string]*merchant {
 	start := st.deps.Start()
 	ms := byKey(start)
@@ -646,15 +647,18 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// SaveTerminal: see ledger.Store.
 func (st *SQL) SaveTerminal(m *merchant, t *terminal) {
 	st.exec(`UPDATE terminals SET balance = ?, frozen = ? WHERE api_key = ? AND id = ?`,
 		decText(t.Available), decText(t.Frozen), m.APIKey, t.ID)
 }
 
+// SaveMerchant: see ledger.Store.
 func (st *SQL) SaveMerchant(m *merchant) {
 	st.exec(`UPDATE merchants SET transfers = ? WHERE api_key = ?`, m.Transfers, m.APIKey)
 }
 
+// Reset: see ledger.Store.
 func (st *SQL) Reset() map[string]*merchant {
 	st.nextKnown = false
 	for _, t := range []string{"payments", "payouts", "withdrawals", "merchants", "terminals"} {
@@ -740,6 +744,7 @@ func (st *SQL) loadPayments(where string, args ...any) []*payment {
 	return out
 }
 
+// Payment: see ledger.Store.
 func (st *SQL) Payment(id string) (p *payment) {
 	if p := st.pm[id]; p != nil {
 		return p
@@ -748,6 +753,7 @@ func (st *SQL) Payment(id string) (p *payment) {
 	return p
 }
 
+// PaymentByExt: see ledger.Store.
 func (st *SQL) PaymentByExt(m *merchant, extID string) (p *payment) {
 	st.lookupBy(func() { p = firstOf(st.loadPayments("WHERE api_key = ? AND ext_id = ?", m.APIKey, extID)) })
 	return p
@@ -766,6 +772,7 @@ func (st *SQL) disputeJSON(p *payment) any {
 	return string(b)
 }
 
+// AddPayment: see ledger.Store.
 func (st *SQL) AddPayment(p *payment) {
 	sectionCopy(&st.pm, p.ID, p)
 	st.pendingUntil(p)
@@ -776,12 +783,14 @@ func (st *SQL) AddPayment(p *payment) {
 		ledger.AmountKey(p.Amount))
 }
 
+// SavePayment: see ledger.Store.
 func (st *SQL) SavePayment(p *payment) {
 	st.pendingUntil(p)
 	st.execRow(p.ID, `UPDATE payments SET status = ?, receipt = ?, dispute = ? WHERE id = ?`,
 		p.Status, p.Receipt, st.disputeJSON(p), p.ID)
 }
 
+// PendingWithAmount: see ledger.Store.
 func (st *SQL) PendingWithAmount(m *merchant, key string) int {
 	var n int
 	// Counted up to the cap only: the rule asks "at the cap yet?", and a
@@ -807,6 +816,7 @@ func (st *SQL) DueExpiry(now time.Time, limit int) (due []*payment) {
 	return due
 }
 
+// NextExpiry: see ledger.Store.
 func (st *SQL) NextExpiry() (next time.Time, ok bool) {
 	if st.nextKnown {
 		return st.next, !st.next.IsZero()
@@ -832,6 +842,7 @@ func (st *SQL) pendingUntil(p *payment) {
 	}
 }
 
+// RecentPayments: see ledger.Store.
 func (st *SQL) RecentPayments(limit int) []*payment {
 	return st.loadPayments("ORDER BY created_at DESC, ext_id, id LIMIT ?", limit)
 }
@@ -862,6 +873,7 @@ func (st *SQL) loadPayouts(where string, args ...any) []*payout {
 	return out
 }
 
+// Payout: see ledger.Store.
 func (st *SQL) Payout(id string) (p *payout) {
 	if p := st.po[id]; p != nil {
 		return p
@@ -870,11 +882,13 @@ func (st *SQL) Payout(id string) (p *payout) {
 	return p
 }
 
+// PayoutByExt: see ledger.Store.
 func (st *SQL) PayoutByExt(m *merchant, extID string) (p *payout) {
 	st.lookupBy(func() { p = firstOf(st.loadPayouts("WHERE api_key = ? AND ext_id = ?", m.APIKey, extID)) })
 	return p
 }
 
+// AddPayout: see ledger.Store.
 func (st *SQL) AddPayout(p *payout) {
 	sectionCopy(&st.po, p.ID, p)
 	st.execRow(p.ID, `INSERT INTO payouts (`+payoutCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -882,6 +896,7 @@ func (st *SQL) AddPayout(p *payout) {
 		p.Status, p.ProviderOrderID, nanos(p.CreatedAt), nanos(p.CompletedAt))
 }
 
+// SavePayout: see ledger.Store.
 func (st *SQL) SavePayout(p *payout) {
 	st.execRow(p.ID, `UPDATE payouts SET status = ?, provider_order_id = ?, completed_at = ? WHERE id = ?`,
 		p.Status, p.ProviderOrderID, nanos(p.CompletedAt), p.ID)
@@ -905,6 +920,7 @@ func payoutWhere(f ledger.PayoutFilter, apiKey string) (string, []any) {
 	return where, args
 }
 
+// ListPayouts: see ledger.Store.
 func (st *SQL) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offset int) ([]*payout, int) {
 	where, args := payoutWhere(f, m.APIKey)
 	var total int
@@ -915,6 +931,7 @@ func (st *SQL) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offset int
 	return st.loadPayouts(where+" ORDER BY seq LIMIT ? OFFSET ?", append(args, limit, offset)...), total
 }
 
+// RecentPayouts: see ledger.Store.
 func (st *SQL) RecentPayouts(limit int) []*payout {
 	return st.loadPayouts("ORDER BY seq DESC LIMIT ?", limit)
 }
@@ -948,6 +965,7 @@ func (st *SQL) loadWithdrawals(where string, args ...any) []*withdrawal {
 	return out
 }
 
+// Withdrawal: see ledger.Store.
 func (st *SQL) Withdrawal(id string) (w *withdrawal) {
 	if w := st.wd[id]; w != nil {
 		return w
@@ -956,6 +974,7 @@ func (st *SQL) Withdrawal(id string) (w *withdrawal) {
 	return w
 }
 
+// AddWithdrawal: see ledger.Store.
 func (st *SQL) AddWithdrawal(w *withdrawal) {
 	sectionCopy(&st.wd, w.ID, w)
 	st.execRow(w.ID, `INSERT INTO withdrawals (`+withdrawalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -963,11 +982,13 @@ func (st *SQL) AddWithdrawal(w *withdrawal) {
 		nanos(w.CreatedAt), nanos(w.UpdatedAt))
 }
 
+// SaveWithdrawal: see ledger.Store.
 func (st *SQL) SaveWithdrawal(w *withdrawal) {
 	st.execRow(w.ID, `UPDATE withdrawals SET status = ?, tx_hash = ?, updated_at = ? WHERE id = ?`,
 		w.Status, w.TxHash, nanos(w.UpdatedAt), w.ID)
 }
 
+// RecentWithdrawals: see ledger.Store.
 func (st *SQL) RecentWithdrawals(limit int) []*withdrawal {
 	return st.loadWithdrawals("ORDER BY created_at DESC, id LIMIT ?", limit)
 }
@@ -988,10 +1009,12 @@ func (st *SQL) countBy(table, apiKey string) map[string]int {
 	return out
 }
 
+// Counts: see ledger.Store.
 func (st *SQL) Counts(m *merchant) (map[string]int, map[string]int, map[string]int) {
 	return st.countBy("payments", m.APIKey), st.countBy("payouts", m.APIKey), st.countBy("withdrawals", m.APIKey)
 }
 
+// InFlight: see ledger.Store.
 func (st *SQL) InFlight() ([]*payment, []*payout, []*withdrawal) {
 	return st.loadPayments("WHERE status IN (?, ?, ?)", statusPending, statusProcessing, statusDispute),
 		st.loadPayouts("WHERE status IN (?, ?)", ledger.PayoutPending, ledger.PayoutProcessing),
@@ -1044,6 +1067,7 @@ func (st *SQL) LogRequest(encoded []byte) {
 	}
 }
 
+// Outbox: see Store.
 func (st *SQL) Outbox(key string, o webhook.Outgoing) {
 	rec, err := json.Marshal(o.Rec)
 	if err != nil {
@@ -1120,6 +1144,7 @@ func (st *SQL) forget() {
 	st.changedMore = false
 }
 
+// Commit: see ledger.Store.
 func (st *SQL) Commit() error {
 	defer st.forget() // after flushLazy's writes too
 	if st.tx == nil {
@@ -1183,6 +1208,7 @@ func (st *SQL) sameFile() error {
 		"nothing written now would be there at the next start", st.path, why)
 }
 
+// Ping: see ledger.Store.
 func (st *SQL) Ping() error {
 	if st.closed {
 		return errors.New("database closed")
@@ -1197,6 +1223,7 @@ func (st *SQL) Ping() error {
 	return st.db.QueryRow("PRAGMA user_version").Scan(&v) // reads the file's header through the open file
 }
 
+// Close: see ledger.Store.
 func (st *SQL) Close() error {
 	if st.closed {
 		return nil
