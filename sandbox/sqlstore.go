@@ -124,6 +124,13 @@ type sqlStore struct {
 	wal       *os.File // under walMu: the -wal file, nil once closed
 	walErr    error    // under walMu: what syncWAL answers once closed
 
+	// stmts holds the queries of the sections prepared once on the one
+	// connection (nil: not to be prepared), so that SQLite parses each
+	// once, not in every section; wanted, those met while a transaction
+	// held the connection, prepared when it ends.
+	stmts  map[string]*sql.Stmt
+	wanted []string
+
 	// next is no later than the earliest valid_until of a PENDING payment
 	// (zero: none is PENDING) when nextKnown: every API section asks
 	// whether one is due, and with it the answer costs no query.
@@ -470,9 +477,71 @@ func (st *sqlStore) execRow(id, query string, args ...any) {
 		}
 		st.changedIDs[id] = struct{}{}
 	}
-	if _, err := tx.Exec(query, args...); err != nil {
+	var err error
+	if ps := st.stmt(query); ps != nil {
+		_, err = ps.Exec(args...)
+	} else {
+		_, err = tx.Exec(query, args...)
+	}
+	if err != nil {
 		st.fail(fmt.Errorf("%s: %w", strings.Fields(query)[0], err))
 	}
+}
+
+// maxStmts bounds the prepared queries: the store's are a fixed set (the
+// payout filter's WHERE has a few forms), so this is only a guard.
+const maxStmts = 256
+
+// stmt is query prepared on the connection, within the open transaction
+// when there is one; nil when it is not prepared (yet): it then runs as
+// text. A query first met within a transaction is prepared when the
+// transaction ends (prepareWanted): the one connection is the
+// transaction's until then.
+func (st *sqlStore) stmt(query string) *sql.Stmt {
+	ps, known := st.stmts[query]
+	if !known {
+		if st.tx != nil {
+			if len(st.stmts)+len(st.wanted) < maxStmts {
+				st.wanted = append(st.wanted, query)
+			}
+			return nil
+		}
+		ps = st.prepare1(query)
+	}
+	if ps == nil || st.tx == nil {
+		return ps
+	}
+	return st.tx.Stmt(ps)
+}
+
+// prepare1 prepares query on the connection (no transaction open) and
+// keeps it; a query SQLite refuses is kept as nil, to run as text and
+// report its error where it runs.
+func (st *sqlStore) prepare1(query string) *sql.Stmt {
+	if st.stmts == nil {
+		st.stmts = map[string]*sql.Stmt{}
+	}
+	if len(st.stmts) >= maxStmts {
+		return nil
+	}
+	ps, err := st.db.Prepare(query)
+	if err != nil {
+		ps = nil
+	}
+	st.stmts[query] = ps
+	return ps
+}
+
+// prepareWanted prepares the queries met within the transaction that
+// just ended.
+func (st *sqlStore) prepareWanted() {
+	for _, q := range st.wanted {
+		if _, known := st.stmts[q]; !known && !st.closed {
+			st.prepare1(q)
+		}
+	}
+	clear(st.wanted)
+	st.wanted = st.wanted[:0]
 }
 
 // saw notes what a read of the section may have seen, for needs: the row
@@ -503,7 +572,13 @@ func (st *sqlStore) rows(scan func(*sql.Rows) error, query string, args ...any) 
 		return
 	}
 	st.saw("")
-	rs, err := q.Query(query, args...)
+	var rs *sql.Rows
+	var err error
+	if ps := st.stmt(query); ps != nil {
+		rs, err = ps.Query(args...)
+	} else {
+		rs, err = q.Query(query, args...)
+	}
 	if err != nil {
 		st.fail(err)
 		return
@@ -524,7 +599,13 @@ func (st *sqlStore) one(dest []any, query string, args ...any) bool {
 		return false
 	}
 	st.saw("")
-	err := q.QueryRow(query, args...).Scan(dest...)
+	var row *sql.Row
+	if ps := st.stmt(query); ps != nil {
+		row = ps.QueryRow(args...)
+	} else {
+		row = q.QueryRow(query, args...)
+	}
+	err := row.Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false
 	}
@@ -1131,9 +1212,12 @@ func (st *sqlStore) commit() error {
 	}
 	if err != nil {
 		tx.Rollback()
+		st.prepareWanted()
 		return err
 	}
-	if err := tx.Commit(); err != nil || !wrote {
+	err = tx.Commit()
+	st.prepareWanted()
+	if err != nil || !wrote {
 		return err
 	}
 	st.seq++
@@ -1158,6 +1242,7 @@ func (st *sqlStore) rollback() {
 		st.tx.Rollback()
 	}
 	st.tx, st.err, st.wrote = nil, nil, false
+	st.prepareWanted()
 }
 
 // sameFile checks that the path still names the file the store opened.
@@ -1202,6 +1287,11 @@ func (st *sqlStore) close() error {
 	st.flushLazy()
 	err := st.commit()
 	st.closed = true
+	for _, ps := range st.stmts {
+		if ps != nil {
+			ps.Close()
+		}
+	}
 	if cerr := st.db.Close(); err == nil {
 		err = cerr
 	}
