@@ -863,8 +863,10 @@ func (st *sqlStore) pendingWithAmount(m *merchant, key string) int {
 	var n int
 	// Counted up to the cap only: the rule asks "at the cap yet?", and a
 	// count of every match would make each create slower than the last.
-	st.one([]any{&n}, `SELECT count(*) FROM (SELECT 1 FROM payments WHERE api_key = ? AND status = ? AND amount_key = ? LIMIT ?)`,
-		m.apiKey, statusPending, key, st.deps.maxSamePending)
+	// The cap is in the text, not bound: SQLite prepares a statement whose
+	// LIMIT is a parameter again at every bind.
+	st.one([]any{&n}, `SELECT count(*) FROM (SELECT 1 FROM payments WHERE api_key = ? AND status = ? AND amount_key = ? LIMIT `+
+		strconv.Itoa(st.deps.maxSamePending)+`)`, m.apiKey, statusPending, key)
 	return n
 }
 
