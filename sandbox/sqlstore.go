@@ -104,6 +104,8 @@ type sqlStore struct {
 	// (the Server's memory: terminals, clock, faults, or the outbox).
 	changedIDs  map[string]struct{}
 	changedMore bool
+	secWrote    bool // the section changed something
+	secSaw      bool // the section read something the open transaction changed
 	lazy        bool // flushLazy writes: diagnostics nobody reads from the file
 	lookup      bool // a lookup by id or ext_id runs: the rows it loads tell what it saw
 
@@ -265,6 +267,10 @@ func (st *sqlStore) syncWAL() error {
 // lastCommit is the sequence number of the last commit of a change.
 func (st *sqlStore) lastCommit() uint64 { return st.seq }
 
+// pending says that the open transaction holds changes and nothing
+// failed, so its commit may be left to a later section.
+func (st *sqlStore) pending() bool { return st.tx != nil && st.wrote && st.err == nil && !st.closed }
+
 // needs is the commit the section's answer waits for: its own last commit
 // of a change, the commit that last changed a row it looked up, the last
 // commit of all when it ran any other query, and the last commit that
@@ -273,7 +279,13 @@ func (st *sqlStore) lastCommit() uint64 { return st.seq }
 // covers, and starts the next section.
 func (st *sqlStore) needs(synced uint64) uint64 {
 	n := max(st.need, st.moreSeq)
-	st.need = 0
+	if st.pending() && (st.secWrote || st.secSaw || st.changedMore) {
+		n = st.seq + 1 // the open transaction's commit, left to a later section
+	}
+	st.need, st.secWrote, st.secSaw = 0, false, false
+	clear(st.pm) // the next section loads its own copies, as after a commit
+	clear(st.po)
+	clear(st.wd)
 	if synced > st.prunedTo && len(st.dirty) > 0 {
 		for id, seq := range st.dirty {
 			if seq <= synced {
@@ -468,7 +480,7 @@ func (st *sqlStore) execRow(id, query string, args ...any) {
 	if tx == nil {
 		return
 	}
-	st.wrote = true
+	st.wrote, st.secWrote = true, true
 	if id == "" {
 		st.changedMore = st.changedMore || !st.lazy
 	} else {
@@ -551,8 +563,12 @@ func (st *sqlStore) saw(id string) {
 	switch {
 	case id != "":
 		st.need = max(st.need, st.dirty[id])
+		if _, ok := st.changedIDs[id]; ok {
+			st.secSaw = true
+		}
 	case !st.lookup:
 		st.need = max(st.need, st.seq)
+		st.secSaw = st.secSaw || st.changedMore || len(st.changedIDs) > 0
 	}
 }
 
@@ -1194,7 +1210,7 @@ func (st *sqlStore) forget() {
 	clear(st.po)
 	clear(st.wd)
 	clear(st.changedIDs)
-	st.changedMore = false
+	st.changedMore, st.secWrote, st.secSaw = false, false, false
 }
 
 func (st *sqlStore) commit() error {
