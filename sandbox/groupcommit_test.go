@@ -265,3 +265,86 @@ func TestCloseCompletesAWaitingSync(t *testing.T) {
 		wantStatus(t, e2.do("GET", "/v1/payments/by-ext-id/"+ext, ""), 200, "")
 	}
 }
+
+// untilEntering waits until n sections wait to take the Server's lock.
+func (e *env) untilEntering(n int32) {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.sb.grp.entering.Load() != n {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%d sections waiting to begin, want %d", e.sb.grp.entering.Load(), n)
+		}
+		runtime.Gosched()
+	}
+}
+
+// commits is how many commits of a change the SQL store made.
+func (e *env) commits() uint64 {
+	e.sb.mu.Lock()
+	defer e.sb.mu.Unlock()
+	return e.sb.grp.st.lastCommit()
+}
+
+// fourQueued starts four creates while the test holds the Server's lock,
+// and releases it once all four wait for it: each of the first three ends
+// while the others still wait, so the last commits for all.
+func (e *env) fourQueued(out chan<- result) {
+	e.sb.begin()
+	for i := range 4 {
+		e.call(out, fmt.Sprint("w", i), e.sb.createPayment, "POST", "/v1/payments", fmt.Sprintf(`{"ext_id":"w%d","amount":%d}`, i, 101+i))
+	}
+	e.untilEntering(4)
+	e.sb.commit()
+}
+
+// Writers that queue for the Server's lock share one commit (and one
+// sync): the last of them commits for all, and every one answers once
+// that commit is synced; all are in the file after a restart.
+func TestWritersQueuedForTheLockShareACommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sandbox.db")
+	e := dbEnv(t, path, nil, Config{})
+	commits, syncs := e.commits(), e.syncs()
+	out := make(chan result, 4)
+	e.fourQueued(out)
+	for range 4 {
+		if r := <-out; r.err != nil {
+			t.Fatalf("%s: %v", r.name, r.err)
+		}
+	}
+	if n := e.commits() - commits; n != 1 {
+		t.Fatalf("4 writers queued for the lock made %d commits, want 1", n)
+	}
+	if n := e.syncs() - syncs; n != 1 {
+		t.Fatalf("4 writers queued for the lock took %d syncs, want 1", n)
+	}
+	e.stop()
+	e2 := dbEnv(t, path, nil, Config{})
+	for i := range 4 {
+		wantStatus(t, e2.do("GET", fmt.Sprintf("/v1/payments/by-ext-id/w%d", i), ""), 200, "")
+	}
+}
+
+// A failed group commit fails every section in it: each is told
+// (ErrStore: the API answers 503 SANDBOX_STORE), and after a restart none
+// of their changes is in the file, while the commit before them is.
+func TestFailedGroupCommitFailsEveryWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sandbox.db")
+	e := dbEnv(t, path, nil, Config{})
+	e.createPayment(`{"ext_id":"before","amount":100}`)
+	e.failNextCommit()
+	out := make(chan result, 4)
+	e.fourQueued(out)
+	for range 4 {
+		<-out // each handler's value; the API answers 503 on storeFailed, below
+	}
+	if err := e.sb.storeFailed(); !errors.Is(err, ErrStore) {
+		t.Fatalf("after the failed group commit: %v", err)
+	}
+	wantStatus(t, e.do("GET", "/v1/payments/by-ext-id/before", ""), 503, "SANDBOX_STORE")
+	e.stop()
+	e2 := dbEnv(t, path, nil, Config{})
+	wantStatus(t, e2.do("GET", "/v1/payments/by-ext-id/before", ""), 200, "")
+	for i := range 4 {
+		wantStatus(t, e2.do("GET", fmt.Sprintf("/v1/payments/by-ext-id/w%d", i), ""), 404, "PAY_006")
+	}
+}

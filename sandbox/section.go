@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
@@ -29,23 +30,47 @@ var ErrStore = errors.New("sandbox: the database cannot be used")
 
 // begin opens a section: it takes the Server's lock, and everything the
 // rules change until commit is one transaction of the store.
-func (s *Server) begin() { s.mu.Lock() }
+func (s *Server) begin() {
+	if s.grp.st == nil {
+		s.mu.Lock()
+		return
+	}
+	s.grp.entering.Add(1) // seen by the section before: it may leave its commit to this one
+	s.mu.Lock()
+	s.grp.entering.Add(-1)
+}
 
 // lock takes the Server's lock outside a section, to read its memory or
-// note a diagnostic (kept with the next commit); unlock releases it.
-func (s *Server) lock()   { s.mu.Lock() }
-func (s *Server) unlock() { s.mu.Unlock() }
+// note a diagnostic (kept with the next commit): counted as begin counts,
+// so that a section ending meanwhile may leave its commit to the group;
+// unlock then commits that group when nobody else is coming to.
+func (s *Server) lock() { s.begin() }
 
-// commit ends the section: its transaction is committed under the lock,
-// which is then released, and the section's answer is written only once
-// what it changed, and what it read of others' changes, is on disk
-// (groupCommit). Its webhooks are released after the same sync.
+func (s *Server) unlock() {
+	if s.grp.open > 0 && s.grp.entering.Load() == 0 {
+		s.checkpointLocked()
+	}
+	s.mu.Unlock()
+}
+
+// commit ends the section. Its transaction is committed under the lock,
+// or, when others wait to take the lock, left open for the last of them
+// to commit with theirs (fewer pages written and fewer commits under the
+// lock); then the lock is released, and the section's answer is written
+// only once what it changed, and what it read of others' changes, is
+// committed and on disk (groupCommit). Its webhooks are released after
+// the same sync.
 func (s *Server) commit() {
-	s.checkpointLocked()
 	g := &s.grp
 	if g.st == nil {
+		s.checkpointLocked()
 		s.mu.Unlock()
 		return
+	}
+	if s.storeErr == nil && g.entering.Load() > 0 && g.open < maxGroup-1 && g.st.pending() {
+		g.open++
+	} else {
+		s.checkpointLocked()
 	}
 	g.mu.Lock()
 	g.committed = max(g.committed, g.st.lastCommit()) // Close's own commit too
@@ -92,8 +117,16 @@ func (s *Server) commit() {
 // synced, or when a commit not yet synced changed the Server's own memory
 // (terminals, clock, faults), whose reads the store cannot see: nothing
 // is visible to one request before it is durable (see storage.SQL.Needs).
+//
+// A section that ends while others wait to take the lock (they arrived
+// while it ran) leaves its changes in the open transaction: the last of
+// them, the one that finds nobody waiting, or the maxGroup-th, commits
+// for all, and a failed commit fails every section in it, memory going
+// back to the previous commit (keptState).
 type groupCommit struct {
-	st durableStore // nil: commits are durable when they return (memory)
+	st       durableStore // nil: commits are durable when they return (memory)
+	entering atomic.Int32 // sections and lock users waiting for the Server's lock
+	open     int          // under the Server's lock: sections whose changes wait in the open transaction
 
 	mu        sync.Mutex
 	cond      sync.Cond    // on mu: a sync ended
@@ -111,6 +144,9 @@ type groupCommit struct {
 type durableStore interface {
 	// lastCommit is the sequence number of the last commit of a change.
 	lastCommit() uint64
+	// pending says that the open transaction holds changes and nothing
+	// failed: its commit may be left to a later section.
+	pending() bool
 	// needs is the commit the section's answer waits for (what it wrote
 	// or read; at most synced when nothing), and starts the next section;
 	// commits up to synced are on disk.
@@ -118,6 +154,11 @@ type durableStore interface {
 	// syncWAL makes every commit returned so far durable.
 	syncWAL() error
 }
+
+// maxGroup bounds the sections one commit covers, so that a steady stream
+// of requests (someone is always waiting to begin) still commits, and the
+// first section of a group is not kept waiting for long.
+const maxGroup = 64
 
 // heldBatch is the webhooks of one commit, queued once it is synced.
 type heldBatch struct {
@@ -133,7 +174,7 @@ func (s *Server) waitSynced(n uint64) {
 	g.waiting++
 	defer func() { g.waiting--; g.mu.Unlock() }()
 	for g.synced < n && g.err == nil {
-		if g.syncing {
+		if g.syncing || g.committed < n { // a sync runs, or the transaction is still open
 			g.cond.Wait()
 			continue
 		}
@@ -199,7 +240,14 @@ func (s *Server) checkpointLocked() {
 		if l := s.cfg.Logger; l != nil {
 			l.Error("database commit failed: answering 503 until restarted", slog.String("error", err.Error()))
 		}
+		if g := &s.grp; g.st != nil {
+			g.mu.Lock()
+			g.err, g.held = err, nil // the sections of the group wait for a commit that will not come
+			g.cond.Broadcast()
+			g.mu.Unlock()
+		}
 	}
+	s.grp.open = 0
 	switch g := &s.grp; {
 	case s.storeErr != nil:
 		s.kept.restore(s)
@@ -215,6 +263,7 @@ func (s *Server) checkpointLocked() {
 		if len(s.held) > 0 { // sent once the commit is synced (waitSynced)
 			g.held = append(g.held, heldBatch{seq: seq, hooks: append([]heldHook(nil), s.held...)})
 		}
+		g.cond.Broadcast() // the sections of the group may lead its sync
 		g.mu.Unlock()
 		s.kept.take(s)
 	}

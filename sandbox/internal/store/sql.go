@@ -106,6 +106,8 @@ type SQL struct {
 	// (the Server's memory: terminals, clock, faults, or the outbox).
 	changedIDs  map[string]struct{}
 	changedMore bool
+	secWrote    bool // the section changed something
+	secSaw      bool // the section read something the open transaction changed
 	lazy        bool // flushLazy writes: diagnostics nobody reads from the file
 	lookup      bool // a lookup by id or ext_id runs: the rows it loads tell what it saw
 
@@ -125,6 +127,13 @@ type SQL struct {
 	walMu     sync.Mutex
 	wal       *os.File // under walMu: the -wal file, nil once closed
 	walErr    error    // under walMu: what syncWAL answers once closed
+
+	// stmts holds the queries of the sections prepared once on the one
+	// connection (nil: not to be prepared), so that SQLite parses each
+	// once, not in every section; wanted, those met while a transaction
+	// held the connection, prepared when it ends.
+	stmts  map[string]*sql.Stmt
+	wanted []string
 
 	// next is no later than the earliest valid_until of a PENDING payment
 	// (zero: none is PENDING) when nextKnown: every API section asks
@@ -284,6 +293,10 @@ func (st *SQL) DB() *sql.DB { return st.db }
 // LastCommit is the sequence number of the last commit of a change.
 func (st *SQL) LastCommit() uint64 { return st.seq }
 
+// Pending says that the open transaction holds changes and nothing
+// failed, so its commit may be left to a later section.
+func (st *SQL) Pending() bool { return st.tx != nil && st.wrote && st.err == nil && !st.closed }
+
 // Needs is the commit the section's answer waits for: its own last commit
 // of a change, the commit that last changed a row it looked up, the last
 // commit of all when it ran any other query, and the last commit that
@@ -292,7 +305,13 @@ func (st *SQL) LastCommit() uint64 { return st.seq }
 // covers, and starts the next section.
 func (st *SQL) Needs(synced uint64) uint64 {
 	n := max(st.need, st.moreSeq)
-	st.need = 0
+	if st.Pending() && (st.secWrote || st.secSaw || st.changedMore) {
+		n = st.seq + 1 // the open transaction's commit, left to a later section
+	}
+	st.need, st.secWrote, st.secSaw = 0, false, false
+	clear(st.pm) // the next section loads its own copies, as after a commit
+	clear(st.po)
+	clear(st.wd)
 	if synced > st.prunedTo && len(st.dirty) > 0 {
 		for id, seq := range st.dirty {
 			if seq <= synced {
@@ -487,7 +506,7 @@ func (st *SQL) execRow(id, query string, args ...any) {
 	if tx == nil {
 		return
 	}
-	st.wrote = true
+	st.wrote, st.secWrote = true, true
 	if id == "" {
 		st.changedMore = st.changedMore || !st.lazy
 	} else {
@@ -496,9 +515,71 @@ func (st *SQL) execRow(id, query string, args ...any) {
 		}
 		st.changedIDs[id] = struct{}{}
 	}
-	if _, err := tx.Exec(query, args...); err != nil {
+	var err error
+	if ps := st.stmt(query); ps != nil {
+		_, err = ps.Exec(args...)
+	} else {
+		_, err = tx.Exec(query, args...)
+	}
+	if err != nil {
 		st.fail(fmt.Errorf("%s: %w", strings.Fields(query)[0], err))
 	}
+}
+
+// maxStmts bounds the prepared queries: the store's are a fixed set (the
+// payout filter's WHERE has a few forms), so this is only a guard.
+const maxStmts = 256
+
+// stmt is query prepared on the connection, within the open transaction
+// when there is one; nil when it is not prepared (yet): it then runs as
+// text. A query first met within a transaction is prepared when the
+// transaction ends (prepareWanted): the one connection is the
+// transaction's until then.
+func (st *SQL) stmt(query string) *sql.Stmt {
+	ps, known := st.stmts[query]
+	if !known {
+		if st.tx != nil {
+			if len(st.stmts)+len(st.wanted) < maxStmts {
+				st.wanted = append(st.wanted, query)
+			}
+			return nil
+		}
+		ps = st.prepare1(query)
+	}
+	if ps == nil || st.tx == nil {
+		return ps
+	}
+	return st.tx.Stmt(ps)
+}
+
+// prepare1 prepares query on the connection (no transaction open) and
+// keeps it; a query SQLite refuses is kept as nil, to run as text and
+// report its error where it runs.
+func (st *SQL) prepare1(query string) *sql.Stmt {
+	if st.stmts == nil {
+		st.stmts = map[string]*sql.Stmt{}
+	}
+	if len(st.stmts) >= maxStmts {
+		return nil
+	}
+	ps, err := st.db.Prepare(query)
+	if err != nil {
+		ps = nil
+	}
+	st.stmts[query] = ps
+	return ps
+}
+
+// prepareWanted prepares the queries met within the transaction that
+// just ended.
+func (st *SQL) prepareWanted() {
+	for _, q := range st.wanted {
+		if _, known := st.stmts[q]; !known && !st.closed {
+			st.prepare1(q)
+		}
+	}
+	clear(st.wanted)
+	st.wanted = st.wanted[:0]
 }
 
 // saw notes what a read of the section may have seen, for needs: the row
@@ -508,8 +589,12 @@ func (st *SQL) saw(id string) {
 	switch {
 	case id != "":
 		st.need = max(st.need, st.dirty[id])
+		if _, ok := st.changedIDs[id]; ok {
+			st.secSaw = true
+		}
 	case !st.lookup:
 		st.need = max(st.need, st.seq)
+		st.secSaw = st.secSaw || st.changedMore || len(st.changedIDs) > 0
 	}
 }
 
@@ -529,7 +614,13 @@ func (st *SQL) rows(scan func(*sql.Rows) error, query string, args ...any) {
 		return
 	}
 	st.saw("")
-	rs, err := q.Query(query, args...)
+	var rs *sql.Rows
+	var err error
+	if ps := st.stmt(query); ps != nil {
+		rs, err = ps.Query(args...)
+	} else {
+		rs, err = q.Query(query, args...)
+	}
 	if err != nil {
 		st.fail(err)
 		return
@@ -550,7 +641,13 @@ func (st *SQL) one(dest []any, query string, args ...any) bool {
 		return false
 	}
 	st.saw("")
-	err := q.QueryRow(query, args...).Scan(dest...)
+	var row *sql.Row
+	if ps := st.stmt(query); ps != nil {
+		row = ps.QueryRow(args...)
+	} else {
+		row = q.QueryRow(query, args...)
+	}
+	err := row.Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false
 	}
@@ -795,8 +892,10 @@ func (st *SQL) PendingWithAmount(m *merchant, key string) int {
 	var n int
 	// Counted up to the cap only: the rule asks "at the cap yet?", and a
 	// count of every match would make each create slower than the last.
-	st.one([]any{&n}, `SELECT count(*) FROM (SELECT 1 FROM payments WHERE api_key = ? AND status = ? AND amount_key = ? LIMIT ?)`,
-		m.APIKey, statusPending, key, st.deps.MaxSamePending)
+	// The cap is in the text, not bound: SQLite prepares a statement whose
+	// LIMIT is a parameter again at every bind.
+	st.one([]any{&n}, `SELECT count(*) FROM (SELECT 1 FROM payments WHERE api_key = ? AND status = ? AND amount_key = ? LIMIT `+
+		strconv.Itoa(st.deps.MaxSamePending)+`)`, m.APIKey, statusPending, key)
 	return n
 }
 
@@ -1141,7 +1240,7 @@ func (st *SQL) forget() {
 	clear(st.po)
 	clear(st.wd)
 	clear(st.changedIDs)
-	st.changedMore = false
+	st.changedMore, st.secWrote, st.secSaw = false, false, false
 }
 
 // Commit: see ledger.Store.
@@ -1162,9 +1261,12 @@ func (st *SQL) Commit() error {
 	}
 	if err != nil {
 		tx.Rollback()
+		st.prepareWanted()
 		return err
 	}
-	if err := tx.Commit(); err != nil || !wrote {
+	err = tx.Commit()
+	st.prepareWanted()
+	if err != nil || !wrote {
 		return err
 	}
 	st.seq++
@@ -1189,6 +1291,7 @@ func (st *SQL) Rollback() {
 		st.tx.Rollback()
 	}
 	st.tx, st.err, st.wrote = nil, nil, false
+	st.prepareWanted()
 }
 
 // sameFile checks that the path still names the file the store opened.
@@ -1235,6 +1338,11 @@ func (st *SQL) Close() error {
 	st.flushLazy()
 	err := st.Commit()
 	st.closed = true
+	for _, ps := range st.stmts {
+		if ps != nil {
+			ps.Close()
+		}
+	}
 	if cerr := st.db.Close(); err == nil {
 		err = cerr
 	}
