@@ -75,11 +75,11 @@ func (s *Server) routes() *http.ServeMux {
 		return nil, api.NewError(http.StatusNotFound, "NOT_FOUND", "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
 
-	s.controlRoutes(mux)
-	s.loginRoutes(mux)
+	s.ctl.ControlRoutes(mux) // the /sandbox/ controls (controls.go's controlBackend)
+	s.ctl.LoginRoutes(mux)
 	web.Routes(mux, webBackend{s}) // the payment page and the dashboard at /sandbox/ui (ui.go)
-	s.inspectionRoutes(mux)
-	s.openapiRoutes(mux)
+	s.ctl.InspectionRoutes(mux)
+	api.OpenAPIRoutes(mux, openapiYAML)
 	s.healthRoutes(mux)
 	return mux
 }

@@ -225,20 +225,3 @@ func (s *Server) State() State {
 	}
 	return st
 }
-
-// inspectionRoutes registers the read-only JSON views: the same guard as
-// the controls (loopback Host unless Config.AllowRemote), no Content-Type
-// needed for a GET.
-func (s *Server) inspectionRoutes(mux *http.ServeMux) {
-	view := func(pattern string, v func() any) {
-		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			if !s.guardControl(w, r, false) {
-				return
-			}
-			api.WriteJSON(w, http.StatusOK, v())
-		})
-	}
-	view("GET /sandbox/requests", func() any { return map[string]any{"requests": s.Requests()} })
-	view("GET /sandbox/webhooks", func() any { return map[string]any{"deliveries": s.Deliveries()} })
-	view("GET /sandbox/state", func() any { return s.State() })
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
@@ -267,7 +268,7 @@ type Server struct {
 	caps  map[string]int64      // body cap per route pattern, fixed by routes
 	creds map[string]credential // per API key, fixed by Open
 
-	authFails *authFailures // wrong control tokens per client address (auth.go)
+	ctl *api.ControlServer // the /sandbox/ controls, inspection and login, and their guard
 
 	reqMu  sync.Mutex
 	reqLog []RequestRecord // ring of the latest requests
@@ -366,8 +367,9 @@ func Open(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, rates: rates, banks: banks, self: self, realClock: realClock,
-		largeBodies: make(semaphore, cfg.LargeBodyConcurrency), requests: map[routeKey]int{},
-		authFails: newAuthFailures(cfg.Logger)}
+		largeBodies: make(semaphore, cfg.LargeBodyConcurrency), requests: map[routeKey]int{}}
+	s.ctl = api.NewControlServer(api.ControlConfig{AllowRemote: cfg.AllowRemote, ControlToken: cfg.ControlToken,
+		Logger: cfg.Logger}, controlBackend{s})
 	s.creds = make(map[string]credential, len(cfg.Merchants))
 	for _, mc := range cfg.Merchants {
 		c := credential{signer: mc.Signer, unsigned: mc.AcceptUnsigned}
