@@ -178,10 +178,10 @@ func TestControlBodiesAreStrict(t *testing.T) {
 	f := &fakeControls{}
 	mux := controlMux(NewControlServer(ControlConfig{}, f))
 	for body, msg := range map[string]string{
-		`{`:                                   `body is not valid JSON: unexpected EOF`,
-		`{"id":"x","status":"CANCELLED"}`:     `body is not valid JSON: json: unknown field \"id\"`,
-		`{} {}`:                               `body is not valid JSON: trailing data after the JSON value`,
-		`{"outcome":1}`:                       `body is not valid JSON: json: cannot unmarshal number into Go struct field .outcome of type string`,
+		`{`:                               `body is not valid JSON: unexpected EOF`,
+		`{"id":"x","status":"CANCELLED"}`: `body is not valid JSON: json: unknown field \"id\"`,
+		`{} {}`:                           `body is not valid JSON: trailing data after the JSON value`,
+		`{"outcome":1}`:                   `body is not valid JSON: json: cannot unmarshal number into Go struct field .outcome of type string`,
 		`{"outcome":"completed"}` + strings.Repeat(" ", controlBodyCap): `body too large or unreadable`,
 	} {
 		wantAnswer(t, ctlDo(mux, "POST", "/sandbox/payments/p-1/verify", body),
