@@ -51,6 +51,9 @@ func (f *fakeWall) add(d time.Duration) {
 
 func newWall() *fakeWall { return &fakeWall{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
 
+// TestLocalRequest protects the Host check against DNS rebinding: only
+// loopback names and addresses pass, whatever the port, unless remote
+// control is allowed.
 func TestLocalRequest(t *testing.T) {
 	s := NewControlServer(ControlConfig{}, &fakeControls{})
 	remote := NewControlServer(ControlConfig{AllowRemote: true}, &fakeControls{})
