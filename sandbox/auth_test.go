@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -296,4 +297,32 @@ func TestRemoteModeNeedsTheControlToken(t *testing.T) {
 	// Loopback-only mode keeps working without one.
 	local := newEnv(t, Config{})
 	wantStatus(t, local.control("/sandbox/clock/advance", `{"seconds":1}`), 200, "")
+}
+
+// The sandbox wires its Config into the control-token guard: wrong tokens
+// are counted per address and logged through Config.Logger (the address
+// and the count, never the token), and the one past the free failures
+// blocks the address. (The throttling itself is tested in package api.)
+func TestWrongControlTokensReachTheSandboxLog(t *testing.T) {
+	var logs syncBuffer
+	sb := New(Config{AllowRemote: true, ControlToken: strongToken, Now: func() time.Time { return base },
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	defer sb.Close()
+	for i := range 6 {
+		req := httptest.NewRequest("GET", "http://sandbox.example/sandbox/state", nil)
+		req.RemoteAddr = "203.0.113.7:5555"
+		req.Header.Set("Authorization", fmt.Sprintf("Bearer guess-%d", i))
+		rec := httptest.NewRecorder()
+		sb.ServeHTTP(rec, req)
+		if rec.Code != http.StatusUnauthorized {
+			t.Fatalf("wrong token %d: %d %s", i, rec.Code, rec.Body)
+		}
+	}
+	out := logs.String()
+	if strings.Contains(out, "guess-") || strings.Contains(out, strongToken) {
+		t.Fatalf("the log shows a token:\n%s", out)
+	}
+	if !strings.Contains(out, `"msg":"wrong control token","client":"203.0.113.7","via":"bearer","failures":6,"blocked_for":"1s"`) {
+		t.Fatalf("the sixth failure is not logged with its block:\n%s", out)
+	}
 }
