@@ -8,12 +8,18 @@ import (
 	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
-// Fault modes (sandbox.Fault's, served here).
+// Fault modes (sandbox.Fault's, served here; sandbox's godoc says what
+// each does).
 const (
+	// FaultErrorBefore answers an error without processing the request.
 	FaultErrorBefore = "error_before"
-	FaultDropAfter   = "drop_after"
-	FaultDelay       = "delay"
-	FaultRetryAfter  = "retry_after"
+	// FaultDropAfter processes the request, then closes the connection
+	// without an answer.
+	FaultDropAfter = "drop_after"
+	// FaultDelay stalls, then processes the request.
+	FaultDelay = "delay"
+	// FaultRetryAfter answers 503 with Retry-After.
+	FaultRetryAfter = "retry_after"
 )
 
 // DefaultFaultCode is the error code of an error_before or retry_after

@@ -15,13 +15,20 @@ import (
 // TerminalBody is a terminal on the wire (GET /v1/terminals and the
 // sandbox's state).
 type TerminalBody struct {
-	ID            string `json:"id"`
-	Name          string `json:"name"`
-	Balance       USDT   `json:"balance"`
-	BalanceFrozen USDT   `json:"balance_frozen"`
-	WithdrawalFee USDT   `json:"withdrawal_fee"`
-	Currency      string `json:"currency"`
-	IsActive      bool   `json:"is_active"`
+	// ID is the terminal id.
+	ID string `json:"id"`
+	// Name is its display name.
+	Name string `json:"name"`
+	// Balance is available USDT.
+	Balance USDT `json:"balance"`
+	// BalanceFrozen is USDT held by withdrawals in flight.
+	BalanceFrozen USDT `json:"balance_frozen"`
+	// WithdrawalFee is USDT charged per withdrawal.
+	WithdrawalFee USDT `json:"withdrawal_fee"`
+	// Currency is always USDT.
+	Currency string `json:"currency"`
+	// IsActive is it serves payments and withdrawals.
+	IsActive bool `json:"is_active"`
 }
 
 func (a *API) listTerminals(_ *http.Request, key string, _ []byte) (any, *Error) {
@@ -114,15 +121,24 @@ func (a *API) createTransfer(_ *http.Request, key string, body []byte) (any, *Er
 
 // WithdrawalBody is a withdrawal on the wire.
 type WithdrawalBody struct {
-	ID        string  `json:"id"`
-	Amount    USDT    `json:"amount"`
-	Fee       USDT    `json:"fee"`
-	Currency  string  `json:"currency"`
-	Address   string  `json:"address"`
-	TxHash    *string `json:"tx_hash"`
-	Status    string  `json:"status"`
-	CreatedAt string  `json:"created_at"`
-	UpdatedAt string  `json:"updated_at"`
+	// ID is the service's id.
+	ID string `json:"id"`
+	// Amount is the USDT asked for.
+	Amount USDT `json:"amount"`
+	// Fee is the terminal's fee.
+	Fee USDT `json:"fee"`
+	// Currency is always USDT.
+	Currency string `json:"currency"`
+	// Address is the TRC-20 wallet.
+	Address string `json:"address"`
+	// TxHash is the chain transaction; null until there is one.
+	TxHash *string `json:"tx_hash"`
+	// Status is lower case, as the spec writes it.
+	Status string `json:"status"`
+	// CreatedAt is when it was created.
+	CreatedAt string `json:"created_at"`
+	// UpdatedAt is when its status last changed.
+	UpdatedAt string `json:"updated_at"`
 }
 
 // WithdrawalView renders a withdrawal.

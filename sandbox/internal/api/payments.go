@@ -44,32 +44,53 @@ func rubPrecise(d decimal.Decimal) bool {
 
 // RequisitesBody is a payment's requisites on the wire.
 type RequisitesBody struct {
-	Type        string `json:"type"`
-	Value       string `json:"value"`
-	Bank        string `json:"bank"`
-	BankCode    string `json:"bank_code,omitempty"`
-	BankName    string `json:"bank_name,omitempty"`
-	Holder      string `json:"holder"`
-	Country     string `json:"country,omitempty"`
-	Currency    string `json:"currency,omitempty"`
-	AmountLocal *RUB   `json:"amount_local,omitempty"`
+	// Type is card, sbp, sim or phone.
+	Type string `json:"type"`
+	// Value is the card or phone number to pay to.
+	Value string `json:"value"`
+	// Bank is the bank's name, or its code for CROSS_BORDER.
+	Bank string `json:"bank"`
+	// BankCode is the bank's code (create only, not CROSS_BORDER).
+	BankCode string `json:"bank_code,omitempty"`
+	// BankName is the bank's name (create only, CROSS_BORDER).
+	BankName string `json:"bank_name,omitempty"`
+	// Holder is the holder's name.
+	Holder string `json:"holder"`
+	// Country is the country (create only, CROSS_BORDER).
+	Country string `json:"country,omitempty"`
+	// Currency is the local currency (create only, CROSS_BORDER).
+	Currency string `json:"currency,omitempty"`
+	// AmountLocal is the amount in it (create only, CROSS_BORDER).
+	AmountLocal *RUB `json:"amount_local,omitempty"`
 }
 
 // PaymentBody is a payment on the wire: the answer of the payment
 // endpoints and the body of a payment webhook.
 type PaymentBody struct {
-	ID         string         `json:"id"`
-	ExtID      string         `json:"ext_id"`
-	Amount     RUB            `json:"amount"`
-	Currency   string         `json:"currency"`
-	Status     string         `json:"status"`
-	Method     string         `json:"method"`
+	// ID is the service's id.
+	ID string `json:"id"`
+	// ExtID is the merchant's order id.
+	ExtID string `json:"ext_id"`
+	// Amount is in RUB, with the scale it was sent with.
+	Amount RUB `json:"amount"`
+	// Currency is always RUB.
+	Currency string `json:"currency"`
+	// Status is upper case, as the spec writes it.
+	Status string `json:"status"`
+	// Method is SBP, CARD, SIM or CROSS_BORDER.
+	Method string `json:"method"`
+	// Requisites is where the payer pays.
 	Requisites RequisitesBody `json:"requisites"`
-	PaymentURL *string        `json:"payment_url"`
-	ValidUntil string         `json:"valid_until"`
-	CreatedAt  string         `json:"created_at"`
-	USDTRate   *RUB           `json:"usdt_rate,omitempty"`
-	Message    string         `json:"message,omitempty"`
+	// PaymentURL is the payer page; null when there is none.
+	PaymentURL *string `json:"payment_url"`
+	// ValidUntil is when a PENDING payment expires.
+	ValidUntil string `json:"valid_until"`
+	// CreatedAt is when it was created.
+	CreatedAt string `json:"created_at"`
+	// USDTRate is RUB per USDT (not in confirm and cancel answers).
+	USDTRate *RUB `json:"usdt_rate,omitempty"`
+	// Message is confirm's message for the merchant.
+	Message string `json:"message,omitempty"`
 }
 
 type paymentDisputeBody struct {

@@ -20,18 +20,30 @@ const MaxPayoutLimit = 1000
 // PayoutBody is a payout on the wire: the answer of the payout endpoints
 // and the body of a payout webhook.
 type PayoutBody struct {
-	ID              string `json:"id"`
-	ExtID           string `json:"ext_id"`
-	Amount          RUB    `json:"amount"`
-	Currency        string `json:"currency"`
-	Method          string `json:"method"`
-	Requisites      string `json:"requisites"`
-	HolderName      string `json:"holder_name"`
-	Bank            string `json:"bank"`
-	Status          string `json:"status"`
+	// ID is the service's id.
+	ID string `json:"id"`
+	// ExtID is the merchant's payout id.
+	ExtID string `json:"ext_id"`
+	// Amount is in RUB.
+	Amount RUB `json:"amount"`
+	// Currency is always RUB.
+	Currency string `json:"currency"`
+	// Method is card or sbp.
+	Method string `json:"method"`
+	// Requisites is the card or phone number paid to.
+	Requisites string `json:"requisites"`
+	// HolderName is the receiver's name.
+	HolderName string `json:"holder_name"`
+	// Bank is the receiver's bank, as given.
+	Bank string `json:"bank"`
+	// Status is lower case, as the spec writes it.
+	Status string `json:"status"`
+	// ProviderOrderID is the provider's reference, once it has one.
 	ProviderOrderID string `json:"provider_order_id,omitempty"`
-	CreatedAt       string `json:"created_at"`
-	CompletedAt     string `json:"completed_at,omitempty"`
+	// CreatedAt is when it was created.
+	CreatedAt string `json:"created_at"`
+	// CompletedAt is when it was paid, once it was.
+	CompletedAt string `json:"completed_at,omitempty"`
 }
 
 // PayoutView renders a payout.

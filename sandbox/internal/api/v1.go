@@ -23,8 +23,11 @@ import (
 // dispute cancel) get a token allowance for clients that send "{}";
 // confirm carries the receipt plus multipart framing.
 const (
-	JSONBodyCap    = 64 << 10
-	NoBodyCap      = 4 << 10
+	// JSONBodyCap is the cap of a route that takes a JSON body.
+	JSONBodyCap = 64 << 10
+	// NoBodyCap is the cap of a route that takes no body.
+	NoBodyCap = 4 << 10
+	// ConfirmBodyCap is confirm's cap: a receipt and its framing.
 	ConfirmBodyCap = spec.MaxAttachmentSize + 64<<10
 )
 
