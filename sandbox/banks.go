@@ -79,16 +79,6 @@ func findBank(banks []bank, code string) (bank, bool) {
 	return bank{}, false
 }
 
-// firstActiveBank returns the first active bank of a country, in list order.
-func firstActiveBank(banks []bank, country string) (bank, bool) {
-	for _, b := range banks {
-		if b.Country == country && b.IsActive {
-			return b, true
-		}
-	}
-	return bank{}, false
-}
-
 // Banks is the bank list, as the API lists it.
 func (b apiBackend) Banks() []ledger.Bank {
 	out := make([]ledger.Bank, 0, len(b.s.banks))

@@ -1,8 +1,11 @@
 package sandbox
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 
+	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
@@ -33,3 +36,58 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.self.Learn(r) // even a probe names an address webhooks must not dial
 	s.handler.ServeHTTP(w, r)
 }
+
+// apiBackend is the Server as the merchant API's api.Backend: the API
+// (package api) reads, checks and renders; each method here is one
+// section of the state (begin, the rule, the store, commit) and returns
+// copies. It is a type of its own so that these methods do not join the
+// Server's public surface.
+type apiBackend struct{ s *Server }
+
+var _ api.Backend = apiBackend{}
+
+// The wire views, as the controls and webhooks render the resources.
+type (
+	paymentView    = api.PaymentBody
+	payoutView     = api.PayoutBody
+	withdrawalView = api.WithdrawalBody
+	terminalView   = api.TerminalBody
+)
+
+// credential is how one merchant's requests are authenticated: fixed by
+// the configuration, never reset or stored.
+type credential struct {
+	signer   paykit.Signer // Merchant.Signer, or HMACSigner(Merchant.Secret)
+	unsigned bool          // Merchant.AcceptUnsigned
+}
+
+// Credential reads s.creds, fixed at Open, without the lock.
+func (b apiBackend) Credential(key string) (paykit.Signer, bool, bool) {
+	c, ok := b.s.creds[key]
+	return c.signer, c.unsigned, ok
+}
+
+// AcceptedUnsigned logs the request, its key and path masked.
+func (b apiBackend) AcceptedUnsigned(key, method, path string) {
+	if l := b.s.cfg.Logger; l != nil {
+		l.Warn("request accepted without a valid signature (the merchant accepts unsigned requests)",
+			slog.String("api_key", maskKey(key)), slog.String("method", method),
+			slog.String("path", maskPath(path)))
+	}
+}
+
+// StoreFailed is the failed commit every later request answers 503 with.
+func (b apiBackend) StoreFailed() error { return b.s.storeFailed() }
+
+// Ready is the readiness of /readyz.
+func (b apiBackend) Ready(ctx context.Context) error { return b.s.ready(ctx) }
+
+// CatchUp runs the autopilot steps now due.
+func (b apiBackend) CatchUp() {
+	if b.s.pilot != nil {
+		b.s.pilot.RunDue(b.s.Now())
+	}
+}
+
+// Served keeps the request in the request log.
+func (b apiBackend) Served(r api.Served) { b.s.recordRequest(r) }

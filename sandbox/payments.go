@@ -119,8 +119,8 @@ func (b apiBackend) CreatePayment(key string, in api.NewPayment) (payment, *ledg
 	if term == nil {
 		return payment{}, noRequisites("the merchant has no active terminal")
 	}
-	if lerr := s.refuseCreate(in.Amount); lerr != nil { // test value 404.04 (testvalues.go)
-		return payment{}, lerr
+	if s.pilot.RefusesCreate(in.Amount) { // the autopilot's test value 404.04 (testvalues.go)
+		return payment{}, testAmountRefused
 	}
 	if s.st.pendingWithAmount(m, amountKey(in.Amount)) >= s.cfg.MaxSamePendingAmount {
 		return payment{}, &ledger.Error{Kind: ledger.TooMany, Code: spec.CodePAY005,
@@ -191,6 +191,16 @@ func pickBank(banks []bank, method, code, country string) (bank, string, *ledger
 		return none("bank " + code + " does not serve this method or country")
 	}
 	return b, b.Country, nil
+}
+
+// firstActiveBank returns the first active bank of a country, in list order.
+func firstActiveBank(banks []bank, country string) (bank, bool) {
+	for _, b := range banks {
+		if b.Country == country && b.IsActive {
+			return b, true
+		}
+	}
+	return bank{}, false
 }
 
 var holders = []string{"Ivan P.", "Anna S.", "Olga K.", "Dmitry V.", "Elena M.", "Sergey N."}

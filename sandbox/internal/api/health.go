@@ -29,25 +29,22 @@ const readyTimeout = 2 * time.Second
 // Pipeline answers them before the mux: so the router and openapi.yaml
 // list the same operations.
 func (a *API) healthRoutes(mux *http.ServeMux) {
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.serveHealth(w, r) })
+	h := http.HandlerFunc(a.serveHealth)
 	mux.Handle("GET "+HealthzPath, h)
 	mux.Handle("GET "+ReadyzPath, h)
 }
 
-// serveHealth answers the health endpoints and reports whether it did.
-func (a *API) serveHealth(w http.ResponseWriter, r *http.Request) bool {
-	if r.URL.Path != HealthzPath && r.URL.Path != ReadyzPath {
-		return false
-	}
+// serveHealth answers a request for HealthzPath or ReadyzPath.
+func (a *API) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		WriteJSON(w, http.StatusMethodNotAllowed, map[string]string{"status": "method not allowed"})
-		return true
+		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	if r.URL.Path == HealthzPath {
 		WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-		return true
+		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
@@ -57,8 +54,7 @@ func (a *API) serveHealth(w http.ResponseWriter, r *http.Request) bool {
 			a.cfg.Logger.Warn("readiness check failed", "error", err.Error())
 		}
 		WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
-		return true
+		return
 	}
 	WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-	return true
 }
