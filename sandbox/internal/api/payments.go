@@ -18,6 +18,10 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
+// paymentCrossBorder is the method whose requisites are a foreign bank's
+// and whose amount is also shown in the local currency.
+const paymentCrossBorder = "CROSS_BORDER"
+
 // confirmedMessage is the message of a confirm's answer.
 const confirmedMessage = "Payment confirmation received, the transfer is awaiting verification"
 
@@ -135,7 +139,7 @@ func paymentViewOf(p *ledger.Payment, full, withRate bool) PaymentBody {
 		r := RUB(p.USDTRate)
 		v.USDTRate = &r
 	}
-	if p.Method == "CROSS_BORDER" {
+	if p.Method == paymentCrossBorder {
 		v.Requisites.Bank = p.Bank.Code
 		if full {
 			al := RUB(p.AmountLocal)
@@ -217,7 +221,7 @@ func paymentNewOf(body []byte) (NewPayment, *Error) {
 		return NewPayment{}, Invalid(spec.CodePAY002, "method", "method must be exactly SBP, CARD, SIM or CROSS_BORDER (upper case)")
 	}
 	if req.Country != "" {
-		if method != "CROSS_BORDER" {
+		if method != paymentCrossBorder {
 			return NewPayment{}, Invalid(spec.CodePAY002, "country", "country is only for CROSS_BORDER payments")
 		}
 		if !slices.Contains(spec.Countries, req.Country) {
