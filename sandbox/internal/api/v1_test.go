@@ -28,6 +28,7 @@ type fakeBackend struct {
 	created   NewPayment
 	served    []Served
 	payoutsIn PayoutQuery
+	fault     *Fault
 }
 
 const (
@@ -50,11 +51,17 @@ func (b *fakeBackend) Credential(key string) (paykit.Signer, bool, bool) {
 func (b *fakeBackend) AcceptedUnsigned(key, method, path string) {
 	b.unsigned = append(b.unsigned, key+" "+method+" "+path)
 }
-func (b *fakeBackend) StoreFailed() error                           { return b.storeErr }
-func (b *fakeBackend) Ready(context.Context) error                  { return b.storeErr }
-func (b *fakeBackend) CatchUp()                                     { b.calls = append(b.calls, "catch up") }
-func (b *fakeBackend) Arrived(string, string, string) (Fault, bool) { return Fault{}, false }
-func (b *fakeBackend) Served(s Served)                              { b.served = append(b.served, s) }
+func (b *fakeBackend) StoreFailed() error          { return b.storeErr }
+func (b *fakeBackend) Ready(context.Context) error { return b.storeErr }
+func (b *fakeBackend) CatchUp()                    { b.calls = append(b.calls, "catch up") }
+func (b *fakeBackend) Arrived(method, pattern, path string) (Fault, bool) {
+	b.calls = append(b.calls, "arrived "+method+" "+pattern+" "+path)
+	if b.fault == nil {
+		return Fault{}, false
+	}
+	return *b.fault, true
+}
+func (b *fakeBackend) Served(s Served) { b.served = append(b.served, s) }
 
 func (b *fakeBackend) answer(call string) (ledger.Payment, *ledger.Error) {
 	b.calls = append(b.calls, call)
@@ -178,7 +185,7 @@ func TestV1AuthenticationRefusals(t *testing.T) {
 			b := &fakeBackend{payment: testPayment()}
 			w := serve(t, b, "POST", "/v1/payments", tc.key, tc.sig, body)
 			wantAnswer(t, w, 401, tc.want)
-			if len(b.calls) != 1 || b.calls[0] != "catch up" {
+			if len(b.calls) != 2 || b.calls[0] != "catch up" || b.calls[1] != "arrived POST POST /v1/payments /v1/payments" {
 				t.Fatalf("the backend was asked %q", b.calls)
 			}
 			if len(b.served) != 1 || b.served[0].Status != 401 || b.served[0].Code != "AUTH_001" ||
@@ -213,7 +220,7 @@ func TestV1BodyOverItsCap(t *testing.T) {
 		w := serve(t, b, "POST", tc.path, testKey, "unchecked", bytes.Repeat([]byte(" "), tc.cap+1))
 		wantAnswer(t, w, 400, `{"error":"`+tc.code+`","message":"request body is larger than this route's limit of `+
 			itoa(tc.cap)+` bytes","data":{"field":"body"}}`)
-		if len(b.calls) != 1 {
+		if len(b.calls) != 2 {
 			t.Fatalf("%s: the backend was asked %q", tc.path, b.calls)
 		}
 	}
@@ -279,7 +286,7 @@ func TestV1CreatePayment(t *testing.T) {
 	b = &fakeBackend{}
 	w = serve(t, b, "POST", "/v1/payments", testKey, "", []byte(`{"ext_id":"order-1","amount":1500.505}`))
 	wantAnswer(t, w, 400, `{"error":"PAY_002","message":"RUB amounts have at most 2 decimal places (kopecks)","data":{"field":"amount"}}`)
-	if len(b.calls) != 1 {
+	if len(b.calls) != 2 {
 		t.Fatalf("a refused field reached the backend: %q", b.calls)
 	}
 }
@@ -292,7 +299,7 @@ func TestV1GetPayment(t *testing.T) {
 	wantAnswer(t, w, 200, `{"id":"pay-1","ext_id":"order-1","amount":1500.50,"currency":"RUB","status":"PENDING","method":"CARD",`+
 		`"requisites":{"type":"card","value":"2200000000000004","bank":"Sberbank","holder":"Ivan P."},`+
 		`"payment_url":"http://sandbox.test/pay/pay-1","valid_until":"2026-01-02T03:34:05Z","created_at":"2026-01-02T03:04:05Z","usdt_rate":95.5}`)
-	if got := strings.Join(b.calls, "; "); got != "catch up; payment "+testKey+" "+testPaymentID {
+	if got := strings.Join(b.calls, "; "); got != "catch up; arrived GET GET /v1/payments/{id} /v1/payments/pay-1; payment "+testKey+" "+testPaymentID {
 		t.Fatalf("backend asked: %s", got)
 	}
 }
@@ -308,4 +315,51 @@ func TestV1StoreFailedNotFoundAndReadiness(t *testing.T) {
 	wantAnswer(t, serve(t, b, "GET", "/readyz", "", "-", nil), 200, `{"status":"ready"}`)
 	wantAnswer(t, serve(t, b, "DELETE", "/v1/payments", testKey, "", nil), 404,
 		`{"error":"NOT_FOUND","message":"no such endpoint: DELETE /v1/payments","data":{}}`)
+}
+
+// A fault the backend hands out is served before authentication: without
+// a code of its own it answers the route's internal error (PAY_001 for
+// create payment, SYS_001 where the spec names none), and the request log
+// names its mode.
+func TestV1FaultServed(t *testing.T) {
+	for _, tc := range []struct {
+		method, path string
+		fault        Fault
+		status       int
+		body, retry  string
+	}{
+		{"POST", "/v1/payments", Fault{Mode: FaultErrorBefore, Status: 500}, 500,
+			`{"error":"PAY_001","message":"sandbox: injected fault","data":{}}`, ""},
+		{"GET", "/v1/balance", Fault{Mode: FaultErrorBefore, Status: 502}, 502,
+			`{"error":"SYS_001","message":"sandbox: injected fault","data":{}}`, ""},
+		{"POST", "/v1/payouts", Fault{Mode: FaultRetryAfter, RetryAfterS: 7, Code: "PAY_004"}, 503,
+			`{"error":"PAY_004","message":"sandbox: injected fault, retry later","data":{}}`, "7"},
+	} {
+		f := tc.fault
+		b := &fakeBackend{fault: &f}
+		w := serve(t, b, tc.method, tc.path, "", "-", nil)
+		wantAnswer(t, w, tc.status, tc.body)
+		if got := w.Header().Get("Retry-After"); got != tc.retry {
+			t.Fatalf("%s: Retry-After %q", tc.path, got)
+		}
+		if len(b.served) != 1 || b.served[0].Fault != tc.fault.Mode || b.served[0].Status != tc.status {
+			t.Fatalf("%s: served %+v", tc.path, b.served)
+		}
+	}
+}
+
+// A payout list's query is checked and handed over as a PayoutQuery: a
+// bare "to" date means its last second, and a limit over the sandbox's
+// cap is lowered to it.
+func TestV1PayoutQuery(t *testing.T) {
+	b := &fakeBackend{}
+	w := serve(t, b, "GET", "/v1/payouts?status=failed&from=2026-01-01&to=2026-01-31&limit=5000&offset=3", testKey, "", nil)
+	wantAnswer(t, w, 200, `{"payouts":[],"total":0,"limit":1000,"offset":3}`)
+	want := PayoutQuery{Status: "failed", From: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		To: time.Date(2026, 1, 31, 23, 59, 59, 0, time.UTC), Limit: 1000, Offset: 3}
+	if b.payoutsIn != want {
+		t.Fatalf("query %+v, want %+v", b.payoutsIn, want)
+	}
+	w = serve(t, b, "GET", "/v1/payouts?status=FAILED", testKey, "", nil)
+	wantAnswer(t, w, 400, `{"error":"PAY_002","message":"status must be exactly pending, processing, completed, failed or cancelled (lower case)","data":{"field":"status"}}`)
 }
