@@ -14,7 +14,7 @@ import (
 	"time"
 
 	paykit "github.com/paykit-dev/paykit-go"
-
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
@@ -172,7 +172,7 @@ func TestAuthentication(t *testing.T) {
 	wantStatus(t, e.do("GET", "/v1/nothing", ""), 404, "NOT_FOUND")
 	wantStatus(t, e.do("DELETE", "/v1/payments", ""), 404, "NOT_FOUND")
 	// Bodies over the route's cap are refused with 400 PAY_002, not 413.
-	wantStatus(t, e.do("POST", "/v1/payments", strings.Repeat(" ", jsonBodyCap+1)), http.StatusBadRequest, "PAY_002")
+	wantStatus(t, e.do("POST", "/v1/payments", strings.Repeat(" ", api.JSONBodyCap+1)), http.StatusBadRequest, "PAY_002")
 }
 
 func TestCustomSigner(t *testing.T) {

@@ -3,14 +3,16 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 // gatedStore holds every commit of a change until the test releases it,
@@ -68,21 +70,32 @@ func (e *env) untilEntering(n int32) {
 type result struct {
 	name string
 	body string
-	err  *api.Error
+	err  *ledger.Error
 }
 
-// call runs the handler h as the API would (without HTTP) in a goroutine
-// and reports on out.
-func (e *env) call(out chan<- result, name string, h apiHandler, method, path, body string) {
-	m := e.sb.merchants[e.key]
-	r := httptest.NewRequest(method, path, strings.NewReader(body))
-	if i := strings.LastIndexByte(path, '/'); i >= 0 {
-		r.SetPathValue("id", path[i+1:])
-		r.SetPathValue("extId", path[i+1:])
+// backendOp is one operation of the API's Backend, as a section the tests
+// run without HTTP.
+type backendOp func(b apiBackend, key, arg string) (any, *ledger.Error)
+
+// createPaymentOp creates a CARD payment of ext_id arg and amount; the
+// tests give distinct amounts, so that PAY_005 leaves them alone.
+func createPaymentOp(amount int64) backendOp {
+	return func(b apiBackend, key, extID string) (any, *ledger.Error) {
+		return b.CreatePayment(key, api.NewPayment{ExtID: extID, Amount: decimal.NewFromInt(amount), Method: "CARD"})
 	}
+}
+
+// paymentByExtOp reads the payment of ext_id arg.
+func paymentByExtOp(b apiBackend, key, extID string) (any, *ledger.Error) {
+	return b.PaymentByExtID(key, extID)
+}
+
+// call runs op on arg as the API would (without HTTP) in a goroutine and
+// reports on out.
+func (e *env) call(out chan<- result, name string, op backendOp, arg string) {
 	go func() {
-		v, aerr := h(r, m, []byte(body))
-		out <- result{name: name, body: fmt.Sprint(v), err: aerr}
+		v, lerr := op(apiBackend{e.sb}, e.key, arg)
+		out <- result{name: name, body: fmt.Sprint(v), err: lerr}
 	}()
 }
 
@@ -106,10 +119,10 @@ func TestConcurrentWritersShareACommit(t *testing.T) {
 	g := e.gate()
 	before := e.syncs()
 	out := make(chan result, 16)
-	e.call(out, "first", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"first","amount":100}`)
+	e.call(out, "first", createPaymentOp(100), "first")
 	<-g.entered // the first create holds the lock in its commit
 	for i := range 8 {
-		e.call(out, fmt.Sprint("w", i), e.sb.createPayment, "POST", "/v1/payments", fmt.Sprintf(`{"ext_id":"w%d","amount":%d}`, i, 101+i))
+		e.call(out, fmt.Sprint("w", i), createPaymentOp(int64(101+i)), fmt.Sprint("w", i))
 		e.untilEntering(int32(i + 1))
 	}
 	g.release <- nil
@@ -146,15 +159,15 @@ func TestReadersWaitOnlyForChangesTheyRead(t *testing.T) {
 	e.createPayment(`{"ext_id":"old","amount":100}`)
 	g := e.gate()
 	out := make(chan result, 8)
-	e.call(out, "first", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"first","amount":101}`)
+	e.call(out, "first", createPaymentOp(101), "first")
 	<-g.entered
-	e.call(out, "create new", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"new","amount":102}`)
+	e.call(out, "create new", createPaymentOp(102), "new")
 	e.untilEntering(1)
-	e.call(out, "read new", e.sb.getPaymentByExtID, "GET", "/v1/payments/by-ext-id/new", "")
+	e.call(out, "read new", paymentByExtOp, "new")
 	e.untilEntering(2)
-	e.call(out, "read old", e.sb.getPaymentByExtID, "GET", "/v1/payments/by-ext-id/old", "")
+	e.call(out, "read old", paymentByExtOp, "old")
 	e.untilEntering(3)
-	e.call(out, "create last", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"last","amount":103}`)
+	e.call(out, "create last", createPaymentOp(103), "last")
 	e.untilEntering(4)
 	g.release <- nil
 	for range 2 { // the next commit, "create last"'s, cannot end before the gate lets it
@@ -187,10 +200,10 @@ func TestFailedGroupCommitFailsEveryWriter(t *testing.T) {
 	e := dbEnv(t, path, &clock{t: base}, Config{})
 	g := e.gate()
 	out := make(chan result, 16)
-	e.call(out, "first", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"first","amount":100}`)
+	e.call(out, "first", createPaymentOp(100), "first")
 	<-g.entered
 	for i := range 4 {
-		e.call(out, fmt.Sprint("w", i), e.sb.createPayment, "POST", "/v1/payments", fmt.Sprintf(`{"ext_id":"w%d","amount":%d}`, i, 101+i))
+		e.call(out, fmt.Sprint("w", i), createPaymentOp(int64(101+i)), fmt.Sprint("w", i))
 		e.untilEntering(int32(i + 1))
 	}
 	advanced := make(chan struct{})

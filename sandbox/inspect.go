@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"strings"
 	"time"
 
@@ -47,9 +46,10 @@ type RequestRecord struct {
 }
 
 // recordRequest appends the request to the ring and logs it.
-func (s *Server) recordRequest(r *http.Request, pattern string, sw *statusWriter, d time.Duration) {
-	rec := RequestRecord{At: s.Now(), Method: knownMethod(r.Method), Route: routePath(pattern),
-		Path: maskPath(r.URL.EscapedPath()), Status: sw.status, Code: sw.code, Fault: sw.fault, Duration: d}
+func (s *Server) recordRequest(sv api.Served) {
+	d := sv.Duration
+	rec := RequestRecord{At: s.Now(), Method: knownMethod(sv.Method), Route: routePath(sv.Pattern),
+		Path: maskPath(sv.Path), Status: sv.Status, Code: sv.Code, Fault: sv.Fault, Duration: d}
 	s.lock() // no section: the line is kept with the next commit
 	s.st.logRequest(rec)
 	s.unlock()

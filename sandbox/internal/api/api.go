@@ -17,6 +17,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paykit-dev/paykit-go/internal/spec"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -49,14 +50,19 @@ func Invalid(code, field, msg string) *Error {
 }
 
 // FromLedger is a rule's refusal as the API answers it: not found 404, a
-// conflict 409, and everything else 400 (the spec answers a wrong state
-// and missing money with 400), naming the field when the rule did.
+// conflict 409, nothing to serve with 503 (PAY_004), a limit reached 429
+// (PAY_005), and everything else 400 (the spec answers a wrong state and
+// missing money with 400), naming the field when the rule did.
 func FromLedger(e *ledger.Error) *Error {
 	switch {
 	case e.Kind == ledger.NotFound:
 		return NewError(http.StatusNotFound, e.Code, e.Message)
 	case e.Kind == ledger.Conflict:
 		return NewError(http.StatusConflict, e.Code, e.Message)
+	case e.Kind == ledger.Unavailable:
+		return NewError(http.StatusServiceUnavailable, e.Code, e.Message)
+	case e.Kind == ledger.TooMany:
+		return NewError(http.StatusTooManyRequests, e.Code, e.Message)
 	case e.Field != "":
 		return Invalid(e.Code, e.Field, e.Message)
 	default:
@@ -66,7 +72,7 @@ func FromLedger(e *ledger.Error) *Error {
 
 // StoreUnavailable is the answer of every request once the store failed.
 func StoreUnavailable() *Error {
-	return NewError(http.StatusServiceUnavailable, "SANDBOX_STORE",
+	return NewError(http.StatusServiceUnavailable, spec.CodeSandboxStore,
 		"the sandbox's database cannot be used; see its log, fix the cause and restart it")
 }
 
@@ -81,7 +87,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		b = []byte(`{"error":"SYS_001","message":"sandbox could not encode the response","data":{}}`)
+		b = []byte(`{"error":"` + spec.CodeSYS001 + `","message":"sandbox could not encode the response","data":{}}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
