@@ -110,12 +110,19 @@ func WriteError(w http.ResponseWriter, e *Error) {
 	WriteJSON(w, e.Status, errorBody{Error: e.Code, Message: e.Message, Data: data})
 }
 
-// DecodeJSON decodes a request body into v. An empty body decodes as {}.
-func DecodeJSON(body []byte, v any) error {
+// decodeJSON decodes a request body into v: one JSON value and nothing
+// after it; an empty body decodes as {}. strict, which the controls ask
+// for, refuses unknown fields: a webhook payload
+// ({"id":…,"status":"completed",…}) posted at a control is not a command,
+// and neither is a typo.
+func decodeJSON(body []byte, v any, strict bool) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(v); err != nil {
 		return err
 	}

@@ -1,9 +1,7 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -237,7 +235,7 @@ func (c *ControlServer) control(w http.ResponseWriter, r *http.Request, req any,
 		WriteError(w, NewError(http.StatusBadRequest, CodeControlInvalid, "body too large or unreadable"))
 		return
 	}
-	if err := controlDecode(buf, req); err != nil {
+	if err := decodeJSON(buf, req, true); err != nil {
 		WriteError(w, NewError(http.StatusBadRequest, CodeControlInvalid, "body is not valid JSON: "+err.Error()))
 		return
 	}
@@ -269,22 +267,4 @@ func controlRefusal(err error) *Error {
 		}
 	}
 	return NewError(http.StatusBadRequest, CodeControlInvalid, err.Error())
-}
-
-// controlDecode decodes a control's body refusing unknown fields: a
-// webhook payload ({"id":…,"status":"completed",…}) posted at a control is
-// not a command, and neither is a typo. An empty body is {}.
-func controlDecode(body []byte, v any) error {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("trailing data after the JSON value")
-	}
-	return nil
 }

@@ -99,7 +99,7 @@ type fundsTransferBody struct {
 // change, so no reader ever sees the debit without the credit.
 func (a *API) createTransfer(_ *http.Request, key string, body []byte) (any, *Error) {
 	var req fundsTransferReq
-	if err := DecodeJSON(body, &req); err != nil {
+	if err := decodeJSON(body, &req, false); err != nil {
 		return nil, Invalid(spec.CodeTRF001, "body", "request body is not valid JSON: "+err.Error())
 	}
 	switch {
@@ -165,7 +165,7 @@ type withdrawalCreateReq struct {
 // requested amount and fee the terminal's fee.
 func (a *API) createWithdrawal(_ *http.Request, key string, body []byte) (any, *Error) {
 	var req withdrawalCreateReq
-	if err := DecodeJSON(body, &req); err != nil {
+	if err := decodeJSON(body, &req, false); err != nil {
 		return nil, Invalid(spec.CodeWDR001, "body", "request body is not valid JSON: "+err.Error())
 	}
 	switch {

@@ -192,7 +192,7 @@ func ValidURL(s string) bool {
 // paymentNewOf checks a create payment body field by field.
 func paymentNewOf(body []byte) (NewPayment, *Error) {
 	var req paymentCreateReq
-	if err := DecodeJSON(body, &req); err != nil {
+	if err := decodeJSON(body, &req, false); err != nil {
 		return NewPayment{}, Invalid(spec.CodePAY002, "body", "request body is not valid JSON: "+err.Error())
 	}
 	if strings.TrimSpace(req.ExtID) == "" {
@@ -377,7 +377,7 @@ type paymentDisputeReq struct {
 // paymentDisputeOf checks an open dispute body field by field.
 func paymentDisputeOf(body []byte) (ledger.Dispute, *Error) {
 	var req paymentDisputeReq
-	if err := DecodeJSON(body, &req); err != nil {
+	if err := decodeJSON(body, &req, false); err != nil {
 		return ledger.Dispute{}, Invalid(spec.CodePAY002, "body", "request body is not valid JSON: "+err.Error())
 	}
 	if req.Amount.Set && (req.Amount.D.LessThan(minPaymentAmount) || req.Amount.D.GreaterThan(maxPaymentAmount)) {

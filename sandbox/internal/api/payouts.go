@@ -70,7 +70,7 @@ type payoutCreateReq struct {
 // payoutNewOf checks a create payout body field by field.
 func payoutNewOf(body []byte) (NewPayout, *Error) {
 	var req payoutCreateReq
-	if err := DecodeJSON(body, &req); err != nil {
+	if err := decodeJSON(body, &req, false); err != nil {
 		return NewPayout{}, Invalid(spec.CodePAY002, "body", "request body is not valid JSON: "+err.Error())
 	}
 	bad := func(field, msg string) (NewPayout, *Error) { return NewPayout{}, Invalid(spec.CodePAY002, field, msg) }
