@@ -1,9 +1,13 @@
 // Package api is the sandbox's HTTP face: routes, authentication, body
 // caps, the wire views of the resources, and the mapping of a rule's
 // refusal (a *ledger.Error) to an HTTP status and the spec's error body;
-// faults, inspection and health. It knows the domain only through
-// package ledger's types and the Backend the sandbox implements, and
-// nothing of how resources are stored.
+// faults, inspection and health. It asks the sandbox through two
+// interfaces, so that it knows the domain only through package ledger's
+// types and nothing of how resources are stored: Backend, the merchant
+// API (/v1/) and the health endpoints, one section of the sandbox per
+// call; and Controls, the /sandbox/ controls and inspection views, which
+// ControlServer serves behind Guard (the loopback Host, the control
+// token, JSON for a control POST), which the dashboard's routes call too.
 package api
 
 import (
@@ -95,8 +99,12 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // CodeRecorder is a ResponseWriter that keeps the error code answered, for
-// the request log.
-type CodeRecorder interface{ RecordCode(code string) }
+// the request log: WriteError is the one place that knows the code, which
+// the log would otherwise have to parse back out of the body.
+type CodeRecorder interface {
+	// RecordCode is told the code of the error body being written.
+	RecordCode(code string)
+}
 
 // WriteError writes e as the spec's error body.
 func WriteError(w http.ResponseWriter, e *Error) {
