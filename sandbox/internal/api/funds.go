@@ -79,7 +79,7 @@ func (a *API) getWithdrawalFee(_ *http.Request, key string, _ []byte) (any, *Err
 
 // usdtScaleMessage is the TRF_001 and WDR_001 message of a finer USDT
 // amount.
-var usdtScaleMessage = fmt.Sprintf("USDT amounts have at most %d decimal places (TRC-20 precision)", ledger.USDTDecimals)
+var usdtScaleMessage = fmt.Sprintf("USDT amounts have at most %d decimal places (TRC-20 precision)", spec.USDTScale)
 
 type fundsTransferReq struct {
 	FromTerminalID string `json:"from_terminal_id"`
