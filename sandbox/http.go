@@ -51,7 +51,6 @@ type (
 	paymentView    = api.PaymentBody
 	payoutView     = api.PayoutBody
 	withdrawalView = api.WithdrawalBody
-	terminalView   = api.TerminalBody
 )
 
 // credential is how one merchant's requests are authenticated: fixed by

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	"github.com/shopspring/decimal"
 )
 
@@ -200,9 +201,8 @@ type TerminalState struct {
 // MarshalJSON writes the amounts as GET /v1/terminals does: bare JSON
 // numbers with at least two decimals, so a script reads them the same way.
 func (t TerminalState) MarshalJSON() ([]byte, error) {
-	return json.Marshal(terminalView{ID: t.ID, Name: t.Name, Balance: api.USDT(t.Balance),
-		BalanceFrozen: api.USDT(t.BalanceFrozen), WithdrawalFee: api.USDT(t.WithdrawalFee), Currency: "USDT",
-		IsActive: t.IsActive})
+	return json.Marshal(api.TerminalView(&terminal{ID: t.ID, Name: t.Name,
+		Balance: ledger.Balance{Available: t.Balance, Frozen: t.BalanceFrozen}, Fee: t.WithdrawalFee, Active: t.IsActive}))
 }
 
 // State snapshots every merchant's terminals and resource counts.

@@ -31,12 +31,17 @@ type TerminalBody struct {
 	IsActive bool `json:"is_active"`
 }
 
+// TerminalView renders a terminal.
+func TerminalView(t *ledger.Terminal) TerminalBody {
+	return TerminalBody{ID: t.ID, Name: t.Name, Balance: USDT(t.Available), BalanceFrozen: USDT(t.Frozen),
+		WithdrawalFee: USDT(t.Fee), Currency: "USDT", IsActive: t.Active}
+}
+
 func (a *API) listTerminals(_ *http.Request, key string, _ []byte) (any, *Error) {
 	ts := a.b.Terminals(key)
 	out := make([]TerminalBody, 0, len(ts))
-	for _, t := range ts {
-		out = append(out, TerminalBody{ID: t.ID, Name: t.Name, Balance: USDT(t.Available),
-			BalanceFrozen: USDT(t.Frozen), WithdrawalFee: USDT(t.Fee), Currency: "USDT", IsActive: t.Active})
+	for i := range ts {
+		out = append(out, TerminalView(&ts[i]))
 	}
 	return map[string]any{"terminals": out}, nil
 }
