@@ -24,10 +24,10 @@ const (
 )
 
 const (
-	methodCard        = "CARD"
-	methodSBP         = "SBP"
-	methodSIM         = "SIM"
-	methodCrossBorder = "CROSS_BORDER"
+	methodCard        = spec.MethodCard
+	methodSBP         = spec.MethodSBP
+	methodSIM         = spec.MethodSIM
+	methodCrossBorder = spec.MethodCrossBorder
 )
 
 type payment = ledger.Payment

@@ -36,8 +36,22 @@ const (
 	USDTScale = 6
 )
 
+// The payment methods (SPEC.md, create payment), by name, for the code
+// that treats one of them apart.
+const (
+	// MethodCard is the method of a create that names none.
+	MethodCard = "CARD"
+	// MethodSBP is the spec's SBP.
+	MethodSBP = "SBP"
+	// MethodSIM is the spec's SIM.
+	MethodSIM = "SIM"
+	// MethodCrossBorder's requisites are a foreign bank's, and its RUB
+	// amount is also given in the local currency.
+	MethodCrossBorder = "CROSS_BORDER"
+)
+
 // PaymentMethods are the payment methods a create may name.
-var PaymentMethods = []string{"CARD", "SBP", "SIM", "CROSS_BORDER"}
+var PaymentMethods = []string{MethodCard, MethodSBP, MethodSIM, MethodCrossBorder}
 
 // Countries are the countries of a CROSS_BORDER payment.
 var Countries = []string{"TJ", "KZ", "UZ", "KG"}

@@ -18,10 +18,6 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
-// paymentCrossBorder is the method whose requisites are a foreign bank's
-// and whose amount is also shown in the local currency.
-const paymentCrossBorder = "CROSS_BORDER"
-
 // confirmedMessage is the message of a confirm's answer.
 const confirmedMessage = "Payment confirmation received, the transfer is awaiting verification"
 
@@ -139,7 +135,7 @@ func paymentViewOf(p *ledger.Payment, full, withRate bool) PaymentBody {
 		r := RUB(p.USDTRate)
 		v.USDTRate = &r
 	}
-	if p.Method == paymentCrossBorder {
+	if p.Method == spec.MethodCrossBorder {
 		v.Requisites.Bank = p.Bank.Code
 		if full {
 			al := RUB(p.AmountLocal)
@@ -215,13 +211,13 @@ func paymentNewOf(body []byte) (NewPayment, *Error) {
 	}
 	method := req.Method
 	if method == "" {
-		method = spec.PaymentMethods[0] // CARD
+		method = spec.MethodCard
 	}
 	if !slices.Contains(spec.PaymentMethods, method) {
 		return NewPayment{}, Invalid(spec.CodePAY002, "method", "method must be exactly SBP, CARD, SIM or CROSS_BORDER (upper case)")
 	}
 	if req.Country != "" {
-		if method != paymentCrossBorder {
+		if method != spec.MethodCrossBorder {
 			return NewPayment{}, Invalid(spec.CodePAY002, "country", "country is only for CROSS_BORDER payments")
 		}
 		if !slices.Contains(spec.Countries, req.Country) {
