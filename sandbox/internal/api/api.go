@@ -208,13 +208,18 @@ func Timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // name, the cap).
 const MaxLengthMessageFormat = "%s must be at most %d characters"
 
-// TooLong checks the given (field, value, cap) triples and returns the
-// refusal of the first value over its cap, or nil.
-func TooLong(code string, fields ...any) *Error {
-	for i := 0; i+2 < len(fields)+1; i += 3 {
-		name, v, limit := fields[i].(string), fields[i+1].(string), fields[i+2].(int)
-		if utf8.RuneCountInString(v) > limit {
-			return Invalid(code, name, fmt.Sprintf(MaxLengthMessageFormat, name, limit))
+// capped is a free-text field of a request: its name, its value and its
+// cap.
+type capped struct {
+	name, value string
+	limit       int
+}
+
+// tooLong returns the refusal of the first field over its cap, or nil.
+func tooLong(code string, fields ...capped) *Error {
+	for _, f := range fields {
+		if utf8.RuneCountInString(f.value) > f.limit {
+			return Invalid(code, f.name, fmt.Sprintf(MaxLengthMessageFormat, f.name, f.limit))
 		}
 	}
 	return nil

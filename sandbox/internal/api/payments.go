@@ -227,8 +227,9 @@ func paymentNewOf(body []byte) (NewPayment, *Error) {
 	if req.NotifyURL != "" && !ValidURL(req.NotifyURL) {
 		return NewPayment{}, Invalid(spec.CodePAY002, "notify_url", "notify_url must be an absolute http(s) URL")
 	}
-	if aerr := TooLong(spec.CodePAY002, "client_id", req.ClientID, MaxNameLength, "notification_token", req.NotificationToken,
-		MaxTokenLength, "notify_url", req.NotifyURL, MaxURLLength); aerr != nil {
+	if aerr := tooLong(spec.CodePAY002, capped{"client_id", req.ClientID, MaxNameLength},
+		capped{"notification_token", req.NotificationToken, MaxTokenLength},
+		capped{"notify_url", req.NotifyURL, MaxURLLength}); aerr != nil {
 		return NewPayment{}, aerr
 	}
 	return NewPayment{ExtID: req.ExtID, Amount: amt, Method: method, Bank: req.Bank, Country: req.Country,
@@ -384,7 +385,8 @@ func paymentDisputeOf(body []byte) (ledger.Dispute, *Error) {
 	if req.Amount.Set && !rubPrecise(req.Amount.D) {
 		return ledger.Dispute{}, Invalid(spec.CodePAY002, "amount", rubScaleMessage)
 	}
-	if aerr := TooLong(spec.CodePAY002, "comment", req.Comment, MaxCommentLength, "receipt_url", req.ReceiptURL, MaxURLLength); aerr != nil {
+	if aerr := tooLong(spec.CodePAY002, capped{"comment", req.Comment, MaxCommentLength},
+		capped{"receipt_url", req.ReceiptURL, MaxURLLength}); aerr != nil {
 		return ledger.Dispute{}, aerr
 	}
 	if req.ReceiptURL != "" && !ValidURL(req.ReceiptURL) {

@@ -92,8 +92,9 @@ func payoutNewOf(body []byte) (NewPayout, *Error) {
 	case req.NotifyURL != "" && !ValidURL(req.NotifyURL):
 		return bad("notify_url", "notify_url must be an absolute http(s) URL")
 	}
-	if aerr := TooLong(spec.CodePAY002, "requisites", req.Requisites, MaxRequisitesLength, "holder_name", req.HolderName,
-		MaxNameLength, "bank", req.Bank, MaxNameLength, "notify_url", req.NotifyURL, MaxURLLength); aerr != nil {
+	if aerr := tooLong(spec.CodePAY002, capped{"requisites", req.Requisites, MaxRequisitesLength},
+		capped{"holder_name", req.HolderName, MaxNameLength}, capped{"bank", req.Bank, MaxNameLength},
+		capped{"notify_url", req.NotifyURL, MaxURLLength}); aerr != nil {
 		return NewPayout{}, aerr
 	}
 	return NewPayout{ExtID: req.ExtID, Amount: req.Amount.D, Method: req.Method, Requisites: req.Requisites,
