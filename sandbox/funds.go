@@ -65,9 +65,6 @@ const (
 
 type withdrawal = ledger.Withdrawal
 
-// withdrawalViewOf is a withdrawal as the API renders it.
-func withdrawalViewOf(w *withdrawal) withdrawalView { return api.WithdrawalView(w) }
-
 // withdrawalCopy is w as the API may keep it.
 func withdrawalCopy(w *withdrawal) withdrawal {
 	c := *w
@@ -143,7 +140,7 @@ func (s *Server) SetWithdrawalStatus(id, status, txHash string) error {
 	return s.orStoreErr(err)
 }
 
-func (s *Server) setWithdrawalStatus(id, status, txHash string) (*withdrawalView, error) {
+func (s *Server) setWithdrawalStatus(id, status, txHash string) (*api.WithdrawalBody, error) {
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked().Truncate(time.Second)
@@ -174,6 +171,6 @@ func (s *Server) setWithdrawalStatus(id, status, txHash string) (*withdrawalView
 	s.st.saveWithdrawal(w)
 	s.st.saveTerminal(w.Merchant, w.Terminal)
 	s.pilot.WithdrawalEntered(s.nowLocked(), w.ID, status, w.Address)
-	v := withdrawalViewOf(w)
+	v := api.WithdrawalView(w)
 	return &v, nil
 }

@@ -46,13 +46,6 @@ type apiBackend struct{ s *Server }
 
 var _ api.Backend = apiBackend{}
 
-// The wire views, as the controls and webhooks render the resources.
-type (
-	paymentView    = api.PaymentBody
-	payoutView     = api.PayoutBody
-	withdrawalView = api.WithdrawalBody
-)
-
 // credential is how one merchant's requests are authenticated: fixed by
 // the configuration, never reset or stored.
 type credential struct {

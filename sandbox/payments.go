@@ -34,9 +34,6 @@ type payment = ledger.Payment
 
 type dispute = ledger.Dispute
 
-// getView is what GET returns and what a payment webhook carries.
-func getView(p *payment) paymentView { return api.PaymentView(p) }
-
 // amountKey groups equal amounts (1500.5 and 1500.50) for PAY_005.
 func amountKey(d decimal.Decimal) string { return d.String() }
 
@@ -79,7 +76,7 @@ func (s *Server) movePaymentLocked(p *payment, event ledger.PaymentEvent, apply 
 	}
 	if p.NotifyURL != "" {
 		s.enqueueLocked(hook{Key: "payment:" + p.ID, Resource: "payment", ID: p.ID, Status: status, At: s.nowLocked()},
-			p.NotifyURL, p.Token, getView(p))
+			p.NotifyURL, p.Token, api.PaymentView(p))
 	}
 	return nil
 }
@@ -349,7 +346,7 @@ func (s *Server) VerifyPayment(id, outcome string) error {
 	return s.orStoreErr(err)
 }
 
-func (s *Server) verifyPayment(id, outcome string) (*paymentView, error) {
+func (s *Server) verifyPayment(id, outcome string) (*api.PaymentBody, error) {
 	event, lerr := ledger.VerifyEvent(outcome)
 	return s.controlPayment(id, event, lerr)
 }
@@ -362,14 +359,14 @@ func (s *Server) ReviewDispute(id, outcome string) error {
 	return s.orStoreErr(err)
 }
 
-func (s *Server) reviewDispute(id, outcome string) (*paymentView, error) {
+func (s *Server) reviewDispute(id, outcome string) (*api.PaymentBody, error) {
 	event, lerr := ledger.ReviewEvent(outcome)
 	return s.controlPayment(id, event, lerr)
 }
 
 // controlPayment moves payment id by a control's event (or refuses the
 // control's bad outcome, outcomeErr), in the controls' error form.
-func (s *Server) controlPayment(id string, event ledger.PaymentEvent, outcomeErr *ledger.Error) (*paymentView, error) {
+func (s *Server) controlPayment(id string, event ledger.PaymentEvent, outcomeErr *ledger.Error) (*api.PaymentBody, error) {
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
@@ -383,6 +380,6 @@ func (s *Server) controlPayment(id string, event ledger.PaymentEvent, outcomeErr
 	if lerr := s.movePaymentLocked(p, event, nil); lerr != nil {
 		return nil, controlError(lerr)
 	}
-	v := getView(p)
+	v := api.PaymentView(p)
 	return &v, nil
 }

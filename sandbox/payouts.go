@@ -21,9 +21,6 @@ const (
 
 type payout = ledger.Payout
 
-// payoutViewOf is a payout as the API and its webhooks render it.
-func payoutViewOf(p *payout) payoutView { return api.PayoutView(p) }
-
 // payoutNotFound is the spec's PAY_001 with 404.
 var payoutNotFound = &ledger.Error{Kind: ledger.NotFound, Code: spec.CodePAY001, Message: "payout not found"}
 
@@ -112,7 +109,7 @@ func (s *Server) SetPayoutStatus(id, status string) error {
 	return s.orStoreErr(err)
 }
 
-func (s *Server) setPayoutStatus(id, status string) (*payoutView, error) {
+func (s *Server) setPayoutStatus(id, status string) (*api.PayoutBody, error) {
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked()
@@ -130,7 +127,7 @@ func (s *Server) setPayoutStatus(id, status string) (*payoutView, error) {
 	p.Status, p.ProviderOrderID, p.CompletedAt = lp.Status, lp.ProviderOrderID, lp.CompletedAt
 	s.st.savePayout(p)
 	s.pilot.PayoutEntered(now, p.ID, status, p.Requisites)
-	v := payoutViewOf(p)
+	v := api.PayoutView(p)
 	if p.NotifyURL != "" {
 		s.enqueueLocked(hook{Key: "payout:" + p.ID, Resource: "payout", ID: p.ID, Status: status, At: now},
 			p.NotifyURL, "", v)
