@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 // Remote is a typed client of a running sandbox's /sandbox/ controls and
@@ -109,7 +111,7 @@ func (e *ControlError) Is(target error) bool {
 	case http.StatusServiceUnavailable:
 		// The sandbox's database failed: the Server's own controls
 		// return ErrStore then.
-		return target == ErrStore && e.Code == "SANDBOX_STORE"
+		return target == ErrStore && e.Code == spec.CodeSandboxStore
 	}
 	return false
 }

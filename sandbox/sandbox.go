@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
@@ -195,7 +196,7 @@ const (
 	DefaultWebhookRetryWait     = time.Second
 	DefaultWebhookConcurrency   = 32
 	DefaultWebhookPerReceiver   = 4
-	DefaultLargeBodyConcurrency = 4
+	DefaultLargeBodyConcurrency = api.DefaultLargeBodyConcurrency
 )
 
 // DefaultUSDTRate is the RUB price of 1 USDT when Config.USDTRate is zero.
@@ -245,9 +246,10 @@ type Server struct {
 	// realClock: Config.Now was nil, so expiry runs on a timer at each
 	// valid_until; with an injected clock it runs on Advance and requests.
 	realClock   bool
-	expiryTimer *time.Timer // under mu
-	closed      bool        // under mu: Close stops the timer for good
-	largeBodies semaphore
+	expiryTimer *time.Timer      // under mu
+	closed      bool             // under mu: Close stops the timer for good
+	api         *api.API         // the merchant API and health (package api)
+	handler     http.Handler     // api's pipeline around mux
 	pilot       *autopilot.Pilot // nil with the autopilot off (autopilot.go)
 	removeDB    func()           // the test binary's own database file (testDBPath), removed by Close
 
@@ -265,10 +267,9 @@ type Server struct {
 	faults    []*Fault
 	requests  map[routeKey]int // per method and route, never per raw path
 
-	caps  map[string]int64      // body cap per route pattern, fixed by routes
 	creds map[string]credential // per API key, fixed by Open
 
-	authFails *authFailures // wrong control tokens per client address (auth.go)
+	ctl *api.ControlServer // the /sandbox/ controls, inspection and login, and their guard
 
 	reqMu  sync.Mutex
 	reqLog []RequestRecord // ring of the latest requests
@@ -367,8 +368,9 @@ func Open(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, rates: rates, banks: banks, self: self, realClock: realClock,
-		largeBodies: make(semaphore, cfg.LargeBodyConcurrency), requests: map[routeKey]int{},
-		authFails: newAuthFailures(cfg.Logger)}
+		requests: map[routeKey]int{}}
+	s.ctl = api.NewControlServer(api.ControlConfig{AllowRemote: cfg.AllowRemote, ControlToken: cfg.ControlToken,
+		Logger: cfg.Logger}, controlBackend{s})
 	s.creds = make(map[string]credential, len(cfg.Merchants))
 	for _, mc := range cfg.Merchants {
 		c := credential{signer: mc.Signer, unsigned: mc.AcceptUnsigned}
@@ -384,7 +386,10 @@ func Open(cfg Config) (*Server, error) {
 	s.hooks = webhooks{webhook.New(webhook.Config{Client: cfg.WebhookClient, MaxAttempts: cfg.WebhookMaxAttempts,
 		RetryWait: cfg.WebhookRetryWait, LogSize: DefaultDeliveryLogSize, Workers: cfg.WebhookConcurrency,
 		PerReceiver: cfg.WebhookPerReceiver, Now: s.Now, Logger: cfg.Logger, Persist: s.deliveryUpdated})}
+	s.api = api.New(apiBackend{s}, api.Config{BaseURL: cfg.BaseURL, RequestBodyTimeout: cfg.RequestBodyTimeout,
+		LargeBodyConcurrency: cfg.LargeBodyConcurrency, Logger: cfg.Logger})
 	s.mux = s.routes()
+	s.handler = s.api.Pipeline(s.mux)
 	s.pilot = newPilot(s, cfg.Autopilot, realClock)
 	s.begin()
 	s.armExpiryLocked(s.nowLocked()) // a stored payment's expiry resumes

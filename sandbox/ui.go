@@ -23,7 +23,7 @@ import (
 type webBackend struct{ s *Server }
 
 func (b webBackend) Guard(w http.ResponseWriter, r *http.Request) bool {
-	return b.s.guardControl(w, r, false)
+	return b.s.ctl.Guard(w, r, false)
 }
 
 func (b webBackend) Dashboard(page, errMsg string, refresh int) web.Data {

@@ -1,9 +1,13 @@
 // Package api is the sandbox's HTTP face: routes, authentication, body
 // caps, the wire views of the resources, and the mapping of a rule's
 // refusal (a *ledger.Error) to an HTTP status and the spec's error body;
-// faults, inspection and health. It knows the domain only through
-// package ledger's types and the Backend the sandbox implements, and
-// nothing of how resources are stored.
+// faults, inspection and health. It asks the sandbox through two
+// interfaces, so that it knows the domain only through package ledger's
+// types and nothing of how resources are stored: Backend, the merchant
+// API (/v1/) and the health endpoints, one section of the sandbox per
+// call; and Controls, the /sandbox/ controls and inspection views, which
+// ControlServer serves behind Guard (the loopback Host, the control
+// token, JSON for a control POST), which the dashboard's routes call too.
 package api
 
 import (
@@ -17,6 +21,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paykit-dev/paykit-go/internal/spec"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -49,14 +54,19 @@ func Invalid(code, field, msg string) *Error {
 }
 
 // FromLedger is a rule's refusal as the API answers it: not found 404, a
-// conflict 409, and everything else 400 (the spec answers a wrong state
-// and missing money with 400), naming the field when the rule did.
+// conflict 409, nothing to serve with 503 (PAY_004), a limit reached 429
+// (PAY_005), and everything else 400 (the spec answers a wrong state and
+// missing money with 400), naming the field when the rule did.
 func FromLedger(e *ledger.Error) *Error {
 	switch {
 	case e.Kind == ledger.NotFound:
 		return NewError(http.StatusNotFound, e.Code, e.Message)
 	case e.Kind == ledger.Conflict:
 		return NewError(http.StatusConflict, e.Code, e.Message)
+	case e.Kind == ledger.Unavailable:
+		return NewError(http.StatusServiceUnavailable, e.Code, e.Message)
+	case e.Kind == ledger.TooMany:
+		return NewError(http.StatusTooManyRequests, e.Code, e.Message)
 	case e.Field != "":
 		return Invalid(e.Code, e.Field, e.Message)
 	default:
@@ -66,7 +76,7 @@ func FromLedger(e *ledger.Error) *Error {
 
 // StoreUnavailable is the answer of every request once the store failed.
 func StoreUnavailable() *Error {
-	return NewError(http.StatusServiceUnavailable, "SANDBOX_STORE",
+	return NewError(http.StatusServiceUnavailable, spec.CodeSandboxStore,
 		"the sandbox's database cannot be used; see its log, fix the cause and restart it")
 }
 
@@ -81,7 +91,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		b = []byte(`{"error":"SYS_001","message":"sandbox could not encode the response","data":{}}`)
+		b = []byte(`{"error":"` + spec.CodeSYS001 + `","message":"sandbox could not encode the response","data":{}}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -89,8 +99,12 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // CodeRecorder is a ResponseWriter that keeps the error code answered, for
-// the request log.
-type CodeRecorder interface{ RecordCode(code string) }
+// the request log: WriteError is the one place that knows the code, which
+// the log would otherwise have to parse back out of the body.
+type CodeRecorder interface {
+	// RecordCode is told the code of the error body being written.
+	RecordCode(code string)
+}
 
 // WriteError writes e as the spec's error body.
 func WriteError(w http.ResponseWriter, e *Error) {
@@ -104,12 +118,19 @@ func WriteError(w http.ResponseWriter, e *Error) {
 	WriteJSON(w, e.Status, errorBody{Error: e.Code, Message: e.Message, Data: data})
 }
 
-// DecodeJSON decodes a request body into v. An empty body decodes as {}.
-func DecodeJSON(body []byte, v any) error {
+// decodeJSON decodes a request body into v: one JSON value and nothing
+// after it; an empty body decodes as {}. strict, which the controls ask
+// for, refuses unknown fields: a webhook payload
+// ({"id":…,"status":"completed",…}) posted at a control is not a command,
+// and neither is a typo.
+func decodeJSON(body []byte, v any, strict bool) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
@@ -187,13 +208,18 @@ func Timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // name, the cap).
 const MaxLengthMessageFormat = "%s must be at most %d characters"
 
-// TooLong checks the given (field, value, cap) triples and returns the
-// refusal of the first value over its cap, or nil.
-func TooLong(code string, fields ...any) *Error {
-	for i := 0; i+2 < len(fields)+1; i += 3 {
-		name, v, limit := fields[i].(string), fields[i+1].(string), fields[i+2].(int)
-		if utf8.RuneCountInString(v) > limit {
-			return Invalid(code, name, fmt.Sprintf(MaxLengthMessageFormat, name, limit))
+// capped is a free-text field of a request: its name, its value and its
+// cap.
+type capped struct {
+	name, value string
+	limit       int
+}
+
+// tooLong returns the refusal of the first field over its cap, or nil.
+func tooLong(code string, fields ...capped) *Error {
+	for _, f := range fields {
+		if utf8.RuneCountInString(f.value) > f.limit {
+			return Invalid(code, f.name, fmt.Sprintf(MaxLengthMessageFormat, f.name, f.limit))
 		}
 	}
 	return nil
