@@ -57,9 +57,22 @@ func (s *Memory) clear() {
 // dropCopies ends the section's view: its next lookups copy the saved
 // state again.
 func (s *Memory) dropCopies() {
-	clear(s.pm)
-	clear(s.po)
-	clear(s.wd)
+	dropSection(&s.pm)
+	dropSection(&s.po)
+	dropSection(&s.wd)
+}
+
+// maxKeptCopies is the most copies a section may have made for its map to
+// be kept for the next one: clearing a map costs as much as the most it
+// ever held, and a dashboard's section copies hundreds.
+const maxKeptCopies = 16
+
+func dropSection[T any](m *map[string]*T) {
+	if len(*m) > maxKeptCopies {
+		*m = nil
+		return
+	}
+	clear(*m)
 }
 
 // copyPayment makes dst a copy of src that shares nothing it could change
