@@ -233,7 +233,7 @@ const otherCode = "OTHER"
 // sandboxCodes are the codes outside the spec's table that the sandbox
 // answers (openapi.yaml documents them), and the SDK's own stand-in for a
 // code not shaped like one: an Observer sees them as they are.
-var sandboxCodes = []string{invalidCode, "AUTH_001", "SANDBOX_BUSY", "SANDBOX_STORE"}
+var sandboxCodes = []string{invalidCode, spec.CodeAUTH001, spec.CodeSandboxBusy, spec.CodeSandboxStore}
 
 // observedCode is the error code an Observer sees: one of a fixed, small
 // set (the spec's codes, sandboxCodes, otherCode), because observers use

@@ -10,12 +10,11 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	paykit "github.com/paykit-dev/paykit-go"
-
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
@@ -139,133 +138,6 @@ func TestWeakControlTokenRefused(t *testing.T) {
 	sb.Close()
 }
 
-// fakeWall is the real-time clock of the failure table, moved by hand.
-type fakeWall struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (f *fakeWall) now() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.t }
-func (f *fakeWall) add(d time.Duration) {
-	f.mu.Lock()
-	f.t = f.t.Add(d)
-	f.mu.Unlock()
-}
-
-// Wrong control tokens from one address are slowed: a few are answered
-// 401, then the address gets 429 with a Retry-After that doubles with
-// each further failure, even for the right token (or guessing would go on
-// at full speed), while other addresses and a logged-in session are not
-// affected. 900 wrong tokens in a row are thus 6 guesses, not 900. Every
-// failure is logged with the address, never the token.
-func TestWrongControlTokensAreSlowedPerAddress(t *testing.T) {
-	var logs syncBuffer
-	sb := New(Config{AllowRemote: true, ControlToken: strongToken, Now: func() time.Time { return base },
-		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
-	defer sb.Close()
-	wall := &fakeWall{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	sb.authFails.now = wall.now
-	get := func(addr, tok string) *httptest.ResponseRecorder {
-		req := httptest.NewRequest("GET", "http://sandbox.example/sandbox/state", nil)
-		req.RemoteAddr = addr
-		req.Header.Set("Authorization", "Bearer "+tok)
-		rec := httptest.NewRecorder()
-		sb.ServeHTTP(rec, req)
-		return rec
-	}
-	const attacker, colleague = "203.0.113.7:5555", "198.51.100.2:4444"
-	counts := map[int]int{}
-	for i := range 900 {
-		counts[get(attacker, fmt.Sprintf("guess-%d", i)).Code]++
-	}
-	if counts[401] != authFreeFailures+1 || counts[429] != 900-authFreeFailures-1 {
-		t.Fatalf("answers to 900 wrong tokens: %v", counts)
-	}
-	rec := get(attacker, strongToken)
-	if rec.Code != 429 || rec.Header().Get("Retry-After") != "1" || !strings.Contains(rec.Body.String(), "too many wrong control tokens") {
-		t.Fatalf("the right token during the block: %d %q %s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
-	}
-	if rec := get(colleague, strongToken); rec.Code != 200 {
-		t.Fatalf("another address: %d", rec.Code)
-	}
-	// The block doubles with each failure after it ends: 1 s, then 2 s.
-	wall.add(time.Second)
-	if rec := get(attacker, "guess-again"); rec.Code != 401 {
-		t.Fatalf("after the first block: %d", rec.Code)
-	}
-	if rec := get(attacker, strongToken); rec.Code != 429 || rec.Header().Get("Retry-After") != "2" {
-		t.Fatalf("second block: %d %q", rec.Code, rec.Header().Get("Retry-After"))
-	}
-	wall.add(2 * time.Second)
-	if rec := get(attacker, strongToken); rec.Code != 200 {
-		t.Fatalf("the right token after the block: %d", rec.Code)
-	}
-	// Success forgets the address's failures.
-	if rec := get(attacker, "typo"); rec.Code != 401 {
-		t.Fatalf("after a success: %d", rec.Code)
-	}
-	// An IPv6 client is one /64: changing the interface id does not help.
-	for i := range authFreeFailures + 1 {
-		get(fmt.Sprintf("[2001:db8:1:2::%x]:443", i+1), "v6-guess")
-	}
-	if rec := get("[2001:db8:1:2::ffff]:443", strongToken); rec.Code != 429 {
-		t.Fatalf("another address of the same /64: %d", rec.Code)
-	}
-	out := logs.String()
-	if strings.Contains(out, "guess-") || strings.Contains(out, strongToken) {
-		t.Fatalf("the log shows a token:\n%s", out)
-	}
-	if !strings.Contains(out, `"msg":"wrong control token","client":"203.0.113.7","via":"bearer","failures":6,"blocked_for":"1s"`) {
-		t.Fatalf("the failure is not logged:\n%s", out)
-	}
-}
-
-// The login form counts against the same address as bearer tokens, and
-// answers its block with the form, 429 and Retry-After.
-func TestWrongLoginsAreSlowed(t *testing.T) {
-	sb := New(Config{AllowRemote: true, ControlToken: strongToken, Now: func() time.Time { return base }})
-	defer sb.Close()
-	sb.authFails.now = (&fakeWall{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}).now
-	login := func(tok string) *httptest.ResponseRecorder {
-		req := httptest.NewRequest("POST", "http://sandbox.example/sandbox/login", strings.NewReader(url.Values{"token": {tok}}.Encode()))
-		req.RemoteAddr = "203.0.113.9:1000"
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Origin", "http://sandbox.example")
-		rec := httptest.NewRecorder()
-		sb.ServeHTTP(rec, req)
-		return rec
-	}
-	for i := range authFreeFailures + 1 {
-		if rec := login(fmt.Sprintf("guess-%d", i)); rec.Code != 401 {
-			t.Fatalf("wrong login %d: %d %s", i, rec.Code, rec.Body)
-		}
-	}
-	rec := login(strongToken)
-	if rec.Code != 429 || rec.Header().Get("Retry-After") != "1" || !strings.Contains(rec.Body.String(), "Too many wrong control tokens") {
-		t.Fatalf("login during the block: %d %q %s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
-	}
-}
-
-// The failure table is bounded however many addresses fail.
-func TestAuthFailureTableIsBounded(t *testing.T) {
-	wall := &fakeWall{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	a := newAuthFailures(nil)
-	a.now = wall.now
-	for i := range authMaxAddrs + 500 {
-		a.fail(fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255), "bearer")
-		wall.add(time.Millisecond)
-	}
-	if n := len(a.addrs); n > authMaxAddrs {
-		t.Fatalf("%d addresses kept", n)
-	}
-	if _, ok := a.addrs["10.0.0.0"]; ok {
-		t.Fatal("the oldest address was kept")
-	}
-	if _, ok := a.addrs[fmt.Sprintf("10.0.%d.%d", (authMaxAddrs+499)>>8&255, (authMaxAddrs+499)&255)]; !ok {
-		t.Fatal("the newest address was dropped")
-	}
-}
-
 func TestAuthentication(t *testing.T) {
 	e := newEnv(t, Config{})
 	body := `{"ext_id":"a","amount":150}`
@@ -300,7 +172,7 @@ func TestAuthentication(t *testing.T) {
 	wantStatus(t, e.do("GET", "/v1/nothing", ""), 404, "NOT_FOUND")
 	wantStatus(t, e.do("DELETE", "/v1/payments", ""), 404, "NOT_FOUND")
 	// Bodies over the route's cap are refused with 400 PAY_002, not 413.
-	wantStatus(t, e.do("POST", "/v1/payments", strings.Repeat(" ", jsonBodyCap+1)), http.StatusBadRequest, "PAY_002")
+	wantStatus(t, e.do("POST", "/v1/payments", strings.Repeat(" ", api.JSONBodyCap+1)), http.StatusBadRequest, "PAY_002")
 }
 
 func TestCustomSigner(t *testing.T) {
@@ -417,7 +289,7 @@ func TestRemoteModeNeedsTheControlToken(t *testing.T) {
 	}
 	before := e.sb.Now()
 	eq(t, uiForm(nil), http.StatusUnauthorized)
-	eq(t, uiForm(&http.Cookie{Name: sessionCookie, Value: "ctl-token-9-9f3c2a7b1e8d4c6f0a5b9e2d"}), http.StatusUnauthorized)
+	eq(t, uiForm(&http.Cookie{Name: "paykit_sandbox_session", Value: "ctl-token-9-9f3c2a7b1e8d4c6f0a5b9e2d"}), http.StatusUnauthorized)
 	eq(t, e.sb.Now(), before)
 	eq(t, uiForm(cookies[0]), http.StatusSeeOther)
 	eq(t, e.sb.Now(), before.Add(time.Minute))
@@ -425,4 +297,32 @@ func TestRemoteModeNeedsTheControlToken(t *testing.T) {
 	// Loopback-only mode keeps working without one.
 	local := newEnv(t, Config{})
 	wantStatus(t, local.control("/sandbox/clock/advance", `{"seconds":1}`), 200, "")
+}
+
+// The sandbox wires its Config into the control-token guard: wrong tokens
+// are counted per address and logged through Config.Logger (the address
+// and the count, never the token), and the one past the free failures
+// blocks the address. (The throttling itself is tested in package api.)
+func TestWrongControlTokensReachTheSandboxLog(t *testing.T) {
+	var logs syncBuffer
+	sb := New(Config{AllowRemote: true, ControlToken: strongToken, Now: func() time.Time { return base },
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	defer sb.Close()
+	for i := range 6 {
+		req := httptest.NewRequest("GET", "http://sandbox.example/sandbox/state", nil)
+		req.RemoteAddr = "203.0.113.7:5555"
+		req.Header.Set("Authorization", fmt.Sprintf("Bearer guess-%d", i))
+		rec := httptest.NewRecorder()
+		sb.ServeHTTP(rec, req)
+		if rec.Code != http.StatusUnauthorized {
+			t.Fatalf("wrong token %d: %d %s", i, rec.Code, rec.Body)
+		}
+	}
+	out := logs.String()
+	if strings.Contains(out, "guess-") || strings.Contains(out, strongToken) {
+		t.Fatalf("the log shows a token:\n%s", out)
+	}
+	if !strings.Contains(out, `"msg":"wrong control token","client":"203.0.113.7","via":"bearer","failures":6,"blocked_for":"1s"`) {
+		t.Fatalf("the sixth failure is not logged with its block:\n%s", out)
+	}
 }

@@ -66,11 +66,11 @@ func (t pilotTarget) InFlight(fn func(now time.Time, inFlight []autopilot.InFlig
 func (s *Server) AutopilotPending() int { return s.pilot.Pending() }
 
 func appendInFlightPayment(out []autopilot.InFlight, pm *payment) []autopilot.InFlight {
-	switch pm.status {
+	switch pm.Status {
 	case statusPending, statusProcessing, statusDispute:
-		f := autopilot.InFlight{Kind: "payment", ID: pm.id, Status: pm.status, Amount: pm.amount}
-		if pm.dispute != nil {
-			f.Comment = pm.dispute.comment
+		f := autopilot.InFlight{Kind: "payment", ID: pm.ID, Status: pm.Status, Amount: pm.Amount}
+		if pm.Dispute != nil {
+			f.Comment = pm.Dispute.Comment
 		}
 		out = append(out, f)
 	}
@@ -78,15 +78,15 @@ func appendInFlightPayment(out []autopilot.InFlight, pm *payment) []autopilot.In
 }
 
 func appendInFlightPayout(out []autopilot.InFlight, po *payout) []autopilot.InFlight {
-	if po.status == PayoutPending || po.status == PayoutProcessing {
-		out = append(out, autopilot.InFlight{Kind: "payout", ID: po.id, Status: po.status, Detail: po.requisites})
+	if po.Status == PayoutPending || po.Status == PayoutProcessing {
+		out = append(out, autopilot.InFlight{Kind: "payout", ID: po.ID, Status: po.Status, Detail: po.Requisites})
 	}
 	return out
 }
 
 func appendInFlightWithdrawal(out []autopilot.InFlight, w *withdrawal) []autopilot.InFlight {
-	if w.status == WithdrawalPending || w.status == WithdrawalProcessing {
-		out = append(out, autopilot.InFlight{Kind: "withdrawal", ID: w.id, Status: w.status, Detail: w.address})
+	if w.Status == WithdrawalPending || w.Status == WithdrawalProcessing {
+		out = append(out, autopilot.InFlight{Kind: "withdrawal", ID: w.ID, Status: w.Status, Detail: w.Address})
 	}
 	return out
 }

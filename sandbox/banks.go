@@ -1,10 +1,10 @@
 package sandbox
 
 import (
-	"net/http"
 	"slices"
 
 	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 // Bank is one entry of GET /v1/banks (Config.Banks). Country is an extra
@@ -79,16 +79,11 @@ func findBank(banks []bank, code string) (bank, bool) {
 	return bank{}, false
 }
 
-// firstActiveBank returns the first active bank of a country, in list order.
-func firstActiveBank(banks []bank, country string) (bank, bool) {
-	for _, b := range banks {
-		if b.Country == country && b.IsActive {
-			return b, true
-		}
+// Banks is the bank list, as the API lists it.
+func (b apiBackend) Banks() []ledger.Bank {
+	out := make([]ledger.Bank, 0, len(b.s.banks))
+	for _, bk := range b.s.banks {
+		out = append(out, ledger.Bank(bk))
 	}
-	return bank{}, false
-}
-
-func (s *Server) listBanks(*http.Request, *merchant, []byte) (any, *apiError) {
-	return map[string]any{"banks": s.banks}, nil
+	return out
 }

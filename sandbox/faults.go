@@ -3,9 +3,9 @@ package sandbox
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 )
 
 // Fault modes.
@@ -13,47 +13,24 @@ const (
 	// FaultErrorBefore answers Fault.Status (default 500) with an error body
 	// whose code is Fault.Code (default: the spec's internal error of the
 	// route, see Fault.Code) without processing the request.
-	FaultErrorBefore = "error_before"
+	FaultErrorBefore = api.FaultErrorBefore
 	// FaultDropAfter processes the request fully, then closes the connection
 	// without answering: the client cannot know that it took effect.
-	FaultDropAfter = "drop_after"
+	FaultDropAfter = api.FaultDropAfter
 	// FaultDelay reads the request body, stalls Fault.DelayMS milliseconds,
 	// then processes the request normally. A client that gives up during
 	// the stall ends it, and its request is not applied.
-	FaultDelay = "delay"
+	FaultDelay = api.FaultDelay
 	// FaultRetryAfter answers 503 with a Retry-After header of
 	// Fault.RetryAfterS seconds (default 1) without processing the request.
-	FaultRetryAfter = "retry_after"
+	FaultRetryAfter = api.FaultRetryAfter
 )
 
 // DefaultFaultCode is the error code of an error_before or retry_after
 // answer whose Fault names no code, on a route for which the spec names no
 // internal error of its own (create payment and confirm take PAY_001; see
 // Fault.Code).
-const DefaultFaultCode = "SYS_001"
-
-// internalErrorCodes are the spec's internal-error codes (HTTP 500) by
-// route: PAY_001 for create and confirm payment, SYS_001 for create payout
-// and cancel dispute. The other routes name none, and take
-// DefaultFaultCode.
-var internalErrorCodes = map[string]string{
-	"POST /v1/payments":                     "PAY_001",
-	"POST /v1/payments/{id}/confirm":        "PAY_001",
-	"POST /v1/payouts":                      "SYS_001",
-	"POST /v1/payments/{id}/dispute/cancel": "SYS_001",
-}
-
-// faultCode is the code of a fault's answer on the route pattern: its own,
-// or the route's internal error.
-func faultCode(f *Fault, pattern string) string {
-	if f.Code != "" {
-		return f.Code
-	}
-	if c, ok := internalErrorCodes[pattern]; ok {
-		return c
-	}
-	return DefaultFaultCode
-}
+const DefaultFaultCode = api.DefaultFaultCode
 
 // Fault is a one-shot (or Count-shot) failure injected in front of the
 // API. Method is an HTTP method ("" = any). Path is an escaped request path,
@@ -119,28 +96,27 @@ func (s *Server) InjectFault(f Fault) error {
 	return s.orStoreErr(nil) // ErrStore: the fault was not kept
 }
 
-// takeFault counts the request under its route pattern and consumes one
+// Arrived counts the request under its route pattern and consumes one
 // shot of the first fault that matches it. Counting by route, not by raw
 // path, keeps the counters bounded however many distinct ids or junk paths
 // clients send.
-func (s *Server) takeFault(r *http.Request, pattern string) *Fault {
-	path := r.URL.EscapedPath()
+func (b apiBackend) Arrived(method, pattern, path string) (api.Fault, bool) {
+	s := b.s
 	s.begin()
 	defer s.commit()
-	s.requests[routeKey{method: knownMethod(r.Method), route: routePath(pattern)}]++
+	s.requests[routeKey{method: knownMethod(method), route: routePath(pattern)}]++
 	s.st.saveCounters(s.requests)
 	for i, f := range s.faults {
-		if (f.Method == "" || f.Method == r.Method) && pathMatches(f.Path, path) {
-			shot := *f
-			shot.Code = faultCode(f, pattern)
+		if (f.Method == "" || f.Method == method) && pathMatches(f.Path, path) {
+			shot := api.Fault{Mode: f.Mode, Status: f.Status, Code: f.Code, DelayMS: f.DelayMS, RetryAfterS: f.RetryAfterS}
 			if f.Count--; f.Count <= 0 {
 				s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
 			}
 			s.st.saveFaults(s.faults)
-			return &shot
+			return shot, true
 		}
 	}
-	return nil
+	return api.Fault{}, false
 }
 
 // routeKey names a counter: a method (or OTHER) and a route's path
@@ -192,51 +168,3 @@ func pathMatches(pattern, path string) bool {
 	}
 	return true
 }
-
-func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, f *Fault, limit int64) {
-	switch f.Mode {
-	case FaultErrorBefore:
-		writeError(w, newErr(f.Status, f.Code, "sandbox: injected fault"))
-	case FaultRetryAfter:
-		w.Header().Set("Retry-After", strconv.Itoa(f.RetryAfterS))
-		writeError(w, newErr(http.StatusServiceUnavailable, f.Code, "sandbox: injected fault, retry later"))
-	case FaultDelay:
-		// Read the body first: net/http watches the connection, and so
-		// cancels r.Context when the client goes away, only once the body
-		// has been read to its end. Without this a POST abandoned during
-		// the delay would still be applied afterwards.
-		if _, aerr := s.readBody(w, r, limit, "PAY_002"); aerr != nil {
-			writeError(w, aerr)
-			return
-		}
-		t := time.NewTimer(time.Duration(f.DelayMS) * time.Millisecond)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			return
-		}
-		// Both may have become ready together; the client's departure wins.
-		if r.Context().Err() != nil {
-			return
-		}
-		s.mux.ServeHTTP(w, r)
-	case FaultDropAfter:
-		s.mux.ServeHTTP(&discardWriter{h: http.Header{}}, r)
-		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
-			conn.Close()
-			return
-		}
-		// No hijacking (HTTP/2, a recorder): abort the response instead,
-		// which net/http turns into a reset connection.
-		panic(http.ErrAbortHandler)
-	}
-}
-
-// discardWriter swallows the answer of a request whose connection
-// drop_after is going to cut.
-type discardWriter struct{ h http.Header }
-
-func (d *discardWriter) Header() http.Header         { return d.h }
-func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
-func (d *discardWriter) WriteHeader(int)             {}

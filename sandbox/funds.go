@@ -4,120 +4,55 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net/http"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
-type terminalView struct {
-	ID            string  `json:"id"`
-	Name          string  `json:"name"`
-	Balance       usdtNum `json:"balance"`
-	BalanceFrozen usdtNum `json:"balance_frozen"`
-	WithdrawalFee usdtNum `json:"withdrawal_fee"`
-	Currency      string  `json:"currency"`
-	IsActive      bool    `json:"is_active"`
-}
-
-func (s *Server) listTerminals(_ *http.Request, m *merchant, _ []byte) (any, *apiError) {
+// Terminals are the merchant's terminals, copied.
+func (b apiBackend) Terminals(key string) []terminal {
+	s := b.s
 	s.begin()
 	defer s.commit()
-	out := make([]terminalView, 0, len(m.terminals))
-	for _, t := range m.terminals {
-		out = append(out, terminalView{ID: t.id, Name: t.name, Balance: usdtNum(t.Available),
-			BalanceFrozen: usdtNum(t.Frozen), WithdrawalFee: usdtNum(t.fee), Currency: "USDT", IsActive: t.active})
+	m := s.merchants[key]
+	if m == nil {
+		return nil
 	}
-	return map[string]any{"terminals": out}, nil
+	out := make([]terminal, 0, len(m.Terminals))
+	for _, t := range m.Terminals {
+		out = append(out, *t)
+	}
+	return out
 }
 
-type balanceView struct {
-	Balance       usdtNum `json:"balance"`
-	BalanceFrozen usdtNum `json:"balance_frozen"`
-	Currency      string  `json:"currency"`
-}
-
-// getBalance sums every terminal of the merchant, inactive ones included:
-// their money is still the merchant's.
-func (s *Server) getBalance(_ *http.Request, m *merchant, _ []byte) (any, *apiError) {
+// Transfer moves USDT between two terminals of the merchant in one
+// section, so no reader ever sees the debit without the credit.
+func (b apiBackend) Transfer(key, fromID, toID string, amount decimal.Decimal) *ledger.Error {
+	s := b.s
 	s.begin()
 	defer s.commit()
-	var bal, frozen decimal.Decimal
-	for _, t := range m.terminals {
-		bal = bal.Add(t.Available)
-		frozen = frozen.Add(t.Frozen)
+	m := s.merchants[key]
+	if m == nil {
+		return unknownMerchant
 	}
-	return balanceView{Balance: usdtNum(bal), BalanceFrozen: usdtNum(frozen), Currency: "USDT"}, nil
-}
-
-// usdtPrecise reports whether d has at most six decimal places, the
-// precision of TRC-20 USDT (ledger.USDTPrecise).
-func usdtPrecise(d decimal.Decimal) bool { return ledger.USDTPrecise(d) }
-
-// usdtScaleMessage is the TRF_001 and WDR_001 message of a finer USDT
-// amount.
-var usdtScaleMessage = fmt.Sprintf("USDT amounts have at most %d decimal places (TRC-20 precision)", ledger.USDTDecimals)
-
-func (m *merchant) terminal(id string) *terminal {
-	for _, t := range m.terminals {
-		if t.id == id {
-			return t
-		}
-	}
-	return nil
-}
-
-type transferReq struct {
-	FromTerminalID string   `json:"from_terminal_id"`
-	ToTerminalID   string   `json:"to_terminal_id"`
-	Amount         amountIn `json:"amount"`
-}
-
-type transferView struct {
-	Success        bool    `json:"success"`
-	FromTerminalID string  `json:"from_terminal_id"`
-	ToTerminalID   string  `json:"to_terminal_id"`
-	Amount         usdtNum `json:"amount"`
-	Currency       string  `json:"currency"`
-}
-
-// createTransfer moves USDT between two terminals of the merchant under the
-// one lock, so no reader ever sees the debit without the credit.
-func (s *Server) createTransfer(_ *http.Request, m *merchant, body []byte) (any, *apiError) {
-	var req transferReq
-	if err := decodeJSON(body, &req); err != nil {
-		return nil, invalid("TRF_001", "body", "request body is not valid JSON: "+err.Error())
-	}
-	switch {
-	case req.FromTerminalID == "" || req.ToTerminalID == "":
-		return nil, invalid("TRF_001", "terminal_id", "from_terminal_id and to_terminal_id are required")
-	case req.FromTerminalID == req.ToTerminalID:
-		return nil, invalid("TRF_001", "to_terminal_id", "source and destination terminals must differ")
-	case !req.Amount.set || !req.Amount.d.IsPositive():
-		return nil, invalid("TRF_001", "amount", "amount must be positive")
-	case !usdtPrecise(req.Amount.d):
-		return nil, invalid("TRF_001", "amount", usdtScaleMessage)
-	}
-	s.begin()
-	defer s.commit()
-	from, to := m.terminal(req.FromTerminalID), m.terminal(req.ToTerminalID)
+	from, to := m.Terminal(fromID), m.Terminal(toID)
 	if from == nil || to == nil {
-		return nil, newErr(http.StatusNotFound, "TRF_002", "terminal not found")
+		return &ledger.Error{Kind: ledger.NotFound, Code: spec.CodeTRF002, Message: "terminal not found"}
 	}
-	if lerr := ledger.Transfer(&from.Balance, &to.Balance, req.Amount.d); lerr != nil {
-		return nil, ledgerAPIError(lerr)
+	if lerr := ledger.Transfer(&from.Balance, &to.Balance, amount); lerr != nil {
+		return lerr
 	}
-	m.transfers++
+	m.Transfers++
 	s.st.saveTerminal(m, from)
 	s.st.saveTerminal(m, to)
 	s.st.saveMerchant(m)
-	return transferView{Success: true, FromTerminalID: from.id, ToTerminalID: to.id,
-		Amount: usdtNum(req.Amount.d), Currency: "USDT"}, nil
+	return nil
 }
 
 // Withdrawal statuses.
@@ -128,105 +63,55 @@ const (
 	WithdrawalFailed     = ledger.WithdrawalFailed
 )
 
-type withdrawal struct {
-	m         *merchant
-	terminal  *terminal
-	id        string
-	amount    decimal.Decimal // as requested
-	fee       decimal.Decimal
-	held      decimal.Decimal // what was frozen: amount+fee, or amount when the fee is subtracted
-	address   string
-	txHash    string
-	status    string
-	createdAt time.Time
-	updatedAt time.Time
+type withdrawal = ledger.Withdrawal
+
+// withdrawalCopy is w as the API may keep it.
+func withdrawalCopy(w *withdrawal) withdrawal {
+	c := *w
+	c.Merchant, c.Terminal = nil, nil
+	return c
 }
 
-type withdrawalView struct {
-	ID        string  `json:"id"`
-	Amount    usdtNum `json:"amount"`
-	Fee       usdtNum `json:"fee"`
-	Currency  string  `json:"currency"`
-	Address   string  `json:"address"`
-	TxHash    *string `json:"tx_hash"`
-	Status    string  `json:"status"`
-	CreatedAt string  `json:"created_at"`
-	UpdatedAt string  `json:"updated_at"`
-}
-
-func (w *withdrawal) view() withdrawalView {
-	v := withdrawalView{ID: w.id, Amount: usdtNum(w.amount), Fee: usdtNum(w.fee), Currency: "USDT",
-		Address: w.address, Status: w.status, CreatedAt: ts(w.createdAt), UpdatedAt: ts(w.updatedAt)}
-	if w.txHash != "" {
-		h := w.txHash
-		v.TxHash = &h
-	}
-	return v
-}
-
-type withdrawalReq struct {
-	TerminalID            string   `json:"terminal_id"`
-	Amount                amountIn `json:"amount"`
-	Address               string   `json:"address"`
-	SubtractFeeFromAmount bool     `json:"subtract_fee_from_amount"`
-}
-
-// createWithdrawal freezes amount+fee on the terminal (amount alone when
-// subtract_fee_from_amount is true, the wallet then receiving amount-fee).
-// The response's amount is always the requested amount and fee the
-// terminal's fee. An unknown or inactive terminal is WDR_001: the spec has
-// no terminal-not-found code for withdrawals.
-func (s *Server) createWithdrawal(_ *http.Request, m *merchant, body []byte) (any, *apiError) {
-	var req withdrawalReq
-	if err := decodeJSON(body, &req); err != nil {
-		return nil, invalid("WDR_001", "body", "request body is not valid JSON: "+err.Error())
-	}
-	switch {
-	case req.TerminalID == "":
-		return nil, invalid("WDR_001", "terminal_id", "terminal_id is required")
-	case !req.Amount.set || !req.Amount.d.IsPositive():
-		return nil, invalid("WDR_001", "amount", "amount must be positive")
-	case !usdtPrecise(req.Amount.d):
-		return nil, invalid("WDR_001", "amount", usdtScaleMessage)
-	case strings.TrimSpace(req.Address) == "":
-		return nil, invalid("WDR_001", "address", "address is required")
-	case utf8.RuneCountInString(req.Address) > MaxAddressLength:
-		return nil, invalid("WDR_001", "address", fmt.Sprintf(maxLengthMessageFormat, "address", MaxAddressLength))
-	}
+// CreateWithdrawal freezes amount+fee on the terminal (amount alone when
+// SubtractFee, the wallet then receiving amount-fee). An unknown or
+// inactive terminal is WDR_001: the spec has no terminal-not-found code
+// for withdrawals.
+func (b apiBackend) CreateWithdrawal(key string, in api.NewWithdrawal) (withdrawal, *ledger.Error) {
+	s := b.s
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked().Truncate(time.Second)
-	t := m.terminal(req.TerminalID)
-	if t == nil {
-		return nil, invalid("WDR_001", "terminal_id", "terminal not found or not active")
+	m := s.merchants[key]
+	if m == nil {
+		return withdrawal{}, unknownMerchant
 	}
-	held, lerr := ledger.HoldWithdrawal(&t.Balance, t.active, t.fee, req.Amount.d, req.SubtractFeeFromAmount)
+	t := m.Terminal(in.TerminalID)
+	if t == nil {
+		return withdrawal{}, &ledger.Error{Kind: ledger.Invalid, Code: spec.CodeWDR001, Field: "terminal_id",
+			Message: "terminal not found or not active"}
+	}
+	held, lerr := ledger.HoldWithdrawal(&t.Balance, t.Active, t.Fee, in.Amount, in.SubtractFee)
 	if lerr != nil {
-		return nil, ledgerAPIError(lerr)
+		return withdrawal{}, lerr
 	}
 	s.st.saveTerminal(m, t)
-	w := &withdrawal{m: m, terminal: t, id: uuid.NewString(), amount: req.Amount.d, fee: t.fee, held: held,
-		address: req.Address, status: WithdrawalPending, createdAt: now, updatedAt: now}
+	w := &withdrawal{Merchant: m, Terminal: t, ID: uuid.NewString(), Amount: in.Amount, Fee: t.Fee, Held: held,
+		Address: in.Address, Status: WithdrawalPending, CreatedAt: now, UpdatedAt: now}
 	s.st.addWithdrawal(w)
-	s.pilot.WithdrawalEntered(s.nowLocked(), w.id, w.status, w.address)
-	return w.view(), nil
+	s.pilot.WithdrawalEntered(s.nowLocked(), w.ID, w.Status, w.Address)
+	return withdrawalCopy(w), nil
 }
 
-// ledgerAPIError is a rule's refusal as the API answers it: the spec's
-// code, with 404 for a missing resource, 409 for a conflict and 400 for
-// the rest (the spec answers insufficient funds, a wrong status and
-// invalid fields alike).
-func ledgerAPIError(e *ledger.Error) *apiError {
-	switch {
-	case e.Kind == ledger.NotFound:
-		return newErr(http.StatusNotFound, e.Code, e.Message)
-	case e.Kind == ledger.Conflict:
-		return newErr(http.StatusConflict, e.Code, e.Message)
-	case e.Field != "":
-		return invalid(e.Code, e.Field, e.Message)
-	default:
-		return newErr(http.StatusBadRequest, e.Code, e.Message)
+// Withdrawal is the merchant's withdrawal id.
+func (b apiBackend) Withdrawal(key, id string) (withdrawal, *ledger.Error) {
+	s := b.s
+	s.begin()
+	defer s.commit()
+	w := s.st.withdrawal(id)
+	if w == nil || w.Merchant == nil || w.Merchant != s.merchants[key] {
+		return withdrawal{}, &ledger.Error{Kind: ledger.NotFound, Code: spec.CodeWDR003, Message: "withdrawal not found"}
 	}
+	return withdrawalCopy(w), nil
 }
 
 // controlError is a rule's refusal as the Go controls return it: wrapping
@@ -245,37 +130,6 @@ func controlError(e *ledger.Error) error {
 	return fmt.Errorf("%w: %s", sentinel, e.Message)
 }
 
-func (s *Server) getWithdrawal(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.begin()
-	defer s.commit()
-	w := s.st.withdrawal(r.PathValue("id"))
-	if w == nil || w.m != m {
-		return nil, newErr(http.StatusNotFound, "WDR_003", "withdrawal not found")
-	}
-	return w.view(), nil
-}
-
-type feeView struct {
-	Fee      usdtNum `json:"fee"`
-	Currency string  `json:"currency"`
-}
-
-// getWithdrawalFee answers the fee of the merchant's first active terminal
-// (the endpoint takes no terminal); each terminal's own fee is in
-// GET /v1/terminals.
-func (s *Server) getWithdrawalFee(_ *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.begin()
-	defer s.commit()
-	fee := decimal.Zero
-	for _, t := range m.terminals {
-		if t.active {
-			fee = t.fee
-			break
-		}
-	}
-	return feeView{Fee: usdtNum(fee), Currency: "USDT"}, nil
-}
-
 // SetWithdrawalStatus plays the blockchain side of a withdrawal: pending
 // may move to processing, completed or failed, processing to completed or
 // failed. completed takes the frozen sum off the terminal for good; failed
@@ -286,7 +140,7 @@ func (s *Server) SetWithdrawalStatus(id, status, txHash string) error {
 	return s.orStoreErr(err)
 }
 
-func (s *Server) setWithdrawalStatus(id, status, txHash string) (*withdrawalView, error) {
+func (s *Server) setWithdrawalStatus(id, status, txHash string) (*api.WithdrawalBody, error) {
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked().Truncate(time.Second)
@@ -300,23 +154,23 @@ func (s *Server) setWithdrawalStatus(id, status, txHash string) (*withdrawalView
 	if w == nil {
 		return nil, notFound("withdrawal", id)
 	}
-	lw := ledger.Withdrawal{ID: w.id, Status: w.status, Held: w.held}
-	if lerr := ledger.MoveWithdrawal(&lw, &w.terminal.Balance, status); lerr != nil {
+	lw := ledger.Withdrawal{ID: w.ID, Status: w.Status, Held: w.Held}
+	if lerr := ledger.MoveWithdrawal(&lw, &w.Terminal.Balance, status); lerr != nil {
 		return nil, controlError(lerr)
 	}
-	if status == WithdrawalCompleted && txHash == "" && w.txHash == "" {
+	if status == WithdrawalCompleted && txHash == "" && w.TxHash == "" {
 		var b [32]byte
 		rand.Read(b[:])
 		txHash = hex.EncodeToString(b[:])
 	}
 	if txHash != "" {
-		w.txHash = txHash
+		w.TxHash = txHash
 	}
-	w.status = lw.Status
-	w.updatedAt = now
+	w.Status = lw.Status
+	w.UpdatedAt = now
 	s.st.saveWithdrawal(w)
-	s.st.saveTerminal(w.m, w.terminal)
-	s.pilot.WithdrawalEntered(s.nowLocked(), w.id, status, w.address)
-	v := w.view()
+	s.st.saveTerminal(w.Merchant, w.Terminal)
+	s.pilot.WithdrawalEntered(s.nowLocked(), w.ID, status, w.Address)
+	v := api.WithdrawalView(w)
 	return &v, nil
 }

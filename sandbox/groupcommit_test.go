@@ -3,12 +3,16 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 // gatedSync holds every sync of the -wal file until the test releases it,
@@ -73,21 +77,32 @@ func (e *env) untilWaiting(n int) {
 type result struct {
 	name string
 	body string
-	err  *apiError
+	err  *ledger.Error
 }
 
-// call runs the handler h as the API would (without HTTP) in a goroutine
-// and reports on out.
-func (e *env) call(out chan<- result, name string, h apiHandler, method, path, body string) {
-	m := e.sb.merchants[e.key]
-	r := httptest.NewRequest(method, path, strings.NewReader(body))
-	if i := strings.LastIndexByte(path, '/'); i >= 0 {
-		r.SetPathValue("id", path[i+1:])
-		r.SetPathValue("extId", path[i+1:])
+// backendOp is one operation of the API's Backend, as a section the tests
+// run without HTTP.
+type backendOp func(b apiBackend, key, arg string) (any, *ledger.Error)
+
+// createPaymentOp creates a CARD payment of ext_id arg and amount; the
+// tests give distinct amounts, so that PAY_005 leaves them alone.
+func createPaymentOp(amount int64) backendOp {
+	return func(b apiBackend, key, extID string) (any, *ledger.Error) {
+		return b.CreatePayment(key, api.NewPayment{ExtID: extID, Amount: decimal.NewFromInt(amount), Method: "CARD"})
 	}
+}
+
+// paymentByExtOp reads the payment of ext_id arg.
+func paymentByExtOp(b apiBackend, key, extID string) (any, *ledger.Error) {
+	return b.PaymentByExtID(key, extID)
+}
+
+// call runs op on arg as the API would (without HTTP) in a goroutine and
+// reports on out.
+func (e *env) call(out chan<- result, name string, op backendOp, arg string) {
 	go func() {
-		v, aerr := h(r, m, []byte(body))
-		out <- result{name: name, body: fmt.Sprint(v), err: aerr}
+		v, lerr := op(apiBackend{e.sb}, e.key, arg)
+		out <- result{name: name, body: fmt.Sprint(v), err: lerr}
 	}()
 }
 
@@ -111,10 +126,10 @@ func TestConcurrentWritersShareASync(t *testing.T) {
 	g := e.gateSync()
 	before := e.syncs()
 	out := make(chan result, 16)
-	e.call(out, "first", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"first","amount":100}`)
+	e.call(out, "first", createPaymentOp(100), "first")
 	<-g.entered // the first create has committed and syncs
 	for i := range 8 {
-		e.call(out, fmt.Sprint("w", i), e.sb.createPayment, "POST", "/v1/payments", fmt.Sprintf(`{"ext_id":"w%d","amount":%d}`, i, 101+i))
+		e.call(out, fmt.Sprint("w", i), createPaymentOp(int64(101+i)), fmt.Sprint("w", i))
 	}
 	e.untilWaiting(9) // the 8 committed while the first's sync runs
 	notYet(t, out, "the first sync is held")
@@ -153,13 +168,13 @@ func TestReadersWaitOnlyForChangesTheyRead(t *testing.T) {
 	e.createPayment(`{"ext_id":"old","amount":100}`)
 	g := e.gateSync()
 	out := make(chan result, 8)
-	e.call(out, "first", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"first","amount":101}`)
+	e.call(out, "first", createPaymentOp(101), "first")
 	<-g.entered
-	e.call(out, "create new", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"new","amount":102}`)
+	e.call(out, "create new", createPaymentOp(102), "new")
 	e.untilWaiting(2)
-	e.call(out, "read new", e.sb.getPaymentByExtID, "GET", "/v1/payments/by-ext-id/new", "")
+	e.call(out, "read new", paymentByExtOp, "new")
 	e.untilWaiting(3)
-	e.call(out, "read old", e.sb.getPaymentByExtID, "GET", "/v1/payments/by-ext-id/old", "")
+	e.call(out, "read old", paymentByExtOp, "old")
 	if r := <-out; r.name != "read old" || r.err != nil || !strings.Contains(r.body, "old") {
 		t.Fatalf("the read of a synced payment waited for a sync, or failed: %+v", r)
 	}
@@ -199,10 +214,10 @@ func TestFailedSyncFailsEveryWriter(t *testing.T) {
 	hooks := len(e.sb.Deliveries())
 	g := e.gateSync()
 	out := make(chan result, 16)
-	e.call(out, "first", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"first","amount":100}`)
+	e.call(out, "first", createPaymentOp(100), "first")
 	<-g.entered
 	for i := range 4 {
-		e.call(out, fmt.Sprint("w", i), e.sb.createPayment, "POST", "/v1/payments", fmt.Sprintf(`{"ext_id":"w%d","amount":%d}`, i, 101+i))
+		e.call(out, fmt.Sprint("w", i), createPaymentOp(int64(101+i)), fmt.Sprint("w", i))
 	}
 	advanced := make(chan struct{})
 	go func() { e.sb.Advance(30 * 24 * time.Hour); close(advanced) }() // expires the hooked payments: 3 webhooks
@@ -242,9 +257,9 @@ func TestCloseCompletesAWaitingSync(t *testing.T) {
 	e := dbEnv(t, path, nil, Config{})
 	g := e.gateSync()
 	out := make(chan result, 4)
-	e.call(out, "first", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"first","amount":100}`)
+	e.call(out, "first", createPaymentOp(100), "first")
 	<-g.entered
-	e.call(out, "second", e.sb.createPayment, "POST", "/v1/payments", `{"ext_id":"second","amount":101}`)
+	e.call(out, "second", createPaymentOp(101), "second")
 	e.untilWaiting(2)
 	closed := make(chan struct{})
 	go func() { e.stop(); close(closed) }()
@@ -289,7 +304,7 @@ func (e *env) commits() uint64 {
 func (e *env) fourQueued(out chan<- result) {
 	e.sb.begin()
 	for i := range 4 {
-		e.call(out, fmt.Sprint("w", i), e.sb.createPayment, "POST", "/v1/payments", fmt.Sprintf(`{"ext_id":"w%d","amount":%d}`, i, 101+i))
+		e.call(out, fmt.Sprint("w", i), createPaymentOp(int64(101+i)), fmt.Sprint("w", i))
 	}
 	e.untilEntering(4)
 	e.sb.commit()

@@ -2,66 +2,20 @@ package sandbox
 
 import (
 	"context"
-	"net/http"
-	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 )
 
 // Health endpoints for orchestrators (a container's HEALTHCHECK, a
-// Kubernetes probe, a compose depends_on). They answer without
-// authentication and without the Host check of the controls, since a probe
-// comes from outside with any Host, and they reveal nothing but "up" or
-// "ready". They bypass faults and the request log so that a probe every
-// few seconds neither trips an injected fault nor pushes real requests out
-// of the log.
+// Kubernetes probe, a compose depends_on), served by package api without
+// authentication, Host check, fault or log.
 const (
 	// HealthzPath answers 200 {"status":"ok"} whenever the process serves.
-	HealthzPath = "/healthz"
+	HealthzPath = api.HealthzPath
 	// ReadyzPath answers 200 {"status":"ready"} when the sandbox can serve
 	// requests (its storage usable), else 503 {"status":"unavailable"}.
-	ReadyzPath = "/readyz"
+	ReadyzPath = api.ReadyzPath
 )
-
-// readyTimeout bounds a readiness check, so a stuck storage answers 503
-// instead of hanging the probe.
-const readyTimeout = 2 * time.Second
-
-// healthRoutes registers the endpoints on the mux too, though ServeHTTP
-// answers them before the mux: so the router and openapi.yaml list the
-// same operations.
-func (s *Server) healthRoutes(mux *http.ServeMux) {
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveHealth(w, r) })
-	mux.Handle("GET "+HealthzPath, h)
-	mux.Handle("GET "+ReadyzPath, h)
-}
-
-// serveHealth answers the health endpoints and reports whether it did.
-func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) bool {
-	if r.URL.Path != HealthzPath && r.URL.Path != ReadyzPath {
-		return false
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"status": "method not allowed"})
-		return true
-	}
-	w.Header().Set("Cache-Control", "no-store")
-	if r.URL.Path == HealthzPath {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-		return true
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
-	defer cancel()
-	if err := s.ready(ctx); err != nil {
-		// The reason goes to the log, not to an unauthenticated caller.
-		if s.cfg.Logger != nil {
-			s.cfg.Logger.Warn("readiness check failed", "error", err.Error())
-		}
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
-		return true
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-	return true
-}
 
 // ready reports whether the sandbox can serve. The in-memory state is
 // always usable; a persistent store (Config.DBPath) adds its check here.

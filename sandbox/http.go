@@ -1,431 +1,85 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"strings"
-	"time"
 
+	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
-	"github.com/shopspring/decimal"
-)
-
-// Per-route caps on request bodies. A body over its route's cap is refused
-// with 400 PAY_002 before it is buffered: the JSON routes carry a few
-// hundred bytes, so 64 KiB is generous; bodiless routes (GETs, cancel,
-// dispute cancel) get a token allowance for clients that send "{}";
-// confirm carries the receipt plus multipart framing.
-const (
-	jsonBodyCap    = 64 << 10
-	noBodyCap      = 4 << 10
-	confirmBodyCap = maxReceiptBytes + 64<<10
 )
 
 // DefaultRequestBodyTimeout is how long a request body may take to arrive
 // when Config.RequestBodyTimeout is zero.
-const DefaultRequestBodyTimeout = 30 * time.Second
+const DefaultRequestBodyTimeout = api.DefaultRequestBodyTimeout
 
-// apiError is an error answer of the API: HTTP status plus the spec's body.
-type apiError struct {
-	status int
-	code   string
-	msg    string
-	data   map[string]any
-}
-
-func newErr(status int, code, msg string) *apiError {
-	return &apiError{status: status, code: code, msg: msg}
-}
-
-type errorBody struct {
-	Error   string         `json:"error"`
-	Message string         `json:"message"`
-	Data    map[string]any `json:"data"`
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b = []byte(`{"error":"SYS_001","message":"sandbox could not encode the response","data":{}}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
-}
-
-func writeError(w http.ResponseWriter, e *apiError) {
-	data := e.data
-	if data == nil {
-		data = map[string]any{}
-	}
-	if sw, ok := w.(*statusWriter); ok {
-		sw.code = e.code
-	}
-	writeJSON(w, e.status, errorBody{Error: e.code, Message: e.msg, Data: data})
-}
-
-// apiHandler serves one authenticated endpoint. It returns the success
-// value (answered with 200) or an *apiError.
-type apiHandler func(r *http.Request, m *merchant, body []byte) (any, *apiError)
-
-// routes registers every endpoint with its body cap. Go 1.22 patterns do
-// the method and wildcard matching; {extId...} takes the rest of the path
-// so that an ext_id sent with an unescaped slash still arrives whole.
+// routes registers every endpoint: the merchant API and the health
+// endpoints (package api, which keeps each route's body cap), the
+// controls, the pages, inspection and the OpenAPI document.
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	s.caps = map[string]int64{}
-	api := func(pattern string, limit int64, h apiHandler) {
-		s.caps[pattern] = limit
-		mux.Handle(pattern, s.authenticated(limit, invalidCodeOf(pattern), h))
-	}
-
-	api("POST /v1/payments", jsonBodyCap, s.createPayment)
-	api("GET /v1/payments/{id}", noBodyCap, s.getPayment)
-	api("GET /v1/payments/by-ext-id/{extId...}", noBodyCap, s.getPaymentByExtID)
-	api("POST /v1/payments/{id}/confirm", confirmBodyCap, s.confirmPayment)
-	api("POST /v1/payments/{id}/cancel", noBodyCap, s.cancelPayment)
-	api("POST /v1/payments/{id}/dispute", jsonBodyCap, s.openDispute)
-	api("POST /v1/payments/{id}/dispute/cancel", noBodyCap, s.cancelDispute)
-
-	api("POST /v1/payouts", jsonBodyCap, s.createPayout)
-	api("GET /v1/payouts", noBodyCap, s.listPayouts)
-	api("GET /v1/payouts/{id}", noBodyCap, s.getPayout)
-	api("GET /v1/payouts/by-ext-id/{extId...}", noBodyCap, s.getPayoutByExtID)
-
-	api("GET /v1/terminals", noBodyCap, s.listTerminals)
-	api("GET /v1/balance", noBodyCap, s.getBalance)
-	api("GET /v1/banks", noBodyCap, s.listBanks)
-	api("POST /v1/transfers", jsonBodyCap, s.createTransfer)
-
-	api("POST /v1/withdrawals", jsonBodyCap, s.createWithdrawal)
-	api("GET /v1/withdrawals/fee", noBodyCap, s.getWithdrawalFee)
-	api("GET /v1/withdrawals/{id}", noBodyCap, s.getWithdrawal)
-
-	api("/v1/", noBodyCap, func(r *http.Request, _ *merchant, _ []byte) (any, *apiError) {
-		return nil, newErr(http.StatusNotFound, "NOT_FOUND", "no such endpoint: "+r.Method+" "+r.URL.Path)
-	})
-
-	s.controlRoutes(mux)
-	s.loginRoutes(mux)
+	s.api.Routes(mux)        // the merchant API and health (package api)
+	s.ctl.ControlRoutes(mux) // the /sandbox/ controls (controls.go's controlBackend)
+	s.ctl.LoginRoutes(mux)
 	web.Routes(mux, webBackend{s}) // the payment page and the dashboard at /sandbox/ui (ui.go)
-	s.inspectionRoutes(mux)
-	s.openapiRoutes(mux)
-	s.healthRoutes(mux)
+	s.ctl.InspectionRoutes(mux)
+	api.OpenAPIRoutes(mux, openapiYAML)
 	return mux
 }
 
-// ServeHTTP answers the health endpoints first (health.go), runs the
-// autopilot steps now due, then counts the request by its route, applies an
-// injected fault if one matches, dispatches, and records the request (the
-// ring behind GET /sandbox/requests and, with Config.Logger, one log line).
-// Faults never apply to /sandbox/ so that a test cannot lock itself out of
-// the controls.
+// ServeHTTP learns the address the request reached (webhooks must not
+// dial it), then hands it to the API's pipeline (package api): health
+// first, the autopilot steps now due, the request counted by its route,
+// an injected fault if one matches, the routes, and the request log.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.self.Learn(r)          // even a probe names an address webhooks must not dial
-	if s.serveHealth(w, r) { // /healthz, /readyz: no auth, no Host check, no fault, no log (health.go)
-		return
-	}
-	if s.pilot != nil {
-		// Autopilot steps now due run first, so that a read made after a
-		// step's time always sees it done (the timer may not have fired).
-		s.pilot.RunDue(s.Now())
-	}
-	start := time.Now()
-	_, pattern := s.mux.Handler(r)
-	sw := &statusWriter{ResponseWriter: w}
-	defer func() { s.recordRequest(r, pattern, sw, time.Since(start)) }()
-	if strings.HasPrefix(r.URL.Path, "/sandbox/") {
-		s.mux.ServeHTTP(sw, r)
-		return
-	}
-	f := s.takeFault(r, pattern)
-	if f == nil {
-		s.mux.ServeHTTP(sw, r)
-		return
-	}
-	sw.fault = f.Mode
-	s.serveFault(sw, r, f, s.capFor(pattern))
+	s.self.Learn(r) // even a probe names an address webhooks must not dial
+	s.handler.ServeHTTP(w, r)
 }
 
-// capFor is the body cap of a route pattern; routes outside /v1/ (the
-// payment page) take no body worth reading.
-func (s *Server) capFor(pattern string) int64 {
-	if c, ok := s.caps[pattern]; ok {
-		return c
-	}
-	return noBodyCap
+// apiBackend is the Server as the merchant API's api.Backend: the API
+// (package api) reads, checks and renders; each method here is one
+// section of the state (begin, the rule, the store, commit) and returns
+// copies. It is a type of its own so that these methods do not join the
+// Server's public surface.
+type apiBackend struct{ s *Server }
+
+var _ api.Backend = apiBackend{}
+
+// credential is how one merchant's requests are authenticated: fixed by
+// the configuration, never reset or stored.
+type credential struct {
+	signer   paykit.Signer // Merchant.Signer, or HMACSigner(Merchant.Secret)
+	unsigned bool          // Merchant.AcceptUnsigned
 }
 
-// statusWriter remembers what a handler answered, for the request log. It
-// unwraps for http.ResponseController, so hijacking (drop_after) and read
-// deadlines still reach the connection.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	code   string // error code of an error body
-	fault  string // injected fault mode, if any
+// Credential reads s.creds, fixed at Open, without the lock.
+func (b apiBackend) Credential(key string) (paykit.Signer, bool, bool) {
+	c, ok := b.s.creds[key]
+	return c.signer, c.unsigned, ok
 }
 
-func (w *statusWriter) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// authenticated checks X-Identity (an unknown key is refused before a
-// byte of the body is read), reads the body under the route's cap and the
-// body timeout, checks X-Signature over the exact bytes, and calls h. Any
-// failure of authentication is 401 AUTH_001: the spec does not show this
-// answer, so this is the sandbox's choice.
-func (s *Server) authenticated(limit int64, badBody string, h apiHandler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m, aerr := s.identify(r)
-		if aerr != nil {
-			// The body stays unread: close rather than drain it.
-			w.Header().Set("Connection", "close")
-			writeError(w, aerr)
-			return
-		}
-		body, aerr := s.readBody(w, r, limit, badBody)
-		if aerr != nil {
-			writeError(w, aerr)
-			return
-		}
-		if aerr := verifySignature(m, r, body); aerr != nil {
-			if !m.unsigned {
-				writeError(w, aerr)
-				return
-			}
-			if l := s.cfg.Logger; l != nil {
-				l.Warn("request accepted without a valid signature (the merchant accepts unsigned requests)",
-					slog.String("api_key", maskKey(m.apiKey)), slog.String("method", r.Method),
-					slog.String("path", maskPath(r.URL.EscapedPath())))
-			}
-		}
-		if s.storeFailed() != nil {
-			writeError(w, storeUnavailable())
-			return
-		}
-		v, aerr := h(r, m, body)
-		if s.storeFailed() != nil { // this request's commit failed: nothing it did is kept
-			aerr = storeUnavailable()
-		}
-		if aerr != nil {
-			writeError(w, aerr)
-			return
-		}
-		writeJSON(w, http.StatusOK, v)
-	})
-}
-
-// invalidCodeOf is the code a route answers an unreadable body with: each
-// operation's own invalid-parameters code (TRF_001, WDR_001), PAY_002 for
-// the rest. The spec lists no code for a body that cannot be read at all;
-// this is the sandbox's choice.
-func invalidCodeOf(pattern string) string {
-	switch {
-	case strings.HasSuffix(pattern, "/v1/transfers"):
-		return "TRF_001"
-	case strings.HasSuffix(pattern, "/v1/withdrawals"):
-		return "WDR_001"
-	}
-	return "PAY_002"
-}
-
-// largeBody is the size above which a body takes a slot of
-// Config.LargeBodyConcurrency while it is read.
-const largeBody = 1 << 20
-
-// readBody reads the whole body under limit and Config.RequestBodyTimeout,
-// and leaves a re-readable copy in r.Body. A body over the cap, cut off
-// or too slow is 400 with code (the route's invalid-parameters code, not
-// 413, which the spec never uses). A route that takes large bodies
-// (confirm's receipt) reads at most Config.LargeBodyConcurrency of them at
-// once, so that a flood of 10 MB uploads (with a bad signature, say) cannot
-// pin memory; one that finds no slot within a quarter of the body timeout
-// is 503.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, code string) ([]byte, *apiError) {
-	// A declared length cannot be exceeded (net/http stops there), so only
-	// a large or undeclared (chunked) body takes a slot.
-	if limit > largeBody && (r.ContentLength < 0 || r.ContentLength > largeBody) {
-		// Wait a quarter of the body timeout: less than a stalled upload
-		// may hold the slot, so a flood is refused rather than queued.
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestBodyTimeout/4)
-		ok := s.largeBodies.acquire(ctx)
-		cancel()
-		if !ok {
-			w.Header().Set("Connection", "close")
-			w.Header().Set("Retry-After", "1")
-			return nil, newErr(http.StatusServiceUnavailable, "SANDBOX_BUSY", "too many large request bodies at once; try again")
-		}
-		defer s.largeBodies.release()
-	}
-	rc := http.NewResponseController(w)
-	// A recorder or HTTP/2 stream without deadlines returns an error here;
-	// the http.Server's ReadTimeout still bounds the body there.
-	_ = rc.SetReadDeadline(time.Now().Add(s.cfg.RequestBodyTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	_ = rc.SetReadDeadline(time.Time{})
-	if err != nil {
-		w.Header().Set("Connection", "close")
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, invalid(code, "body", fmt.Sprintf("request body is larger than this route's limit of %d bytes", limit))
-		}
-		return nil, invalid(code, "body", "request body could not be read in time or was cut off")
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, nil
-}
-
-// identify finds the merchant of X-Identity. Both headers must be present.
-func (s *Server) identify(r *http.Request) (*merchant, *apiError) {
-	key := r.Header.Get("X-Identity")
-	s.lock()
-	m := s.merchants[key]
-	s.unlock()
-	if key == "" || r.Header.Get("X-Signature") == "" && (m == nil || !m.unsigned) {
-		return nil, newErr(http.StatusUnauthorized, "AUTH_001", "missing X-Identity or X-Signature header")
-	}
-	if m == nil {
-		return nil, newErr(http.StatusUnauthorized, "AUTH_001", "unknown API key or invalid signature")
-	}
-	return m, nil
-}
-
-func verifySignature(m *merchant, r *http.Request, body []byte) *apiError {
-	if len(body) == 0 {
-		body = nil
-	}
-	want, err := m.signer.Sign(r, body)
-	if err != nil || subtle.ConstantTimeCompare([]byte(want), []byte(r.Header.Get("X-Signature"))) != 1 {
-		// What the sandbox signed, so a developer can compare it with what
-		// their signer signed: never the secret or the expected signature.
-		// (It tells that the key exists, which a sandbox can afford.)
-		sum := sha256.Sum256(body)
-		return newErr(http.StatusUnauthorized, "AUTH_001", fmt.Sprintf(
-			"invalid signature: the sandbox signed method %s, request URI %s and a body of %d bytes with SHA-256 %s",
-			r.Method, r.URL.RequestURI(), len(body), hex.EncodeToString(sum[:])))
-	}
-	return nil
-}
-
-// decodeJSON decodes a request body into v. An empty body decodes as {}.
-func decodeJSON(body []byte, v any) error {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("trailing data after the JSON value")
-	}
-	return nil
-}
-
-// amountIn is a money amount in a request: a JSON number, null or absent
-// meaning "not given". A numeric string is refused: the spec types every
-// amount as a number, and a client that sends strings would pass here and
-// fail against the service.
-type amountIn struct {
-	d   decimal.Decimal
-	set bool
-}
-
-func (a *amountIn) UnmarshalJSON(b []byte) error {
-	s := string(bytes.TrimSpace(b))
-	if s == "null" {
-		*a = amountIn{}
-		return nil
-	}
-	if s == "" || s[0] != '-' && (s[0] < '0' || s[0] > '9') {
-		return errors.New("amount must be a JSON number")
-	}
-	// Bound the text before any big-number work: no real amount has 40
-	// digits, and "1e999999999" must not make the sandbox print a gigabyte
-	// of zeros.
-	if len(s) > 40 {
-		return errors.New("amount out of range")
-	}
-	d, err := decimal.NewFromString(s)
-	if err != nil {
-		return err
-	}
-	if e := d.Exponent(); e < -18 || e > 18 {
-		return errors.New("amount out of range")
-	}
-	*a = amountIn{d: d, set: true}
-	return nil
-}
-
-// rubNum writes a decimal as a bare JSON number with the scale it carries,
-// so a RUB amount goes back exactly as the client wrote it: 1500.50 stays
-// 1500.50, 1500 stays 1500.
-type rubNum decimal.Decimal
-
-func (n rubNum) MarshalJSON() ([]byte, error) { return scaled(decimal.Decimal(n), 0), nil }
-
-// usdtNum writes a USDT figure as a bare JSON number with at least two
-// decimal places (1000.00), more if the value has them.
-type usdtNum decimal.Decimal
-
-func (n usdtNum) MarshalJSON() ([]byte, error) { return scaled(decimal.Decimal(n), 2), nil }
-
-func scaled(d decimal.Decimal, minPlaces int32) []byte {
-	places := -d.Exponent()
-	if places < minPlaces {
-		places = minPlaces
-	}
-	return []byte(d.StringFixed(places))
-}
-
-// ts formats a time the way every timestamp of the API is written.
-func ts(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// baseURL is the prefix of payment_url links for a request.
-func (s *Server) baseURL(r *http.Request) string {
-	if s.cfg.BaseURL != "" {
-		return strings.TrimRight(s.cfg.BaseURL, "/")
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
-}
-
-// semaphore is a counting semaphore whose acquire gives up when ctx ends.
-type semaphore chan struct{}
-
-func (s semaphore) acquire(ctx context.Context) bool {
-	select {
-	case s <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
+// AcceptedUnsigned logs the request, its key and path masked.
+func (b apiBackend) AcceptedUnsigned(key, method, path string) {
+	if l := b.s.cfg.Logger; l != nil {
+		l.Warn("request accepted without a valid signature (the merchant accepts unsigned requests)",
+			slog.String("api_key", maskKey(key)), slog.String("method", method),
+			slog.String("path", maskPath(path)))
 	}
 }
 
-func (s semaphore) release() { <-s }
+// StoreFailed is the failed commit every later request answers 503 with.
+func (b apiBackend) StoreFailed() error { return b.s.storeFailed() }
+
+// Ready is the readiness of /readyz.
+func (b apiBackend) Ready(ctx context.Context) error { return b.s.ready(ctx) }
+
+// CatchUp runs the autopilot steps now due.
+func (b apiBackend) CatchUp() {
+	if b.s.pilot != nil {
+		b.s.pilot.RunDue(b.s.Now())
+	}
+}
+
+// Served keeps the request in the request log.
+func (b apiBackend) Served(r api.Served) { b.s.recordRequest(r) }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 )
 
 // At most LargeBodyConcurrency large bodies are read at once: with the slot
@@ -36,7 +38,7 @@ func TestLargeBodiesAreReadFewAtATime(t *testing.T) {
 	}()
 	go pw.Write(bytes.Repeat([]byte("x"), 1<<16))
 	deadline := time.Now().Add(10 * time.Second)
-	for len(e.sb.largeBodies) == 0 && time.Now().Before(deadline) {
+	for e.sb.api.LargeBodiesInFlight() == 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond) // polling with a deadline until the upload holds the slot
 	}
 	req, _ := http.NewRequest("POST", e.ts.URL+"/v1/payments/"+id+"/confirm", bytes.NewReader(make([]byte, 2<<20)))
@@ -107,9 +109,9 @@ func TestBodyCapsPerRoute(t *testing.T) {
 		path string
 		size int
 		code string
-	}{{"/v1/payments", jsonBodyCap + 1, "PAY_002"}, {"/v1/transfers", jsonBodyCap + 1, "TRF_001"},
-		{"/v1/withdrawals", jsonBodyCap + 1, "WDR_001"}, {"/v1/payouts", jsonBodyCap + 1, "PAY_002"},
-		{"/v1/payments/x/cancel", noBodyCap + 1, "PAY_002"}} {
+	}{{"/v1/payments", api.JSONBodyCap + 1, "PAY_002"}, {"/v1/transfers", api.JSONBodyCap + 1, "TRF_001"},
+		{"/v1/withdrawals", api.JSONBodyCap + 1, "WDR_001"}, {"/v1/payouts", api.JSONBodyCap + 1, "PAY_002"},
+		{"/v1/payments/x/cancel", api.NoBodyCap + 1, "PAY_002"}} {
 		req, _ := http.NewRequest("POST", e.ts.URL+tc.path, strings.NewReader(strings.Repeat("x", tc.size)))
 		req.Header.Set("X-Identity", DefaultAPIKey)
 		req.Header.Set("X-Signature", "not-checked-yet")
@@ -118,7 +120,7 @@ func TestBodyCapsPerRoute(t *testing.T) {
 		eq(t, r.str("data", "field"), "body")
 	}
 	// Just under the cap is read and then judged on its signature.
-	req, _ := http.NewRequest("POST", e.ts.URL+"/v1/payments", strings.NewReader(strings.Repeat(" ", jsonBodyCap)))
+	req, _ := http.NewRequest("POST", e.ts.URL+"/v1/payments", strings.NewReader(strings.Repeat(" ", api.JSONBodyCap)))
 	req.Header.Set("X-Identity", DefaultAPIKey)
 	req.Header.Set("X-Signature", "bad")
 	wantStatus(t, e.send(req), 401, "AUTH_001")

@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	"github.com/shopspring/decimal"
 )
 
@@ -46,9 +47,10 @@ type RequestRecord struct {
 }
 
 // recordRequest appends the request to the ring and logs it.
-func (s *Server) recordRequest(r *http.Request, pattern string, sw *statusWriter, d time.Duration) {
-	rec := RequestRecord{At: s.Now(), Method: knownMethod(r.Method), Route: routePath(pattern),
-		Path: maskPath(r.URL.EscapedPath()), Status: sw.status, Code: sw.code, Fault: sw.fault, Duration: d}
+func (s *Server) recordRequest(sv api.Served) {
+	d := sv.Duration
+	rec := RequestRecord{At: s.Now(), Method: knownMethod(sv.Method), Route: routePath(sv.Pattern),
+		Path: maskPath(sv.Path), Status: sv.Status, Code: sv.Code, Fault: sv.Fault, Duration: d}
 	s.lock() // no section: the line is kept with the next commit
 	s.st.logRequest(rec)
 	s.unlock()
@@ -199,9 +201,8 @@ type TerminalState struct {
 // MarshalJSON writes the amounts as GET /v1/terminals does: bare JSON
 // numbers with at least two decimals, so a script reads them the same way.
 func (t TerminalState) MarshalJSON() ([]byte, error) {
-	return json.Marshal(terminalView{ID: t.ID, Name: t.Name, Balance: usdtNum(t.Balance),
-		BalanceFrozen: usdtNum(t.BalanceFrozen), WithdrawalFee: usdtNum(t.WithdrawalFee), Currency: "USDT",
-		IsActive: t.IsActive})
+	return json.Marshal(api.TerminalView(&terminal{ID: t.ID, Name: t.Name,
+		Balance: ledger.Balance{Available: t.Balance, Frozen: t.BalanceFrozen}, Fee: t.WithdrawalFee, Active: t.IsActive}))
 }
 
 // State snapshots every merchant's terminals and resource counts.
@@ -214,30 +215,13 @@ func (s *Server) State() State {
 		Webhooks:  WebhooksState{Backlog: s.hooks.backlog()}}
 	for i, mc := range s.cfg.Merchants {
 		m := s.merchants[mc.APIKey]
-		ms := MerchantState{Index: i, Terminals: []TerminalState{}, Transfers: m.transfers}
-		for _, t := range m.terminals {
-			ms.Terminals = append(ms.Terminals, TerminalState{ID: t.id, Name: t.name, Balance: t.Available,
-				BalanceFrozen: t.Frozen, WithdrawalFee: t.fee, IsActive: t.active})
+		ms := MerchantState{Index: i, Terminals: []TerminalState{}, Transfers: m.Transfers}
+		for _, t := range m.Terminals {
+			ms.Terminals = append(ms.Terminals, TerminalState{ID: t.ID, Name: t.Name, Balance: t.Available,
+				BalanceFrozen: t.Frozen, WithdrawalFee: t.Fee, IsActive: t.Active})
 		}
 		ms.Payments, ms.Payouts, ms.Withdrawals = s.st.counts(m)
 		st.Merchants = append(st.Merchants, ms)
 	}
 	return st
-}
-
-// inspectionRoutes registers the read-only JSON views: the same guard as
-// the controls (loopback Host unless Config.AllowRemote), no Content-Type
-// needed for a GET.
-func (s *Server) inspectionRoutes(mux *http.ServeMux) {
-	view := func(pattern string, v func() any) {
-		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			if !s.guardControl(w, r, false) {
-				return
-			}
-			writeJSON(w, http.StatusOK, v())
-		})
-	}
-	view("GET /sandbox/requests", func() any { return map[string]any{"requests": s.Requests()} })
-	view("GET /sandbox/webhooks", func() any { return map[string]any{"deliveries": s.Deliveries()} })
-	view("GET /sandbox/state", func() any { return s.State() })
 }

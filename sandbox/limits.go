@@ -1,35 +1,19 @@
 package sandbox
 
-import (
-	"fmt"
-	"unicode/utf8"
-)
+import "github.com/paykit-dev/paykit-go/sandbox/internal/api"
 
 // Caps on free text. The spec states none (and no payout ext_id length);
 // these are the sandbox's own, listed in the package documentation and in
 // openapi.yaml, so that no field can grow the state without bound. A value
 // over its cap is refused with the operation's invalid-parameters code and
-// a message that names the cap.
+// a message that names the cap. The API (package api) enforces them.
 const (
-	MaxPayoutExtIDLength   = 255  // payout ext_id, as for payments
-	MaxNameLength          = 255  // holder_name, client_id
-	MaxTokenLength         = 255  // notification_token
-	MaxRequisitesLength    = 64   // a payout's card or phone number
-	MaxCommentLength       = 1000 // a dispute's comment
-	MaxURLLength           = 2048 // notify_url, receipt_url
-	MaxAddressLength       = 128  // a withdrawal's TRC-20 address
-	MaxTxHashLength        = 128  // a withdrawal's tx_hash, set through a control
-	maxLengthMessageFormat = "%s must be at most %d characters"
+	MaxPayoutExtIDLength = api.MaxPayoutExtIDLength // payout ext_id, as for payments
+	MaxNameLength        = api.MaxNameLength        // holder_name, client_id
+	MaxTokenLength       = api.MaxTokenLength       // notification_token
+	MaxRequisitesLength  = api.MaxRequisitesLength  // a payout's card or phone number
+	MaxCommentLength     = api.MaxCommentLength     // a dispute's comment
+	MaxURLLength         = api.MaxURLLength         // notify_url, receipt_url
+	MaxAddressLength     = api.MaxAddressLength     // a withdrawal's TRC-20 address
+	MaxTxHashLength      = api.MaxTxHashLength      // a withdrawal's tx_hash, set through a control
 )
-
-// tooLong checks the given (field, value, cap) triples and returns the
-// refusal of the first value over its cap, or nil.
-func tooLong(code string, fields ...any) *apiError {
-	for i := 0; i+2 < len(fields)+1; i += 3 {
-		name, v, limit := fields[i].(string), fields[i+1].(string), fields[i+2].(int)
-		if utf8.RuneCountInString(v) > limit {
-			return invalid(code, name, fmt.Sprintf(maxLengthMessageFormat, name, limit))
-		}
-	}
-	return nil
-}

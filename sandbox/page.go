@@ -3,6 +3,7 @@ package sandbox
 import (
 	"strings"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
@@ -15,22 +16,22 @@ func (s *Server) payPage(id string) (web.PayData, bool) {
 		s.commit()
 		return web.PayData{}, false
 	}
-	d := web.PayData{Merchant: p.m.name, ExtID: p.extID, Amount: string(scaled(p.amount, 2)), Status: p.status,
-		StatusClass: "st st-" + strings.ToLower(p.status), Method: web.MethodText(p.method),
-		AmountText: web.MoneyText(p.amount, "RUB"), AmountRUBText: web.MoneyText(p.amount, "RUB"),
-		ReqLabel: "Card number", ReqValue: p.reqValue, BankName: p.bank.Name, Holder: p.holder,
-		Pending: p.status == statusPending, Action: "/pay/" + p.id, Token: web.PageToken(p.id)}
+	d := web.PayData{Merchant: p.Merchant.Name, ExtID: p.ExtID, Amount: string(api.Scaled(p.Amount, 2)), Status: p.Status,
+		StatusClass: "st st-" + strings.ToLower(p.Status), Method: web.MethodText(p.Method),
+		AmountText: web.MoneyText(p.Amount, "RUB"), AmountRUBText: web.MoneyText(p.Amount, "RUB"),
+		ReqLabel: "Card number", ReqValue: p.ReqValue, BankName: p.Bank.Name, Holder: p.Holder,
+		Pending: p.Status == statusPending, Action: "/pay/" + p.ID, Token: web.PageToken(p.ID)}
 	d.AmountCopy = d.Amount
-	d.PayBy, d.TimeLeft = web.PayBy(p.validUntil, now)
-	if p.reqType != "card" {
+	d.PayBy, d.TimeLeft = web.PayBy(p.ValidUntil, now)
+	if p.ReqType != "card" {
 		d.ReqLabel = "Phone number"
 	}
 	d.ReqLabelLower = strings.ToLower(d.ReqLabel)
-	if p.method == methodCrossBorder {
+	if p.Method == methodCrossBorder {
 		// The payer sends the local currency: that is the amount to show
 		// big and to copy; the RUB figure is what it is worth.
-		d.AmountLocal, d.Currency = string(scaled(p.amountLoc, 2)), p.currency
-		d.AmountText, d.AmountCopy = web.MoneyText(p.amountLoc, p.currency), d.AmountLocal
+		d.AmountLocal, d.Currency = string(api.Scaled(p.AmountLocal, 2)), p.Currency
+		d.AmountText, d.AmountCopy = web.MoneyText(p.AmountLocal, p.Currency), d.AmountLocal
 	}
 	s.commit()
 	return d, true
@@ -53,7 +54,7 @@ func (s *Server) payerPress(id string) error {
 	if p == nil {
 		return notFound("payment", id)
 	}
-	if p.status == statusPending {
+	if p.Status == statusPending {
 		s.confirmLocked(p, 0)
 	}
 	return nil

@@ -1,24 +1,15 @@
 package sandbox
 
 import (
-	"bytes"
-	"fmt"
-	"io"
 	"math/rand/v2"
-	"mime"
-	"mime/multipart"
-	"net/http"
-	"net/url"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
 	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -33,155 +24,15 @@ const (
 )
 
 const (
-	methodCard        = "CARD"
-	methodSBP         = "SBP"
-	methodSIM         = "SIM"
-	methodCrossBorder = "CROSS_BORDER"
+	methodCard        = spec.MethodCard
+	methodSBP         = spec.MethodSBP
+	methodSIM         = spec.MethodSIM
+	methodCrossBorder = spec.MethodCrossBorder
 )
 
-// Limits of the spec.
-var (
-	minPaymentAmount = decimal.NewFromInt(spec.MinPaymentAmount)
-	maxPaymentAmount = decimal.NewFromInt(spec.MaxPaymentAmount)
-)
+type payment = ledger.Payment
 
-const (
-	maxExtIDLen      = spec.MaxExtIDLength
-	maxReceiptBytes  = spec.MaxAttachmentSize // the SDK's MaxAttachmentSize
-	confirmedMessage = "Payment confirmation received, the transfer is awaiting verification"
-)
-
-type payment struct {
-	m          *merchant
-	terminal   *terminal // credited on completion
-	id, extID  string
-	amount     decimal.Decimal
-	method     string
-	bank       bank
-	reqType    string
-	reqValue   string
-	holder     string
-	country    string
-	currency   string
-	amountLoc  decimal.Decimal
-	clientID   string
-	notifyURL  string
-	token      string
-	status     string
-	validUntil time.Time
-	createdAt  time.Time
-	usdtRate   decimal.Decimal
-	paymentURL string
-	dispute    *dispute
-	receipt    int // size of the last confirm attachment, for the page
-}
-
-type dispute struct {
-	amount     *decimal.Decimal
-	receiptURL string
-	comment    string
-	createdAt  time.Time
-}
-
-type requisitesView struct {
-	Type        string  `json:"type"`
-	Value       string  `json:"value"`
-	Bank        string  `json:"bank"`
-	BankCode    string  `json:"bank_code,omitempty"`
-	BankName    string  `json:"bank_name,omitempty"`
-	Holder      string  `json:"holder"`
-	Country     string  `json:"country,omitempty"`
-	Currency    string  `json:"currency,omitempty"`
-	AmountLocal *rubNum `json:"amount_local,omitempty"`
-}
-
-type paymentView struct {
-	ID         string         `json:"id"`
-	ExtID      string         `json:"ext_id"`
-	Amount     rubNum         `json:"amount"`
-	Currency   string         `json:"currency"`
-	Status     string         `json:"status"`
-	Method     string         `json:"method"`
-	Requisites requisitesView `json:"requisites"`
-	PaymentURL *string        `json:"payment_url"`
-	ValidUntil string         `json:"valid_until"`
-	CreatedAt  string         `json:"created_at"`
-	USDTRate   *rubNum        `json:"usdt_rate,omitempty"`
-	Message    string         `json:"message,omitempty"`
-}
-
-type disputeView struct {
-	Amount     *rubNum `json:"amount"`
-	ReceiptURL string  `json:"receipt_url"`
-	Comment    string  `json:"comment"`
-	CreatedAt  string  `json:"created_at"`
-}
-
-type disputeOpenView struct {
-	ID        string      `json:"id"`
-	ExtID     string      `json:"ext_id"`
-	Amount    rubNum      `json:"amount"`
-	Currency  string      `json:"currency"`
-	Status    string      `json:"status"`
-	Method    string      `json:"method"`
-	Dispute   disputeView `json:"dispute"`
-	CreatedAt string      `json:"created_at"`
-}
-
-type disputeCancelView struct {
-	ID     string `json:"id"`
-	ExtID  string `json:"ext_id"`
-	Status string `json:"status"`
-}
-
-// view renders a payment. full selects the create response's requisites
-// (bank_code, or bank_name/country/currency/amount_local for CROSS_BORDER);
-// otherwise requisites carry type, value, bank and holder only.
-func (p *payment) view(full, withRate bool) paymentView {
-	v := paymentView{
-		ID: p.id, ExtID: p.extID, Amount: rubNum(p.amount), Currency: "RUB", Status: p.status,
-		Method: p.method, ValidUntil: ts(p.validUntil), CreatedAt: ts(p.createdAt),
-		Requisites: requisitesView{Type: p.reqType, Value: p.reqValue, Holder: p.holder},
-	}
-	if p.paymentURL != "" {
-		u := p.paymentURL
-		v.PaymentURL = &u
-	}
-	if withRate {
-		r := rubNum(p.usdtRate)
-		v.USDTRate = &r
-	}
-	if p.method == methodCrossBorder {
-		v.Requisites.Bank = p.bank.Code
-		if full {
-			al := rubNum(p.amountLoc)
-			v.Requisites.BankName = p.bank.Name
-			v.Requisites.Country = p.country
-			v.Requisites.Currency = p.currency
-			v.Requisites.AmountLocal = &al
-		}
-	} else {
-		v.Requisites.Bank = p.bank.Name
-		if full {
-			v.Requisites.BankCode = p.bank.Code
-		}
-	}
-	return v
-}
-
-// getView is what GET returns and what a payment webhook carries.
-func (p *payment) getView() paymentView { return p.view(false, true) }
-
-func (p *payment) disputeOpenView() disputeOpenView {
-	d := p.dispute
-	dv := disputeView{ReceiptURL: d.receiptURL, Comment: d.comment, CreatedAt: ts(d.createdAt)}
-	if d.amount != nil {
-		a := rubNum(*d.amount)
-		dv.Amount = &a
-	}
-	return disputeOpenView{ID: p.id, ExtID: p.extID, Amount: rubNum(p.amount), Currency: "RUB",
-		Status: "dispute", Method: p.method, Dispute: dv, CreatedAt: ts(p.createdAt)}
-}
+type dispute = ledger.Dispute
 
 // amountKey groups equal amounts (1500.5 and 1500.50) for PAY_005.
 func amountKey(d decimal.Decimal) string { return d.String() }
@@ -201,12 +52,9 @@ func (s *Server) tickLocked() time.Time {
 // same-amount counter, the credit and the webhook can never be forgotten.
 // A refusal changes nothing.
 func (s *Server) movePaymentLocked(p *payment, event ledger.PaymentEvent, apply func()) *ledger.Error {
-	lp := ledger.Payment{ID: p.id, Status: p.status, Amount: p.amount, USDTRate: p.usdtRate}
-	if p.dispute != nil {
-		lp.DisputeAmount = p.dispute.amount
-	}
-	bal := p.terminal.Balance
-	credited, lerr := ledger.MovePayment(&lp, &bal, event)
+	was := p.Status
+	bal := p.Terminal.Balance
+	credited, lerr := ledger.MovePayment(p, &bal, event)
 	if lerr != nil {
 		return lerr
 	}
@@ -214,154 +62,106 @@ func (s *Server) movePaymentLocked(p *payment, event ledger.PaymentEvent, apply 
 		apply()
 	}
 	if !credited.IsZero() {
-		p.terminal.Balance = bal
-		s.st.saveTerminal(p.m, p.terminal)
+		p.Terminal.Balance = bal
+		s.st.saveTerminal(p.Merchant, p.Terminal)
 	}
-	was, status := p.status, lp.Status
-	p.status = status
+	status := p.Status
 	s.st.savePayment(p, was)
 	if s.pilot != nil {
 		comment := ""
-		if p.dispute != nil {
-			comment = p.dispute.comment
+		if p.Dispute != nil {
+			comment = p.Dispute.Comment
 		}
-		s.pilot.PaymentEntered(s.nowLocked(), p.id, status, p.amount, comment)
+		s.pilot.PaymentEntered(s.nowLocked(), p.ID, status, p.Amount, comment)
 	}
-	if p.notifyURL != "" {
-		s.enqueueLocked(hook{Key: "payment:" + p.id, Resource: "payment", ID: p.id, Status: status, At: s.nowLocked()},
-			p.notifyURL, p.token, p.getView())
+	if p.NotifyURL != "" {
+		s.enqueueLocked(hook{Key: "payment:" + p.ID, Resource: "payment", ID: p.ID, Status: status, At: s.nowLocked()},
+			p.NotifyURL, p.Token, api.PaymentView(p))
 	}
 	return nil
 }
 
-type createPaymentReq struct {
-	ExtID             string   `json:"ext_id"`
-	Amount            amountIn `json:"amount"`
-	Method            string   `json:"method"`
-	Bank              string   `json:"bank"`
-	Country           string   `json:"country"`
-	ClientID          string   `json:"client_id"`
-	NotifyURL         string   `json:"notify_url"`
-	NotificationToken string   `json:"notification_token"`
-}
+// unknownMerchant is the refusal of a change for an API key no merchant
+// has: the API authenticates first, so only a key removed by a reset in
+// between meets it.
+var unknownMerchant = &ledger.Error{Kind: ledger.Invalid, Code: spec.CodeAUTH001, Message: "unknown API key"}
 
-func invalid(code, field, msg string) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: code, msg: msg, data: map[string]any{"field": field}}
-}
-
-func validNotifyURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-}
-
-func (s *Server) createPayment(r *http.Request, m *merchant, body []byte) (any, *apiError) {
-	var req createPaymentReq
-	if err := decodeJSON(body, &req); err != nil {
-		return nil, invalid("PAY_002", "body", "request body is not valid JSON: "+err.Error())
-	}
-	if strings.TrimSpace(req.ExtID) == "" {
-		// Blank is no order id, as for payouts: no merchant could find
-		// the payment by it.
-		return nil, invalid("PAY_002", "ext_id", "ext_id is required")
-	}
-	if n := utf8.RuneCountInString(req.ExtID); n > maxExtIDLen {
-		return nil, invalid("PAY_002", "ext_id", fmt.Sprintf("ext_id must be 1 to %d characters", maxExtIDLen))
-	}
-	if !req.Amount.set {
-		return nil, invalid("PAY_002", "amount", "amount is required")
-	}
-	amt := req.Amount.d
-	if amt.LessThan(minPaymentAmount) || amt.GreaterThan(maxPaymentAmount) {
-		return nil, invalid("PAY_002", "amount", "amount must be "+paymentAmountRange)
-	}
-	if !rubPrecise(amt) {
-		return nil, invalid("PAY_002", "amount", rubScaleMessage)
-	}
-	method := req.Method
-	if method == "" {
-		method = methodCard
-	}
-	if !slices.Contains(spec.PaymentMethods, method) {
-		return nil, invalid("PAY_002", "method", "method must be exactly SBP, CARD, SIM or CROSS_BORDER (upper case)")
-	}
-	country := req.Country
-	if country != "" {
-		if method != methodCrossBorder {
-			return nil, invalid("PAY_002", "country", "country is only for CROSS_BORDER payments")
-		}
-		if _, ok := countries[country]; !ok {
-			return nil, invalid("PAY_002", "country", "country must be exactly TJ, KZ, UZ or KG (upper case)")
-		}
-	}
-	if req.NotifyURL != "" && !validNotifyURL(req.NotifyURL) {
-		return nil, invalid("PAY_002", "notify_url", "notify_url must be an absolute http(s) URL")
-	}
-	if aerr := tooLong("PAY_002", "client_id", req.ClientID, MaxNameLength, "notification_token", req.NotificationToken,
-		MaxTokenLength, "notify_url", req.NotifyURL, MaxURLLength); aerr != nil {
-		return nil, aerr
-	}
-
+// CreatePayment creates a payment from a request the API checked field by
+// field: what needs the state (a repeated ext_id, a bank and a terminal to
+// offer, the same-amount limit) is decided here, in one section.
+func (b apiBackend) CreatePayment(key string, in api.NewPayment) (payment, *ledger.Error) {
+	s := b.s
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked()
-	if s.st.paymentByExt(m, req.ExtID) != nil {
-		return nil, &apiError{status: http.StatusConflict, code: "PAY_003",
-			msg: "a payment with this ext_id already exists", data: map[string]any{"ext_id": req.ExtID}}
+	m := s.merchants[key]
+	if m == nil {
+		return payment{}, unknownMerchant
 	}
-	b, country, aerr := pickBank(s.banks, method, req.Bank, country)
-	if aerr != nil {
-		return nil, aerr
+	if s.st.paymentByExt(m, in.ExtID) != nil {
+		return payment{}, &ledger.Error{Kind: ledger.Conflict, Code: spec.CodePAY003, Field: "ext_id",
+			Message: "a payment with this ext_id already exists"}
+	}
+	bk, country, lerr := pickBank(s.banks, in.Method, in.Bank, in.Country)
+	if lerr != nil {
+		return payment{}, lerr
 	}
 	var term *terminal
-	for _, t := range m.terminals {
-		if t.active {
+	for _, t := range m.Terminals {
+		if t.Active {
 			term = t
 			break
 		}
 	}
 	if term == nil {
-		return nil, newErr(http.StatusServiceUnavailable, "PAY_004", "no requisites available: the merchant has no active terminal")
+		return payment{}, noRequisites("the merchant has no active terminal")
 	}
-	if aerr := s.refuseCreate(amt); aerr != nil { // test value 404.04 (testvalues.go)
-		return nil, aerr
+	if s.pilot.RefusesCreate(in.Amount) { // the autopilot's test value 404.04 (testvalues.go)
+		return payment{}, testAmountRefused
 	}
-	if s.st.pendingWithAmount(m, amountKey(amt)) >= s.cfg.MaxSamePendingAmount {
-		return nil, newErr(http.StatusTooManyRequests, "PAY_005", "too many pending payments with the same amount")
+	if s.st.pendingWithAmount(m, amountKey(in.Amount)) >= s.cfg.MaxSamePendingAmount {
+		return payment{}, &ledger.Error{Kind: ledger.TooMany, Code: spec.CodePAY005,
+			Message: "too many pending payments with the same amount"}
 	}
 
 	p := &payment{
-		m: m, terminal: term, id: uuid.NewString(), extID: req.ExtID, amount: amt, method: method,
-		bank: b, holder: holders[rand.IntN(len(holders))], clientID: req.ClientID,
-		notifyURL: req.NotifyURL, token: req.NotificationToken, status: statusPending,
-		createdAt: now.Truncate(time.Second), usdtRate: s.cfg.USDTRate,
+		Merchant: m, Terminal: term, ID: uuid.NewString(), ExtID: in.ExtID, Amount: in.Amount, Method: in.Method,
+		Bank: ledger.Bank(bk), Holder: holders[rand.IntN(len(holders))], ClientID: in.ClientID,
+		NotifyURL: in.NotifyURL, Token: in.Token, Status: statusPending,
+		CreatedAt: now.Truncate(time.Second), USDTRate: s.cfg.USDTRate,
 	}
-	p.validUntil = p.createdAt.Add(s.cfg.PaymentTTL)
-	p.paymentURL = s.baseURL(r) + "/pay/" + p.id
-	switch method {
+	p.ValidUntil = p.CreatedAt.Add(s.cfg.PaymentTTL)
+	p.PaymentURL = in.BaseURL + "/pay/" + p.ID
+	switch in.Method {
 	case methodCard:
-		p.reqType, p.reqValue = "card", cardNumber()
+		p.ReqType, p.ReqValue = "card", cardNumber()
 	case methodSBP:
-		p.reqType, p.reqValue = "sbp", digits("+79", 9)
+		p.ReqType, p.ReqValue = "sbp", digits("+79", 9)
 	case methodSIM:
-		p.reqType, p.reqValue = "sim", digits("+79", 9)
+		p.ReqType, p.ReqValue = "sim", digits("+79", 9)
 	case methodCrossBorder:
 		c := countries[country]
-		p.reqType, p.reqValue = "phone", digits(c.prefix, c.digits)
-		p.country, p.currency = country, c.currency
-		p.amountLoc = amt.Mul(s.rates[country]).Round(2)
+		p.ReqType, p.ReqValue = "phone", digits(c.prefix, c.digits)
+		p.Country, p.Currency = country, c.currency
+		p.AmountLocal = in.Amount.Mul(s.rates[country]).Round(2)
 	}
 	s.st.addPayment(p)
 	s.armExpiryLocked(now)
-	s.pilot.PaymentCreated(now, p.id, amt)
-	return p.view(true, true), nil
+	s.pilot.PaymentCreated(now, p.ID, in.Amount)
+	return paymentCopy(p), nil
+}
+
+// noRequisites is PAY_004: nothing to offer the payer.
+func noRequisites(why string) *ledger.Error {
+	return &ledger.Error{Kind: ledger.Unavailable, Code: spec.CodePAY004, Message: "no requisites available: " + why}
 }
 
 // pickBank applies the bank and country filters of a create request. A
 // code that is unknown, inactive, or of the wrong country leaves no
 // requisites to offer, hence PAY_004 rather than PAY_002.
-func pickBank(banks []bank, method, code, country string) (bank, string, *apiError) {
-	none := func(why string) (bank, string, *apiError) {
-		return bank{}, "", newErr(http.StatusServiceUnavailable, "PAY_004", "no requisites available: "+why)
+func pickBank(banks []bank, method, code, country string) (bank, string, *ledger.Error) {
+	none := func(why string) (bank, string, *ledger.Error) {
+		return bank{}, "", noRequisites(why)
 	}
 	want := "RU"
 	if method == methodCrossBorder {
@@ -388,6 +188,16 @@ func pickBank(banks []bank, method, code, country string) (bank, string, *apiErr
 		return none("bank " + code + " does not serve this method or country")
 	}
 	return b, b.Country, nil
+}
+
+// firstActiveBank returns the first active bank of a country, in list order.
+func firstActiveBank(banks []bank, country string) (bank, bool) {
+	for _, b := range banks {
+		if b.Country == country && b.IsActive {
+			return b, true
+		}
+	}
+	return bank{}, false
 }
 
 var holders = []string{"Ivan P.", "Anna S.", "Olga K.", "Dmitry V.", "Elena M.", "Sergey N."}
@@ -421,206 +231,103 @@ func cardNumber() string {
 
 // lookupPayment finds a payment of m by id; another merchant's payment is
 // not found, exactly like a missing one.
-func (s *Server) lookupPayment(m *merchant, id string) (*payment, *apiError) {
+func (s *Server) lookupPayment(m *merchant, id string) (*payment, *ledger.Error) {
 	p := s.st.payment(id)
-	if p == nil || p.m != m {
-		return nil, newErr(http.StatusNotFound, "PAY_006", "payment not found")
+	if p == nil || m == nil || p.Merchant != m {
+		return nil, paymentNotFound
 	}
 	return p, nil
 }
 
-func (s *Server) getPayment(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.begin()
-	defer s.commit()
-	s.tickLocked()
-	p, aerr := s.lookupPayment(m, r.PathValue("id"))
-	if aerr != nil {
-		return nil, aerr
+// paymentNotFound is PAY_006.
+var paymentNotFound = &ledger.Error{Kind: ledger.NotFound, Code: spec.CodePAY006, Message: "payment not found"}
+
+// paymentCopy is p as the API may keep it: its own copy of the dispute,
+// and no way back to the live merchant or terminal.
+func paymentCopy(p *payment) payment {
+	c := *p
+	c.Merchant, c.Terminal = nil, nil
+	if p.Dispute != nil {
+		d := *p.Dispute
+		if d.Amount != nil {
+			a := *d.Amount
+			d.Amount = &a
+		}
+		c.Dispute = &d
 	}
-	return p.getView(), nil
+	return c
 }
 
-func (s *Server) getPaymentByExtID(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+// Payment is the merchant's payment id, expiry applied.
+func (b apiBackend) Payment(key, id string) (payment, *ledger.Error) {
+	return b.changePayment(key, id, func(*payment) *ledger.Error { return nil })
+}
+
+// PaymentByExtID is the merchant's payment by its ext_id.
+func (b apiBackend) PaymentByExtID(key, extID string) (payment, *ledger.Error) {
+	s := b.s
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
-	p := s.st.paymentByExt(m, r.PathValue("extId"))
+	m := s.merchants[key]
+	if m == nil {
+		return payment{}, paymentNotFound
+	}
+	p := s.st.paymentByExt(m, extID)
 	if p == nil {
-		return nil, newErr(http.StatusNotFound, "PAY_006", "payment not found")
+		return payment{}, paymentNotFound
 	}
-	return p.getView(), nil
+	return paymentCopy(p), nil
 }
 
-// rubDecimals is the scale of RUB: kopecks. No bank moves a fraction of
-// a kopeck, so a finer amount is refused, not rounded.
-const rubDecimals = spec.RUBScale
-
-// Messages that name the spec's limits.
-var (
-	// rubScaleMessage is the PAY_002 message of a finer RUB amount.
-	rubScaleMessage    = fmt.Sprintf("RUB amounts have at most %d decimal places (kopecks)", spec.RUBScale)
-	paymentAmountRange = fmt.Sprintf("from %d to %d RUB", spec.MinPaymentAmount, spec.MaxPaymentAmount)
-	receiptSizeMessage = fmt.Sprintf("attachment is larger than %d MB (%d bytes)", spec.MaxAttachmentSize/1_000_000, spec.MaxAttachmentSize)
-)
-
-// rubPrecise reports whether d has at most rubDecimals decimal places
-// (trailing zeros do not count: 1500.500 is 1500.50).
-func rubPrecise(d decimal.Decimal) bool {
-	return d.Equal(d.Truncate(rubDecimals))
-}
-
-// isImage reports whether data is an image by its leading bytes, as the
-// SDK's check before it sends a receipt: what http.DetectContentType calls
-// image/*, and HEIC/HEIF (what phones save), an ISO-BMFF "ftyp" box with a
-// HEIF brand, which it does not know.
-func isImage(data []byte) bool {
-	if strings.HasPrefix(http.DetectContentType(data), "image/") {
-		return true
-	}
-	if len(data) >= 12 && string(data[4:8]) == "ftyp" {
-		switch string(data[8:12]) {
-		case "heic", "heix", "hevc", "heim", "heis", "mif1", "msf1":
-			return true
-		}
-	}
-	return false
-}
-
-// receiptSize checks a confirm body and returns the size of its optional
-// attachment part. The spec's content type is multipart/form-data, so
-// anything else (JSON, no Content-Type, an empty body without a
-// multipart type) is PAY_002; a form without an attachment part is "no
-// file", which the spec allows.
-func receiptSize(r *http.Request, body []byte) (int, *apiError) {
-	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return 0, invalid("PAY_002", "content_type", "confirm takes multipart/form-data (with an optional attachment part)")
-	}
-	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
-	size := 0
-	for {
-		part, err := mr.NextPart()
-		if err == io.EOF {
-			return size, nil
-		}
-		if err != nil {
-			return 0, invalid("PAY_002", "attachment", "malformed multipart body")
-		}
-		if part.FormName() != "attachment" {
-			continue
-		}
-		data, err := io.ReadAll(io.LimitReader(part, maxReceiptBytes+1))
-		if err != nil {
-			return 0, invalid("PAY_002", "attachment", "malformed multipart body")
-		}
-		if len(data) > maxReceiptBytes {
-			return 0, invalid("PAY_002", "attachment", receiptSizeMessage)
-		}
-		// The bytes decide, as in the SDK: a part labelled image/png that
-		// holds a PDF is no image, and an image sent as
-		// application/octet-stream is one.
-		if len(data) > 0 && !isImage(data) {
-			return 0, invalid("PAY_002", "attachment", "attachment must be an image (PNG, JPEG, GIF, WebP, BMP or HEIC, told by its bytes)")
-		}
-		size = len(data)
-	}
-}
-
-func (s *Server) confirmPayment(r *http.Request, m *merchant, body []byte) (any, *apiError) {
+// changePayment runs change on the merchant's payment id in one section
+// (expiry applied first) and returns the payment as it left it.
+func (b apiBackend) changePayment(key, id string, change func(*payment) *ledger.Error) (payment, *ledger.Error) {
+	s := b.s
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
-	p, aerr := s.lookupPayment(m, r.PathValue("id"))
-	if aerr != nil {
-		return nil, aerr
+	p, lerr := s.lookupPayment(s.merchants[key], id)
+	if lerr != nil {
+		return payment{}, lerr
 	}
-	size, aerr := receiptSize(r, body)
-	if aerr != nil {
-		return nil, aerr
+	if lerr := change(p); lerr != nil {
+		return payment{}, lerr
 	}
-	if lerr := s.confirmLocked(p, size); lerr != nil {
-		return nil, ledgerAPIError(lerr)
-	}
-	v := p.view(false, false)
-	v.Message = confirmedMessage
-	return v, nil
+	return paymentCopy(p), nil
+}
+
+// ConfirmPayment is the API's confirm, with the receipt's size.
+func (b apiBackend) ConfirmPayment(key, id string, receipt int) (payment, *ledger.Error) {
+	return b.changePayment(key, id, func(p *payment) *ledger.Error { return b.s.confirmLocked(p, receipt) })
+}
+
+// CancelPayment cancels a PENDING payment.
+func (b apiBackend) CancelPayment(key, id string) (payment, *ledger.Error) {
+	return b.changePayment(key, id, func(p *payment) *ledger.Error {
+		return b.s.movePaymentLocked(p, ledger.Cancel, nil)
+	})
+}
+
+// OpenDispute opens d, dated now, on a cancelled payment.
+func (b apiBackend) OpenDispute(key, id string, d dispute) (payment, *ledger.Error) {
+	return b.changePayment(key, id, func(p *payment) *ledger.Error {
+		d.CreatedAt = b.s.nowLocked().Truncate(time.Second)
+		return b.s.movePaymentLocked(p, ledger.OpenDispute, func() { p.Dispute = &d })
+	})
+}
+
+// CancelDispute withdraws an open dispute.
+func (b apiBackend) CancelDispute(key, id string) (payment, *ledger.Error) {
+	return b.changePayment(key, id, func(p *payment) *ledger.Error {
+		return b.s.movePaymentLocked(p, ledger.CancelDispute, nil)
+	})
 }
 
 // confirmLocked is the payer's "I paid" (the API's confirm, the payer
 // page), keeping the size of the receipt sent with it.
 func (s *Server) confirmLocked(p *payment, receipt int) *ledger.Error {
-	return s.movePaymentLocked(p, ledger.Confirm, func() { p.receipt = receipt })
-}
-
-func (s *Server) cancelPayment(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.begin()
-	defer s.commit()
-	s.tickLocked()
-	p, aerr := s.lookupPayment(m, r.PathValue("id"))
-	if aerr != nil {
-		return nil, aerr
-	}
-	if lerr := s.movePaymentLocked(p, ledger.Cancel, nil); lerr != nil {
-		return nil, ledgerAPIError(lerr)
-	}
-	return p.view(false, false), nil
-}
-
-type openDisputeReq struct {
-	Amount     amountIn `json:"amount"`
-	ReceiptURL string   `json:"receipt_url"`
-	Comment    string   `json:"comment"`
-}
-
-func (s *Server) openDispute(r *http.Request, m *merchant, body []byte) (any, *apiError) {
-	s.begin()
-	defer s.commit()
-	now := s.tickLocked()
-	p, aerr := s.lookupPayment(m, r.PathValue("id"))
-	if aerr != nil {
-		return nil, aerr
-	}
-	var req openDisputeReq
-	if err := decodeJSON(body, &req); err != nil {
-		return nil, invalid("PAY_002", "body", "request body is not valid JSON: "+err.Error())
-	}
-	if req.Amount.set && (req.Amount.d.LessThan(minPaymentAmount) || req.Amount.d.GreaterThan(maxPaymentAmount)) {
-		// What a payer paid is a payment amount: the same bounds, or an
-		// approved dispute could credit any sum.
-		return nil, invalid("PAY_002", "amount", "dispute amount must be "+paymentAmountRange)
-	}
-	if req.Amount.set && !rubPrecise(req.Amount.d) {
-		return nil, invalid("PAY_002", "amount", rubScaleMessage)
-	}
-	if aerr := tooLong("PAY_002", "comment", req.Comment, MaxCommentLength, "receipt_url", req.ReceiptURL, MaxURLLength); aerr != nil {
-		return nil, aerr
-	}
-	if req.ReceiptURL != "" && !validNotifyURL(req.ReceiptURL) {
-		return nil, invalid("PAY_002", "receipt_url", "receipt_url must be an absolute http(s) URL")
-	}
-	d := &dispute{receiptURL: req.ReceiptURL, comment: req.Comment, createdAt: now.Truncate(time.Second)}
-	if req.Amount.set {
-		a := req.Amount.d
-		d.amount = &a
-	}
-	if lerr := s.movePaymentLocked(p, ledger.OpenDispute, func() { p.dispute = d }); lerr != nil {
-		return nil, ledgerAPIError(lerr)
-	}
-	return p.disputeOpenView(), nil
-}
-
-func (s *Server) cancelDispute(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	s.begin()
-	defer s.commit()
-	s.tickLocked()
-	p, aerr := s.lookupPayment(m, r.PathValue("id"))
-	if aerr != nil {
-		return nil, aerr
-	}
-	if lerr := s.movePaymentLocked(p, ledger.CancelDispute, nil); lerr != nil {
-		return nil, ledgerAPIError(lerr)
-	}
-	return disputeCancelView{ID: p.id, ExtID: p.extID, Status: "cancelled_appeal"}, nil
+	return s.movePaymentLocked(p, ledger.Confirm, func() { p.Receipt = receipt })
 }
 
 // Outcomes accepted by VerifyPayment and ReviewDispute.
@@ -639,7 +346,7 @@ func (s *Server) VerifyPayment(id, outcome string) error {
 	return s.orStoreErr(err)
 }
 
-func (s *Server) verifyPayment(id, outcome string) (*paymentView, error) {
+func (s *Server) verifyPayment(id, outcome string) (*api.PaymentBody, error) {
 	event, lerr := ledger.VerifyEvent(outcome)
 	return s.controlPayment(id, event, lerr)
 }
@@ -652,14 +359,14 @@ func (s *Server) ReviewDispute(id, outcome string) error {
 	return s.orStoreErr(err)
 }
 
-func (s *Server) reviewDispute(id, outcome string) (*paymentView, error) {
+func (s *Server) reviewDispute(id, outcome string) (*api.PaymentBody, error) {
 	event, lerr := ledger.ReviewEvent(outcome)
 	return s.controlPayment(id, event, lerr)
 }
 
 // controlPayment moves payment id by a control's event (or refuses the
 // control's bad outcome, outcomeErr), in the controls' error form.
-func (s *Server) controlPayment(id string, event ledger.PaymentEvent, outcomeErr *ledger.Error) (*paymentView, error) {
+func (s *Server) controlPayment(id string, event ledger.PaymentEvent, outcomeErr *ledger.Error) (*api.PaymentBody, error) {
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
@@ -673,6 +380,6 @@ func (s *Server) controlPayment(id string, event ledger.PaymentEvent, outcomeErr
 	if lerr := s.movePaymentLocked(p, event, nil); lerr != nil {
 		return nil, controlError(lerr)
 	}
-	v := p.getView()
+	v := api.PaymentView(p)
 	return &v, nil
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -259,7 +261,7 @@ func TestConfirmAttachments(t *testing.T) {
 
 	ct, body := multipartBody(t, "attachment", []byte("plain text, not an image"), "text/plain")
 	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), 400, "PAY_002")
-	ct, body = multipartBody(t, "attachment", make([]byte, maxReceiptBytes+1), "image/jpeg")
+	ct, body = multipartBody(t, "attachment", make([]byte, spec.MaxAttachmentSize+1), "image/jpeg")
 	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), 400, "PAY_002")
 	wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", "multipart/form-data; boundary=x", []byte("garbage")), 400, "PAY_002")
 
@@ -291,7 +293,7 @@ func TestConfirmAttachments(t *testing.T) {
 		wantStatus(t, e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body), 400, "PAY_002")
 	}
 	// A body past the route's cap (receipt plus framing) is 400 PAY_002 too.
-	ct, body = multipartBody(t, "attachment", jpeg(confirmBodyCap+1), "image/jpeg")
+	ct, body = multipartBody(t, "attachment", jpeg(api.ConfirmBodyCap+1), "image/jpeg")
 	r = e.doCT("POST", "/v1/payments/"+id()+"/confirm", ct, body)
 	wantStatus(t, r, 400, "PAY_002")
 	eq(t, r.str("data", "field"), "body")

@@ -1,18 +1,12 @@
 package sandbox
 
 import (
-	"fmt"
-	"net/http"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 
 	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -25,202 +19,84 @@ const (
 	PayoutCancelled  = ledger.PayoutCancelled
 )
 
-// Payout list limits: the spec's default, and the sandbox's own cap
-// (larger limits are lowered to it and the envelope says so).
-const (
-	defaultPayoutLimit = spec.DefaultPayoutListLimit
-	maxPayoutLimit     = 1000
-)
+type payout = ledger.Payout
 
-type payout struct {
-	m               *merchant
-	id, extID       string
-	amount          decimal.Decimal
-	method          string
-	requisites      string
-	holderName      string
-	bank            string
-	notifyURL       string
-	status          string
-	providerOrderID string
-	createdAt       time.Time
-	completedAt     time.Time
+// payoutNotFound is the spec's PAY_001 with 404.
+var payoutNotFound = &ledger.Error{Kind: ledger.NotFound, Code: spec.CodePAY001, Message: "payout not found"}
+
+// payoutCopy is p as the API may keep it.
+func payoutCopy(p *payout) payout {
+	c := *p
+	c.Merchant = nil
+	return c
 }
 
-type payoutView struct {
-	ID              string `json:"id"`
-	ExtID           string `json:"ext_id"`
-	Amount          rubNum `json:"amount"`
-	Currency        string `json:"currency"`
-	Method          string `json:"method"`
-	Requisites      string `json:"requisites"`
-	HolderName      string `json:"holder_name"`
-	Bank            string `json:"bank"`
-	Status          string `json:"status"`
-	ProviderOrderID string `json:"provider_order_id,omitempty"`
-	CreatedAt       string `json:"created_at"`
-	CompletedAt     string `json:"completed_at,omitempty"`
-}
-
-func (p *payout) view() payoutView {
-	v := payoutView{ID: p.id, ExtID: p.extID, Amount: rubNum(p.amount), Currency: "RUB", Method: p.method,
-		Requisites: p.requisites, HolderName: p.holderName, Bank: p.bank, Status: p.status,
-		ProviderOrderID: p.providerOrderID, CreatedAt: ts(p.createdAt)}
-	if !p.completedAt.IsZero() {
-		v.CompletedAt = ts(p.completedAt)
-	}
-	return v
-}
-
-type createPayoutReq struct {
-	ExtID      string   `json:"ext_id"`
-	Amount     amountIn `json:"amount"`
-	Method     string   `json:"method"`
-	Requisites string   `json:"requisites"`
-	HolderName string   `json:"holder_name"`
-	Bank       string   `json:"bank"`
-	NotifyURL  string   `json:"notify_url"`
-}
-
-func (s *Server) createPayout(_ *http.Request, m *merchant, body []byte) (any, *apiError) {
-	var req createPayoutReq
-	if err := decodeJSON(body, &req); err != nil {
-		return nil, invalid("PAY_002", "body", "request body is not valid JSON: "+err.Error())
-	}
-	method := req.Method
-	switch {
-	case strings.TrimSpace(req.ExtID) == "":
-		return nil, invalid("PAY_002", "ext_id", "ext_id is required")
-	case utf8.RuneCountInString(req.ExtID) > MaxPayoutExtIDLength:
-		return nil, invalid("PAY_002", "ext_id", fmt.Sprintf(maxLengthMessageFormat, "ext_id", MaxPayoutExtIDLength))
-	case !req.Amount.set || !req.Amount.d.IsPositive():
-		return nil, invalid("PAY_002", "amount", "amount must be positive")
-	case !rubPrecise(req.Amount.d):
-		return nil, invalid("PAY_002", "amount", rubScaleMessage)
-	case !slices.Contains(spec.PayoutMethods, method):
-		return nil, invalid("PAY_002", "method", "method must be exactly card or sbp (lower case)")
-	case strings.TrimSpace(req.Requisites) == "":
-		return nil, invalid("PAY_002", "requisites", "requisites are required")
-	case strings.TrimSpace(req.HolderName) == "":
-		return nil, invalid("PAY_002", "holder_name", "holder_name is required")
-	case req.NotifyURL != "" && !validNotifyURL(req.NotifyURL):
-		return nil, invalid("PAY_002", "notify_url", "notify_url must be an absolute http(s) URL")
-	}
-	if aerr := tooLong("PAY_002", "requisites", req.Requisites, MaxRequisitesLength, "holder_name", req.HolderName,
-		MaxNameLength, "bank", req.Bank, MaxNameLength, "notify_url", req.NotifyURL, MaxURLLength); aerr != nil {
-		return nil, aerr
-	}
+// CreatePayout creates a payout from a request the API checked field by
+// field; a repeated ext_id is PAY_003.
+func (b apiBackend) CreatePayout(key string, in api.NewPayout) (payout, *ledger.Error) {
+	s := b.s
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked()
-	if s.st.payoutByExt(m, req.ExtID) != nil {
-		return nil, &apiError{status: http.StatusConflict, code: "PAY_003",
-			msg: "a payout with this ext_id already exists", data: map[string]any{"ext_id": req.ExtID}}
+	m := s.merchants[key]
+	if m == nil {
+		return payout{}, unknownMerchant
 	}
-	p := &payout{m: m, id: uuid.NewString(), extID: req.ExtID, amount: req.Amount.d, method: method,
-		requisites: req.Requisites, holderName: req.HolderName, bank: req.Bank, notifyURL: req.NotifyURL,
-		status: PayoutPending, createdAt: now.Truncate(time.Second)}
+	if s.st.payoutByExt(m, in.ExtID) != nil {
+		return payout{}, &ledger.Error{Kind: ledger.Conflict, Code: spec.CodePAY003, Field: "ext_id",
+			Message: "a payout with this ext_id already exists"}
+	}
+	p := &payout{Merchant: m, ID: uuid.NewString(), ExtID: in.ExtID, Amount: in.Amount, Method: in.Method,
+		Requisites: in.Requisites, HolderName: in.HolderName, Bank: in.Bank, NotifyURL: in.NotifyURL,
+		Status: PayoutPending, CreatedAt: now.Truncate(time.Second)}
 	s.st.addPayout(p)
-	s.pilot.PayoutEntered(now, p.id, p.status, p.requisites)
-	return p.view(), nil
+	s.pilot.PayoutEntered(now, p.ID, p.Status, p.Requisites)
+	return payoutCopy(p), nil
 }
 
-func payoutNotFound() *apiError {
-	return newErr(http.StatusNotFound, "PAY_001", "payout not found")
-}
-
-func (s *Server) getPayout(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+// Payout is the merchant's payout id.
+func (b apiBackend) Payout(key, id string) (payout, *ledger.Error) {
+	s := b.s
 	s.begin()
 	defer s.commit()
-	p := s.st.payout(r.PathValue("id"))
-	if p == nil || p.m != m {
-		return nil, payoutNotFound()
+	p := s.st.payout(id)
+	if p == nil || p.Merchant == nil || p.Merchant != s.merchants[key] {
+		return payout{}, payoutNotFound
 	}
-	return p.view(), nil
+	return payoutCopy(p), nil
 }
 
-func (s *Server) getPayoutByExtID(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
+// PayoutByExtID is the merchant's payout by its ext_id.
+func (b apiBackend) PayoutByExtID(key, extID string) (payout, *ledger.Error) {
+	s := b.s
 	s.begin()
 	defer s.commit()
-	p := s.st.payoutByExt(m, r.PathValue("extId"))
+	m := s.merchants[key]
+	if m == nil {
+		return payout{}, payoutNotFound
+	}
+	p := s.st.payoutByExt(m, extID)
 	if p == nil {
-		return nil, payoutNotFound()
+		return payout{}, payoutNotFound
 	}
-	return p.view(), nil
+	return payoutCopy(p), nil
 }
 
-type payoutListView struct {
-	Payouts []payoutView `json:"payouts"`
-	Total   int          `json:"total"`
-	Limit   int          `json:"limit"`
-	Offset  int          `json:"offset"`
-}
-
-// parseBound reads a from/to query value: RFC 3339, or a bare date, which
-// means the start of that day for from and its last second for to.
-func parseBound(v string, end bool) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, nil
-	}
-	t, err := time.Parse("2006-01-02", v)
-	if err != nil {
-		return time.Time{}, err
-	}
-	if end {
-		t = t.Add(24*time.Hour - time.Second)
-	}
-	return t, nil
-}
-
-// listPayouts filters by status and by created_at within [from, to], both
-// bounds inclusive, and pages in creation order (oldest first), which stays
-// stable while new payouts are added at the end.
-func (s *Server) listPayouts(r *http.Request, m *merchant, _ []byte) (any, *apiError) {
-	q := r.URL.Query()
-	var from, to time.Time
-	var err error
-	if v := q.Get("from"); v != "" {
-		if from, err = parseBound(v, false); err != nil {
-			return nil, invalid("PAY_002", "from", "from must be an ISO 8601 time")
-		}
-	}
-	if v := q.Get("to"); v != "" {
-		if to, err = parseBound(v, true); err != nil {
-			return nil, invalid("PAY_002", "to", "to must be an ISO 8601 time")
-		}
-	}
-	limit, offset := defaultPayoutLimit, 0
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return nil, invalid("PAY_002", "limit", "limit must be a non-negative integer")
-		}
-		if n > 0 {
-			limit = min(n, maxPayoutLimit)
-		}
-	}
-	if v := q.Get("offset"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return nil, invalid("PAY_002", "offset", "offset must be a non-negative integer")
-		}
-		offset = n
-	}
-	status := q.Get("status")
-	switch status {
-	case "", PayoutPending, PayoutProcessing, PayoutCompleted, PayoutFailed, PayoutCancelled:
-	default:
-		return nil, invalid("PAY_002", "status", "status must be exactly pending, processing, completed, failed or cancelled (lower case)")
-	}
-
+// Payouts is one page of the merchant's payouts.
+func (b apiBackend) Payouts(key string, q api.PayoutQuery) ([]payout, int) {
+	s := b.s
 	s.begin()
 	defer s.commit()
-	page, total := s.st.listPayouts(m, payoutFilter{status: status, from: from, to: to}, limit, offset)
-	out := payoutListView{Payouts: make([]payoutView, 0, len(page)), Total: total, Limit: limit, Offset: offset}
-	for _, p := range page {
-		out.Payouts = append(out.Payouts, p.view())
+	m := s.merchants[key]
+	if m == nil {
+		return nil, 0
 	}
-	return out, nil
+	page, total := s.st.listPayouts(m, payoutFilter{status: q.Status, from: q.From, to: q.To}, q.Limit, q.Offset)
+	out := make([]payout, 0, len(page))
+	for _, p := range page {
+		out = append(out, payoutCopy(p))
+	}
+	return out, total
 }
 
 // SetPayoutStatus plays the provider's side of a payout: pending may move
@@ -233,7 +109,7 @@ func (s *Server) SetPayoutStatus(id, status string) error {
 	return s.orStoreErr(err)
 }
 
-func (s *Server) setPayoutStatus(id, status string) (*payoutView, error) {
+func (s *Server) setPayoutStatus(id, status string) (*api.PayoutBody, error) {
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked()
@@ -244,17 +120,17 @@ func (s *Server) setPayoutStatus(id, status string) (*payoutView, error) {
 	if p == nil {
 		return nil, notFound("payout", id)
 	}
-	lp := ledger.Payout{ID: p.id, Status: p.status, ProviderOrderID: p.providerOrderID, CompletedAt: p.completedAt}
+	lp := ledger.Payout{ID: p.ID, Status: p.Status, ProviderOrderID: p.ProviderOrderID, CompletedAt: p.CompletedAt}
 	if lerr := ledger.MovePayout(&lp, status, now); lerr != nil {
 		return nil, controlError(lerr)
 	}
-	p.status, p.providerOrderID, p.completedAt = lp.Status, lp.ProviderOrderID, lp.CompletedAt
+	p.Status, p.ProviderOrderID, p.CompletedAt = lp.Status, lp.ProviderOrderID, lp.CompletedAt
 	s.st.savePayout(p)
-	s.pilot.PayoutEntered(now, p.id, status, p.requisites)
-	v := p.view()
-	if p.notifyURL != "" {
-		s.enqueueLocked(hook{Key: "payout:" + p.id, Resource: "payout", ID: p.id, Status: status, At: now},
-			p.notifyURL, "", v)
+	s.pilot.PayoutEntered(now, p.ID, status, p.Requisites)
+	v := api.PayoutView(p)
+	if p.NotifyURL != "" {
+		s.enqueueLocked(hook{Key: "payout:" + p.ID, Resource: "payout", ID: p.ID, Status: status, At: now},
+			p.NotifyURL, "", v)
 	}
 	return &v, nil
 }

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 // Remote is a typed client of a running sandbox's /sandbox/ controls and
@@ -109,7 +111,7 @@ func (e *ControlError) Is(target error) bool {
 	case http.StatusServiceUnavailable:
 		// The sandbox's database failed: the Server's own controls
 		// return ErrStore then.
-		return target == ErrStore && e.Code == "SANDBOX_STORE"
+		return target == ErrStore && e.Code == spec.CodeSandboxStore
 	}
 	return false
 }
@@ -258,7 +260,7 @@ func (r *Remote) do(ctx context.Context, method, path string, body []byte, out a
 	}
 	if res.StatusCode/100 != 2 {
 		e := &ControlError{StatusCode: res.StatusCode}
-		var eb errorBody
+		var eb struct{ Error, Message string }
 		if json.Unmarshal(data, &eb) == nil {
 			e.Code, e.Message = eb.Error, eb.Message
 		} else {

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
@@ -195,7 +196,7 @@ const (
 	DefaultWebhookRetryWait     = time.Second
 	DefaultWebhookConcurrency   = 32
 	DefaultWebhookPerReceiver   = 4
-	DefaultLargeBodyConcurrency = 4
+	DefaultLargeBodyConcurrency = api.DefaultLargeBodyConcurrency
 )
 
 // DefaultUSDTRate is the RUB price of 1 USDT when Config.USDTRate is zero.
@@ -245,9 +246,10 @@ type Server struct {
 	// realClock: Config.Now was nil, so expiry runs on a timer at each
 	// valid_until; with an injected clock it runs on Advance and requests.
 	realClock   bool
-	expiryTimer *time.Timer // under mu
-	closed      bool        // under mu: Close stops the timer for good
-	largeBodies semaphore
+	expiryTimer *time.Timer      // under mu
+	closed      bool             // under mu: Close stops the timer for good
+	api         *api.API         // the merchant API and health (package api)
+	handler     http.Handler     // api's pipeline around mux
 	pilot       *autopilot.Pilot // nil with the autopilot off (autopilot.go)
 	removeDB    func()           // the test binary's own database file (testDBPath), removed by Close
 
@@ -264,9 +266,9 @@ type Server struct {
 	faults    []*Fault
 	requests  map[routeKey]int // per method and route, never per raw path
 
-	caps map[string]int64 // body cap per route pattern, fixed by routes
+	creds map[string]credential // per API key, fixed by Open
 
-	authFails *authFailures // wrong control tokens per client address (auth.go)
+	ctl *api.ControlServer // the /sandbox/ controls, inspection and login, and their guard
 
 	reqMu  sync.Mutex
 	reqLog []RequestRecord // ring of the latest requests
@@ -276,21 +278,9 @@ type Server struct {
 // defaultMerchantName is the display name of a Merchant without Name.
 const defaultMerchantName = "Sandbox merchant"
 
-type merchant struct {
-	apiKey    string
-	name      string // Merchant.Name
-	signer    paykit.Signer
-	unsigned  bool // Merchant.AcceptUnsigned
-	terminals []*terminal
-	transfers int
-}
+type merchant = ledger.Merchant
 
-type terminal struct {
-	id, name string
-	ledger.Balance
-	fee    decimal.Decimal
-	active bool
-}
+type terminal = ledger.Terminal
 
 // New builds a Server from cfg, filling in defaults. It panics when two
 // merchants share an API key, as http.ServeMux does on a duplicate pattern:
@@ -377,8 +367,17 @@ func Open(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, rates: rates, banks: banks, self: self, realClock: realClock,
-		largeBodies: make(semaphore, cfg.LargeBodyConcurrency), requests: map[routeKey]int{},
-		authFails: newAuthFailures(cfg.Logger)}
+		requests: map[routeKey]int{}}
+	s.ctl = api.NewControlServer(api.ControlConfig{AllowRemote: cfg.AllowRemote, ControlToken: cfg.ControlToken,
+		Logger: cfg.Logger}, controlBackend{s})
+	s.creds = make(map[string]credential, len(cfg.Merchants))
+	for _, mc := range cfg.Merchants {
+		c := credential{signer: mc.Signer, unsigned: mc.AcceptUnsigned}
+		if c.signer == nil {
+			c.signer = paykit.HMACSigner(mc.Secret)
+		}
+		s.creds[mc.APIKey] = c
+	}
 	restored, err := s.openStore()
 	if err != nil {
 		return nil, err
@@ -386,7 +385,10 @@ func Open(cfg Config) (*Server, error) {
 	s.hooks = webhooks{webhook.New(webhook.Config{Client: cfg.WebhookClient, MaxAttempts: cfg.WebhookMaxAttempts,
 		RetryWait: cfg.WebhookRetryWait, LogSize: DefaultDeliveryLogSize, Workers: cfg.WebhookConcurrency,
 		PerReceiver: cfg.WebhookPerReceiver, Now: s.Now, Logger: cfg.Logger, Persist: s.deliveryUpdated})}
+	s.api = api.New(apiBackend{s}, api.Config{BaseURL: cfg.BaseURL, RequestBodyTimeout: cfg.RequestBodyTimeout,
+		LargeBodyConcurrency: cfg.LargeBodyConcurrency, Logger: cfg.Logger})
 	s.mux = s.routes()
+	s.handler = s.api.Pipeline(s.mux)
 	s.pilot = newPilot(s, cfg.Autopilot, realClock)
 	s.begin()
 	s.armExpiryLocked(s.nowLocked()) // a stored payment's expiry resumes
@@ -548,10 +550,10 @@ func (s *Server) Terminals(apiKey string) []Terminal {
 	if m == nil {
 		return nil
 	}
-	out := make([]Terminal, 0, len(m.terminals))
-	for _, t := range m.terminals {
-		out = append(out, Terminal{ID: t.id, Name: t.name, Balance: t.Available, BalanceFrozen: t.Frozen,
-			WithdrawalFee: t.fee, IsActive: t.active})
+	out := make([]Terminal, 0, len(m.Terminals))
+	for _, t := range m.Terminals {
+		out = append(out, Terminal{ID: t.ID, Name: t.Name, Balance: t.Available, BalanceFrozen: t.Frozen,
+			WithdrawalFee: t.Fee, IsActive: t.Active})
 	}
 	return out
 }
@@ -580,7 +582,7 @@ func (s *Server) Stats(apiKey string) Stats {
 		return Stats{}
 	}
 	pm, po, wd := s.st.counts(m)
-	st := Stats{Transfers: m.transfers}
+	st := Stats{Transfers: m.Transfers}
 	for _, n := range pm {
 		st.Payments += n
 	}

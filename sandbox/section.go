@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -295,8 +294,8 @@ func (k *keptState) take(s *Server) {
 	k.merchants, k.offset = s.merchants, s.offset
 	k.terminals, k.transfers, k.faults = k.terminals[:0], k.transfers[:0], k.faults[:0]
 	for _, m := range s.merchants {
-		k.transfers = append(k.transfers, keptTransfers{m: m, n: m.transfers})
-		for _, t := range m.terminals {
+		k.transfers = append(k.transfers, keptTransfers{m: m, n: m.Transfers})
+		for _, t := range m.Terminals {
 			k.terminals = append(k.terminals, keptTerminal{t: t, v: *t})
 		}
 	}
@@ -314,7 +313,7 @@ func (k *keptState) restore(s *Server) {
 		*kt.t = kt.v
 	}
 	for _, km := range k.transfers {
-		km.m.transfers = km.n
+		km.m.Transfers = km.n
 	}
 	s.faults = s.faults[:0]
 	for _, f := range k.faults {
@@ -337,12 +336,6 @@ func (s *Server) orStoreErr(err error) error {
 		return serr // the control's own answer came from a store that failed
 	}
 	return err
-}
-
-// storeUnavailable is the answer of the API when the store failed.
-func storeUnavailable() *apiError {
-	return newErr(http.StatusServiceUnavailable, "SANDBOX_STORE",
-		"the sandbox's database cannot be used; see its log, fix the cause and restart it")
 }
 
 // enqueueLocked sends a webhook of the current section (see outboxLocked).

@@ -18,6 +18,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	storereg "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 )
 
@@ -640,13 +641,13 @@ func (st *sqlStore) merchants() map[string]*merchant {
 			var t terminal
 			var bal, frz, fee string
 			var active int
-			if err := r.Scan(&t.id, &t.name, &bal, &frz, &fee, &active); err != nil {
+			if err := r.Scan(&t.ID, &t.Name, &bal, &frz, &fee, &active); err != nil {
 				return err
 			}
-			t.Available, t.Frozen, t.fee, t.active = st.undec(bal), st.undec(frz), st.undec(fee), active != 0
+			t.Available, t.Frozen, t.Fee, t.Active = st.undec(bal), st.undec(frz), st.undec(fee), active != 0
 			stored = append(stored, &t)
 			return nil
-		}, `SELECT id, name, balance, frozen, fee, active FROM terminals WHERE api_key = ? ORDER BY pos`, m.apiKey)
+		}, `SELECT id, name, balance, frozen, fee, active FROM terminals WHERE api_key = ? ORDER BY pos`, m.APIKey)
 		if stored == nil {
 			st.insertMerchant(m)
 			continue
@@ -654,21 +655,21 @@ func (st *sqlStore) merchants() map[string]*merchant {
 		// Compared with the start the file was made from, not with today's
 		// balances, which payments and transfers have moved since.
 		var start string
-		st.meta("start:"+m.apiKey, &start)
-		configured := terminalsText(m.terminals)
+		st.meta("start:"+m.APIKey, &start)
+		configured := terminalsText(m.Terminals)
 		if start == "" { // a file from before starts were recorded: this one is its start from now on
-			st.setMeta("start:"+m.apiKey, configured)
+			st.setMeta("start:"+m.APIKey, configured)
 			start = configured
 		}
 		if configured != start && st.deps.logger != nil {
 			st.deps.logger.Warn("the configured terminals differ from the start this database was made from: the stored "+
 				"terminals and balances are kept and the configuration is IGNORED for them (POST /sandbox/reset applies it, "+
 				"dropping every resource; or give -db a new file)",
-				slog.String("merchant", maskKey(m.apiKey)), slog.String("configured", configured),
+				slog.String("merchant", maskKey(m.APIKey)), slog.String("configured", configured),
 				slog.String("file_start", start), slog.String("stored_now", terminalsText(stored)))
 		}
-		m.terminals = stored
-		st.one([]any{&m.transfers}, `SELECT transfers FROM merchants WHERE api_key = ?`, m.apiKey)
+		m.Terminals = stored
+		st.one([]any{&m.Transfers}, `SELECT transfers FROM merchants WHERE api_key = ?`, m.APIKey)
 	}
 	var gone []string
 	st.rows(func(r *sql.Rows) error {
@@ -694,19 +695,19 @@ func terminalsText(ts []*terminal) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s balance %s frozen %s fee %s active %t", t.id, decText(t.Available), decText(t.Frozen), decText(t.fee), t.active)
+		fmt.Fprintf(&b, "%s balance %s frozen %s fee %s active %t", t.ID, decText(t.Available), decText(t.Frozen), decText(t.Fee), t.Active)
 	}
 	return b.String()
 }
 
 func (st *sqlStore) insertMerchant(m *merchant) {
 	st.exec(`INSERT INTO merchants (api_key, transfers) VALUES (?, ?)
-		ON CONFLICT (api_key) DO UPDATE SET transfers = excluded.transfers`, m.apiKey, m.transfers)
-	st.exec(`DELETE FROM terminals WHERE api_key = ?`, m.apiKey)
-	st.setMeta("start:"+m.apiKey, terminalsText(m.terminals))
-	for i, t := range m.terminals {
+		ON CONFLICT (api_key) DO UPDATE SET transfers = excluded.transfers`, m.APIKey, m.Transfers)
+	st.exec(`DELETE FROM terminals WHERE api_key = ?`, m.APIKey)
+	st.setMeta("start:"+m.APIKey, terminalsText(m.Terminals))
+	for i, t := range m.Terminals {
 		st.exec(`INSERT INTO terminals (api_key, id, pos, name, balance, frozen, fee, active) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.apiKey, t.id, i, t.name, decText(t.Available), decText(t.Frozen), decText(t.fee), boolInt(t.active))
+			m.APIKey, t.ID, i, t.Name, decText(t.Available), decText(t.Frozen), decText(t.Fee), boolInt(t.Active))
 	}
 }
 
@@ -719,11 +720,11 @@ func boolInt(b bool) int {
 
 func (st *sqlStore) saveTerminal(m *merchant, t *terminal) {
 	st.exec(`UPDATE terminals SET balance = ?, frozen = ? WHERE api_key = ? AND id = ?`,
-		decText(t.Available), decText(t.Frozen), m.apiKey, t.id)
+		decText(t.Available), decText(t.Frozen), m.APIKey, t.ID)
 }
 
 func (st *sqlStore) saveMerchant(m *merchant) {
-	st.exec(`UPDATE merchants SET transfers = ? WHERE api_key = ?`, m.transfers, m.apiKey)
+	st.exec(`UPDATE merchants SET transfers = ? WHERE api_key = ?`, m.Transfers, m.APIKey)
 }
 
 func (st *sqlStore) reset() map[string]*merchant {
@@ -762,34 +763,34 @@ func (st *sqlStore) scanPayment(r interface{ Scan(...any) error }) (*payment, er
 	var bankActive = true
 	var validUntil, createdAt int64
 	var disp sql.NullString
-	if err := r.Scan(&p.id, &apiKey, &termID, &p.extID, &amount, &p.method, &p.bank.Code, &p.bank.Name, &p.bank.Country,
-		&p.reqType, &p.reqValue, &p.holder, &p.country, &p.currency, &amountLoc, &p.clientID, &p.notifyURL, &p.token,
-		&p.status, &validUntil, &createdAt, &rate, &p.paymentURL, &p.receipt, &disp); err != nil {
+	if err := r.Scan(&p.ID, &apiKey, &termID, &p.ExtID, &amount, &p.Method, &p.Bank.Code, &p.Bank.Name, &p.Bank.Country,
+		&p.ReqType, &p.ReqValue, &p.Holder, &p.Country, &p.Currency, &amountLoc, &p.ClientID, &p.NotifyURL, &p.Token,
+		&p.Status, &validUntil, &createdAt, &rate, &p.PaymentURL, &p.Receipt, &disp); err != nil {
 		return nil, err
 	}
-	p.bank.IsActive = bankActive
-	if b, ok := findBank(st.deps.banks, p.bank.Code); ok {
-		p.bank = b
+	p.Bank.IsActive = bankActive
+	if b, ok := findBank(st.deps.banks, p.Bank.Code); ok {
+		p.Bank = ledger.Bank(b)
 	}
-	p.amount, p.amountLoc, p.usdtRate = st.undec(amount), st.undec(amountLoc), st.undec(rate)
-	p.validUntil, p.createdAt = unnanos(validUntil), unnanos(createdAt)
+	p.Amount, p.AmountLocal, p.USDTRate = st.undec(amount), st.undec(amountLoc), st.undec(rate)
+	p.ValidUntil, p.CreatedAt = unnanos(validUntil), unnanos(createdAt)
 	if disp.Valid {
 		var d storedDispute
 		if err := json.Unmarshal([]byte(disp.String), &d); err != nil {
 			return nil, err
 		}
-		p.dispute = &dispute{receiptURL: d.ReceiptURL, comment: d.Comment, createdAt: unnanos(d.CreatedAt)}
+		p.Dispute = &dispute{ReceiptURL: d.ReceiptURL, Comment: d.Comment, CreatedAt: unnanos(d.CreatedAt)}
 		if d.Amount != nil {
 			a := st.undec(*d.Amount)
-			p.dispute.amount = &a
+			p.Dispute.Amount = &a
 		}
 	}
-	p.m = st.deps.merchant(apiKey)
-	if p.m == nil {
+	p.Merchant = st.deps.merchant(apiKey)
+	if p.Merchant == nil {
 		return nil, nil // a merchant no longer configured: its payments are out of reach
 	}
-	p.terminal = p.m.terminal(termID)
-	if p.terminal == nil {
+	p.Terminal = p.Merchant.Terminal(termID)
+	if p.Terminal == nil {
 		return nil, nil
 	}
 	return &p, nil
@@ -825,8 +826,8 @@ func (st *sqlStore) loadPayments(where string, args ...any) []*payment {
 			return err
 		}
 		if p != nil {
-			st.saw(p.id)
-			out = append(out, sectionCopy(&st.pm, p.id, p))
+			st.saw(p.ID)
+			out = append(out, sectionCopy(&st.pm, p.ID, p))
 		}
 		return nil
 	}, "SELECT "+paymentCols+" FROM payments "+where, args...)
@@ -842,17 +843,17 @@ func (st *sqlStore) payment(id string) (p *payment) {
 }
 
 func (st *sqlStore) paymentByExt(m *merchant, extID string) (p *payment) {
-	st.lookupBy(func() { p = firstOf(st.loadPayments("WHERE api_key = ? AND ext_id = ?", m.apiKey, extID)) })
+	st.lookupBy(func() { p = firstOf(st.loadPayments("WHERE api_key = ? AND ext_id = ?", m.APIKey, extID)) })
 	return p
 }
 
 func (st *sqlStore) disputeJSON(p *payment) any {
-	if p.dispute == nil {
+	if p.Dispute == nil {
 		return nil
 	}
-	d := storedDispute{ReceiptURL: p.dispute.receiptURL, Comment: p.dispute.comment, CreatedAt: nanos(p.dispute.createdAt)}
-	if p.dispute.amount != nil {
-		a := decText(*p.dispute.amount)
+	d := storedDispute{ReceiptURL: p.Dispute.ReceiptURL, Comment: p.Dispute.Comment, CreatedAt: nanos(p.Dispute.CreatedAt)}
+	if p.Dispute.Amount != nil {
+		a := decText(*p.Dispute.Amount)
 		d.Amount = &a
 	}
 	b, _ := json.Marshal(d)
@@ -860,19 +861,19 @@ func (st *sqlStore) disputeJSON(p *payment) any {
 }
 
 func (st *sqlStore) addPayment(p *payment) {
-	sectionCopy(&st.pm, p.id, p)
+	sectionCopy(&st.pm, p.ID, p)
 	st.pendingUntil(p)
-	st.execRow(p.id, `INSERT INTO payments (`+paymentCols+`, amount_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		p.id, p.m.apiKey, p.terminal.id, p.extID, decText(p.amount), p.method, p.bank.Code, p.bank.Name, p.bank.Country,
-		p.reqType, p.reqValue, p.holder, p.country, p.currency, decText(p.amountLoc), p.clientID, p.notifyURL, p.token,
-		p.status, nanos(p.validUntil), nanos(p.createdAt), decText(p.usdtRate), p.paymentURL, p.receipt, st.disputeJSON(p),
-		amountKey(p.amount))
+	st.execRow(p.ID, `INSERT INTO payments (`+paymentCols+`, amount_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.ID, p.Merchant.APIKey, p.Terminal.ID, p.ExtID, decText(p.Amount), p.Method, p.Bank.Code, p.Bank.Name, p.Bank.Country,
+		p.ReqType, p.ReqValue, p.Holder, p.Country, p.Currency, decText(p.AmountLocal), p.ClientID, p.NotifyURL, p.Token,
+		p.Status, nanos(p.ValidUntil), nanos(p.CreatedAt), decText(p.USDTRate), p.PaymentURL, p.Receipt, st.disputeJSON(p),
+		amountKey(p.Amount))
 }
 
 func (st *sqlStore) savePayment(p *payment, _ string) {
 	st.pendingUntil(p)
-	st.execRow(p.id, `UPDATE payments SET status = ?, receipt = ?, dispute = ? WHERE id = ?`,
-		p.status, p.receipt, st.disputeJSON(p), p.id)
+	st.execRow(p.ID, `UPDATE payments SET status = ?, receipt = ?, dispute = ? WHERE id = ?`,
+		p.Status, p.Receipt, st.disputeJSON(p), p.ID)
 }
 
 func (st *sqlStore) pendingWithAmount(m *merchant, key string) int {
@@ -882,7 +883,7 @@ func (st *sqlStore) pendingWithAmount(m *merchant, key string) int {
 	// The cap is in the text, not bound: SQLite prepares a statement whose
 	// LIMIT is a parameter again at every bind.
 	st.one([]any{&n}, `SELECT count(*) FROM (SELECT 1 FROM payments WHERE api_key = ? AND status = ? AND amount_key = ? LIMIT `+
-		strconv.Itoa(st.deps.maxSamePending)+`)`, m.apiKey, statusPending, key)
+		strconv.Itoa(st.deps.maxSamePending)+`)`, m.APIKey, statusPending, key)
 	return n
 }
 
@@ -922,8 +923,8 @@ func (st *sqlStore) nextExpiry() (next time.Time, ok bool) {
 // next early, and an early answer costs one query (dueExpiry) or one timer
 // that finds nothing due and asks again.
 func (st *sqlStore) pendingUntil(p *payment) {
-	if st.nextKnown && p.status == statusPending && (st.next.IsZero() || p.validUntil.Before(st.next)) {
-		st.next = p.validUntil
+	if st.nextKnown && p.Status == statusPending && (st.next.IsZero() || p.ValidUntil.Before(st.next)) {
+		st.next = p.ValidUntil
 	}
 }
 
@@ -942,16 +943,16 @@ func (st *sqlStore) loadPayouts(where string, args ...any) []*payout {
 		var p payout
 		var apiKey, amount string
 		var created, completed int64
-		if err := r.Scan(&p.id, &apiKey, &p.extID, &amount, &p.method, &p.requisites, &p.holderName, &p.bank,
-			&p.notifyURL, &p.status, &p.providerOrderID, &created, &completed); err != nil {
+		if err := r.Scan(&p.ID, &apiKey, &p.ExtID, &amount, &p.Method, &p.Requisites, &p.HolderName, &p.Bank,
+			&p.NotifyURL, &p.Status, &p.ProviderOrderID, &created, &completed); err != nil {
 			return err
 		}
-		p.amount, p.createdAt, p.completedAt = st.undec(amount), unnanos(created), unnanos(completed)
-		if p.m = st.deps.merchant(apiKey); p.m == nil {
+		p.Amount, p.CreatedAt, p.CompletedAt = st.undec(amount), unnanos(created), unnanos(completed)
+		if p.Merchant = st.deps.merchant(apiKey); p.Merchant == nil {
 			return nil
 		}
-		st.saw(p.id)
-		out = append(out, sectionCopy(&st.po, p.id, &p))
+		st.saw(p.ID)
+		out = append(out, sectionCopy(&st.po, p.ID, &p))
 		return nil
 	}, "SELECT "+payoutCols+" FROM payouts "+where, args...)
 	return out
@@ -966,20 +967,20 @@ func (st *sqlStore) payout(id string) (p *payout) {
 }
 
 func (st *sqlStore) payoutByExt(m *merchant, extID string) (p *payout) {
-	st.lookupBy(func() { p = firstOf(st.loadPayouts("WHERE api_key = ? AND ext_id = ?", m.apiKey, extID)) })
+	st.lookupBy(func() { p = firstOf(st.loadPayouts("WHERE api_key = ? AND ext_id = ?", m.APIKey, extID)) })
 	return p
 }
 
 func (st *sqlStore) addPayout(p *payout) {
-	sectionCopy(&st.po, p.id, p)
-	st.execRow(p.id, `INSERT INTO payouts (`+payoutCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		p.id, p.m.apiKey, p.extID, decText(p.amount), p.method, p.requisites, p.holderName, p.bank, p.notifyURL,
-		p.status, p.providerOrderID, nanos(p.createdAt), nanos(p.completedAt))
+	sectionCopy(&st.po, p.ID, p)
+	st.execRow(p.ID, `INSERT INTO payouts (`+payoutCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.ID, p.Merchant.APIKey, p.ExtID, decText(p.Amount), p.Method, p.Requisites, p.HolderName, p.Bank, p.NotifyURL,
+		p.Status, p.ProviderOrderID, nanos(p.CreatedAt), nanos(p.CompletedAt))
 }
 
 func (st *sqlStore) savePayout(p *payout) {
-	st.execRow(p.id, `UPDATE payouts SET status = ?, provider_order_id = ?, completed_at = ? WHERE id = ?`,
-		p.status, p.providerOrderID, nanos(p.completedAt), p.id)
+	st.execRow(p.ID, `UPDATE payouts SET status = ?, provider_order_id = ?, completed_at = ? WHERE id = ?`,
+		p.Status, p.ProviderOrderID, nanos(p.CompletedAt), p.ID)
 }
 
 func (f payoutFilter) sql(apiKey string) (string, []any) {
@@ -1000,7 +1001,7 @@ func (f payoutFilter) sql(apiKey string) (string, []any) {
 }
 
 func (st *sqlStore) listPayouts(m *merchant, f payoutFilter, limit, offset int) ([]*payout, int) {
-	where, args := f.sql(m.apiKey)
+	where, args := f.sql(m.APIKey)
 	var total int
 	st.one([]any{&total}, "SELECT count(*) FROM payouts "+where, args...)
 	if total <= offset || limit == 0 {
@@ -1023,20 +1024,20 @@ func (st *sqlStore) loadWithdrawals(where string, args ...any) []*withdrawal {
 		var w withdrawal
 		var apiKey, termID, amount, fee, held string
 		var created, updated int64
-		if err := r.Scan(&w.id, &apiKey, &termID, &amount, &fee, &held, &w.address, &w.txHash, &w.status,
+		if err := r.Scan(&w.ID, &apiKey, &termID, &amount, &fee, &held, &w.Address, &w.TxHash, &w.Status,
 			&created, &updated); err != nil {
 			return err
 		}
-		w.amount, w.fee, w.held = st.undec(amount), st.undec(fee), st.undec(held)
-		w.createdAt, w.updatedAt = unnanos(created), unnanos(updated)
-		if w.m = st.deps.merchant(apiKey); w.m == nil {
+		w.Amount, w.Fee, w.Held = st.undec(amount), st.undec(fee), st.undec(held)
+		w.CreatedAt, w.UpdatedAt = unnanos(created), unnanos(updated)
+		if w.Merchant = st.deps.merchant(apiKey); w.Merchant == nil {
 			return nil
 		}
-		if w.terminal = w.m.terminal(termID); w.terminal == nil {
+		if w.Terminal = w.Merchant.Terminal(termID); w.Terminal == nil {
 			return nil
 		}
-		st.saw(w.id)
-		out = append(out, sectionCopy(&st.wd, w.id, &w))
+		st.saw(w.ID)
+		out = append(out, sectionCopy(&st.wd, w.ID, &w))
 		return nil
 	}, "SELECT "+withdrawalCols+" FROM withdrawals "+where, args...)
 	return out
@@ -1051,15 +1052,15 @@ func (st *sqlStore) withdrawal(id string) (w *withdrawal) {
 }
 
 func (st *sqlStore) addWithdrawal(w *withdrawal) {
-	sectionCopy(&st.wd, w.id, w)
-	st.execRow(w.id, `INSERT INTO withdrawals (`+withdrawalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		w.id, w.m.apiKey, w.terminal.id, decText(w.amount), decText(w.fee), decText(w.held), w.address, w.txHash, w.status,
-		nanos(w.createdAt), nanos(w.updatedAt))
+	sectionCopy(&st.wd, w.ID, w)
+	st.execRow(w.ID, `INSERT INTO withdrawals (`+withdrawalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		w.ID, w.Merchant.APIKey, w.Terminal.ID, decText(w.Amount), decText(w.Fee), decText(w.Held), w.Address, w.TxHash, w.Status,
+		nanos(w.CreatedAt), nanos(w.UpdatedAt))
 }
 
 func (st *sqlStore) saveWithdrawal(w *withdrawal) {
-	st.execRow(w.id, `UPDATE withdrawals SET status = ?, tx_hash = ?, updated_at = ? WHERE id = ?`,
-		w.status, w.txHash, nanos(w.updatedAt), w.id)
+	st.execRow(w.ID, `UPDATE withdrawals SET status = ?, tx_hash = ?, updated_at = ? WHERE id = ?`,
+		w.Status, w.TxHash, nanos(w.UpdatedAt), w.ID)
 }
 
 func (st *sqlStore) recentWithdrawals(limit int) []*withdrawal {
@@ -1083,7 +1084,7 @@ func (st *sqlStore) countBy(table, apiKey string) map[string]int {
 }
 
 func (st *sqlStore) counts(m *merchant) (map[string]int, map[string]int, map[string]int) {
-	return st.countBy("payments", m.apiKey), st.countBy("payouts", m.apiKey), st.countBy("withdrawals", m.apiKey)
+	return st.countBy("payments", m.APIKey), st.countBy("payouts", m.APIKey), st.countBy("withdrawals", m.APIKey)
 }
 
 func (st *sqlStore) inFlight() []autopilot.InFlight {

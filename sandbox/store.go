@@ -5,7 +5,6 @@ import (
 	"sort"
 	"time"
 
-	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
@@ -103,9 +102,9 @@ type payoutFilter struct {
 }
 
 func (f payoutFilter) match(p *payout) bool {
-	return (f.status == "" || p.status == f.status) &&
-		(f.from.IsZero() || !p.createdAt.Before(f.from)) &&
-		(f.to.IsZero() || !p.createdAt.After(f.to))
+	return (f.status == "" || p.Status == f.status) &&
+		(f.from.IsZero() || !p.CreatedAt.Before(f.from)) &&
+		(f.to.IsZero() || !p.CreatedAt.After(f.to))
 }
 
 // uiListLimit bounds the rows the dashboard shows per list: the newest
@@ -117,14 +116,11 @@ const uiListLimit = 500
 func buildMerchants(cfg []Merchant) map[string]*merchant {
 	out := make(map[string]*merchant, len(cfg))
 	for _, mc := range cfg {
-		m := &merchant{apiKey: mc.APIKey, name: mc.Name, signer: mc.Signer, unsigned: mc.AcceptUnsigned}
-		if m.signer == nil {
-			m.signer = paykit.HMACSigner(mc.Secret)
-		}
+		m := &merchant{APIKey: mc.APIKey, Name: mc.Name}
 		for _, t := range mc.Terminals {
-			m.terminals = append(m.terminals, &terminal{
-				id: t.ID, name: t.Name, Balance: ledger.Balance{Available: t.Balance, Frozen: t.BalanceFrozen},
-				fee: t.WithdrawalFee, active: t.IsActive,
+			m.Terminals = append(m.Terminals, &terminal{
+				ID: t.ID, Name: t.Name, Balance: ledger.Balance{Available: t.Balance, Frozen: t.BalanceFrozen},
+				Fee: t.WithdrawalFee, Active: t.IsActive,
 			})
 		}
 		out[mc.APIKey] = m
@@ -174,21 +170,21 @@ func (s *memStore) payment(id string) *payment { return s.payments[id] }
 func (s *memStore) paymentByExt(m *merchant, extID string) *payment { return s.byExt[m][extID] }
 
 func (s *memStore) addPayment(p *payment) {
-	s.payments[p.id] = p
-	if s.byExt[p.m] == nil {
-		s.byExt[p.m] = map[string]*payment{}
-		s.pending[p.m] = map[string]int{}
+	s.payments[p.ID] = p
+	if s.byExt[p.Merchant] == nil {
+		s.byExt[p.Merchant] = map[string]*payment{}
+		s.pending[p.Merchant] = map[string]int{}
 	}
-	s.byExt[p.m][p.extID] = p
-	s.pending[p.m][amountKey(p.amount)]++
+	s.byExt[p.Merchant][p.ExtID] = p
+	s.pending[p.Merchant][amountKey(p.Amount)]++
 	heap.Push(&s.expiry, p)
 }
 
 func (s *memStore) savePayment(p *payment, was string) {
-	if was == statusPending && p.status != statusPending {
-		k := amountKey(p.amount)
-		if s.pending[p.m][k]--; s.pending[p.m][k] <= 0 {
-			delete(s.pending[p.m], k)
+	if was == statusPending && p.Status != statusPending {
+		k := amountKey(p.Amount)
+		if s.pending[p.Merchant][k]--; s.pending[p.Merchant][k] <= 0 {
+			delete(s.pending[p.Merchant], k)
 		}
 	}
 }
@@ -197,8 +193,8 @@ func (s *memStore) pendingWithAmount(m *merchant, key string) int { return s.pen
 
 func (s *memStore) dueExpiry(now time.Time, limit int) []*payment {
 	var out []*payment
-	for len(out) < limit && len(s.expiry) > 0 && !now.Before(s.expiry[0].validUntil) {
-		if p := heap.Pop(&s.expiry).(*payment); p.status == statusPending {
+	for len(out) < limit && len(s.expiry) > 0 && !now.Before(s.expiry[0].ValidUntil) {
+		if p := heap.Pop(&s.expiry).(*payment); p.Status == statusPending {
 			out = append(out, p)
 		}
 	}
@@ -206,13 +202,13 @@ func (s *memStore) dueExpiry(now time.Time, limit int) []*payment {
 }
 
 func (s *memStore) nextExpiry() (time.Time, bool) {
-	for len(s.expiry) > 0 && s.expiry[0].status != statusPending {
+	for len(s.expiry) > 0 && s.expiry[0].Status != statusPending {
 		heap.Pop(&s.expiry) // settled before it was due: no timer for it
 	}
 	if len(s.expiry) == 0 {
 		return time.Time{}, false
 	}
-	return s.expiry[0].validUntil, true
+	return s.expiry[0].ValidUntil, true
 }
 
 func (s *memStore) recentPayments(limit int) []*payment {
@@ -224,13 +220,13 @@ func (s *memStore) recentPayments(limit int) []*payment {
 	// jumping between refreshes (sqlStore orders the same way).
 	sort.Slice(ps, func(i, j int) bool {
 		a, b := ps[i], ps[j]
-		if !a.createdAt.Equal(b.createdAt) {
-			return a.createdAt.After(b.createdAt)
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.After(b.CreatedAt)
 		}
-		if a.extID != b.extID {
-			return a.extID < b.extID
+		if a.ExtID != b.ExtID {
+			return a.ExtID < b.ExtID
 		}
-		return a.id < b.id
+		return a.ID < b.ID
 	})
 	return ps[:min(limit, len(ps))]
 }
@@ -240,11 +236,11 @@ func (s *memStore) payout(id string) *payout { return s.payouts[id] }
 func (s *memStore) payoutByExt(m *merchant, extID string) *payout { return s.payoutByX[m][extID] }
 
 func (s *memStore) addPayout(p *payout) {
-	s.payouts[p.id] = p
-	if s.payoutByX[p.m] == nil {
-		s.payoutByX[p.m] = map[string]*payout{}
+	s.payouts[p.ID] = p
+	if s.payoutByX[p.Merchant] == nil {
+		s.payoutByX[p.Merchant] = map[string]*payout{}
 	}
-	s.payoutByX[p.m][p.extID] = p
+	s.payoutByX[p.Merchant][p.ExtID] = p
 	s.payoutList = append(s.payoutList, p)
 }
 
@@ -254,7 +250,7 @@ func (s *memStore) listPayouts(m *merchant, f payoutFilter, limit, offset int) (
 	var out []*payout
 	total := 0
 	for _, p := range s.payoutList {
-		if p.m != m || !f.match(p) {
+		if p.Merchant != m || !f.match(p) {
 			continue
 		}
 		if total >= offset && len(out) < limit {
@@ -275,7 +271,7 @@ func (s *memStore) recentPayouts(limit int) []*payout {
 
 func (s *memStore) withdrawal(id string) *withdrawal { return s.withdrawals[id] }
 
-func (s *memStore) addWithdrawal(w *withdrawal) { s.withdrawals[w.id] = w }
+func (s *memStore) addWithdrawal(w *withdrawal) { s.withdrawals[w.ID] = w }
 
 func (s *memStore) saveWithdrawal(*withdrawal) {}
 
@@ -285,10 +281,10 @@ func (s *memStore) recentWithdrawals(limit int) []*withdrawal {
 		ws = append(ws, w)
 	}
 	sort.Slice(ws, func(i, j int) bool {
-		if !ws[i].createdAt.Equal(ws[j].createdAt) {
-			return ws[i].createdAt.After(ws[j].createdAt)
+		if !ws[i].CreatedAt.Equal(ws[j].CreatedAt) {
+			return ws[i].CreatedAt.After(ws[j].CreatedAt)
 		}
-		return ws[i].id < ws[j].id
+		return ws[i].ID < ws[j].ID
 	})
 	return ws[:min(limit, len(ws))]
 }
@@ -299,14 +295,14 @@ func (s *memStore) saveMerchant(*merchant)            {}
 func (s *memStore) counts(m *merchant) (map[string]int, map[string]int, map[string]int) {
 	pm, po, wd := map[string]int{}, map[string]int{}, map[string]int{}
 	for _, p := range s.byExt[m] {
-		pm[p.status]++
+		pm[p.Status]++
 	}
 	for _, p := range s.payoutByX[m] {
-		po[p.status]++
+		po[p.Status]++
 	}
 	for _, w := range s.withdrawals {
-		if w.m == m {
-			wd[w.status]++
+		if w.Merchant == m {
+			wd[w.Status]++
 		}
 	}
 	return pm, po, wd
@@ -342,7 +338,7 @@ func (s *memStore) close() error                  { return nil }
 type expiryHeap []*payment
 
 func (h expiryHeap) Len() int           { return len(h) }
-func (h expiryHeap) Less(i, j int) bool { return h[i].validUntil.Before(h[j].validUntil) }
+func (h expiryHeap) Less(i, j int) bool { return h[i].ValidUntil.Before(h[j].ValidUntil) }
 func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(*payment)) }
 func (h *expiryHeap) Pop() any {

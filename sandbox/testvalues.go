@@ -1,11 +1,9 @@
 package sandbox
 
 import (
-	"net/http"
-
-	"github.com/shopspring/decimal"
-
+	"github.com/paykit-dev/paykit-go/internal/spec"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 // TestValue is one row of the autopilot's test values: like a payment
@@ -22,14 +20,10 @@ type TestValue = autopilot.TestValue
 // of its resource.
 var TestValues = autopilot.TestValues
 
-// refuseCreate answers PAY_004 for the test amount; nil otherwise and
-// always with the autopilot off.
-func (s *Server) refuseCreate(amount decimal.Decimal) *apiError {
-	if !s.pilot.RefusesCreate(amount) {
-		return nil
-	}
-	return newErr(http.StatusServiceUnavailable, "PAY_004", "no requisites available (sandbox test amount 404.04)")
-}
+// testAmountRefused is PAY_004 for the test amount, which the autopilot
+// refuses (Pilot.RefusesCreate: never with the autopilot off).
+var testAmountRefused = &ledger.Error{Kind: ledger.Unavailable, Code: spec.CodePAY004,
+	Message: "no requisites available (sandbox test amount 404.04)"}
 
 // TestValuesMarkdown renders TestValues as a Markdown table, the form the
 // README carries.

@@ -23,7 +23,7 @@ import (
 type webBackend struct{ s *Server }
 
 func (b webBackend) Guard(w http.ResponseWriter, r *http.Request) bool {
-	return b.s.guardControl(w, r, false)
+	return b.s.ctl.Guard(w, r, false)
 }
 
 func (b webBackend) Dashboard(page, errMsg string, refresh int) web.Data {
@@ -129,22 +129,22 @@ func (s *Server) uiPaymentsLocked(now time.Time) []web.Payment {
 	ps := s.st.recentPayments(uiListLimit) // newest first
 	out := make([]web.Payment, 0, len(ps))
 	for _, p := range ps {
-		v := web.Payment{ID: p.id, ShortID: web.ShortID(p.id), ExtID: p.extID, Amount: web.MoneyText(p.amount, "RUB"), Method: web.MethodText(p.method),
-			Status: p.status, ReqLabel: web.ReqLabel(p.reqType), ReqMasked: web.MaskNumber(p.reqValue), Bank: p.bank.Name,
-			Created: web.Time(p.createdAt), CreatedTime: web.ClockTime(p.createdAt),
-			ValidUntil: web.Time(p.validUntil), ValidUntilTime: web.ClockTime(p.validUntil),
-			CanVerify: p.status == statusProcessing, CanReview: p.status == statusDispute}
-		if p.status == statusPending {
-			v.TimeLeft = web.TimeLeft(p.validUntil.Sub(now))
+		v := web.Payment{ID: p.ID, ShortID: web.ShortID(p.ID), ExtID: p.ExtID, Amount: web.MoneyText(p.Amount, "RUB"), Method: web.MethodText(p.Method),
+			Status: p.Status, ReqLabel: web.ReqLabel(p.ReqType), ReqMasked: web.MaskNumber(p.ReqValue), Bank: p.Bank.Name,
+			Created: web.Time(p.CreatedAt), CreatedTime: web.ClockTime(p.CreatedAt),
+			ValidUntil: web.Time(p.ValidUntil), ValidUntilTime: web.ClockTime(p.ValidUntil),
+			CanVerify: p.Status == statusProcessing, CanReview: p.Status == statusDispute}
+		if p.Status == statusPending {
+			v.TimeLeft = web.TimeLeft(p.ValidUntil.Sub(now))
 		}
-		if p.method == methodCrossBorder {
-			v.AmountLocal = web.MoneyText(p.amountLoc, p.currency)
+		if p.Method == methodCrossBorder {
+			v.AmountLocal = web.MoneyText(p.AmountLocal, p.Currency)
 		}
-		if d := p.dispute; d != nil {
-			v.Dispute = &web.Dispute{Comment: d.comment, ReceiptURL: d.receiptURL, Created: web.Time(d.createdAt),
-				CreatedTime: web.ClockTime(d.createdAt)}
-			if d.amount != nil {
-				v.Dispute.Amount = web.MoneyText(*d.amount, "RUB")
+		if d := p.Dispute; d != nil {
+			v.Dispute = &web.Dispute{Comment: d.Comment, ReceiptURL: d.ReceiptURL, Created: web.Time(d.CreatedAt),
+				CreatedTime: web.ClockTime(d.CreatedAt)}
+			if d.Amount != nil {
+				v.Dispute.Amount = web.MoneyText(*d.Amount, "RUB")
 			}
 		}
 		out = append(out, v)
@@ -155,11 +155,11 @@ func (s *Server) uiPaymentsLocked(now time.Time) []web.Payment {
 func (s *Server) uiPayoutsLocked() []web.Payout {
 	var out []web.Payout
 	for _, p := range s.st.recentPayouts(uiListLimit) { // newest first
-		v := web.Payout{ID: p.id, ShortID: web.ShortID(p.id), ExtID: p.extID, Amount: web.MoneyText(p.amount, "RUB"), Method: web.MethodText(p.method),
-			ReqMasked: web.MaskNumber(p.requisites), Holder: p.holderName, Bank: p.bank, Status: p.status,
-			ProviderOrderID: p.providerOrderID, Created: web.Time(p.createdAt), CreatedTime: web.ClockTime(p.createdAt), Moves: ledger.PayoutMoves(p.status)}
-		if !p.completedAt.IsZero() {
-			v.Completed = web.Time(p.completedAt)
+		v := web.Payout{ID: p.ID, ShortID: web.ShortID(p.ID), ExtID: p.ExtID, Amount: web.MoneyText(p.Amount, "RUB"), Method: web.MethodText(p.Method),
+			ReqMasked: web.MaskNumber(p.Requisites), Holder: p.HolderName, Bank: p.Bank, Status: p.Status,
+			ProviderOrderID: p.ProviderOrderID, Created: web.Time(p.CreatedAt), CreatedTime: web.ClockTime(p.CreatedAt), Moves: ledger.PayoutMoves(p.Status)}
+		if !p.CompletedAt.IsZero() {
+			v.Completed = web.Time(p.CompletedAt)
 		}
 		out = append(out, v)
 	}
@@ -170,9 +170,9 @@ func (s *Server) uiWithdrawalsLocked() []web.Withdrawal {
 	ws := s.st.recentWithdrawals(uiListLimit) // newest first
 	out := make([]web.Withdrawal, 0, len(ws))
 	for _, w := range ws {
-		out = append(out, web.Withdrawal{ID: w.id, ShortID: web.ShortID(w.id), Terminal: w.terminal.id, Amount: web.MoneyText(w.amount, "USDT"),
-			Fee: web.MoneyText(w.fee, "USDT"), Address: w.address, TxHash: w.txHash, Status: w.status,
-			Created: web.Time(w.createdAt), CreatedTime: web.ClockTime(w.createdAt), Updated: web.Time(w.updatedAt), Moves: ledger.WithdrawalMoves(w.status)})
+		out = append(out, web.Withdrawal{ID: w.ID, ShortID: web.ShortID(w.ID), Terminal: w.Terminal.ID, Amount: web.MoneyText(w.Amount, "USDT"),
+			Fee: web.MoneyText(w.Fee, "USDT"), Address: w.Address, TxHash: w.TxHash, Status: w.Status,
+			Created: web.Time(w.CreatedAt), CreatedTime: web.ClockTime(w.CreatedAt), Updated: web.Time(w.UpdatedAt), Moves: ledger.WithdrawalMoves(w.Status)})
 	}
 	return out
 }
@@ -182,10 +182,10 @@ func (s *Server) uiMerchantsLocked() []web.Merchant {
 	for i, mc := range s.cfg.Merchants {
 		m := s.merchants[mc.APIKey]
 		um := web.Merchant{Name: mc.Name, Label: web.MerchantLabel(i, mc.APIKey)}
-		for _, t := range m.terminals {
-			um.Terminals = append(um.Terminals, web.Terminal{ID: t.id, Name: t.name,
+		for _, t := range m.Terminals {
+			um.Terminals = append(um.Terminals, web.Terminal{ID: t.ID, Name: t.Name,
 				Balance: web.MoneyText(t.Available, ""), Frozen: web.MoneyText(t.Frozen, ""),
-				Fee: web.MoneyText(t.fee, ""), Active: t.active})
+				Fee: web.MoneyText(t.Fee, ""), Active: t.Active})
 		}
 		out = append(out, um)
 	}

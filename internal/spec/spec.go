@@ -36,8 +36,22 @@ const (
 	USDTScale = 6
 )
 
+// The payment methods (SPEC.md, create payment), by name, for the code
+// that treats one of them apart.
+const (
+	// MethodCard is the method of a create that names none.
+	MethodCard = "CARD"
+	// MethodSBP is the spec's SBP.
+	MethodSBP = "SBP"
+	// MethodSIM is the spec's SIM.
+	MethodSIM = "SIM"
+	// MethodCrossBorder's requisites are a foreign bank's, and its RUB
+	// amount is also given in the local currency.
+	MethodCrossBorder = "CROSS_BORDER"
+)
+
 // PaymentMethods are the payment methods a create may name.
-var PaymentMethods = []string{"CARD", "SBP", "SIM", "CROSS_BORDER"}
+var PaymentMethods = []string{MethodCard, MethodSBP, MethodSIM, MethodCrossBorder}
 
 // Countries are the countries of a CROSS_BORDER payment.
 var Countries = []string{"TJ", "KZ", "UZ", "KG"}
@@ -91,3 +105,66 @@ var codes = func() map[string]bool {
 	}
 	return m
 }()
+
+// The codes of ErrorCodes, by name, so that both sides answer and compare
+// them without a string literal that a typo could change.
+const (
+	// CodePAY001 is an internal error of create and confirm payment (500),
+	// and "payout not found" of the payout reads (404).
+	CodePAY001 = "PAY_001"
+	// CodePAY002 is invalid parameters of payments, payouts and disputes.
+	CodePAY002 = "PAY_002"
+	// CodePAY003 is an ext_id already used by a payment or payout.
+	CodePAY003 = "PAY_003"
+	// CodePAY004 is no requisites available.
+	CodePAY004 = "PAY_004"
+	// CodePAY005 is too many pending payments with the same amount.
+	CodePAY005 = "PAY_005"
+	// CodePAY006 is payment not found.
+	CodePAY006 = "PAY_006"
+	// CodePAY007 is a cancel of a payment that is not PENDING.
+	CodePAY007 = "PAY_007"
+	// CodePAY008 is a confirm of a payment that is not PENDING.
+	CodePAY008 = "PAY_008"
+	// CodeDIS001 is a dispute opened from a status that allows none.
+	CodeDIS001 = "DIS_001"
+	// CodeDIS002 is a second dispute of one payment.
+	CodeDIS002 = "DIS_002"
+	// CodeDIS003 is a cancel of a dispute that is not open.
+	CodeDIS003 = "DIS_003"
+	// CodeSYS001 is an internal error of create payout and cancel dispute.
+	CodeSYS001 = "SYS_001"
+	// CodeWDR001 is invalid parameters of a withdrawal.
+	CodeWDR001 = "WDR_001"
+	// CodeWDR002 is insufficient funds for a withdrawal.
+	CodeWDR002 = "WDR_002"
+	// CodeWDR003 is withdrawal not found.
+	CodeWDR003 = "WDR_003"
+	// CodeTRF001 is invalid parameters of a transfer.
+	CodeTRF001 = "TRF_001"
+	// CodeTRF002 is a transfer's terminal not found.
+	CodeTRF002 = "TRF_002"
+	// CodeTRF003 is insufficient funds on a transfer's source terminal.
+	CodeTRF003 = "TRF_003"
+)
+
+// The codes the sandbox answers that the spec's table does not list
+// (openapi.yaml documents them as the sandbox's behaviour). The SDK's
+// Observer passes them through as they are.
+const (
+	// CodeAUTH001 is a request whose X-Identity or X-Signature is missing
+	// or wrong (401).
+	CodeAUTH001 = "AUTH_001"
+	// CodeSandboxStore is every answer once the sandbox's database failed
+	// (503).
+	CodeSandboxStore = "SANDBOX_STORE"
+	// CodeSandboxBusy is a large body refused while too many are read at
+	// once (503).
+	CodeSandboxBusy = "SANDBOX_BUSY"
+	// CodeNotFound is a /v1/ path no endpoint serves (404).
+	CodeNotFound = "NOT_FOUND"
+)
+
+// SandboxCodes are the codes above, outside ErrorCodes, that the merchant
+// API of the sandbox answers.
+var SandboxCodes = []string{CodeAUTH001, CodeSandboxStore, CodeSandboxBusy, CodeNotFound}

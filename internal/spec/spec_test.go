@@ -1,9 +1,14 @@
 package spec
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -42,6 +47,49 @@ func TestIsCode(t *testing.T) {
 	for _, c := range []string{"", "pay_001", "PAY_009", "AUTH_001", "INVALID_CODE", "PAY_0010"} {
 		if IsCode(c) {
 			t.Errorf("IsCode(%q) = true", c)
+		}
+	}
+}
+
+// Every code of ErrorCodes has its named constant, and every Code*
+// constant is a code of the table or of SandboxCodes: a code answered
+// through a constant is then one a client can know.
+func TestCodeConstantsAreTheTable(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "spec.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]bool{}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			vs := s.(*ast.ValueSpec)
+			for i, n := range vs.Names {
+				if !strings.HasPrefix(n.Name, "Code") {
+					continue
+				}
+				v, err := strconv.Unquote(vs.Values[i].(*ast.BasicLit).Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				named[v] = true
+				if !IsCode(v) && !slices.Contains(SandboxCodes, v) {
+					t.Errorf("%s = %q is neither in ErrorCodes nor in SandboxCodes", n.Name, v)
+				}
+			}
+		}
+	}
+	for _, c := range append(slices.Clone(SandboxCodes), func() (cs []string) {
+		for _, c := range ErrorCodes {
+			cs = append(cs, c.Code)
+		}
+		return cs
+	}()...) {
+		if !named[c] {
+			t.Errorf("%s has no Code constant", c)
 		}
 	}
 }

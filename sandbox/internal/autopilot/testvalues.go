@@ -5,6 +5,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paykit-dev/paykit-go/internal/spec"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -42,7 +43,7 @@ var TestValues = []TestValue{
 	{"payment", "amount", "kopecks .13", "1500.13",
 		"after the merchant confirms: stays PROCESSING (never verified)"},
 	{"payment", "amount", "exactly 404.04", "404.04",
-		"create answers 503 PAY_004 (no requisites available)"},
+		"create answers 503 " + spec.CodePAY004 + " (no requisites available)"},
 	{"dispute", "comment", "any other comment, or none", "receipt attached",
 		"reviewed: approved, COMPLETED, terminal credited"},
 	{"dispute", "comment", "contains \"reject\" (any case)", "please reject",

@@ -32,8 +32,14 @@ const (
 	// there (insufficient funds).
 	Refused
 	// Conflict: the change was already made in another form (a second
-	// dispute of one payment).
+	// dispute of one payment, an ext_id already used).
 	Conflict
+	// Unavailable: the change is well formed, but the sandbox has nothing
+	// to serve it with now (no requisites: no active terminal or bank).
+	Unavailable
+	// TooMany: the change would pass a limit on how many resources may be
+	// in one state at once (pending payments of one amount).
+	TooMany
 )
 
 // Error is a refusal of a rule.
@@ -74,7 +80,7 @@ type Balance struct {
 // TRF_003 when the source has less than amount.
 func Transfer(from, to *Balance, amount decimal.Decimal) *Error {
 	if from.Available.LessThan(amount) {
-		return &Error{Kind: Refused, Code: "TRF_003", Message: "insufficient funds on the source terminal"}
+		return &Error{Kind: Refused, Code: spec.CodeTRF003, Message: "insufficient funds on the source terminal"}
 	}
 	from.Available = from.Available.Sub(amount)
 	to.Available = to.Available.Add(amount)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 // Payment statuses, upper case as the spec writes them.
@@ -63,9 +65,9 @@ type paymentMove struct {
 // endpoint; the controls' rows have none (the spec has no controls).
 var paymentMoves = []paymentMove{
 	{event: Confirm, from: []string{PaymentPending}, to: PaymentProcessing,
-		refuse: refusal{WrongState, "PAY_008", "payment cannot be confirmed: status is %[2]s"}},
+		refuse: refusal{WrongState, spec.CodePAY008, "payment cannot be confirmed: status is %[2]s"}},
 	{event: Cancel, from: []string{PaymentPending}, to: PaymentCancelled,
-		refuse: refusal{WrongState, "PAY_007", "payment cannot be cancelled: status is %[2]s"}},
+		refuse: refusal{WrongState, spec.CodePAY007, "payment cannot be cancelled: status is %[2]s"}},
 	{event: Expire, from: []string{PaymentPending}, to: PaymentCancelled,
 		refuse: refusal{WrongState, "", "payment %[1]s is %[2]s, not PENDING: nothing to expire"}},
 	{event: VerifyCompleted, from: []string{PaymentProcessing}, to: PaymentCompleted, credit: true,
@@ -73,29 +75,14 @@ var paymentMoves = []paymentMove{
 	{event: VerifyCancelled, from: []string{PaymentProcessing}, to: PaymentCancelled,
 		refuse: refusal{WrongState, "", "payment %[1]s is %[2]s, not PROCESSING"}},
 	{event: OpenDispute, from: []string{PaymentCancelled, PaymentCancelledAppeal}, to: PaymentDispute,
-		refuse:   refusal{WrongState, "DIS_001", "a dispute can be opened only when status is CANCELLED or CANCELLED_APPEAL, not %[2]s"},
-		refuseIn: map[string]refusal{PaymentDispute: {Conflict, "DIS_002", "a dispute already exists for this payment"}}},
+		refuse:   refusal{WrongState, spec.CodeDIS001, "a dispute can be opened only when status is CANCELLED or CANCELLED_APPEAL, not %[2]s"},
+		refuseIn: map[string]refusal{PaymentDispute: {Conflict, spec.CodeDIS002, "a dispute already exists for this payment"}}},
 	{event: CancelDispute, from: []string{PaymentDispute}, to: PaymentCancelledAppeal,
-		refuse: refusal{WrongState, "DIS_003", "only a dispute in status DISPUTE can be cancelled, status is %[2]s"}},
+		refuse: refusal{WrongState, spec.CodeDIS003, "only a dispute in status DISPUTE can be cancelled, status is %[2]s"}},
 	{event: ApproveDispute, from: []string{PaymentDispute}, to: PaymentCompleted, credit: true,
 		refuse: refusal{WrongState, "", "payment %[1]s is %[2]s, not DISPUTE"}},
 	{event: RejectDispute, from: []string{PaymentDispute}, to: PaymentCancelled,
 		refuse: refusal{WrongState, "", "payment %[1]s is %[2]s, not DISPUTE"}},
-}
-
-// Payment is the part of a payment the rules read and change.
-type Payment struct {
-	// ID names the payment in refusals.
-	ID string
-	// Status is one of the Payment* statuses; MovePayment changes it.
-	Status string
-	// Amount is what the payment asked for, in RUB.
-	Amount decimal.Decimal
-	// DisputeAmount is what the payer says was paid, when an open
-	// dispute names it: an approved dispute credits that instead.
-	DisputeAmount *decimal.Decimal
-	// USDTRate is RUB per USDT, fixed when the payment was created.
-	USDTRate decimal.Decimal
 }
 
 // USDTFor converts RUB to USDT at rate, rounded half up to cents.
@@ -142,8 +129,8 @@ func MovePayment(p *Payment, b *Balance, e PaymentEvent) (decimal.Decimal, *Erro
 	credited := decimal.Zero
 	if m.credit {
 		rub := p.Amount
-		if e == ApproveDispute && p.DisputeAmount != nil {
-			rub = *p.DisputeAmount
+		if e == ApproveDispute && p.Dispute != nil && p.Dispute.Amount != nil {
+			rub = *p.Dispute.Amount
 		}
 		credited = USDTFor(rub, p.USDTRate)
 		b.Available = b.Available.Add(credited)

@@ -51,9 +51,9 @@ func TestMovePayment(t *testing.T) {
 		for _, from := range paymentStatuses {
 			what := string(e) + " from " + from
 			disputed := d("1234.56")
-			p := Payment{ID: "p1", Status: from, Amount: d("1500"), DisputeAmount: &disputed, USDTRate: d("100")}
+			p := Payment{ID: "p1", Status: from, Amount: d("1500"), Dispute: &Dispute{Amount: &disputed}, USDTRate: d("100")}
 			if e != ApproveDispute {
-				p.DisputeAmount = nil
+				p.Dispute = nil
 			}
 			b := Balance{Available: d("10"), Frozen: d("1")}
 			credited, err := MovePayment(&p, &b, e)

@@ -42,19 +42,6 @@ var payoutMoves = []statusMove[payoutRecord]{
 // the table's order (the dashboard's buttons).
 func PayoutMoves(from string) []string { return targets(payoutMoves, from) }
 
-// Payout is the part of a payout the rules read and change.
-type Payout struct {
-	// ID names the payout in refusals.
-	ID string
-	// Status is one of the Payout* statuses; MovePayout changes it.
-	Status string
-	// ProviderOrderID is the provider's reference, set once the payout
-	// reaches it (processing, or completed directly).
-	ProviderOrderID string
-	// CompletedAt is when it was paid, zero until then.
-	CompletedAt time.Time
-}
-
 // CheckPayoutTarget refuses a status no payout can be moved to (pending
 // is where one starts), before the payout is looked up.
 func CheckPayoutTarget(to string) *Error {

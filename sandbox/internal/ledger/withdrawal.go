@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 // Withdrawal statuses.
@@ -41,15 +43,6 @@ var withdrawalMoves = []statusMove[settle]{
 // to, in the table's order (the dashboard's buttons).
 func WithdrawalMoves(from string) []string { return targets(withdrawalMoves, from) }
 
-// Withdrawal is the part of a withdrawal the rules read and change.
-type Withdrawal struct {
-	ID     string
-	Status string
-	// Held is what its creation froze on the terminal: amount+fee, or the
-	// amount when the fee is subtracted from it.
-	Held decimal.Decimal
-}
-
 // HoldWithdrawal checks a withdrawal of amount from a terminal with fee
 // and freezes what it needs: amount+fee, or amount alone when
 // subtractFee (the wallet then receives amount-fee). It returns what was
@@ -57,18 +50,18 @@ type Withdrawal struct {
 // terminal-not-found code for withdrawals), too little money WDR_002.
 func HoldWithdrawal(b *Balance, active bool, fee, amount decimal.Decimal, subtractFee bool) (decimal.Decimal, *Error) {
 	if !active {
-		return decimal.Decimal{}, &Error{Kind: Invalid, Code: "WDR_001", Field: "terminal_id", Message: "terminal not found or not active"}
+		return decimal.Decimal{}, &Error{Kind: Invalid, Code: spec.CodeWDR001, Field: "terminal_id", Message: "terminal not found or not active"}
 	}
 	held := amount.Add(fee)
 	if subtractFee {
 		if !amount.GreaterThan(fee) {
-			return decimal.Decimal{}, &Error{Kind: Invalid, Code: "WDR_001", Field: "amount",
+			return decimal.Decimal{}, &Error{Kind: Invalid, Code: spec.CodeWDR001, Field: "amount",
 				Message: "amount must exceed the fee when the fee is subtracted from it"}
 		}
 		held = amount
 	}
 	if b.Available.LessThan(held) {
-		return decimal.Decimal{}, &Error{Kind: Refused, Code: "WDR_002", Message: "insufficient funds"}
+		return decimal.Decimal{}, &Error{Kind: Refused, Code: spec.CodeWDR002, Message: "insufficient funds"}
 	}
 	b.Available = b.Available.Sub(held)
 	b.Frozen = b.Frozen.Add(held)

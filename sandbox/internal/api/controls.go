@@ -1,0 +1,270 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
+)
+
+// Error codes of the /sandbox/ controls. They are the sandbox's own: the
+// spec has no controls. Package sandbox re-exports them for Remote's users.
+const (
+	// CodeControlNotFound (404): unknown payment, payout, withdrawal or
+	// delivery id, or no such control.
+	CodeControlNotFound = "SANDBOX_NOT_FOUND"
+	// CodeControlConflict (409): the transition is not allowed from the
+	// current status.
+	CodeControlConflict = "SANDBOX_CONFLICT"
+	// CodeControlInvalid (400): malformed body, unknown outcome, status or
+	// fault mode.
+	CodeControlInvalid = "SANDBOX_INVALID"
+	// CodeControlForbidden (403) refuses a control or inspection request
+	// whose Host is not loopback while remote control is off.
+	CodeControlForbidden = "SANDBOX_FORBIDDEN"
+	// CodeControlMediaType (415) refuses a control POST without
+	// Content-Type: application/json: a web page can send text/plain or a
+	// form cross-origin without a preflight, but not JSON.
+	CodeControlMediaType = "SANDBOX_UNSUPPORTED_MEDIA_TYPE"
+	// CodeControlUnauthorized (401, and 429 for an address blocked for its
+	// wrong tokens) refuses a control, inspection or dashboard request
+	// without the control token.
+	CodeControlUnauthorized = "SANDBOX_UNAUTHORIZED"
+)
+
+// controlBodyCap bounds a control's body: the largest, a fault, is a few
+// hundred bytes.
+const controlBodyCap = 1 << 20
+
+// Controls is the sandbox as its /sandbox/ routes drive and inspect it: the
+// same controls the Go API offers, in domain terms. A refusal is a
+// *ledger.Error whose Kind the routes answer with a status: NotFound 404,
+// WrongState and Conflict 409, the rest 400; its Message is the body's
+// message as it is. Any other error is a 400 with its text. A change the
+// store could not keep shows in StoreFailed, which the routes ask before
+// and after every control (503 SANDBOX_STORE), whatever the control said.
+//
+// The values the controls and the views return are only encoded as JSON:
+// they are the sandbox's public read models, which this package does not
+// repeat.
+type Controls interface {
+	// VerifyPayment plays the verification of a PROCESSING payment and
+	// returns the payment as the API shows it.
+	VerifyPayment(id, outcome string) (any, error)
+	// ReviewDispute plays the review of a disputed payment and returns the
+	// payment.
+	ReviewDispute(id, outcome string) (any, error)
+	// SetPayoutStatus moves a payout and returns it.
+	SetPayoutStatus(id, status string) (any, error)
+	// SetWithdrawalStatus moves a withdrawal (with its transaction hash
+	// when completed) and returns it.
+	SetWithdrawalStatus(id, status, txHash string) (any, error)
+	// Advance moves the sandbox clock forward by d (the sandbox bounds
+	// the total) and returns the clock's new time.
+	Advance(d time.Duration) time.Time
+	// InjectFault arms a fault.
+	InjectFault(f ControlFault) error
+	// FlushWebhooks waits until every queued webhook is delivered or
+	// given up on; a ctx that ends first is a WrongState refusal.
+	FlushWebhooks(ctx context.Context) error
+	// ResendWebhook sends a logged delivery again and returns the new one.
+	ResendWebhook(id string) (any, error)
+	// Reset puts the sandbox back to its starting state.
+	Reset()
+	// StoreFailed is the store's failure, once it failed; nil before.
+	StoreFailed() error
+	// State is the sandbox's state for GET /sandbox/state.
+	State() any
+	// Requests are the latest requests for GET /sandbox/requests.
+	Requests() any
+	// Deliveries is the webhook delivery log for GET /sandbox/webhooks.
+	Deliveries() any
+}
+
+// ControlFault is the body of POST /sandbox/faults: the fields of the
+// sandbox's public Fault, which converts to and from it (the conversion
+// stops compiling if the two part ways). See sandbox.Fault for what each
+// field means.
+type ControlFault struct {
+	// Method is the HTTP method to match, "" for any.
+	Method string `json:"method"`
+	// Path is the escaped path to match, {name} segments matching any one.
+	Path string `json:"path"`
+	// Mode is error_before, drop_after, delay or retry_after.
+	Mode string `json:"mode"`
+	// Count is how many matching requests the fault applies to; 0 means 1.
+	Count int `json:"count"`
+	// Status is the HTTP status of an error_before answer; 0 means 500.
+	Status int `json:"status"`
+	// Code is the error code of an error_before or retry_after answer.
+	Code string `json:"code"`
+	// DelayMS is how long a delay fault stalls, in milliseconds.
+	DelayMS int `json:"delay_ms"`
+	// RetryAfterS is the Retry-After of a retry_after answer, in seconds.
+	RetryAfterS int `json:"retry_after_s"`
+}
+
+// ControlConfig is what the controls' guard takes from the sandbox's
+// configuration.
+type ControlConfig struct {
+	// AllowRemote lifts the loopback Host check (and then requires
+	// ControlToken).
+	AllowRemote bool
+	// ControlToken, when set, is required on every control, inspection
+	// and dashboard request.
+	ControlToken string
+	// Logger receives a line per wrong control token (the client address,
+	// never the token); nil logs nothing.
+	Logger *slog.Logger
+	// Now is the wall clock that blocks an address for its wrong tokens;
+	// nil is time.Now. It is never the sandbox clock: an Advance must not
+	// lift a block.
+	Now func() time.Time
+}
+
+// ControlServer serves the /sandbox/ controls, the inspection views and
+// the dashboard's login, and guards them (Guard, which the dashboard's
+// routes call too).
+type ControlServer struct {
+	cfg   ControlConfig
+	b     Controls
+	fails *loginFailures
+}
+
+// NewControlServer builds the controls' routes over b.
+func NewControlServer(cfg ControlConfig, b Controls) *ControlServer {
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &ControlServer{cfg: cfg, b: b, fails: newLoginFailures(now, cfg.Logger)}
+}
+
+// ControlRoutes registers the unsigned JSON controls. They exist for
+// non-Go users of the binary; Go code calls the sandbox's methods.
+func (c *ControlServer) ControlRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /sandbox/payments/{id}/verify", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Outcome string `json:"outcome"`
+		}
+		c.control(w, r, &req, func() (any, error) { return c.b.VerifyPayment(r.PathValue("id"), req.Outcome) })
+	})
+	mux.HandleFunc("POST /sandbox/payments/{id}/dispute/review", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Outcome string `json:"outcome"`
+		}
+		c.control(w, r, &req, func() (any, error) { return c.b.ReviewDispute(r.PathValue("id"), req.Outcome) })
+	})
+	mux.HandleFunc("POST /sandbox/payouts/{id}/status", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Status string `json:"status"`
+		}
+		c.control(w, r, &req, func() (any, error) { return c.b.SetPayoutStatus(r.PathValue("id"), req.Status) })
+	})
+	mux.HandleFunc("POST /sandbox/withdrawals/{id}/status", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Status string `json:"status"`
+			TxHash string `json:"tx_hash"`
+		}
+		c.control(w, r, &req, func() (any, error) {
+			return c.b.SetWithdrawalStatus(r.PathValue("id"), req.Status, req.TxHash)
+		})
+	})
+	mux.HandleFunc("POST /sandbox/clock/advance", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Seconds int64 `json:"seconds"`
+		}
+		c.control(w, r, &req, func() (any, error) {
+			if req.Seconds < 0 {
+				return nil, errors.New("seconds must not be negative")
+			}
+			// Multiplying a huge count would wrap around to a negative or
+			// small duration; the sandbox bounds the total anyway.
+			d := time.Duration(math.MaxInt64)
+			if req.Seconds < int64(math.MaxInt64/time.Second) {
+				d = time.Duration(req.Seconds) * time.Second
+			}
+			return map[string]string{"now": Timestamp(c.b.Advance(d))}, nil
+		})
+	})
+	mux.HandleFunc("POST /sandbox/faults", func(w http.ResponseWriter, r *http.Request) {
+		var f ControlFault
+		c.control(w, r, &f, func() (any, error) { return struct{}{}, c.b.InjectFault(f) })
+	})
+	mux.HandleFunc("POST /sandbox/webhooks/flush", func(w http.ResponseWriter, r *http.Request) {
+		var req struct{}
+		c.control(w, r, &req, func() (any, error) {
+			// Within the request and a minute at most: a receiver that
+			// never answers must not hold the control for good.
+			ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
+			defer cancel()
+			return struct{}{}, c.b.FlushWebhooks(ctx)
+		})
+	})
+	mux.HandleFunc("POST /sandbox/webhooks/{id}/resend", func(w http.ResponseWriter, r *http.Request) {
+		var req struct{}
+		c.control(w, r, &req, func() (any, error) { return c.b.ResendWebhook(r.PathValue("id")) })
+	})
+	mux.HandleFunc("POST /sandbox/reset", func(w http.ResponseWriter, r *http.Request) {
+		var req struct{}
+		c.control(w, r, &req, func() (any, error) { c.b.Reset(); return struct{}{}, nil })
+	})
+	mux.HandleFunc("/sandbox/", func(w http.ResponseWriter, r *http.Request) {
+		if !c.Guard(w, r, false) {
+			return
+		}
+		WriteError(w, NewError(http.StatusNotFound, CodeControlNotFound, "no such control: "+r.Method+" "+r.URL.Path))
+	})
+}
+
+// control guards the request (Guard), decodes the body into req, runs do
+// and answers its result, or its refusal (controlRefusal). A store that
+// failed before or during the control is 503 SANDBOX_STORE: what the
+// control did was not kept.
+func (c *ControlServer) control(w http.ResponseWriter, r *http.Request, req any, do func() (any, error)) {
+	if !c.Guard(w, r, true) {
+		return
+	}
+	buf, err := io.ReadAll(http.MaxBytesReader(w, r.Body, controlBodyCap))
+	if err != nil {
+		WriteError(w, NewError(http.StatusBadRequest, CodeControlInvalid, "body too large or unreadable"))
+		return
+	}
+	if err := decodeJSON(buf, req, true); err != nil {
+		WriteError(w, NewError(http.StatusBadRequest, CodeControlInvalid, "body is not valid JSON: "+err.Error()))
+		return
+	}
+	if c.b.StoreFailed() != nil {
+		WriteError(w, StoreUnavailable())
+		return
+	}
+	v, err := do()
+	switch {
+	case c.b.StoreFailed() != nil:
+		WriteError(w, StoreUnavailable())
+	case err == nil:
+		WriteJSON(w, http.StatusOK, v)
+	default:
+		WriteError(w, controlRefusal(err))
+	}
+}
+
+// controlRefusal is a control's error as its answer: a rule's refusal by
+// its kind, anything else a 400; the message is the error's text.
+func controlRefusal(err error) *Error {
+	var le *ledger.Error
+	if errors.As(err, &le) {
+		switch le.Kind {
+		case ledger.NotFound:
+			return NewError(http.StatusNotFound, CodeControlNotFound, err.Error())
+		case ledger.WrongState, ledger.Conflict:
+			return NewError(http.StatusConflict, CodeControlConflict, err.Error())
+		}
+	}
+	return NewError(http.StatusBadRequest, CodeControlInvalid, err.Error())
+}
