@@ -129,12 +129,12 @@ type groupCommit struct {
 	open     int          // under the Server's lock: sections whose changes wait in the open transaction
 
 	mu        sync.Mutex
-	cond      sync.Cond    // on mu: a sync ended
+	cond      sync.Cond    // on mu: a sync or a commit ended
 	sync      func() error // under mu: syncs the -wal file (tests inject a failure)
 	committed uint64       // under mu: the last commit of a change that returned
 	synced    uint64       // under mu: every commit up to this one is on disk
 	syncing   bool         // under mu: a leader runs a sync now
-	err       error        // under mu: a sync failed: nothing is synced any more
+	err       error        // under mu: a sync or a commit failed: nothing is synced any more
 	held      []heldBatch  // under mu: webhooks of commits not yet synced, oldest first
 	syncs     int          // under mu: syncs made, for the tests
 	waiting   int          // under mu: sections in waitSynced, for the tests
@@ -166,8 +166,9 @@ type heldBatch struct {
 	hooks []heldHook
 }
 
-// waitSynced returns once commit n is on disk or a sync failed (then
-// storeErr is set), leading a sync when none runs.
+// waitSynced returns once commit n is on disk or a sync or commit failed
+// (then storeErr is set), leading a sync when none runs and commit n has
+// returned.
 func (s *Server) waitSynced(n uint64) {
 	g := &s.grp
 	g.mu.Lock()
