@@ -3,7 +3,6 @@ package sandbox
 import (
 	"slices"
 
-	"github.com/paykit-dev/paykit-go/internal/spec"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -52,38 +51,7 @@ var defaultBanks = []bank{
 	{"demir", "Demir Bank", true, "KG"},
 }
 
-// countries maps each cross-border country to its currency and the
-// international dialling prefix and digit count of its phone numbers.
-var countries = map[string]struct {
-	currency string
-	prefix   string
-	digits   int
-}{
-	"TJ": {"TJS", "+992", 9},
-	"KZ": {"KZT", "+77", 9},
-	"UZ": {"UZS", "+998", 9},
-	"KG": {"KGS", "+996", 9},
-}
-
-// countryOrder is the order in which the sandbox picks a country when a
-// CROSS_BORDER payment names neither country nor bank: the spec's. Read
-// only.
-var countryOrder = spec.Countries
-
-func findBank(banks []bank, code string) (bank, bool) {
-	for _, b := range banks {
-		if b.Code == code {
-			return b, true
-		}
-	}
-	return bank{}, false
-}
-
 // Banks is the bank list, as the API lists it.
 func (b apiBackend) Banks() []ledger.Bank {
-	out := make([]ledger.Bank, 0, len(b.s.banks))
-	for _, bk := range b.s.banks {
-		out = append(out, ledger.Bank(bk))
-	}
-	return out
+	return slices.Clone(b.s.ledgerBanks)
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
 	"github.com/paykit-dev/paykit-go/internal/spec"
@@ -32,27 +31,13 @@ func (b apiBackend) Terminals(key string) []terminal {
 }
 
 // Transfer moves USDT between two terminals of the merchant in one
-// section, so no reader ever sees the debit without the credit.
+// section (the ledger's rule), so no reader ever sees the debit without
+// the credit.
 func (b apiBackend) Transfer(key, fromID, toID string, amount decimal.Decimal) *ledger.Error {
 	s := b.s
 	s.begin()
 	defer s.commit()
-	m := s.merchants[key]
-	if m == nil {
-		return unknownMerchant
-	}
-	from, to := m.Terminal(fromID), m.Terminal(toID)
-	if from == nil || to == nil {
-		return &ledger.Error{Kind: ledger.NotFound, Code: spec.CodeTRF002, Message: "terminal not found"}
-	}
-	if lerr := ledger.Transfer(&from.Balance, &to.Balance, amount); lerr != nil {
-		return lerr
-	}
-	m.Transfers++
-	s.st.saveTerminal(m, from)
-	s.st.saveTerminal(m, to)
-	s.st.saveMerchant(m)
-	return nil
+	return ledger.TransferFunds(s.st.core, s.merchants[key], fromID, toID, amount)
 }
 
 // Withdrawal statuses.
@@ -72,32 +57,16 @@ func withdrawalCopy(w *withdrawal) withdrawal {
 	return c
 }
 
-// CreateWithdrawal freezes amount+fee on the terminal (amount alone when
-// SubtractFee, the wallet then receiving amount-fee). An unknown or
-// inactive terminal is WDR_001: the spec has no terminal-not-found code
-// for withdrawals.
+// CreateWithdrawal holds the money of a withdrawal on its terminal (the
+// ledger's rule: amount+fee, or amount alone when SubtractFee).
 func (b apiBackend) CreateWithdrawal(key string, in api.NewWithdrawal) (withdrawal, *ledger.Error) {
 	s := b.s
 	s.begin()
 	defer s.commit()
-	now := s.tickLocked().Truncate(time.Second)
-	m := s.merchants[key]
-	if m == nil {
-		return withdrawal{}, unknownMerchant
-	}
-	t := m.Terminal(in.TerminalID)
-	if t == nil {
-		return withdrawal{}, &ledger.Error{Kind: ledger.Invalid, Code: spec.CodeWDR001, Field: "terminal_id",
-			Message: "terminal not found or not active"}
-	}
-	held, lerr := ledger.HoldWithdrawal(&t.Balance, t.Active, t.Fee, in.Amount, in.SubtractFee)
+	w, lerr := ledger.CreateWithdrawal(s.st.core, s.merchants[key], in, s.tickLocked())
 	if lerr != nil {
 		return withdrawal{}, lerr
 	}
-	s.st.saveTerminal(m, t)
-	w := &withdrawal{Merchant: m, Terminal: t, ID: uuid.NewString(), Amount: in.Amount, Fee: t.Fee, Held: held,
-		Address: in.Address, Status: WithdrawalPending, CreatedAt: now, UpdatedAt: now}
-	s.st.addWithdrawal(w)
 	s.pilot.WithdrawalEntered(s.nowLocked(), w.ID, w.Status, w.Address)
 	return withdrawalCopy(w), nil
 }
@@ -107,7 +76,7 @@ func (b apiBackend) Withdrawal(key, id string) (withdrawal, *ledger.Error) {
 	s := b.s
 	s.begin()
 	defer s.commit()
-	w := s.st.withdrawal(id)
+	w := s.st.core.Withdrawal(id)
 	if w == nil || w.Merchant == nil || w.Merchant != s.merchants[key] {
 		return withdrawal{}, &ledger.Error{Kind: ledger.NotFound, Code: spec.CodeWDR003, Message: "withdrawal not found"}
 	}
@@ -150,7 +119,7 @@ func (s *Server) setWithdrawalStatus(id, status, txHash string) (*api.Withdrawal
 	if utf8.RuneCountInString(txHash) > MaxTxHashLength {
 		return nil, fmt.Errorf("%w: tx_hash must be at most %d characters", ErrInvalidArgument, MaxTxHashLength)
 	}
-	w := s.st.withdrawal(id)
+	w := s.st.core.Withdrawal(id)
 	if w == nil {
 		return nil, notFound("withdrawal", id)
 	}
@@ -168,8 +137,8 @@ func (s *Server) setWithdrawalStatus(id, status, txHash string) (*api.Withdrawal
 	}
 	w.Status = lw.Status
 	w.UpdatedAt = now
-	s.st.saveWithdrawal(w)
-	s.st.saveTerminal(w.Merchant, w.Terminal)
+	s.st.core.SaveWithdrawal(w)
+	s.st.core.SaveTerminal(w.Merchant, w.Terminal)
 	s.pilot.WithdrawalEntered(s.nowLocked(), w.ID, status, w.Address)
 	v := api.WithdrawalView(w)
 	return &v, nil

@@ -28,5 +28,5 @@ func (s *Server) ready(ctx context.Context) error {
 	if s.storeErr != nil {
 		return s.storeErr
 	}
-	return s.st.ping()
+	return s.st.core.Ping()
 }

@@ -220,7 +220,7 @@ func (s *Server) State() State {
 			ms.Terminals = append(ms.Terminals, TerminalState{ID: t.ID, Name: t.Name, Balance: t.Available,
 				BalanceFrozen: t.Frozen, WithdrawalFee: t.Fee, IsActive: t.Active})
 		}
-		ms.Payments, ms.Payouts, ms.Withdrawals = s.st.counts(m)
+		ms.Payments, ms.Payouts, ms.Withdrawals = s.st.core.Counts(m)
 		st.Merchants = append(st.Merchants, ms)
 	}
 	return st

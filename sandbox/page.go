@@ -11,7 +11,7 @@ import (
 func (s *Server) payPage(id string) (web.PayData, bool) {
 	s.begin()
 	now := s.tickLocked()
-	p := s.st.payment(id)
+	p := s.st.core.Payment(id)
 	if p == nil {
 		s.commit()
 		return web.PayData{}, false
@@ -50,7 +50,7 @@ func (s *Server) payerPress(id string) error {
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
-	p := s.st.payment(id)
+	p := s.st.core.Payment(id)
 	if p == nil {
 		return notFound("payment", id)
 	}

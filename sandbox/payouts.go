@@ -1,10 +1,6 @@
 package sandbox
 
 import (
-	"time"
-
-	"github.com/google/uuid"
-
 	"github.com/paykit-dev/paykit-go/internal/spec"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
@@ -32,24 +28,16 @@ func payoutCopy(p *payout) payout {
 }
 
 // CreatePayout creates a payout from a request the API checked field by
-// field; a repeated ext_id is PAY_003.
+// field (the ledger's rule: a repeated ext_id is PAY_003).
 func (b apiBackend) CreatePayout(key string, in api.NewPayout) (payout, *ledger.Error) {
 	s := b.s
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked()
-	m := s.merchants[key]
-	if m == nil {
-		return payout{}, unknownMerchant
+	p, lerr := ledger.CreatePayout(s.st.core, s.merchants[key], in, now)
+	if lerr != nil {
+		return payout{}, lerr
 	}
-	if s.st.payoutByExt(m, in.ExtID) != nil {
-		return payout{}, &ledger.Error{Kind: ledger.Conflict, Code: spec.CodePAY003, Field: "ext_id",
-			Message: "a payout with this ext_id already exists"}
-	}
-	p := &payout{Merchant: m, ID: uuid.NewString(), ExtID: in.ExtID, Amount: in.Amount, Method: in.Method,
-		Requisites: in.Requisites, HolderName: in.HolderName, Bank: in.Bank, NotifyURL: in.NotifyURL,
-		Status: PayoutPending, CreatedAt: now.Truncate(time.Second)}
-	s.st.addPayout(p)
 	s.pilot.PayoutEntered(now, p.ID, p.Status, p.Requisites)
 	return payoutCopy(p), nil
 }
@@ -59,7 +47,7 @@ func (b apiBackend) Payout(key, id string) (payout, *ledger.Error) {
 	s := b.s
 	s.begin()
 	defer s.commit()
-	p := s.st.payout(id)
+	p := s.st.core.Payout(id)
 	if p == nil || p.Merchant == nil || p.Merchant != s.merchants[key] {
 		return payout{}, payoutNotFound
 	}
@@ -75,7 +63,7 @@ func (b apiBackend) PayoutByExtID(key, extID string) (payout, *ledger.Error) {
 	if m == nil {
 		return payout{}, payoutNotFound
 	}
-	p := s.st.payoutByExt(m, extID)
+	p := s.st.core.PayoutByExt(m, extID)
 	if p == nil {
 		return payout{}, payoutNotFound
 	}
@@ -91,7 +79,7 @@ func (b apiBackend) Payouts(key string, q api.PayoutQuery) ([]payout, int) {
 	if m == nil {
 		return nil, 0
 	}
-	page, total := s.st.listPayouts(m, payoutFilter{status: q.Status, from: q.From, to: q.To}, q.Limit, q.Offset)
+	page, total := s.st.core.ListPayouts(m, ledger.PayoutFilter{Status: q.Status, From: q.From, To: q.To}, q.Limit, q.Offset)
 	out := make([]payout, 0, len(page))
 	for _, p := range page {
 		out = append(out, payoutCopy(p))
@@ -116,7 +104,7 @@ func (s *Server) setPayoutStatus(id, status string) (*api.PayoutBody, error) {
 	if lerr := ledger.CheckPayoutTarget(status); lerr != nil {
 		return nil, controlError(lerr)
 	}
-	p := s.st.payout(id)
+	p := s.st.core.Payout(id)
 	if p == nil {
 		return nil, notFound("payout", id)
 	}
@@ -125,7 +113,7 @@ func (s *Server) setPayoutStatus(id, status string) (*api.PayoutBody, error) {
 		return nil, controlError(lerr)
 	}
 	p.Status, p.ProviderOrderID, p.CompletedAt = lp.Status, lp.ProviderOrderID, lp.CompletedAt
-	s.st.savePayout(p)
+	s.st.core.SavePayout(p)
 	s.pilot.PayoutEntered(now, p.ID, status, p.Requisites)
 	v := api.PayoutView(p)
 	if p.NotifyURL != "" {

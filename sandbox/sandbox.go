@@ -240,9 +240,11 @@ type Server struct {
 	cfg   Config
 	rates map[string]decimal.Decimal
 	banks []bank // never changed after New: read without a lock
-	mux   *http.ServeMux
-	hooks webhooks
-	self  *webhook.SelfAddrs
+	// ledgerBanks are banks as the ledger's rules take them, made once.
+	ledgerBanks []ledger.Bank
+	mux         *http.ServeMux
+	hooks       webhooks
+	self        *webhook.SelfAddrs
 	// realClock: Config.Now was nil, so expiry runs on a timer at each
 	// valid_until; with an injected clock it runs on Advance and requests.
 	realClock   bool
@@ -369,6 +371,10 @@ func Open(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, rates: rates, banks: banks, self: self, realClock: realClock,
 		requests: map[routeKey]int{}}
+	s.ledgerBanks = make([]ledger.Bank, len(banks))
+	for i, b := range banks {
+		s.ledgerBanks[i] = ledger.Bank(b)
+	}
 	s.ctl = api.NewControlServer(api.ControlConfig{AllowRemote: cfg.AllowRemote, ControlToken: cfg.ControlToken,
 		Logger: cfg.Logger}, controlBackend{s})
 	s.creds = make(map[string]credential, len(cfg.Merchants))
@@ -419,7 +425,7 @@ func orDefault[T int | time.Duration](v *T, d T) {
 // caller holds s.mu.
 func (s *Server) resetLocked() {
 	s.offset = 0
-	s.merchants = s.st.reset()
+	s.merchants = s.st.core.Reset()
 	if s.expiryTimer != nil {
 		s.expiryTimer.Stop()
 	}
@@ -460,7 +466,7 @@ func (s *Server) Close() {
 	s.begin()
 	defer s.commit()
 	s.checkpointLocked() // the sections waiting for a commit get theirs, and its outcome
-	if err := s.st.close(); err != nil && s.cfg.Logger != nil {
+	if err := s.st.core.Close(); err != nil && s.cfg.Logger != nil {
 		s.cfg.Logger.Error("closing the database", slog.String("error", err.Error()))
 	}
 	if s.removeDB != nil {
@@ -582,7 +588,7 @@ func (s *Server) Stats(apiKey string) Stats {
 	if m == nil {
 		return Stats{}
 	}
-	pm, po, wd := s.st.counts(m)
+	pm, po, wd := s.st.core.Counts(m)
 	st := Stats{Transfers: m.Transfers}
 	for _, n := range pm {
 		st.Payments += n
@@ -638,11 +644,11 @@ func notFound(kind, id string) error { return fmt.Errorf("%w: %s %q", ErrNotFoun
 // is how an injected clock moves expiry.
 func (s *Server) expireDueLocked(now time.Time) {
 	for s.storeErr == nil {
-		due := s.st.dueExpiry(now, expiryBatch)
-		for _, p := range due {
-			_ = s.movePaymentLocked(p, ledger.Expire, nil) // due: PENDING, so never refused
+		expired, more := ledger.ExpireDue(s.st.core, now, expiryBatch)
+		for _, p := range expired {
+			s.paymentMovedLocked(p)
 		}
-		if len(due) < expiryBatch {
+		if !more {
 			break
 		}
 		// A backlog (a restart after a long stop) is committed in batches,
@@ -662,7 +668,7 @@ func (s *Server) armExpiryLocked(now time.Time) {
 	if !s.realClock || s.closed {
 		return
 	}
-	next, ok := s.st.nextExpiry()
+	next, ok := s.st.core.NextExpiry()
 	if !ok {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 // Every error code the sandbox's code answers (package sandbox and its
@@ -56,7 +57,7 @@ func TestCodesAreTheSpecs(t *testing.T) {
 // its currency and phone numbering.
 func TestCountriesAreTheSpecs(t *testing.T) {
 	var got []string
-	for c := range countries {
+	for c := range ledger.Countries {
 		got = append(got, c)
 	}
 	want := slices.Clone(spec.Countries)

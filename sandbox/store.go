@@ -12,55 +12,24 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
-// store is where the sandbox keeps its resources: storage.Store, the
-// Store the ledger defines with the outbox beside it. storage.Memory keeps
-// Go maps (no Config.DBPath: today's speed for tests) and storage.SQL an
-// SQLite file. Every method is called with Server.mu held, inside one
-// section that Server.commit ends with commit: a section's changes reach
-// the file together or not at all. Both stores hand out copies and keep
-// only what is saved (see ledger.Store), so a forgotten save loses the
-// change in memory as on a file, and the suite in memory catches it.
+// store is where the sandbox keeps its resources: core, the
+// storage.Store (the Store the ledger defines with the outbox beside it).
+// storage.Memory keeps Go maps (no Config.DBPath: today's speed for tests)
+// and storage.SQL an SQLite file. Every method is called with Server.mu
+// held, inside one section that Server.commit ends with commit: a
+// section's changes reach the file together or not at all. Both stores
+// hand out copies and keep only what is saved (see ledger.Store), so a
+// forgotten save loses the change in memory as on a file, and the suite in
+// memory catches it.
 //
-// The struct gives the rules the names they were written with.
+// The rules and the sandbox call core by the Store's own names; the struct
+// adds only what the sandbox needs besides: the autopilot's view of what
+// is in flight, the outbox in the webhooks' form, and the section's
+// commit.
 type store struct{ core storage.Store }
 
+// merchants builds the merchants (when the store opens).
 func (s store) merchants() map[string]*merchant { return s.core.Merchants() }
-func (s store) reset() map[string]*merchant     { return s.core.Reset() }
-func (s store) payment(id string) *payment      { return s.core.Payment(id) }
-func (s store) paymentByExt(m *merchant, extID string) *payment {
-	return s.core.PaymentByExt(m, extID)
-}
-func (s store) addPayment(p *payment) { s.core.AddPayment(p) }
-
-// savePayment writes p back; was, its status when the section read it,
-// is the caller's word the stores no longer need: they know what they
-// saved.
-func (s store) savePayment(p *payment, was string) { s.core.SavePayment(p) }
-func (s store) pendingWithAmount(m *merchant, key string) int {
-	return s.core.PendingWithAmount(m, key)
-}
-func (s store) dueExpiry(now time.Time, limit int) []*payment { return s.core.DueExpiry(now, limit) }
-func (s store) nextExpiry() (time.Time, bool)                 { return s.core.NextExpiry() }
-func (s store) recentPayments(limit int) []*payment           { return s.core.RecentPayments(limit) }
-func (s store) payout(id string) *payout                      { return s.core.Payout(id) }
-func (s store) payoutByExt(m *merchant, extID string) *payout { return s.core.PayoutByExt(m, extID) }
-func (s store) addPayout(p *payout)                           { s.core.AddPayout(p) }
-func (s store) savePayout(p *payout)                          { s.core.SavePayout(p) }
-func (s store) listPayouts(m *merchant, f payoutFilter, limit, offset int) ([]*payout, int) {
-	return s.core.ListPayouts(m, ledger.PayoutFilter{Status: f.status, From: f.from, To: f.to}, limit, offset)
-}
-func (s store) recentPayouts(limit int) []*payout         { return s.core.RecentPayouts(limit) }
-func (s store) withdrawal(id string) *withdrawal          { return s.core.Withdrawal(id) }
-func (s store) addWithdrawal(w *withdrawal)               { s.core.AddWithdrawal(w) }
-func (s store) saveWithdrawal(w *withdrawal)              { s.core.SaveWithdrawal(w) }
-func (s store) recentWithdrawals(limit int) []*withdrawal { return s.core.RecentWithdrawals(limit) }
-func (s store) saveTerminal(m *merchant, t *terminal)     { s.core.SaveTerminal(m, t) }
-func (s store) saveMerchant(m *merchant)                  { s.core.SaveMerchant(m) }
-
-// counts tells m's resources by status, for State and Stats.
-func (s store) counts(m *merchant) (payments, payouts, withdrawals map[string]int) {
-	return s.core.Counts(m)
-}
 
 // inFlight lists what the autopilot may still move.
 func (s store) inFlight() []autopilot.InFlight {
@@ -78,12 +47,12 @@ func (s store) inFlight() []autopilot.InFlight {
 	return out
 }
 
+// outbox records dl in the section's transaction.
 func (s store) outbox(key string, dl delivery) { s.core.Outbox(key, dl.out()) }
 
+// commit and rollback end the section's transaction (section.go).
 func (s store) commit() error { return s.core.Commit() }
 func (s store) rollback()     { s.core.Rollback() }
-func (s store) ping() error   { return s.core.Ping() }
-func (s store) close() error  { return s.core.Close() }
 
 // journal keeps the sandbox's diagnostics, apart from its resources: the
 // clock offset, the faults, the request counters and log, and the
@@ -113,12 +82,6 @@ func (memJournal) saveFaults([]*Fault)           {}
 func (memJournal) saveCounters(map[routeKey]int) {}
 func (memJournal) logRequest(RequestRecord)      {}
 func (memJournal) deliveryUpdated(Delivery)      {}
-
-// payoutFilter is the query of GET /v1/payouts.
-type payoutFilter struct {
-	status   string
-	from, to time.Time
-}
 
 // SchemaVersion is the version of the database layout this sandbox writes,
 // kept in PRAGMA user_version. A file of an older version is migrated when

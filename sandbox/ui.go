@@ -126,7 +126,7 @@ func (s *Server) dashboard(page, errMsg string, refresh int) web.Data {
 }
 
 func (s *Server) uiPaymentsLocked(now time.Time) []web.Payment {
-	ps := s.st.recentPayments(uiListLimit) // newest first
+	ps := s.st.core.RecentPayments(uiListLimit) // newest first
 	out := make([]web.Payment, 0, len(ps))
 	for _, p := range ps {
 		v := web.Payment{ID: p.ID, ShortID: web.ShortID(p.ID), ExtID: p.ExtID, Amount: web.MoneyText(p.Amount, "RUB"), Method: web.MethodText(p.Method),
@@ -154,7 +154,7 @@ func (s *Server) uiPaymentsLocked(now time.Time) []web.Payment {
 
 func (s *Server) uiPayoutsLocked() []web.Payout {
 	var out []web.Payout
-	for _, p := range s.st.recentPayouts(uiListLimit) { // newest first
+	for _, p := range s.st.core.RecentPayouts(uiListLimit) { // newest first
 		v := web.Payout{ID: p.ID, ShortID: web.ShortID(p.ID), ExtID: p.ExtID, Amount: web.MoneyText(p.Amount, "RUB"), Method: web.MethodText(p.Method),
 			ReqMasked: web.MaskNumber(p.Requisites), Holder: p.HolderName, Bank: p.Bank, Status: p.Status,
 			ProviderOrderID: p.ProviderOrderID, Created: web.Time(p.CreatedAt), CreatedTime: web.ClockTime(p.CreatedAt), Moves: ledger.PayoutMoves(p.Status)}
@@ -167,7 +167,7 @@ func (s *Server) uiPayoutsLocked() []web.Payout {
 }
 
 func (s *Server) uiWithdrawalsLocked() []web.Withdrawal {
-	ws := s.st.recentWithdrawals(uiListLimit) // newest first
+	ws := s.st.core.RecentWithdrawals(uiListLimit) // newest first
 	out := make([]web.Withdrawal, 0, len(ws))
 	for _, w := range ws {
 		out = append(out, web.Withdrawal{ID: w.ID, ShortID: web.ShortID(w.ID), Terminal: w.Terminal.ID, Amount: web.MoneyText(w.Amount, "USDT"),

@@ -82,47 +82,14 @@ type Backend interface {
 	Banks() []ledger.Bank
 }
 
-// NewPayment is a create payment request as the API accepted it: every
-// field within the spec's rules.
-type NewPayment struct {
-	// ExtID is the merchant's order id, unique per merchant.
-	ExtID string
-	// Amount is in RUB, within the spec's bounds, at most two decimals.
-	Amount decimal.Decimal
-	// Method is CARD (the default), SBP, SIM or CROSS_BORDER.
-	Method string
-	// Bank is the bank code asked for, "" for any.
-	Bank string
-	// Country is a CROSS_BORDER payment's country, "" for the default.
-	Country string
-	// ClientID, NotifyURL and Token are kept as given.
-	ClientID, NotifyURL, Token string
-	// BaseURL is the prefix of the payment's payment_url (the sandbox's
-	// own address as the request reached it, or Config.BaseURL).
-	BaseURL string
-}
-
-// NewPayout is a create payout request as the API accepted it.
-type NewPayout struct {
-	// ExtID is the merchant's payout id, unique per merchant.
-	ExtID string
-	// Amount is in RUB, positive, at most two decimals.
-	Amount decimal.Decimal
-	// Method, Requisites, HolderName, Bank and NotifyURL as given.
-	Method, Requisites, HolderName, Bank, NotifyURL string
-}
-
-// NewWithdrawal is a create withdrawal request as the API accepted it.
-type NewWithdrawal struct {
-	// TerminalID is the terminal the money leaves.
-	TerminalID string
-	// Amount is in USDT, positive, at most six decimals.
-	Amount decimal.Decimal
-	// Address is the TRC-20 wallet.
-	Address string
-	// SubtractFee: the wallet receives amount minus the fee.
-	SubtractFee bool
-}
+// NewPayment, NewPayout and NewWithdrawal are create requests as the API
+// accepted them (every field within the spec's rules), in the form the
+// ledger's creation rules take them.
+type (
+	NewPayment    = ledger.NewPayment
+	NewPayout     = ledger.NewPayout
+	NewWithdrawal = ledger.NewWithdrawal
+)
 
 // PayoutQuery selects a page of payouts.
 type PayoutQuery struct {

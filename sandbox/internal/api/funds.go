@@ -73,11 +73,15 @@ type fundsFeeBody struct {
 // GET /v1/terminals.
 func (a *API) getWithdrawalFee(_ *http.Request, key string, _ []byte) (any, *Error) {
 	fee := decimal.Zero
-	for _, t := range a.b.Terminals(key) {
-		if t.Active {
-			fee = t.Fee
-			break
-		}
+	// Which terminal is "the first active" is the ledger's rule (the one
+	// that serves payments), asked of the copies.
+	ts := a.b.Terminals(key)
+	m := ledger.Merchant{Terminals: make([]*ledger.Terminal, len(ts))}
+	for i := range ts {
+		m.Terminals[i] = &ts[i]
+	}
+	if t := m.ActiveTerminal(); t != nil {
+		fee = t.Fee
 	}
 	return fundsFeeBody{Fee: USDT(fee), Currency: "USDT"}, nil
 }
