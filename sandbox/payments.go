@@ -75,7 +75,7 @@ func (b apiBackend) CreatePayment(key string, in api.NewPayment) (payment, *ledg
 	now := s.tickLocked()
 	p, lerr := ledger.CreatePayment(s.st.core, s.merchants[key], in, ledger.Env{
 		Now: now, TTL: s.cfg.PaymentTTL, USDTRate: s.cfg.USDTRate, LocalRates: s.rates, Banks: s.ledgerBanks,
-		MaxSamePending: s.cfg.MaxSamePendingAmount, Refuse: s.refuseTestAmount,
+		MaxSamePending: s.cfg.MaxSamePendingAmount, Refuse: s.pilot.RefuseCreate,
 	})
 	if lerr != nil {
 		return payment{}, lerr

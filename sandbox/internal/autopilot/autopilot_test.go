@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paykit-dev/paykit-go/internal/spec"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -97,8 +98,26 @@ func TestNilPilot(t *testing.T) {
 	p.Resume()
 	p.Clear()
 	p.Close()
-	if p.Pending() != 0 || p.RefusesCreate(pay004Amount) || p.Config() != (Config{}) {
+	if p.Pending() != 0 || p.RefusesCreate(pay004Amount) || p.RefuseCreate(pay004Amount) != nil || p.Config() != (Config{}) {
 		t.Fatal("a nil pilot did something")
+	}
+}
+
+// The test amount's refusal, as ledger.CreatePayment asks it, is the
+// spec's PAY_004 with the Unavailable kind; any other amount passes.
+func TestRefuseCreate(t *testing.T) {
+	on := New(&fakeTarget{}, Config{Enabled: true}, false)
+	err := on.RefuseCreate(decimal.RequireFromString("404.040"))
+	if err == nil || err.Kind != ledger.Unavailable || err.Code != spec.CodePAY004 ||
+		err.Message != "no requisites available (sandbox test amount 404.04)" {
+		t.Fatalf("refusal %+v", err)
+	}
+	if err := on.RefuseCreate(decimal.RequireFromString("404.05")); err != nil {
+		t.Fatalf("another amount refused: %+v", err)
+	}
+	ignoring := New(&fakeTarget{}, Config{Enabled: true, IgnoreTestValues: true}, false)
+	if err := ignoring.RefuseCreate(decimal.RequireFromString("404.04")); err != nil {
+		t.Fatalf("refused while ignoring test values: %+v", err)
 	}
 }
 

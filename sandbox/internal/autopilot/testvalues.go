@@ -101,6 +101,19 @@ func (p *Pilot) RefusesCreate(amount decimal.Decimal) bool {
 	return p != nil && !p.cfg.IgnoreTestValues && amount.Equal(pay004Amount)
 }
 
+// RefuseCreate is RefusesCreate as the ledger's creation rule asks it
+// (ledger.Env.Refuse): the refusal of the test amount, nil for any other.
+func (p *Pilot) RefuseCreate(amount decimal.Decimal) *ledger.Error {
+	if p.RefusesCreate(amount) {
+		return testAmountRefused
+	}
+	return nil
+}
+
+// testAmountRefused is PAY_004 for the test amount.
+var testAmountRefused = &ledger.Error{Kind: ledger.Unavailable, Code: spec.CodePAY004,
+	Message: "no requisites available (sandbox test amount 404.04)"}
+
 func (p *Pilot) disputeOutcome(comment string) string {
 	if !p.cfg.IgnoreTestValues && strings.Contains(strings.ToLower(comment), "reject") {
 		return ledger.OutcomeRejected
