@@ -202,6 +202,27 @@ func TestNoActiveTerminal(t *testing.T) {
 	}
 }
 
+// "The merchant's first active terminal" is one rule: the terminal a
+// payment credits is the one whose fee GET /v1/withdrawals/fee answers,
+// past an inactive first terminal.
+func TestFirstActiveTerminal(t *testing.T) {
+	zero := dec("0")
+	m := Merchant{APIKey: "k", Secret: "s", Terminals: []Terminal{
+		{ID: "off", Balance: zero, BalanceFrozen: zero, WithdrawalFee: dec("9.00")},
+		{ID: "first", Balance: zero, BalanceFrozen: zero, WithdrawalFee: dec("2.25"), IsActive: true},
+		{ID: "second", Balance: zero, BalanceFrozen: zero, WithdrawalFee: dec("3.00"), IsActive: true},
+	}}
+	e := newEnv(t, Config{Merchants: []Merchant{m}})
+	eq(t, strings.TrimSpace(e.do("GET", "/v1/withdrawals/fee", "").raw), `{"fee":2.25,"currency":"USDT"}`)
+	id := e.createPayment(`{"ext_id":"a","amount":925}`).str("id")
+	wantStatus(t, e.confirm("/v1/payments/"+id), 200, "")
+	must(t, e.sb.VerifyPayment(id, OutcomeCompleted))
+	ts := e.sb.Terminals("k")
+	wantDec(t, ts[0].Balance, "0")
+	wantDec(t, ts[1].Balance, "10")
+	wantDec(t, ts[2].Balance, "0")
+}
+
 func multipartBody(t *testing.T, field string, content []byte, ct string) (string, []byte) {
 	var buf bytes.Buffer
 	w := multipart.NewWriter(&buf)
