@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -123,22 +121,9 @@ func (s *Server) setWithdrawalStatus(id, status, txHash string) (*api.Withdrawal
 	if w == nil {
 		return nil, notFound("withdrawal", id)
 	}
-	lw := ledger.Withdrawal{ID: w.ID, Status: w.Status, Held: w.Held}
-	if lerr := ledger.MoveWithdrawal(&lw, &w.Terminal.Balance, status); lerr != nil {
+	if lerr := ledger.ChangeWithdrawal(s.st.core, w, status, txHash, now); lerr != nil {
 		return nil, controlError(lerr)
 	}
-	if status == WithdrawalCompleted && txHash == "" && w.TxHash == "" {
-		var b [32]byte
-		rand.Read(b[:])
-		txHash = hex.EncodeToString(b[:])
-	}
-	if txHash != "" {
-		w.TxHash = txHash
-	}
-	w.Status = lw.Status
-	w.UpdatedAt = now
-	s.st.core.SaveWithdrawal(w)
-	s.st.core.SaveTerminal(w.Merchant, w.Terminal)
 	s.pilot.WithdrawalEntered(s.nowLocked(), w.ID, status, w.Address)
 	v := api.WithdrawalView(w)
 	return &v, nil

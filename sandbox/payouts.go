@@ -108,12 +108,9 @@ func (s *Server) setPayoutStatus(id, status string) (*api.PayoutBody, error) {
 	if p == nil {
 		return nil, notFound("payout", id)
 	}
-	lp := ledger.Payout{ID: p.ID, Status: p.Status, ProviderOrderID: p.ProviderOrderID, CompletedAt: p.CompletedAt}
-	if lerr := ledger.MovePayout(&lp, status, now); lerr != nil {
+	if lerr := ledger.ChangePayout(s.st.core, p, status, now); lerr != nil {
 		return nil, controlError(lerr)
 	}
-	p.Status, p.ProviderOrderID, p.CompletedAt = lp.Status, lp.ProviderOrderID, lp.CompletedAt
-	s.st.core.SavePayout(p)
 	s.pilot.PayoutEntered(now, p.ID, status, p.Requisites)
 	v := api.PayoutView(p)
 	if p.NotifyURL != "" {

@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	crand "crypto/rand"
+	"encoding/hex"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -361,4 +363,37 @@ func ExpireDue(st Store, now time.Time, limit int) (expired []*Payment, more boo
 		}
 	}
 	return expired, len(due) >= limit
+}
+
+// ChangePayout moves p to status to at now (MovePayout) and saves it
+// within the transaction. A refusal changes nothing.
+func ChangePayout(st Store, p *Payout, to string, now time.Time) *Error {
+	if lerr := MovePayout(p, to, now); lerr != nil {
+		return lerr
+	}
+	st.SavePayout(p)
+	return nil
+}
+
+// ChangeWithdrawal moves w to status to (MoveWithdrawal, which settles its
+// held money on its terminal), records txHash when not empty (a random
+// 64-hex one when it completes without any), dates the change now to the
+// second, and saves w and its terminal within the transaction. A refusal
+// changes nothing.
+func ChangeWithdrawal(st Store, w *Withdrawal, to, txHash string, now time.Time) *Error {
+	if lerr := MoveWithdrawal(w, &w.Terminal.Balance, to); lerr != nil {
+		return lerr
+	}
+	if to == WithdrawalCompleted && txHash == "" && w.TxHash == "" {
+		var b [32]byte
+		crand.Read(b[:])
+		txHash = hex.EncodeToString(b[:])
+	}
+	if txHash != "" {
+		w.TxHash = txHash
+	}
+	w.UpdatedAt = now.Truncate(time.Second)
+	st.SaveWithdrawal(w)
+	st.SaveTerminal(w.Merchant, w.Terminal)
+	return nil
 }

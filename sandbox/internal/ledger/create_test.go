@@ -424,3 +424,67 @@ func TestChangePaymentSaves(t *testing.T) {
 		t.Fatalf("after completion: %s receipt %d, terminal %s", got.Status, got.Receipt, m.Terminal("t1").Available)
 	}
 }
+
+// ChangePayout saves the move with what it records; a refusal saves
+// nothing.
+func TestChangePayoutSaves(t *testing.T) {
+	st, m, _ := newStore(t)
+	p, err := ledger.CreatePayout(st, m, ledger.NewPayout{ExtID: "po", Amount: dec("10"), Method: "card"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Commit()
+	p = st.Payout(p.ID)
+	wantRefusal(t, "back to pending", ledger.ChangePayout(st, p, ledger.PayoutPending, t0), ledger.Invalid, "", "status", "payout status must be")
+	if err := ledger.ChangePayout(st, p, ledger.PayoutCompleted, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	st.Commit()
+	got := st.Payout(p.ID)
+	if got.Status != ledger.PayoutCompleted || !strings.HasPrefix(got.ProviderOrderID, "prv_") ||
+		!got.CompletedAt.Equal(t0.Add(time.Minute).Truncate(time.Second)) {
+		t.Fatalf("after completion: %+v", got)
+	}
+	wantRefusal(t, "completed again", ledger.ChangePayout(st, got, ledger.PayoutFailed, t0), ledger.WrongState, "", "", "cannot become failed")
+	st.Commit()
+	if st.Payout(p.ID).Status != ledger.PayoutCompleted {
+		t.Fatal("a refusal changed the payout")
+	}
+}
+
+// ChangeWithdrawal saves the move, the hash and the settled terminal; a
+// completion without a hash records a random 64-hex one.
+func TestChangeWithdrawalSaves(t *testing.T) {
+	st, m, _ := newStore(t)
+	t1 := m.Terminal("t1")
+	w, err := ledger.CreateWithdrawal(st, m, ledger.NewWithdrawal{TerminalID: "t1", Amount: dec("10"), Address: "T"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Commit()
+	w = st.Withdrawal(w.ID)
+	wantRefusal(t, "cancelled", ledger.ChangeWithdrawal(st, w, "cancelled", "", t0), ledger.Invalid, "", "status", "")
+	if err := ledger.ChangeWithdrawal(st, w, ledger.WithdrawalCompleted, "", t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	st.Commit()
+	got := st.Withdrawal(w.ID)
+	if got.Status != ledger.WithdrawalCompleted || len(got.TxHash) != 64 || strings.Trim(got.TxHash, "0123456789abcdef") != "" ||
+		!got.UpdatedAt.Equal(t0.Add(time.Hour).Truncate(time.Second)) || !got.CreatedAt.Equal(t0.Truncate(time.Second)) {
+		t.Fatalf("after completion: %+v", got)
+	}
+	if !t1.Available.Equal(dec("88.50")) || !t1.Frozen.IsZero() {
+		t.Fatalf("terminal %s frozen %s, want 88.50 frozen 0", t1.Available, t1.Frozen)
+	}
+	w2, err := ledger.CreateWithdrawal(st, m, ledger.NewWithdrawal{TerminalID: "t1", Amount: dec("5"), Address: "T"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ledger.ChangeWithdrawal(st, w2, ledger.WithdrawalFailed, "abc", t0); err != nil {
+		t.Fatal(err)
+	}
+	st.Commit()
+	if got := st.Withdrawal(w2.ID); got.Status != ledger.WithdrawalFailed || got.TxHash != "abc" || !t1.Available.Equal(dec("88.50")) {
+		t.Fatalf("after failing: %+v, terminal %s", got, t1.Available)
+	}
+}
