@@ -134,7 +134,7 @@ func (p *v1Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.Code == "" {
 		f.Code = FaultCode(pattern)
 	}
-	a.serveFault(sw, r, f, a.capFor(pattern), p.mux)
+	a.serveFault(sw, r, f, a.capFor(pattern), invalidCodeOf(pattern), p.mux)
 }
 
 // v1StatusWriter remembers what a handler answered, for the request log.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -352,4 +353,60 @@ func TestV1PayoutQuery(t *testing.T) {
 	}
 	w = serve(t, b, "GET", "/v1/payouts?status=FAILED", testKey, "", nil)
 	wantAnswer(t, w, 400, `{"error":"PAY_002","message":"status must be exactly pending, processing, completed, failed or cancelled (lower case)","data":{"field":"status"}}`)
+}
+
+// countingBody is a request body that counts the bytes read from it.
+type countingBody struct {
+	r    io.Reader
+	read int
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.read += n
+	return n, err
+}
+
+// A delay fault's request is refused as its route refuses it, at once
+// (the delay is an hour): an unreadable body with the route's own invalid
+// code (TRF_001, WDR_001, PAY_002), and an unknown key before a byte of
+// its body is read, with the connection closed.
+func TestV1DelayFaultRefusesAsItsRoute(t *testing.T) {
+	delay := Fault{Mode: FaultDelay, DelayMS: int(time.Hour / time.Millisecond)}
+	for _, tc := range []struct{ path, code string }{
+		{"/v1/transfers", "TRF_001"}, {"/v1/withdrawals", "WDR_001"}, {"/v1/payments", "PAY_002"},
+	} {
+		f := delay
+		b := &fakeBackend{fault: &f}
+		w := serve(t, b, "POST", tc.path, testKey, "unchecked", bytes.Repeat([]byte(" "), JSONBodyCap+1))
+		wantAnswer(t, w, 400, `{"error":"`+tc.code+`","message":"request body is larger than this route's limit of `+
+			itoa(JSONBodyCap)+` bytes","data":{"field":"body"}}`)
+		if len(b.served) != 1 || b.served[0].Fault != FaultDelay || b.served[0].Code != tc.code {
+			t.Fatalf("%s: served %+v", tc.path, b.served)
+		}
+	}
+
+	for _, path := range []string{"/v1/transfers", "/v1/payments"} {
+		f := delay
+		b := &fakeBackend{fault: &f}
+		a := New(b, Config{})
+		mux := http.NewServeMux()
+		a.Routes(mux)
+		body := &countingBody{r: bytes.NewReader(bytes.Repeat([]byte(" "), JSONBodyCap+1))}
+		r := httptest.NewRequest("POST", "http://"+testHost+path, body)
+		r.Header.Set("X-Identity", "key_nobody")
+		r.Header.Set("X-Signature", "unchecked")
+		w := httptest.NewRecorder()
+		a.Pipeline(mux).ServeHTTP(w, r)
+		wantAnswer(t, w, 401, `{"error":"AUTH_001","message":"unknown API key or invalid signature","data":{}}`)
+		if body.read != 0 {
+			t.Fatalf("%s: %d bytes of an unknown key's body were read", path, body.read)
+		}
+		if got := w.Header().Get("Connection"); got != "close" {
+			t.Fatalf("%s: Connection %q", path, got)
+		}
+		if len(b.served) != 1 || b.served[0].Fault != FaultDelay || b.served[0].Status != 401 {
+			t.Fatalf("%s: served %+v", path, b.served)
+		}
+	}
 }
