@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/internal/mask"
 )
 
 // What people read on the payment page and the dashboard: amounts, methods
@@ -184,13 +186,7 @@ func MerchantLabel(i int, apiKey string) string {
 
 // MaskKey shows the start of an API key, which tells merchants apart
 // without putting the key on the screen.
-func MaskKey(k string) string {
-	r := []rune(k)
-	if len(r) <= 4 {
-		return "…"
-	}
-	return string(r[:4]) + "…"
-}
+func MaskKey(k string) string { return mask.Key(k) }
 
 // Time is a dashboard time in full, in UTC like the API.
 func Time(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") + " UTC" }
