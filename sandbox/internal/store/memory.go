@@ -163,15 +163,20 @@ func (s *Memory) AddPayment(p *payment) {
 	sectionCopy(&s.pm, p.ID, p)
 }
 
-// SavePayment writes p over the saved copy. The PENDING counters and the
-// expiry heap follow the saved status.
+// SavePayment writes p's status, receipt and dispute over the saved copy,
+// the columns the SQL store's UPDATE writes: a change to another field is
+// lost on a file, so it is lost here too (and the expiry heap, ordered by
+// ValidUntil, cannot be disturbed). The PENDING counters and the heap
+// follow the saved status.
 func (s *Memory) SavePayment(p *payment) {
 	sp := s.payments[p.ID]
 	if sp == nil {
 		return // never added: the SQL store's UPDATE would change no row
 	}
 	wasPending := sp.Status == statusPending
-	copyPayment(sp, p)
+	var c payment
+	copyPayment(&c, p) // the dispute shares nothing with p's
+	sp.Status, sp.Receipt, sp.Dispute = c.Status, c.Receipt, c.Dispute
 	switch isPending := sp.Status == statusPending; {
 	case wasPending && !isPending:
 		k := ledger.AmountKey(sp.Amount)
@@ -263,10 +268,11 @@ func (s *Memory) AddPayout(p *payout) {
 	sectionCopy(&s.po, p.ID, p)
 }
 
-// SavePayout: see ledger.Store.
+// SavePayout writes p's status, provider order id and completion time,
+// the columns the SQL store's UPDATE writes, as SavePayment.
 func (s *Memory) SavePayout(p *payout) {
 	if sp := s.payouts[p.ID]; sp != nil {
-		*sp = *p
+		sp.Status, sp.ProviderOrderID, sp.CompletedAt = p.Status, p.ProviderOrderID, p.CompletedAt
 	}
 }
 
@@ -311,10 +317,11 @@ func (s *Memory) AddWithdrawal(w *withdrawal) {
 	sectionCopy(&s.wd, w.ID, w)
 }
 
-// SaveWithdrawal: see ledger.Store.
+// SaveWithdrawal writes w's status, transaction hash and update time,
+// the columns the SQL store's UPDATE writes, as SavePayment.
 func (s *Memory) SaveWithdrawal(w *withdrawal) {
 	if sw := s.withdrawals[w.ID]; sw != nil {
-		*sw = *w
+		sw.Status, sw.TxHash, sw.UpdatedAt = w.Status, w.TxHash, w.UpdatedAt
 	}
 }
 

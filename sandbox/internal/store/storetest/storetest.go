@@ -36,8 +36,13 @@ func commit(t *testing.T, st ledger.Store) {
 // KeepsOnlyWhatIsSaved checks that a rule that changes a resource and
 // forgets to save it loses the change, in memory as on a file, so the
 // sandbox's suite in memory catches a forgotten save; that the PENDING
-// counter and the expiry follow the saved status only; and that a saved
-// copy shares nothing with the one a transaction changes.
+// counter and the expiry follow the saved status only; that a save keeps
+// only what the rules move (a payment's status, receipt and dispute, a
+// payout's status, provider order id and completion time, a withdrawal's
+// status, hash and update time: the columns the SQL store updates), so
+// a rule that changes any other field after the add loses the change in
+// memory too; and that a saved copy shares nothing with the one a
+// transaction changes.
 func KeepsOnlyWhatIsSaved(t *testing.T, open Opener) {
 	t.Helper()
 	st, ms := open(t, start)
@@ -75,14 +80,14 @@ func KeepsOnlyWhatIsSaved(t *testing.T, open Opener) {
 		if s := st.PaymentByExt(m, "e1").Status; s != wantPayment {
 			t.Fatalf("payment by ext_id: %s, want %s", s, wantPayment)
 		}
-		if s := st.Payout("po1").Status; s != wantPayout {
-			t.Fatalf("payout: %s, want %s", s, wantPayout)
+		if po := st.Payout("po1"); po.Status != wantPayout || po.HolderName != "" {
+			t.Fatalf("payout: %s holder %q, want %s and no holder", po.Status, po.HolderName, wantPayout)
 		}
 		if l, n := st.ListPayouts(m, ledger.PayoutFilter{}, 10, 0); n != 1 || l[0].Status != wantPayout {
 			t.Fatalf("payout list: %d, %+v, want %s", n, l, wantPayout)
 		}
-		if s := st.Withdrawal("w1").Status; s != wantWithdrawal {
-			t.Fatalf("withdrawal: %s, want %s", s, wantWithdrawal)
+		if w := st.Withdrawal("w1"); w.Status != wantWithdrawal || w.Address != "" {
+			t.Fatalf("withdrawal: %s address %q, want %s and no address", w.Status, w.Address, wantWithdrawal)
 		}
 		if n := st.PendingWithAmount(m, ledger.AmountKey(amt)); n != wantPending {
 			t.Fatalf("PENDING with the amount: %d, want %d", n, wantPending)
@@ -101,16 +106,19 @@ func KeepsOnlyWhatIsSaved(t *testing.T, open Opener) {
 	}
 	check(ledger.PaymentPending, ledger.PayoutPending, ledger.WithdrawalPending, 1)
 
-	// Saved.
+	// Saved, with a field no save writes.
 	p = st.Payment("p1")
 	p.Status = ledger.PaymentDispute
 	p.Dispute = &ledger.Dispute{Comment: "saved"}
+	p.Holder = "not a saved field"
 	st.SavePayment(p)
 	po := st.Payout("po1")
 	po.Status = ledger.PayoutProcessing
+	po.HolderName = "not a saved field"
 	st.SavePayout(po)
 	w := st.Withdrawal("w1")
 	w.Status = ledger.WithdrawalProcessing
+	w.Address = "not a saved field"
 	st.SaveWithdrawal(w)
 	commit(t, st)
 	check(ledger.PaymentDispute, ledger.PayoutProcessing, ledger.WithdrawalProcessing, 0)
