@@ -406,13 +406,20 @@ func (s *Memory) Ping() error { return nil }
 func (s *Memory) Close() error { return nil }
 
 // expiryHeap orders payments by valid_until so expiry costs O(log n) per
-// payment instead of a scan on every request.
+// payment instead of a scan on every request. Ties go by id, as the SQL
+// store's ORDER BY valid_until, id: a batch expires in the same order on
+// either store.
 type expiryHeap []*payment
 
-func (h expiryHeap) Len() int           { return len(h) }
-func (h expiryHeap) Less(i, j int) bool { return h[i].ValidUntil.Before(h[j].ValidUntil) }
-func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(*payment)) }
+func (h expiryHeap) Len() int { return len(h) }
+func (h expiryHeap) Less(i, j int) bool {
+	if !h[i].ValidUntil.Equal(h[j].ValidUntil) {
+		return h[i].ValidUntil.Before(h[j].ValidUntil)
+	}
+	return h[i].ID < h[j].ID
+}
+func (h expiryHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *expiryHeap) Push(x any)   { *h = append(*h, x.(*payment)) }
 func (h *expiryHeap) Pop() any {
 	old := *h
 	p := old[len(old)-1]

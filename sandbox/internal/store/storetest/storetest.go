@@ -5,6 +5,7 @@
 package storetest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -138,7 +139,10 @@ func KeepsOnlyWhatIsSaved(t *testing.T, open Opener) {
 }
 
 // ExpiryFollowsSavedStatus checks that the expiry finds a PENDING payment
-// whose unsaved change said otherwise.
+// whose unsaved change said otherwise, and that both stores hand the due
+// payments out in one order, earliest ValidUntil first and ties by id, at
+// most the limit at a time: a batch of expiries (and the webhooks they
+// send) comes out the same in memory as on a file.
 func ExpiryFollowsSavedStatus(t *testing.T, open Opener) {
 	t.Helper()
 	st, ms := open(t, start)
@@ -151,6 +155,38 @@ func ExpiryFollowsSavedStatus(t *testing.T, open Opener) {
 	due := st.DueExpiry(base.Add(time.Hour), 10)
 	if len(due) != 1 || due[0].ID != "p1" || due[0].Status != ledger.PaymentPending {
 		t.Fatalf("due: %+v, want p1 PENDING", due)
+	}
+	commit(t, st)
+
+	st, ms = open(t, start)
+	m = ms["k1"]
+	// Added out of order; p5 is not due yet.
+	for i, id := range []string{"p4", "p2", "p5", "p1", "p3"} {
+		until := base.Add(time.Minute)
+		switch id {
+		case "p1":
+			until = base.Add(2 * time.Minute)
+		case "p5":
+			until = base.Add(2 * time.Hour)
+		}
+		st.AddPayment(&ledger.Payment{Merchant: m, Terminal: m.Terminals[0], ID: id, ExtID: "e" + id,
+			Amount: decimal.NewFromInt(int64(100 + i)), Status: ledger.PaymentPending, ValidUntil: until, CreatedAt: base})
+	}
+	commit(t, st)
+	var got []string
+	for range 3 {
+		for _, p := range st.DueExpiry(base.Add(time.Hour), 2) {
+			got = append(got, p.ID)
+			p.Status = ledger.PaymentCancelled // as the caller moves them
+			st.SavePayment(p)
+		}
+		commit(t, st)
+	}
+	if want := "p2 p3 p4 p1"; strings.Join(got, " ") != want {
+		t.Fatalf("due in batches of 2: %v, want %s", got, want)
+	}
+	if next, ok := st.NextExpiry(); !ok || next.After(base.Add(2*time.Hour)) {
+		t.Fatalf("next expiry %v %v, want at most %v (p5)", next, ok, base.Add(2*time.Hour))
 	}
 	commit(t, st)
 }
