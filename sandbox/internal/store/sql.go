@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -1010,13 +1011,33 @@ func payoutWhere(f ledger.PayoutFilter, apiKey string) (string, []any) {
 	}
 	if !f.From.IsZero() {
 		where += " AND created_at >= ?"
-		args = append(args, f.From.UnixNano())
+		args = append(args, boundNanos(f.From))
 	}
 	if !f.To.IsZero() {
 		where += " AND created_at <= ?"
-		args = append(args, f.To.UnixNano())
+		args = append(args, boundNanos(f.To))
 	}
 	return where, args
+}
+
+// Beyond these an int64 of nanoseconds cannot hold a time (UnixNano's
+// answer is undefined): a bound past them, as GET /v1/payouts?to=9999-12-31
+// gives, is clamped to the int64 at that end, which orders the same way
+// against every created_at the file can hold.
+var (
+	minNanosTime = time.Unix(0, math.MinInt64)
+	maxNanosTime = time.Unix(0, math.MaxInt64)
+)
+
+// boundNanos is t as a created_at bound.
+func boundNanos(t time.Time) int64 {
+	switch {
+	case t.Before(minNanosTime):
+		return math.MinInt64
+	case t.After(maxNanosTime):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
 }
 
 // ListPayouts: see ledger.Store.
