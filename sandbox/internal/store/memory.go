@@ -368,14 +368,17 @@ func (s *Memory) Counts(m *merchant) (map[string]int, map[string]int, map[string
 	return pm, po, wd
 }
 
-// InFlight: see ledger.Store.
+// InFlight: see ledger.Store. In creation order (CreatedAt, then id), as
+// the SQL store answers, not in the maps' random order: the autopilot
+// resumes them in this order.
 func (s *Memory) InFlight() (pm []*payment, po []*payout, wd []*withdrawal) {
 	for _, p := range s.payments {
 		if p.Status == statusPending || p.Status == statusProcessing || p.Status == statusDispute {
 			pm = append(pm, s.sectionPayment(p))
 		}
 	}
-	for _, p := range s.payouts {
+	sort.Slice(pm, func(i, j int) bool { return createdBefore(pm[i].CreatedAt, pm[i].ID, pm[j].CreatedAt, pm[j].ID) })
+	for _, p := range s.payoutList {
 		if p.Status == ledger.PayoutPending || p.Status == ledger.PayoutProcessing {
 			po = append(po, s.sectionPayout(p))
 		}
@@ -385,7 +388,16 @@ func (s *Memory) InFlight() (pm []*payment, po []*payout, wd []*withdrawal) {
 			wd = append(wd, s.sectionWithdrawal(w))
 		}
 	}
+	sort.Slice(wd, func(i, j int) bool { return createdBefore(wd[i].CreatedAt, wd[i].ID, wd[j].CreatedAt, wd[j].ID) })
 	return pm, po, wd
+}
+
+// createdBefore orders resources by creation time, ties by id.
+func createdBefore(a time.Time, aID string, b time.Time, bID string) bool {
+	if !a.Equal(b) {
+		return a.Before(b)
+	}
+	return aID < bID
 }
 
 // Outbox keeps nothing: in memory a delivery lives in the dispatcher

@@ -25,3 +25,5 @@ func TestMemoryKeepsOnlyWhatIsSaved(t *testing.T) { storetest.KeepsOnlyWhatIsSav
 func TestMemoryExpiryFollowsSavedStatus(t *testing.T) {
 	storetest.ExpiryFollowsSavedStatus(t, openMemory)
 }
+
+func TestMemoryQueriesAgree(t *testing.T) { storetest.QueriesAgree(t, openMemory) }

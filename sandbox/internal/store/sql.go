@@ -1134,11 +1134,13 @@ func (st *SQL) Counts(m *merchant) (map[string]int, map[string]int, map[string]i
 	return st.countBy("payments", m.APIKey), st.countBy("payouts", m.APIKey), st.countBy("withdrawals", m.APIKey)
 }
 
-// InFlight: see ledger.Store.
+// InFlight: see ledger.Store. In creation order, as the memory store
+// answers: without ORDER BY the order would be whichever index SQLite
+// picks.
 func (st *SQL) InFlight() ([]*payment, []*payout, []*withdrawal) {
-	return st.loadPayments("WHERE status IN (?, ?, ?)", statusPending, statusProcessing, statusDispute),
-		st.loadPayouts("WHERE status IN (?, ?)", ledger.PayoutPending, ledger.PayoutProcessing),
-		st.loadWithdrawals("WHERE status IN (?, ?)", ledger.WithdrawalPending, ledger.WithdrawalProcessing)
+	return st.loadPayments("WHERE status IN (?, ?, ?) ORDER BY created_at, id", statusPending, statusProcessing, statusDispute),
+		st.loadPayouts("WHERE status IN (?, ?) ORDER BY seq", ledger.PayoutPending, ledger.PayoutProcessing),
+		st.loadWithdrawals("WHERE status IN (?, ?) ORDER BY created_at, id", ledger.WithdrawalPending, ledger.WithdrawalProcessing)
 }
 
 // ---- clock, faults, diagnostics
