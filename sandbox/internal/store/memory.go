@@ -145,7 +145,7 @@ func (s *Memory) PaymentByExt(m *merchant, extID string) *payment {
 	return nil
 }
 
-// addPayment keeps a copy of p; p itself becomes the section's copy, as
+// AddPayment keeps a copy of p; p itself becomes the section's copy, as
 // after a lookup.
 func (s *Memory) AddPayment(p *payment) {
 	sp := new(payment)

@@ -177,10 +177,9 @@ func FileError(path, format string, a ...any) error {
 	return fmt.Errorf("sandbox: database %s: %s", path, fmt.Sprintf(format, a...))
 }
 
-// OpenSQL opens (or creates) path with drv, refusing what must not be
-// touched,
-// migrates an older layout, and takes the file's lock for as long as the
-// store is open.
+// OpenSQL opens (or creates) path with drv, refusing a file it must not
+// touch, migrates an older layout, and takes the file's lock for as long
+// as the store is open.
 func OpenSQL(drv Driver, deps SQLDeps, path string) (*SQL, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, FileError(path, "is a directory")
@@ -418,7 +417,7 @@ func (st *SQL) prepare() error {
 	return nil
 }
 
-// dec writes a decimal so that it reads back with its scale: 1500.50
+// decText writes a decimal so that it reads back with its scale: 1500.50
 // stays 1500.50 (the API answers amounts with the scale they were given).
 func decText(d decimal.Decimal) string {
 	if e := d.Exponent(); e > 0 {
@@ -900,10 +899,11 @@ func (st *SQL) PendingWithAmount(m *merchant, key string) int {
 	return n
 }
 
-// dueExpiry and nextExpiry run in every API section. Their answers do not
-// reach a reader's: what expires is changed (the section then waits for
-// its commit), and the next expiry only arms a timer that looks again. So
-// they are lookups: a reader waits only for the changed rows they load.
+// DueExpiry: see ledger.Store. It and NextExpiry run in every API
+// section. Their answers do not reach a reader's: what expires is changed
+// (the section then waits for its commit), and the next expiry only arms
+// a timer that looks again. So they are lookups: a reader waits only for
+// the changed rows they load.
 func (st *SQL) DueExpiry(now time.Time, limit int) (due []*payment) {
 	if st.nextKnown && (st.next.IsZero() || now.Before(st.next)) {
 		return nil
@@ -1164,7 +1164,7 @@ func (st *SQL) meta(key string, v any) bool {
 }
 
 // The journal: the sandbox's diagnostics, kept with the resources' next
-// commit (see Journal).
+// commit (package sandbox's journal interface calls these).
 
 // SaveOffset records the clock offset.
 func (st *SQL) SaveOffset(d time.Duration) { st.setMeta("offset", int64(d)) }
@@ -1306,7 +1306,7 @@ func (st *SQL) Commit() error {
 	return nil
 }
 
-// rollback drops what the section did: its transaction and its copies.
+// Rollback drops what the section did: its transaction and its copies.
 func (st *SQL) Rollback() {
 	st.forget()
 	st.nextKnown = false // payments the transaction moved out of PENDING are back in it
