@@ -111,9 +111,12 @@ func KeepsOnlyWhatIsSaved(t *testing.T, open Opener) {
 	// Saved, with a field no save writes.
 	p = st.Payment("p1")
 	p.Status = ledger.PaymentDispute
-	p.Dispute = &ledger.Dispute{Comment: "saved"}
+	disputed := decimal.RequireFromString("1400.50")
+	p.Dispute = &ledger.Dispute{Comment: "saved", Amount: &disputed}
 	p.Holder = "not a saved field"
 	st.SavePayment(p)
+	p.Dispute.Comment = "changed after the save" // not saved again
+	disputed = decimal.NewFromInt(1)
 	po := st.Payout("po1")
 	po.Status = ledger.PayoutProcessing
 	po.HolderName = "not a saved field"
@@ -129,12 +132,17 @@ func KeepsOnlyWhatIsSaved(t *testing.T, open Opener) {
 	}
 	commit(t, st)
 
-	// A saved copy shares nothing with the one the section changes.
+	// A saved copy shares nothing with the one the section changes, nor
+	// with the one it saved: not the dispute, nor its amount.
 	p = st.Payment("p1")
+	if d := p.Dispute; d.Comment != "saved" || d.Amount == nil || !d.Amount.Equal(decimal.RequireFromString("1400.5")) {
+		t.Fatalf("dispute %+v, want the saved comment and amount 1400.50", d)
+	}
 	p.Dispute.Comment = "changed in place"
+	*p.Dispute.Amount = decimal.NewFromInt(2)
 	commit(t, st)
-	if c := st.Payment("p1").Dispute.Comment; c != "saved" {
-		t.Fatalf("dispute comment %q, want the saved one", c)
+	if d := st.Payment("p1").Dispute; d.Comment != "saved" || !d.Amount.Equal(decimal.RequireFromString("1400.5")) {
+		t.Fatalf("dispute comment %q amount %s, want the saved ones", d.Comment, d.Amount)
 	}
 	commit(t, st)
 }
