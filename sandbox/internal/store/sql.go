@@ -789,7 +789,6 @@ type storedDispute struct {
 func (st *SQL) scanPayment(r interface{ Scan(...any) error }) (*payment, error) {
 	var p payment
 	var apiKey, termID, amount, amountLoc, rate string
-	var bankActive = true
 	var validUntil, createdAt int64
 	var disp sql.NullString
 	if err := r.Scan(&p.ID, &apiKey, &termID, &p.ExtID, &amount, &p.Method, &p.Bank.Code, &p.Bank.Name, &p.Bank.Country,
@@ -797,7 +796,7 @@ func (st *SQL) scanPayment(r interface{ Scan(...any) error }) (*payment, error) 
 		&p.Status, &validUntil, &createdAt, &rate, &p.PaymentURL, &p.Receipt, &disp); err != nil {
 		return nil, err
 	}
-	p.Bank.IsActive = bankActive
+	p.Bank.IsActive = true // it offered requisites when the payment was made
 	if b, ok := findBank(st.deps.Banks, p.Bank.Code); ok {
 		p.Bank = b
 	}
