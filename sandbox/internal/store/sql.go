@@ -805,7 +805,7 @@ func (st *SQL) scanPayment(r interface{ Scan(...any) error }) (*payment, error) 
 	if disp.Valid {
 		var d storedDispute
 		if err := json.Unmarshal([]byte(disp.String), &d); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("stored dispute of payment %s: %w", p.ID, err)
 		}
 		p.Dispute = &dispute{ReceiptURL: d.ReceiptURL, Comment: d.Comment, CreatedAt: unnanos(d.CreatedAt)}
 		if d.Amount != nil {
@@ -1158,7 +1158,9 @@ func (st *SQL) meta(key string, v any) bool {
 	if !st.one([]any{&s}, `SELECT value FROM meta WHERE key = ?`, key) {
 		return false
 	}
-	st.fail(json.Unmarshal([]byte(s), v))
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		st.fail(fmt.Errorf("stored %s: %w", key, err)) // says which record refuses the file
+	}
 	return true
 }
 
@@ -1433,7 +1435,7 @@ func (st *SQL) Restore() Restored {
 			return err
 		}
 		if err := json.Unmarshal([]byte(rec), sd.Out.Rec); err != nil {
-			return err
+			return fmt.Errorf("stored delivery %d: %w", seq, err)
 		}
 		out.Deliveries = append(out.Deliveries, sd)
 		return nil
