@@ -1,10 +1,14 @@
 package sandbox
 
 import (
+	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
@@ -70,4 +74,33 @@ func TestControlsRefuseWebhookDeliveries(t *testing.T) {
 	wantStatus(t, e.control("/sandbox/reset", `{"id":"x","status":"CANCELLED"}`), 400, CodeControlInvalid)
 	eq(t, e.do("GET", "/v1/withdrawals/"+w.str("id"), "").str("status"), "pending")
 	wantStatus(t, e.control(path, `{"status":"completed"}`), 200, "") // a real control still works
+}
+
+// A flush whose request ends with a delivery still pending answers 409
+// with ErrWrongState's text: the route decides it (package api), and the
+// answer's bytes are those of the Go error it used to wrap.
+func TestHTTPFlushNotFinishedIsWrongState(t *testing.T) {
+	if api.WrongStateText != ErrWrongState.Error() {
+		t.Fatalf("api.WrongStateText %q, ErrWrongState %q", api.WrongStateText, ErrWrongState.Error())
+	}
+	sink := newHookSink(t, 1000) // always fails
+	sb := New(Config{WebhookRetryWait: time.Hour, Now: func() time.Time { return base }})
+	srv := httptest.NewServer(sb)
+	t.Cleanup(func() { srv.Close(); sb.Close() })
+	e := &env{t: t, sb: sb, ts: srv, key: DefaultAPIKey, sec: DefaultSecret}
+	pid := e.createPayment(`{"ext_id":"f","amount":150,"notify_url":"` + sink.srv.URL + `"}`).str("id")
+	e.do("POST", "/v1/payments/"+pid+"/cancel", "")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := httptest.NewRequest("POST", "http://127.0.0.1/sandbox/webhooks/flush", strings.NewReader(`{}`)).WithContext(ctx)
+	r.RemoteAddr = "127.0.0.1:40000"
+	r.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	sb.ServeHTTP(w, r)
+	want := `{"error":"SANDBOX_CONFLICT","message":"sandbox: transition not allowed from the current status: ` +
+		`webhooks still pending: context canceled","data":{}}` + "\n"
+	if w.Code != 409 || w.Body.String() != want {
+		t.Fatalf("got %d %s, want 409 %s", w.Code, w.Body, want)
+	}
 }

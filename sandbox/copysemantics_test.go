@@ -37,3 +37,7 @@ func openSQL(t *testing.T, start func() []*ledger.Merchant) (ledger.Store, map[s
 func TestSQLKeepsOnlyWhatIsSaved(t *testing.T) { storetest.KeepsOnlyWhatIsSaved(t, openSQL) }
 
 func TestSQLExpiryFollowsSavedStatus(t *testing.T) { storetest.ExpiryFollowsSavedStatus(t, openSQL) }
+
+// The SQL store answers every query as the memory store does: order, ties,
+// filters and their far bounds, counts, in-flight, reset.
+func TestSQLQueriesAgree(t *testing.T) { storetest.QueriesAgree(t, openSQL) }

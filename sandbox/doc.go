@@ -451,15 +451,16 @@
 // state runs as one transaction (its webhooks' outbox rows included) and
 // commits before the answer is written; webhooks are handed to delivery
 // only after that commit, so no receiver hears of a change the file did not
-// keep. The file is in WAL mode with synchronous=FULL: the WAL is fsynced
-// at each commit, so an acknowledged change survives power loss, not only a
-// killed process. The cost is an fsync per commit, so changes made while
-// one is in flight share the next (group commit): one client waits for
+// keep. The file is in WAL mode, and the WAL is fsynced after each commit
+// and before its answer, so an acknowledged change survives power loss, not
+// only a killed process. The cost is an fsync per commit, made outside the
+// Server's lock, so changes committed while one is in flight share the next
+// (group commit): one client waits for
 // the disk at every change (on the development machine, in process over
 // loopback, about 1,100 payment creates per second, 10,000 in memory),
 // while concurrent clients share the wait; BENCHMARKS.md has the binary's
-// figures. Reads cost no fsync, and a read waits for a commit only when
-// it reads a change not yet committed. Diagnostics (request log lines, request counters, a
+// figures. Reads cost no fsync, and a read waits for a sync only when it
+// reads a change not yet synced. Diagnostics (request log lines, request counters, a
 // delivery's attempts and end) ride along with the next commit, or are
 // written at Close, so a GET never waits for the disk; a kill loses those
 // written since the last change, never a resource. A webhook whose delivery

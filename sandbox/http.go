@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 
 	paykit "github.com/paykit-dev/paykit-go"
@@ -57,15 +56,6 @@ type credential struct {
 func (b apiBackend) Credential(key string) (paykit.Signer, bool, bool) {
 	c, ok := b.s.creds[key]
 	return c.signer, c.unsigned, ok
-}
-
-// AcceptedUnsigned logs the request, its key and path masked.
-func (b apiBackend) AcceptedUnsigned(key, method, path string) {
-	if l := b.s.cfg.Logger; l != nil {
-		l.Warn("request accepted without a valid signature (the merchant accepts unsigned requests)",
-			slog.String("api_key", maskKey(key)), slog.String("method", method),
-			slog.String("path", maskPath(path)))
-	}
 }
 
 // StoreFailed is the failed commit every later request answers 503 with.

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	"github.com/shopspring/decimal"
@@ -17,9 +15,6 @@ import (
 // Server.Requests keep: the latest ones, enough to debug a flow, bounded
 // so that a sandbox left running does not grow.
 const DefaultRequestLogSize = 500
-
-// maxLoggedPath bounds the path kept per request in the ring.
-const maxLoggedPath = 256
 
 // RequestRecord is one request as the sandbox saw it, for
 // GET /sandbox/requests. It holds no header, no body and no query values:
@@ -50,7 +45,7 @@ type RequestRecord struct {
 func (s *Server) recordRequest(sv api.Served) {
 	d := sv.Duration
 	rec := RequestRecord{At: s.Now(), Method: knownMethod(sv.Method), Route: routePath(sv.Pattern),
-		Path: maskPath(sv.Path), Status: sv.Status, Code: sv.Code, Fault: sv.Fault, Duration: d}
+		Path: api.MaskedPath(sv.Path), Status: sv.Status, Code: sv.Code, Fault: sv.Fault, Duration: d}
 	s.lock() // no section: the line is kept with the next commit
 	s.jr.logRequest(rec)
 	s.unlock()
@@ -92,43 +87,6 @@ func (s *Server) Requests() []RequestRecord {
 		out = append(out, s.reqLog[((s.reqPos-1-i)%n+n)%n])
 	}
 	return out
-}
-
-// maskPath truncates p and masks every run of ten or more digits but its
-// last four, except inside a UUID segment (payment ids stay readable).
-func maskPath(p string) string {
-	if len(p) > maxLoggedPath {
-		p = p[:maxLoggedPath] + "..."
-	}
-	segs := strings.Split(p, "/")
-	for i, seg := range segs {
-		if uuid.Validate(seg) == nil {
-			continue
-		}
-		segs[i] = maskDigitRuns(seg)
-	}
-	return strings.Join(segs, "/")
-}
-
-func maskDigitRuns(s string) string {
-	b := []byte(s)
-	for i := 0; i < len(b); {
-		if b[i] < '0' || b[i] > '9' {
-			i++
-			continue
-		}
-		j := i
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-		if j-i >= 10 {
-			for k := i; k < j-4; k++ {
-				b[k] = '*'
-			}
-		}
-		i = j
-	}
-	return string(b)
 }
 
 // State is a snapshot of what the sandbox holds, for GET /sandbox/state

@@ -226,3 +226,20 @@ func TestInspectionEndpoints(t *testing.T) {
 		wantStatus(t, e.send(req), 403, CodeControlForbidden)
 	}
 }
+
+// The request log masks a path as every log of the module does
+// (internal/mask): a card number sent with escaped spaces is masked, and
+// a path is cut after masking, so that a number across the cut is not
+// left as a short run of clear digits.
+func TestRequestLogMasksPathsLikeTheModule(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.do("GET", "/v1/payments/by-ext-id/4111%201111%201111%201111", "")
+	long := "/v1/payments/by-ext-id/" + strings.Repeat("a", 226) + "-4111111111111111"
+	e.do("GET", long, "")
+	reqs := e.sb.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests logged, want 2", len(reqs))
+	}
+	eq(t, reqs[1].Path, "/v1/payments/by-ext-id/****%20****%20****%201111")
+	eq(t, reqs[0].Path, "/v1/payments/by-ext-id/"+strings.Repeat("a", 226)+"-******...")
+}

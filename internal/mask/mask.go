@@ -22,6 +22,10 @@
 // Last4 serves displays that draw their own mask ("•••• 9010", the
 // sandbox's dashboard): it returns only the last four digits.
 //
+// Key is for an API key, which is no number: it shows the key's start,
+// which tells merchants apart (the sandbox's dashboard, its log and its
+// command line name merchants so).
+//
 // Every function keeps the string's length in bytes except Path, whose
 // escaping may change, and masks only ASCII digits, so a masked string
 // is still valid UTF-8 and masking twice changes nothing.
@@ -50,6 +54,17 @@ func Value(s string) string {
 		}
 	}
 	return string(r)
+}
+
+// Key shows the start of an API key: its first four characters and "…",
+// so "pk_sandbox" shows "pk_s…". A key of four characters or fewer shows
+// "…" alone: its start would be all of it.
+func Key(k string) string {
+	r := []rune(k)
+	if len(r) <= 4 {
+		return "…"
+	}
+	return string(r[:4]) + "…"
 }
 
 // Last4 returns the last four digits of s (all of them if it has fewer),

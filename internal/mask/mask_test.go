@@ -205,3 +205,14 @@ func FuzzTextMasksCardNumbers(f *testing.F) {
 		}
 	})
 }
+
+// Key shows no more of an API key than its first four characters, and
+// nothing of a key that short.
+func TestKey(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"pk_sandbox": "pk_s…", "pk_sa": "pk_s…", "abcd": "…", "": "…", "ключ_api": "ключ…",
+	} {
+		assert.Equal(t, want, Key(in), "Key(%q)", in)
+	}
+}

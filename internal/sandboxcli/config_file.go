@@ -16,6 +16,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paykit-dev/paykit-go/internal/mask"
 	"github.com/paykit-dev/paykit-go/internal/tokenstrength"
 	"github.com/paykit-dev/paykit-go/sandbox"
 )
@@ -473,11 +474,7 @@ func maskKey(k string) string {
 	if envRef.MatchString(k) {
 		return k
 	}
-	r := []rune(k)
-	if len(r) <= 4 {
-		return "…"
-	}
-	return string(r[:4]) + "…"
+	return mask.Key(k)
 }
 
 // merchants turns the file's merchants into sandbox merchants, resolving

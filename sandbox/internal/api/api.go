@@ -22,6 +22,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/amount"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -183,23 +184,14 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 type RUB decimal.Decimal
 
 // MarshalJSON writes the number.
-func (n RUB) MarshalJSON() ([]byte, error) { return Scaled(decimal.Decimal(n), 0), nil }
+func (n RUB) MarshalJSON() ([]byte, error) { return []byte(amount.Scaled(decimal.Decimal(n), 0)), nil }
 
 // USDT writes a USDT figure as a bare JSON number with at least two
 // decimal places (1000.00), more if the value has them.
 type USDT decimal.Decimal
 
 // MarshalJSON writes the number.
-func (n USDT) MarshalJSON() ([]byte, error) { return Scaled(decimal.Decimal(n), 2), nil }
-
-// Scaled writes d with the places it carries, at least minPlaces.
-func Scaled(d decimal.Decimal, minPlaces int32) []byte {
-	places := -d.Exponent()
-	if places < minPlaces {
-		places = minPlaces
-	}
-	return []byte(d.StringFixed(places))
-}
+func (n USDT) MarshalJSON() ([]byte, error) { return []byte(amount.Scaled(decimal.Decimal(n), 2)), nil }
 
 // Timestamp formats a time the way every timestamp of the API is written.
 func Timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

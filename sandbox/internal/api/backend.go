@@ -23,10 +23,6 @@ type Backend interface {
 	// false for a key no merchant has. It takes no lock: credentials are
 	// fixed when the sandbox opens.
 	Credential(apiKey string) (signer paykit.Signer, unsigned, ok bool)
-	// AcceptedUnsigned tells that a request of apiKey was served without a
-	// valid signature (the merchant accepts unsigned requests), for the
-	// operator's log, where the sandbox masks the key and the path.
-	AcceptedUnsigned(apiKey, method, path string)
 	// StoreFailed is the store's failure, nil while it is usable: every
 	// answer is then 503 SANDBOX_STORE, and a change whose commit failed is
 	// answered so too.
@@ -123,7 +119,8 @@ type Served struct {
 	Method string
 	// Pattern is the route pattern that served it, "" for none.
 	Pattern string
-	// Path is the escaped request path, unmasked: the sandbox masks it.
+	// Path is the escaped request path, unmasked: the sandbox masks it
+	// (MaskedPath) for its request log.
 	Path string
 	// Status is the HTTP status answered; 0 when none was (a dropped
 	// connection, a client gone).
@@ -145,8 +142,9 @@ type Config struct {
 	RequestBodyTimeout time.Duration
 	// LargeBodyConcurrency caps the bodies over 1 MB read at once.
 	LargeBodyConcurrency int
-	// Logger receives the reason of a failed readiness check; nil logs
-	// nothing.
+	// Logger receives the reason of a failed readiness check and a
+	// warning per request accepted without a valid signature (its key and
+	// path masked); nil logs nothing.
 	Logger *slog.Logger
 }
 

@@ -37,6 +37,12 @@ const (
 	CodeControlUnauthorized = "SANDBOX_UNAUTHORIZED"
 )
 
+// WrongStateText is the text of sandbox.ErrWrongState, which begins the
+// message of a flush that did not finish: the answer says what the Go
+// error of a wrong state says. Package sandbox's tests hold the two
+// together.
+const WrongStateText = "sandbox: transition not allowed from the current status"
+
 // controlBodyCap bounds a control's body: the largest, a fault, is a few
 // hundred bytes.
 const controlBodyCap = 1 << 20
@@ -70,7 +76,8 @@ type Controls interface {
 	// InjectFault arms a fault.
 	InjectFault(f ControlFault) error
 	// FlushWebhooks waits until every queued webhook is delivered or
-	// given up on; a ctx that ends first is a WrongState refusal.
+	// given up on, and returns ctx's error when ctx ends first (which the
+	// route answers as a WrongState refusal).
 	FlushWebhooks(ctx context.Context) error
 	// ResendWebhook sends a logged delivery again and returns the new one.
 	ResendWebhook(id string) (any, error)
@@ -203,7 +210,13 @@ func (c *ControlServer) ControlRoutes(mux *http.ServeMux) {
 			// never answers must not hold the control for good.
 			ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
 			defer cancel()
-			return struct{}{}, c.b.FlushWebhooks(ctx)
+			if err := c.b.FlushWebhooks(ctx); err != nil {
+				// The context ended with deliveries still pending: the
+				// sandbox is not yet where the caller wants it, a wrong
+				// state (409, which Remote matches to ErrWrongState).
+				return nil, &ledger.Error{Kind: ledger.WrongState, Message: WrongStateText + ": webhooks still pending: " + err.Error()}
+			}
+			return struct{}{}, nil
 		})
 	})
 	mux.HandleFunc("POST /sandbox/webhooks/{id}/resend", func(w http.ResponseWriter, r *http.Request) {

@@ -251,3 +251,14 @@ func TestOpenAPIRoute(t *testing.T) {
 		t.Fatalf("%d %v %q", w.Code, w.Header(), w.Body)
 	}
 }
+
+// A flush that did not finish is decided here, where its context is: the
+// backend's bare context error is answered 409 with ErrWrongState's text,
+// as the Go error it stands for says.
+func TestControlFlushNotFinishedIsWrongState(t *testing.T) {
+	f := &fakeControls{err: context.DeadlineExceeded}
+	mux := controlMux(NewControlServer(ControlConfig{}, f))
+	wantAnswer(t, ctlDo(mux, "POST", "/sandbox/webhooks/flush", `{}`), 409,
+		`{"error":"SANDBOX_CONFLICT","message":"sandbox: transition not allowed from the current status: `+
+			`webhooks still pending: context deadline exceeded","data":{}}`)
+}

@@ -48,8 +48,9 @@ func FaultCode(pattern string) string {
 }
 
 // serveFault answers a request hit by fault f (its code filled), mux
-// serving the request when the mode lets it through.
-func (a *API) serveFault(w http.ResponseWriter, r *http.Request, f Fault, limit int64, mux http.Handler) {
+// serving the request when the mode lets it through; limit and badBody are
+// the route's body cap and invalid-body code (invalidCodeOf).
+func (a *API) serveFault(w http.ResponseWriter, r *http.Request, f Fault, limit int64, badBody string, mux http.Handler) {
 	switch f.Mode {
 	case FaultErrorBefore:
 		WriteError(w, NewError(f.Status, f.Code, "sandbox: injected fault"))
@@ -57,11 +58,20 @@ func (a *API) serveFault(w http.ResponseWriter, r *http.Request, f Fault, limit 
 		w.Header().Set("Retry-After", strconv.Itoa(f.RetryAfterS))
 		WriteError(w, NewError(http.StatusServiceUnavailable, f.Code, "sandbox: injected fault, retry later"))
 	case FaultDelay:
-		// Read the body first: net/http watches the connection, and so
+		// Read the body before the delay: net/http watches the connection, and so
 		// cancels r.Context when the client goes away, only once the body
 		// has been read to its end. Without this a POST abandoned during
-		// the delay would still be applied afterwards.
-		if _, aerr := a.readBody(w, r, limit, spec.CodePAY002); aerr != nil {
+		// the delay would still be applied afterwards. The key is checked
+		// before, as the route checks it (authenticated): an unknown key
+		// is refused before a byte of its body is read, and, like a body
+		// the route could not read, without the delay, since nothing of
+		// such a request is processed.
+		if _, _, aerr := a.identify(r, r.Header.Get("X-Identity")); aerr != nil {
+			w.Header().Set("Connection", "close")
+			WriteError(w, aerr)
+			return
+		}
+		if _, aerr := a.readBody(w, r, limit, badBody); aerr != nil {
 			WriteError(w, aerr)
 			return
 		}

@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/internal/mask"
 	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
@@ -134,7 +136,7 @@ func (p *v1Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.Code == "" {
 		f.Code = FaultCode(pattern)
 	}
-	a.serveFault(sw, r, f, a.capFor(pattern), p.mux)
+	a.serveFault(sw, r, f, a.capFor(pattern), invalidCodeOf(pattern), p.mux)
 }
 
 // v1StatusWriter remembers what a handler answered, for the request log.
@@ -191,7 +193,7 @@ func (a *API) authenticated(limit int64, badBody string, h v1Handler) http.Handl
 				WriteError(w, aerr)
 				return
 			}
-			a.b.AcceptedUnsigned(key, r.Method, r.URL.EscapedPath())
+			a.acceptedUnsigned(key, r)
 		}
 		if a.b.StoreFailed() != nil {
 			WriteError(w, StoreUnavailable())
@@ -207,6 +209,34 @@ func (a *API) authenticated(limit int64, badBody string, h v1Handler) http.Handl
 		}
 		WriteJSON(w, http.StatusOK, v)
 	})
+}
+
+// acceptedUnsigned warns the operator of a request served without a valid
+// signature (its merchant accepts unsigned requests), one line per
+// request: the key shown by its start, the path masked.
+func (a *API) acceptedUnsigned(key string, r *http.Request) {
+	if a.cfg.Logger == nil {
+		return
+	}
+	a.cfg.Logger.Warn("request accepted without a valid signature (the merchant accepts unsigned requests)",
+		slog.String("api_key", mask.Key(key)), slog.String("method", r.Method),
+		slog.String("path", MaskedPath(r.URL.EscapedPath())))
+}
+
+// MaxLoggedPath bounds the length of a path as the logs keep it
+// (MaskedPath).
+const MaxLoggedPath = 256
+
+// MaskedPath is an escaped request path as the sandbox's logs show it:
+// its card and phone numbers masked (mask.Path), then cut at
+// MaxLoggedPath bytes, after masking so that no number is cut too short
+// to be masked.
+func MaskedPath(escaped string) string {
+	p := mask.Path(escaped)
+	if len(p) > MaxLoggedPath {
+		p = p[:MaxLoggedPath] + "..."
+	}
+	return p
 }
 
 // invalidCodeOf is the code a route answers an unreadable body with: each

@@ -3,9 +3,13 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +25,6 @@ import (
 // authentication, body caps, field rules, views and error mapping.
 type fakeBackend struct {
 	calls     []string
-	unsigned  []string
 	storeErr  error
 	payment   ledger.Payment
 	refusal   *ledger.Error
@@ -47,9 +50,6 @@ func (b *fakeBackend) Credential(key string) (paykit.Signer, bool, bool) {
 		return paykit.HMACSigner("other"), true, true
 	}
 	return nil, false, false
-}
-func (b *fakeBackend) AcceptedUnsigned(key, method, path string) {
-	b.unsigned = append(b.unsigned, key+" "+method+" "+path)
 }
 func (b *fakeBackend) StoreFailed() error          { return b.storeErr }
 func (b *fakeBackend) Ready(context.Context) error { return b.storeErr }
@@ -133,7 +133,13 @@ func testPayment() ledger.Payment {
 // testSecret unless sig is given ("-" sends none).
 func serve(t *testing.T, b Backend, method, path, key, sig string, body []byte) *httptest.ResponseRecorder {
 	t.Helper()
-	a := New(b, Config{})
+	return serveWith(t, b, Config{}, method, path, key, sig, body)
+}
+
+// serveWith is serve with the API's Config.
+func serveWith(t *testing.T, b Backend, cfg Config, method, path, key, sig string, body []byte) *httptest.ResponseRecorder {
+	t.Helper()
+	a := New(b, cfg)
 	mux := http.NewServeMux()
 	a.Routes(mux)
 	r := httptest.NewRequest(method, "http://"+testHost+path, bytes.NewReader(body))
@@ -187,12 +193,65 @@ func TestV1AuthenticationRefusals(t *testing.T) {
 
 	b := &fakeBackend{payment: testPayment()}
 	w := serve(t, b, "POST", "/v1/payments", unsignedKey, "bad", body)
-	if w.Code != 200 || len(b.unsigned) != 1 || b.unsigned[0] != unsignedKey+" POST /v1/payments" {
-		t.Fatalf("unsigned merchant: %d %s, told %q", w.Code, w.Body.String(), b.unsigned)
+	if w.Code != 200 {
+		t.Fatalf("unsigned merchant: %d %s", w.Code, w.Body.String())
 	}
 	w = serve(t, b, "POST", "/v1/payments", unsignedKey, "-", body)
-	if w.Code != 200 || len(b.unsigned) != 2 {
+	if w.Code != 200 {
 		t.Fatalf("unsigned merchant without X-Signature: %d %s", w.Code, w.Body.String())
+	}
+}
+
+// A request served without a valid signature (its merchant accepts
+// unsigned requests) is one warning in the operator's log, written here:
+// the key shown by its start, the path masked as the request log masks it
+// (an escaped card number too), and neither the key nor the number whole.
+func TestV1AcceptedUnsignedIsLoggedMasked(t *testing.T) {
+	var logs syncBuffer
+	cfg := Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
+	b := &fakeBackend{payment: testPayment()}
+	for _, sig := range []string{"bad", "-"} {
+		w := serveWith(t, b, cfg, "GET", "/v1/payments/by-ext-id/4111%201111%201111%201111", unsignedKey, sig, nil)
+		if w.Code != 200 {
+			t.Fatalf("unsigned merchant: %d %s", w.Code, w.Body.String())
+		}
+	}
+	w := serveWith(t, b, cfg, "GET", "/v1/payments/"+testPaymentID, testKey, "", nil)
+	if w.Code != 200 {
+		t.Fatalf("signed request: %d %s", w.Code, w.Body.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(logs.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d log lines, want one per unsigned request:\n%s", len(lines), logs.String())
+	}
+	for _, l := range lines {
+		var got map[string]any
+		if err := json.Unmarshal([]byte(l), &got); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		delete(got, "time")
+		want := map[string]any{"level": "WARN", "msg": "request accepted without a valid signature (the merchant accepts unsigned requests)",
+			"api_key": "key_…", "method": "GET", "path": "/v1/payments/by-ext-id/****%20****%20****%201111"}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("log line %v, want %v", got, want)
+		}
+	}
+	if strings.Contains(logs.String(), unsignedKey) {
+		t.Fatalf("the log shows the key:\n%s", logs.String())
+	}
+}
+
+// MaskedPath masks before it cuts: a number across the cut is masked, not
+// left as a run too short to be recognised.
+func TestMaskedPathMasksThenCuts(t *testing.T) {
+	p := "/v1/payments/by-ext-id/" + strings.Repeat("a", MaxLoggedPath-30) + "-4111111111111111"
+	got := MaskedPath(p)
+	want := "/v1/payments/by-ext-id/" + strings.Repeat("a", MaxLoggedPath-30) + "-******..."
+	if got != want {
+		t.Fatalf("MaskedPath = %q, want %q", got, want)
+	}
+	if got := MaskedPath("/v1/payments/123e4567-e89b-12d3-a456-426614174000"); got != "/v1/payments/123e4567-e89b-12d3-a456-426614174000" {
+		t.Fatalf("a payment id was masked: %q", got)
 	}
 }
 
@@ -352,4 +411,60 @@ func TestV1PayoutQuery(t *testing.T) {
 	}
 	w = serve(t, b, "GET", "/v1/payouts?status=FAILED", testKey, "", nil)
 	wantAnswer(t, w, 400, `{"error":"PAY_002","message":"status must be exactly pending, processing, completed, failed or cancelled (lower case)","data":{"field":"status"}}`)
+}
+
+// countingBody is a request body that counts the bytes read from it.
+type countingBody struct {
+	r    io.Reader
+	read int
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.read += n
+	return n, err
+}
+
+// A delay fault's request is refused as its route refuses it, at once
+// (the delay is an hour): an unreadable body with the route's own invalid
+// code (TRF_001, WDR_001, PAY_002), and an unknown key before a byte of
+// its body is read, with the connection closed.
+func TestV1DelayFaultRefusesAsItsRoute(t *testing.T) {
+	delay := Fault{Mode: FaultDelay, DelayMS: int(time.Hour / time.Millisecond)}
+	for _, tc := range []struct{ path, code string }{
+		{"/v1/transfers", "TRF_001"}, {"/v1/withdrawals", "WDR_001"}, {"/v1/payments", "PAY_002"},
+	} {
+		f := delay
+		b := &fakeBackend{fault: &f}
+		w := serve(t, b, "POST", tc.path, testKey, "unchecked", bytes.Repeat([]byte(" "), JSONBodyCap+1))
+		wantAnswer(t, w, 400, `{"error":"`+tc.code+`","message":"request body is larger than this route's limit of `+
+			itoa(JSONBodyCap)+` bytes","data":{"field":"body"}}`)
+		if len(b.served) != 1 || b.served[0].Fault != FaultDelay || b.served[0].Code != tc.code {
+			t.Fatalf("%s: served %+v", tc.path, b.served)
+		}
+	}
+
+	for _, path := range []string{"/v1/transfers", "/v1/payments"} {
+		f := delay
+		b := &fakeBackend{fault: &f}
+		a := New(b, Config{})
+		mux := http.NewServeMux()
+		a.Routes(mux)
+		body := &countingBody{r: bytes.NewReader(bytes.Repeat([]byte(" "), JSONBodyCap+1))}
+		r := httptest.NewRequest("POST", "http://"+testHost+path, body)
+		r.Header.Set("X-Identity", "key_nobody")
+		r.Header.Set("X-Signature", "unchecked")
+		w := httptest.NewRecorder()
+		a.Pipeline(mux).ServeHTTP(w, r)
+		wantAnswer(t, w, 401, `{"error":"AUTH_001","message":"unknown API key or invalid signature","data":{}}`)
+		if body.read != 0 {
+			t.Fatalf("%s: %d bytes of an unknown key's body were read", path, body.read)
+		}
+		if got := w.Header().Get("Connection"); got != "close" {
+			t.Fatalf("%s: Connection %q", path, got)
+		}
+		if len(b.served) != 1 || b.served[0].Fault != FaultDelay || b.served[0].Status != 401 {
+			t.Fatalf("%s: served %+v", path, b.served)
+		}
+	}
 }

@@ -145,7 +145,7 @@ func (s *Memory) PaymentByExt(m *merchant, extID string) *payment {
 	return nil
 }
 
-// addPayment keeps a copy of p; p itself becomes the section's copy, as
+// AddPayment keeps a copy of p; p itself becomes the section's copy, as
 // after a lookup.
 func (s *Memory) AddPayment(p *payment) {
 	sp := new(payment)
@@ -163,15 +163,20 @@ func (s *Memory) AddPayment(p *payment) {
 	sectionCopy(&s.pm, p.ID, p)
 }
 
-// SavePayment writes p over the saved copy. The PENDING counters and the
-// expiry heap follow the saved status.
+// SavePayment writes p's status, receipt and dispute over the saved copy,
+// the columns the SQL store's UPDATE writes: a change to another field is
+// lost on a file, so it is lost here too (and the expiry heap, ordered by
+// ValidUntil, cannot be disturbed). The PENDING counters and the heap
+// follow the saved status.
 func (s *Memory) SavePayment(p *payment) {
 	sp := s.payments[p.ID]
 	if sp == nil {
 		return // never added: the SQL store's UPDATE would change no row
 	}
 	wasPending := sp.Status == statusPending
-	copyPayment(sp, p)
+	var c payment
+	copyPayment(&c, p) // the dispute shares nothing with p's
+	sp.Status, sp.Receipt, sp.Dispute = c.Status, c.Receipt, c.Dispute
 	switch isPending := sp.Status == statusPending; {
 	case wasPending && !isPending:
 		k := ledger.AmountKey(sp.Amount)
@@ -263,10 +268,11 @@ func (s *Memory) AddPayout(p *payout) {
 	sectionCopy(&s.po, p.ID, p)
 }
 
-// SavePayout: see ledger.Store.
+// SavePayout writes p's status, provider order id and completion time,
+// the columns the SQL store's UPDATE writes, as SavePayment.
 func (s *Memory) SavePayout(p *payout) {
 	if sp := s.payouts[p.ID]; sp != nil {
-		*sp = *p
+		sp.Status, sp.ProviderOrderID, sp.CompletedAt = p.Status, p.ProviderOrderID, p.CompletedAt
 	}
 }
 
@@ -311,10 +317,11 @@ func (s *Memory) AddWithdrawal(w *withdrawal) {
 	sectionCopy(&s.wd, w.ID, w)
 }
 
-// SaveWithdrawal: see ledger.Store.
+// SaveWithdrawal writes w's status, transaction hash and update time,
+// the columns the SQL store's UPDATE writes, as SavePayment.
 func (s *Memory) SaveWithdrawal(w *withdrawal) {
 	if sw := s.withdrawals[w.ID]; sw != nil {
-		*sw = *w
+		sw.Status, sw.TxHash, sw.UpdatedAt = w.Status, w.TxHash, w.UpdatedAt
 	}
 }
 
@@ -361,14 +368,17 @@ func (s *Memory) Counts(m *merchant) (map[string]int, map[string]int, map[string
 	return pm, po, wd
 }
 
-// InFlight: see ledger.Store.
+// InFlight: see ledger.Store. In creation order (CreatedAt, then id), as
+// the SQL store answers, not in the maps' random order: the autopilot
+// resumes them in this order.
 func (s *Memory) InFlight() (pm []*payment, po []*payout, wd []*withdrawal) {
 	for _, p := range s.payments {
 		if p.Status == statusPending || p.Status == statusProcessing || p.Status == statusDispute {
 			pm = append(pm, s.sectionPayment(p))
 		}
 	}
-	for _, p := range s.payouts {
+	sort.Slice(pm, func(i, j int) bool { return createdBefore(pm[i].CreatedAt, pm[i].ID, pm[j].CreatedAt, pm[j].ID) })
+	for _, p := range s.payoutList {
 		if p.Status == ledger.PayoutPending || p.Status == ledger.PayoutProcessing {
 			po = append(po, s.sectionPayout(p))
 		}
@@ -378,7 +388,16 @@ func (s *Memory) InFlight() (pm []*payment, po []*payout, wd []*withdrawal) {
 			wd = append(wd, s.sectionWithdrawal(w))
 		}
 	}
+	sort.Slice(wd, func(i, j int) bool { return createdBefore(wd[i].CreatedAt, wd[i].ID, wd[j].CreatedAt, wd[j].ID) })
 	return pm, po, wd
+}
+
+// createdBefore orders resources by creation time, ties by id.
+func createdBefore(a time.Time, aID string, b time.Time, bID string) bool {
+	if !a.Equal(b) {
+		return a.Before(b)
+	}
+	return aID < bID
 }
 
 // Outbox keeps nothing: in memory a delivery lives in the dispatcher
@@ -399,13 +418,20 @@ func (s *Memory) Ping() error { return nil }
 func (s *Memory) Close() error { return nil }
 
 // expiryHeap orders payments by valid_until so expiry costs O(log n) per
-// payment instead of a scan on every request.
+// payment instead of a scan on every request. Ties go by id, as the SQL
+// store's ORDER BY valid_until, id: a batch expires in the same order on
+// either store.
 type expiryHeap []*payment
 
-func (h expiryHeap) Len() int           { return len(h) }
-func (h expiryHeap) Less(i, j int) bool { return h[i].ValidUntil.Before(h[j].ValidUntil) }
-func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(*payment)) }
+func (h expiryHeap) Len() int { return len(h) }
+func (h expiryHeap) Less(i, j int) bool {
+	if !h[i].ValidUntil.Equal(h[j].ValidUntil) {
+		return h[i].ValidUntil.Before(h[j].ValidUntil)
+	}
+	return h[i].ID < h[j].ID
+}
+func (h expiryHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *expiryHeap) Push(x any)   { *h = append(*h, x.(*payment)) }
 func (h *expiryHeap) Pop() any {
 	old := *h
 	p := old[len(old)-1]

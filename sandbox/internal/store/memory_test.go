@@ -25,3 +25,9 @@ func TestMemoryKeepsOnlyWhatIsSaved(t *testing.T) { storetest.KeepsOnlyWhatIsSav
 func TestMemoryExpiryFollowsSavedStatus(t *testing.T) {
 	storetest.ExpiryFollowsSavedStatus(t, openMemory)
 }
+
+// Memory answers the many-row queries (lists, filters, counts, in-flight
+// order, reset) as the expected answer the SQL store is held to too: the
+// SQL side needs a driver, so only package sandbox's tests can run it
+// (with openSQL, as TestSQLKeepsOnlyWhatIsSaved does).
+func TestMemoryQueriesAgree(t *testing.T) { storetest.QueriesAgree(t, openMemory) }

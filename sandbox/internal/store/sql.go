@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -176,10 +177,9 @@ func FileError(path, format string, a ...any) error {
 	return fmt.Errorf("sandbox: database %s: %s", path, fmt.Sprintf(format, a...))
 }
 
-// OpenSQL opens (or creates) path with drv, refusing what must not be
-// touched,
-// migrates an older layout, and takes the file's lock for as long as the
-// store is open.
+// OpenSQL opens (or creates) path with drv, refusing a file it must not
+// touch, migrates an older layout, and takes the file's lock for as long
+// as the store is open.
 func OpenSQL(drv Driver, deps SQLDeps, path string) (*SQL, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, FileError(path, "is a directory")
@@ -417,7 +417,7 @@ func (st *SQL) prepare() error {
 	return nil
 }
 
-// dec writes a decimal so that it reads back with its scale: 1500.50
+// decText writes a decimal so that it reads back with its scale: 1500.50
 // stays 1500.50 (the API answers amounts with the scale they were given).
 func decText(d decimal.Decimal) string {
 	if e := d.Exponent(); e > 0 {
@@ -789,7 +789,6 @@ type storedDispute struct {
 func (st *SQL) scanPayment(r interface{ Scan(...any) error }) (*payment, error) {
 	var p payment
 	var apiKey, termID, amount, amountLoc, rate string
-	var bankActive = true
 	var validUntil, createdAt int64
 	var disp sql.NullString
 	if err := r.Scan(&p.ID, &apiKey, &termID, &p.ExtID, &amount, &p.Method, &p.Bank.Code, &p.Bank.Name, &p.Bank.Country,
@@ -797,7 +796,7 @@ func (st *SQL) scanPayment(r interface{ Scan(...any) error }) (*payment, error) 
 		&p.Status, &validUntil, &createdAt, &rate, &p.PaymentURL, &p.Receipt, &disp); err != nil {
 		return nil, err
 	}
-	p.Bank.IsActive = bankActive
+	p.Bank.IsActive = true // it offered requisites when the payment was made
 	if b, ok := findBank(st.deps.Banks, p.Bank.Code); ok {
 		p.Bank = b
 	}
@@ -806,7 +805,7 @@ func (st *SQL) scanPayment(r interface{ Scan(...any) error }) (*payment, error) 
 	if disp.Valid {
 		var d storedDispute
 		if err := json.Unmarshal([]byte(disp.String), &d); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("stored dispute of payment %s: %w", p.ID, err)
 		}
 		p.Dispute = &dispute{ReceiptURL: d.ReceiptURL, Comment: d.Comment, CreatedAt: unnanos(d.CreatedAt)}
 		if d.Amount != nil {
@@ -899,10 +898,11 @@ func (st *SQL) PendingWithAmount(m *merchant, key string) int {
 	return n
 }
 
-// dueExpiry and nextExpiry run in every API section. Their answers do not
-// reach a reader's: what expires is changed (the section then waits for
-// its commit), and the next expiry only arms a timer that looks again. So
-// they are lookups: a reader waits only for the changed rows they load.
+// DueExpiry: see ledger.Store. It and NextExpiry run in every API
+// section. Their answers do not reach a reader's: what expires is changed
+// (the section then waits for its commit), and the next expiry only arms
+// a timer that looks again. So they are lookups: a reader waits only for
+// the changed rows they load.
 func (st *SQL) DueExpiry(now time.Time, limit int) (due []*payment) {
 	if st.nextKnown && (st.next.IsZero() || now.Before(st.next)) {
 		return nil
@@ -1010,13 +1010,33 @@ func payoutWhere(f ledger.PayoutFilter, apiKey string) (string, []any) {
 	}
 	if !f.From.IsZero() {
 		where += " AND created_at >= ?"
-		args = append(args, f.From.UnixNano())
+		args = append(args, boundNanos(f.From))
 	}
 	if !f.To.IsZero() {
 		where += " AND created_at <= ?"
-		args = append(args, f.To.UnixNano())
+		args = append(args, boundNanos(f.To))
 	}
 	return where, args
+}
+
+// Beyond these an int64 of nanoseconds cannot hold a time (UnixNano's
+// answer is undefined): a bound past them, as GET /v1/payouts?to=9999-12-31
+// gives, is clamped to the int64 at that end, which orders the same way
+// against every created_at the file can hold.
+var (
+	minNanosTime = time.Unix(0, math.MinInt64)
+	maxNanosTime = time.Unix(0, math.MaxInt64)
+)
+
+// boundNanos is t as a created_at bound.
+func boundNanos(t time.Time) int64 {
+	switch {
+	case t.Before(minNanosTime):
+		return math.MinInt64
+	case t.After(maxNanosTime):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
 }
 
 // ListPayouts: see ledger.Store.
@@ -1113,11 +1133,13 @@ func (st *SQL) Counts(m *merchant) (map[string]int, map[string]int, map[string]i
 	return st.countBy("payments", m.APIKey), st.countBy("payouts", m.APIKey), st.countBy("withdrawals", m.APIKey)
 }
 
-// InFlight: see ledger.Store.
+// InFlight: see ledger.Store. In creation order, as the memory store
+// answers: without ORDER BY the order would be whichever index SQLite
+// picks.
 func (st *SQL) InFlight() ([]*payment, []*payout, []*withdrawal) {
-	return st.loadPayments("WHERE status IN (?, ?, ?)", statusPending, statusProcessing, statusDispute),
-		st.loadPayouts("WHERE status IN (?, ?)", ledger.PayoutPending, ledger.PayoutProcessing),
-		st.loadWithdrawals("WHERE status IN (?, ?)", ledger.WithdrawalPending, ledger.WithdrawalProcessing)
+	return st.loadPayments("WHERE status IN (?, ?, ?) ORDER BY created_at, id", statusPending, statusProcessing, statusDispute),
+		st.loadPayouts("WHERE status IN (?, ?) ORDER BY seq", ledger.PayoutPending, ledger.PayoutProcessing),
+		st.loadWithdrawals("WHERE status IN (?, ?) ORDER BY created_at, id", ledger.WithdrawalPending, ledger.WithdrawalProcessing)
 }
 
 // ---- clock, faults, diagnostics
@@ -1136,12 +1158,14 @@ func (st *SQL) meta(key string, v any) bool {
 	if !st.one([]any{&s}, `SELECT value FROM meta WHERE key = ?`, key) {
 		return false
 	}
-	st.fail(json.Unmarshal([]byte(s), v))
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		st.fail(fmt.Errorf("stored %s: %w", key, err)) // says which record refuses the file
+	}
 	return true
 }
 
 // The journal: the sandbox's diagnostics, kept with the resources' next
-// commit (see Journal).
+// commit (package sandbox's journal interface calls these).
 
 // SaveOffset records the clock offset.
 func (st *SQL) SaveOffset(d time.Duration) { st.setMeta("offset", int64(d)) }
@@ -1283,7 +1307,7 @@ func (st *SQL) Commit() error {
 	return nil
 }
 
-// rollback drops what the section did: its transaction and its copies.
+// Rollback drops what the section did: its transaction and its copies.
 func (st *SQL) Rollback() {
 	st.forget()
 	st.nextKnown = false // payments the transaction moved out of PENDING are back in it
@@ -1411,7 +1435,7 @@ func (st *SQL) Restore() Restored {
 			return err
 		}
 		if err := json.Unmarshal([]byte(rec), sd.Out.Rec); err != nil {
-			return err
+			return fmt.Errorf("stored delivery %d: %w", seq, err)
 		}
 		out.Deliveries = append(out.Deliveries, sd)
 		return nil

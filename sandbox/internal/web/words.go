@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/paykit-dev/paykit-go/internal/mask"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/amount"
 )
 
 // What people read on the payment page and the dashboard: amounts, methods
@@ -23,7 +26,7 @@ import (
 // currency sign. Copy buttons copy the bare digits ("1500.50") instead,
 // which every bank app accepts.
 func MoneyText(d decimal.Decimal, currency string) string {
-	s := scaled(d, 2)
+	s := amount.Scaled(d, 2)
 	sign := ""
 	if strings.HasPrefix(s, "-") {
 		sign, s = "-", s[1:]
@@ -184,13 +187,7 @@ func MerchantLabel(i int, apiKey string) string {
 
 // MaskKey shows the start of an API key, which tells merchants apart
 // without putting the key on the screen.
-func MaskKey(k string) string {
-	r := []rune(k)
-	if len(r) <= 4 {
-		return "…"
-	}
-	return string(r[:4]) + "…"
-}
+func MaskKey(k string) string { return mask.Key(k) }
 
 // Time is a dashboard time in full, in UTC like the API.
 func Time(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") + " UTC" }
@@ -240,13 +237,4 @@ func Delay(d time.Duration) string {
 		return fmt.Sprintf("%d min %d s", d/time.Minute, d%time.Minute/time.Second)
 	}
 	return fmt.Sprintf("%d h %d min", d/time.Hour, d%time.Hour/time.Minute)
-}
-
-// scaled writes d with at least minPlaces decimals, more when it has them.
-func scaled(d decimal.Decimal, minPlaces int32) string {
-	places := -d.Exponent()
-	if places < minPlaces {
-		places = minPlaces
-	}
-	return d.StringFixed(places)
 }
