@@ -462,8 +462,10 @@
 // figures. Reads cost no fsync, and a read waits for a sync only when it
 // reads a change not yet synced. Diagnostics (request log lines, request counters, a
 // delivery's attempts and end) ride along with the next commit, or are
-// written at Close, so a GET never waits for the disk; a kill loses those
-// written since the last change, never a resource. A webhook whose delivery
+// written at Close, so a GET never waits for the disk; the request lines
+// and counters only with the first commit after 64 commits or 200 ms since
+// they were last written, so a kill loses those of at most that interval
+// before the last change and those after it, never a resource. A webhook whose delivery
 // had not been recorded as ended at a kill, or that Close cut short, is sent
 // again at the next start: delivery is at least once.
 //

@@ -624,3 +624,39 @@ func TestDBNullStoredFaultIsRefused(t *testing.T) {
 		t.Fatalf("Open of a file with a null fault: %v", err)
 	}
 }
+
+// The request log is written with a commit at least every
+// storage.DiagEvery commits, not only at Close: a copy of the file taken
+// while the sandbox runs (what a kill leaves) holds every create's line
+// but those of the last DiagEvery commits or so; Close writes the rest.
+func TestDBRequestLogWrittenWhileRunning(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sandbox.db")
+	e := dbEnv(t, path, &clock{t: base}, Config{})
+	const n = 2*storage.DiagEvery + 2
+	for i := 0; i < n; i++ {
+		e.createPayment(`{"ext_id":"log-` + itoa(i) + `","amount":` + itoa(100+i) + `}`)
+	}
+	copyFile(t, path, filepath.Join(dir, "copy.db"))
+	copyFile(t, path+"-wal", filepath.Join(dir, "copy.db-wal"))
+	e.stop()
+	creates := func(sb *Server) int {
+		k := 0
+		for _, r := range sb.Requests() {
+			if r.Method == "POST" && r.Route == "/v1/payments" && r.Status == 200 {
+				k++
+			}
+		}
+		return k
+	}
+	c := dbEnv(t, filepath.Join(dir, "copy.db"), &clock{t: base}, Config{})
+	if k := creates(c.sb); k < n-storage.DiagEvery-2 || k > n {
+		t.Fatalf("a copy taken while running holds %d of %d create lines, want at least %d", k, n, n-storage.DiagEvery-2)
+	}
+	c.stop()
+	again := dbEnv(t, path, &clock{t: base}, Config{})
+	defer again.stop()
+	if k := creates(again.sb); k != n {
+		t.Fatalf("after Close the log holds %d of %d create lines", k, n)
+	}
+}

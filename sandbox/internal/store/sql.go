@@ -99,6 +99,8 @@ type SQL struct {
 
 	counters func() []Counter            // request counters not yet written (nil: none)
 	reqs     [][]byte                    // request log lines not yet written
+	diagN    int                         // commits since the counters and request lines were last written
+	diagAt   time.Time                   // when they were last written (monotonic)
 	dlv      map[string]webhook.Delivery // delivery records not yet written
 	closed   bool
 
@@ -1174,11 +1176,14 @@ func (st *SQL) SaveOffset(d time.Duration) { st.setMeta("offset", int64(d)) }
 func (st *SQL) SaveFaults(encoded []byte) { st.setMeta("faults", json.RawMessage(encoded)) }
 
 // CountersChanged and LogRequest keep diagnostics: they are written with
-// the next commit that changes state anyway (and at close), never with an
-// fsync of their own, so a GET costs no disk write. A kill loses the
-// request lines since the last change, not a resource. CountersChanged
-// says the request counters changed; counters gives them when they are
-// written.
+// a commit that changes state anyway (and at close), never with an fsync
+// of their own, so a GET costs no disk write; and only with the first such
+// commit after DiagEvery commits or diagAfter since they were last written,
+// so that a busy sandbox does not rewrite the counters' row and the request
+// log's pages with every change. A kill loses the request lines and
+// counts of at most that interval before the last change and those after
+// it, never a resource. CountersChanged says the request counters
+// changed; counters gives them when they are written.
 func (st *SQL) CountersChanged(counters func() []Counter) { st.counters = counters }
 
 // LogRequest records one line of the request log, as the sandbox encodes
@@ -1214,10 +1219,27 @@ func (st *SQL) DeliveryUpdated(rec webhook.Delivery) {
 	st.dlv[rec.ID] = rec
 }
 
-// flushLazy writes the diagnostics gathered since the last commit.
-func (st *SQL) flushLazy() {
+// DiagEvery and diagAfter say how often a commit carries the request
+// counters and log lines (see CountersChanged): they bound what a kill
+// loses of them, and how many times one page of the request log is
+// rewritten.
+const (
+	DiagEvery = 64
+	diagAfter = 200 * time.Millisecond
+)
+
+// flushLazy writes the diagnostics gathered since the last commit: the
+// deliveries' records always, the counters and request lines when all or
+// when they are due (DiagEvery, diagAfter).
+func (st *SQL) flushLazy(all bool) {
 	st.lazy = true
 	defer func() { st.lazy = false }()
+	st.diagN++
+	if !all && st.diagN < DiagEvery && time.Since(st.diagAt) < diagAfter {
+		st.flushDeliveries()
+		return
+	}
+	st.diagN, st.diagAt = 0, time.Now()
 	if st.counters != nil {
 		c := st.counters()
 		if c == nil {
@@ -1233,6 +1255,13 @@ func (st *SQL) flushLazy() {
 		st.reqs = st.reqs[:0]
 		st.exec(`DELETE FROM reqlog WHERE seq <= (SELECT max(seq) FROM reqlog) - ?`, st.deps.RequestLogSize)
 	}
+	st.flushDeliveries()
+}
+
+// flushDeliveries writes the deliveries' records gathered since the last
+// commit: with every change, as a delivery not recorded as ended is sent
+// again at the next start.
+func (st *SQL) flushDeliveries() {
 	if len(st.dlv) > 0 {
 		for id, rec := range st.dlv {
 			b, _ := json.Marshal(rec)
@@ -1276,7 +1305,7 @@ func (st *SQL) Commit() error {
 		return err
 	}
 	if st.wrote && st.err == nil {
-		st.flushLazy()
+		st.flushLazy(false)
 	}
 	tx, err, wrote := st.tx, st.err, st.wrote
 	st.tx, st.err, st.wrote = nil, nil, false
@@ -1359,7 +1388,7 @@ func (st *SQL) Close() error {
 		st.wrote = true // write what is pending
 		st.q()
 	}
-	st.flushLazy()
+	st.flushLazy(true)
 	err := st.Commit()
 	st.closed = true
 	for _, ps := range st.stmts {
