@@ -44,9 +44,12 @@ type RequestRecord struct {
 // recordRequest appends the request to the ring and logs it.
 func (s *Server) recordRequest(sv api.Served) {
 	d := sv.Duration
-	rec := RequestRecord{At: s.Now(), Method: knownMethod(sv.Method), Route: routePath(sv.Pattern),
+	rec := RequestRecord{Method: knownMethod(sv.Method), Route: routePath(sv.Pattern),
 		Path: api.MaskedPath(sv.Path), Status: sv.Status, Code: sv.Code, Fault: sv.Fault, Duration: d}
-	s.lock() // no section: the line is kept with the next commit
+	// No section: the line is kept with a later commit, and its time is
+	// read under the same lock (a line is no answer: it waits for no sync).
+	s.lock()
+	rec.At = s.nowLocked()
 	s.jr.logRequest(rec)
 	s.unlock()
 	s.reqMu.Lock()
