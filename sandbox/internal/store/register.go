@@ -6,6 +6,13 @@
 // (package storetest holds both to it). SQL also keeps the sandbox's
 // diagnostics, its journal, in the same transactions.
 //
+// With a driver that defers the sync (Driver.DeferSync, as sandbox/sqlite
+// registers it), an SQL commit returns before it is on disk: the sandbox's
+// group commit calls SyncWAL outside its lock, once for every commit made
+// before the sync began, and answers none of them before it returns
+// (Needs says which commit a section's answer waits for; Pending, whether
+// its commit may be left to a section waiting for the lock).
+//
 // The package imports no driver: package sandbox/sqlite registers one
 // (Register), in the manner of database/sql, and the sandbox passes it to
 // OpenSQL, so a merchant's tests that use sandboxtest never compile one.
