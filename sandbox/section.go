@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
@@ -225,8 +224,8 @@ func (s *Server) waitSynced(n uint64) {
 }
 
 // checkpointLocked commits what the section did so far and sends its held
-// webhooks (with -db, once the commit is synced); the section may go on (expiry of a long backlog commits in
-// batches). When the commit fails, or a commit failed before, the store
+// webhooks (with -db, once the commit is synced); the section may go on
+// (expiry of a long backlog commits in batches). When the commit fails, or a commit failed before, the store
 // rolls the section back and the Server's own memory (terminals, transfer
 // counters, clock offset, faults) goes back to the last commit: nothing a
 // 503 answered is visible anywhere, not in /sandbox/state, the dashboard or
@@ -234,9 +233,9 @@ func (s *Server) waitSynced(n uint64) {
 func (s *Server) checkpointLocked() {
 	var err error
 	if s.storeErr != nil {
-		s.st.rollback() // the store failed: nothing more is kept until a restart
-	} else if err = s.st.commit(); err != nil {
-		s.st.rollback()
+		s.st.core.Rollback() // the store failed: nothing more is kept until a restart
+	} else if err = s.st.core.Commit(); err != nil {
+		s.st.core.Rollback()
 		s.storeErr = fmt.Errorf("%w: %v", ErrStore, err)
 		if l := s.cfg.Logger; l != nil {
 			l.Error("database commit failed: answering 503 until restarted", slog.String("error", err.Error()))
@@ -373,20 +372,16 @@ func (s *Server) openStore() ([]webhook.Stored, error) {
 	if path == "" {
 		start := func() []*merchant { return startMerchants(s.cfg.Merchants) }
 		s.st, s.jr = store{core: storage.NewMemory(start)}, memJournal{}
-		s.merchants = s.st.merchants()
+		s.merchants = s.st.core.Merchants()
 		return nil, nil
 	}
 	drv, ok := storage.Registered()
 	if !ok {
 		return nil, errNoDriver
 	}
-	banks := make([]ledger.Bank, len(s.banks))
-	for i, b := range s.banks {
-		banks[i] = ledger.Bank(b)
-	}
 	st, err := storage.OpenSQL(drv, storage.SQLDeps{
 		Start:  func() []*merchant { return startMerchants(s.cfg.Merchants) },
-		Logger: s.cfg.Logger, MaskKey: maskKey, Banks: banks, MaxSamePending: s.cfg.MaxSamePendingAmount,
+		Logger: s.cfg.Logger, MaskKey: maskKey, Banks: s.ledgerBanks, MaxSamePending: s.cfg.MaxSamePendingAmount,
 		RequestLogSize: DefaultRequestLogSize, DeliveryLogSize: DefaultDeliveryLogSize,
 		Merchant: func(k string) *merchant { return s.merchants[k] },
 	}, path)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
@@ -24,12 +25,8 @@ import (
 //
 // The rules and the sandbox call core by the Store's own names; the struct
 // adds only what the sandbox needs besides: the autopilot's view of what
-// is in flight, the outbox in the webhooks' form, and the section's
-// commit.
+// is in flight, and the outbox in the webhooks' form.
 type store struct{ core storage.Store }
-
-// merchants builds the merchants (when the store opens).
-func (s store) merchants() map[string]*merchant { return s.core.Merchants() }
 
 // inFlight lists what the autopilot may still move.
 func (s store) inFlight() []autopilot.InFlight {
@@ -49,10 +46,6 @@ func (s store) inFlight() []autopilot.InFlight {
 
 // outbox records dl in the section's transaction.
 func (s store) outbox(key string, dl delivery) { s.core.Outbox(key, dl.out()) }
-
-// commit and rollback end the section's transaction (section.go).
-func (s store) commit() error { return s.core.Commit() }
-func (s store) rollback()     { s.core.Rollback() }
 
 // journal keeps the sandbox's diagnostics, apart from its resources: the
 // clock offset, the faults, the request counters and log, and the
@@ -181,6 +174,11 @@ func (j *sqlJournal) restore() (restoredState, error) {
 	if r.Faults != nil {
 		if err := json.Unmarshal(r.Faults, &out.faults); err != nil {
 			return out, fmt.Errorf("stored faults: %w", err)
+		}
+		if slices.Contains(out.faults, nil) {
+			// Valid JSON, but no fault: refused like any malformed record,
+			// rather than armed as a nil that the first request trips on.
+			return out, errors.New("stored faults: a null entry")
 		}
 	}
 	for _, c := range r.Counters {

@@ -598,3 +598,29 @@ func TestDBHeapFlatWithStoredPayments(t *testing.T) {
 		t.Fatalf("heap grew %d KB over 500 stored payments", grown>>10)
 	}
 }
+
+// A stored fault list that is valid JSON but holds a null is refused when
+// the file is opened, as any malformed record is, rather than armed as a
+// nil fault that the first request would dereference.
+func TestDBNullStoredFaultIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sandbox.db")
+	sb := New(Config{DBPath: path})
+	must(t, sb.InjectFault(Fault{Method: "GET", Path: "/v1/banks", Mode: FaultErrorBefore, Count: 1}))
+	sb.Close()
+	drv, ok := storage.Registered()
+	if !ok {
+		t.Fatal("no driver registered")
+	}
+	db, err := drv.Open(path)
+	must(t, err)
+	res, err := db.Exec(`UPDATE meta SET value = '[null]' WHERE key = 'faults'`)
+	must(t, err)
+	if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("%d fault records updated, want 1", n)
+	}
+	must(t, db.Close())
+	_, err = Open(Config{DBPath: path})
+	if err == nil || !strings.Contains(err.Error(), "stored faults: a null entry") {
+		t.Fatalf("Open of a file with a null fault: %v", err)
+	}
+}

@@ -9,8 +9,8 @@ import (
 // place they are kept; the rules are written once against it and run on
 // memory or on a database alike (package store holds both).
 //
-// Every method is called inside one transaction, which Commit ends: a transaction's changes are kept together or not
-// at all. A lookup hands out the transaction's copy of a resource (two
+// Every method is called inside one transaction, which Commit ends: a
+// transaction's changes are kept together or not at all. A lookup hands out the transaction's copy of a resource (two
 // lookups of one id within it share one copy); a rule that changes it
 // calls the matching Save within the same transaction, or the change is
 // lost when the transaction ends. Nothing else is kept: the counters of
@@ -34,7 +34,9 @@ type Store interface {
 	// AddPayment keeps a new payment; p is the transaction's copy from
 	// then on.
 	AddPayment(p *Payment)
-	// SavePayment writes p back.
+	// SavePayment writes back what the rules change after creation: the
+	// status, the receipt's size and the dispute. Nothing else of a payment
+	// changes once it is added, so a store keeps nothing else.
 	SavePayment(p *Payment)
 	// PendingWithAmount counts m's PENDING payments of one AmountKey; a
 	// store may stop counting at the configured cap.
@@ -56,7 +58,8 @@ type Store interface {
 	PayoutByExt(m *Merchant, extID string) *Payout
 	// AddPayout keeps a new payout; p is the transaction's copy.
 	AddPayout(p *Payout)
-	// SavePayout writes p back.
+	// SavePayout writes back what the rules change after creation: the
+	// status, the provider's order id and the completion time.
 	SavePayout(p *Payout)
 	// ListPayouts returns one page of m's payouts matching f, in creation
 	// order, and how many match in all.
@@ -68,7 +71,8 @@ type Store interface {
 	Withdrawal(id string) *Withdrawal
 	// AddWithdrawal keeps a new withdrawal; w is the transaction's copy.
 	AddWithdrawal(w *Withdrawal)
-	// SaveWithdrawal writes w back.
+	// SaveWithdrawal writes back what the rules change after creation: the
+	// status, the transaction hash and the update time.
 	SaveWithdrawal(w *Withdrawal)
 	// RecentWithdrawals returns the newest withdrawals, at most limit.
 	RecentWithdrawals(limit int) []*Withdrawal
