@@ -38,10 +38,11 @@ type Driver struct {
 	// DeferSync says that Open's database is in WAL mode and a commit
 	// returns once its frames are written to path+"-wal", before they are
 	// synced, while the driver still syncs the WAL before a checkpoint and
-	// the database after it (SQLite's synchronous=NORMAL). The SQL store
-	// then syncs the -wal file itself, outside the sandbox's lock, once for
-	// every commit made before that sync began, before it answers any of
-	// them: group commit, as durable as a sync in every commit.
+	// the database after it (SQLite's synchronous=NORMAL). The sync of
+	// each commit is then the caller's: the sandbox's group commit calls
+	// SQL.SyncWAL outside its lock, once for every commit made before that
+	// sync began, and answers none of them before it returns, as durable
+	// as a sync in every commit.
 	DeferSync bool
 }
 
