@@ -37,7 +37,7 @@ var _ api.Controls = controlBackend{}
 
 // The conversion fails to compile when Fault and the body of
 // POST /sandbox/faults part ways.
-var _ = Fault(api.ControlFault{})
+var _ = Fault(api.Fault{})
 
 func (b controlBackend) VerifyPayment(id, outcome string) (any, error) {
 	v, err := b.s.verifyPayment(id, outcome)
@@ -64,7 +64,7 @@ func (b controlBackend) Advance(d time.Duration) time.Time {
 	return b.s.Now()
 }
 
-func (b controlBackend) InjectFault(f api.ControlFault) error {
+func (b controlBackend) InjectFault(f api.Fault) error {
 	return controlRefusal(b.s.InjectFault(Fault(f)))
 }
 

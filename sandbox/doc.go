@@ -429,16 +429,17 @@
 // every delivery still owed, however old). A file the sandbox creates is
 // readable by its owner only: it holds notification tokens.
 //
-// One set of rules: the handlers, controls and autopilot read and change
-// resources through one internal store interface with two
-// implementations, Go maps (no DBPath) and SQLite. The maps were kept for
-// the in-memory mode rather than an in-memory SQLite database because the
-// latter slowed the SDK's own tests far beyond the 20% allowed (root
-// package measured at 2.2 s with maps against 3.3 to 3.9 s on SQLite
-// ":memory:", and 8.5 s against 17.9 s with -race); the whole sandbox
-// suite runs in both modes in CI (PAYKIT_SANDBOX_TEST_DB=file, read by the
-// suite's own test helpers, gives every Server of its test binaries a
-// temporary file).
+// One set of rules: the API handlers, the controls, the dashboard and the
+// autopilot change resources through the same rules (creation, moves and
+// expiry, written once in sandbox/internal/ledger) over one store
+// interface with two implementations, Go maps (no DBPath) and SQLite
+// (sandbox/internal/store). Both hand out copies and keep only what is
+// saved, so a change the rules forget to save is lost in memory as on a
+// file, and a test in memory catches it. The maps serve the in-memory mode,
+// rather than an in-memory SQLite database, so that package sandbox and
+// sandboxtest need no SQL driver at all. The whole sandbox suite also runs
+// on files in CI (PAYKIT_SANDBOX_TEST_DB=file, read by the suite's own
+// test helpers, gives every Server of its test binaries a temporary file).
 //
 // With DBPath, memory does not grow with stored resources: the file holds
 // them, and memory holds only the merchants and terminals (as configured),
@@ -448,26 +449,29 @@
 // payouts and withdrawals.
 //
 // Durable before the answer: every request, control or timer that changes
-// state runs as one transaction (its webhooks' outbox rows included) and
-// commits before the answer is written; webhooks are handed to delivery
-// only after that commit, so no receiver hears of a change the file did not
-// keep. The file is in WAL mode, and the WAL is fsynced after each commit
-// and before its answer, so an acknowledged change survives power loss, not
-// only a killed process. The cost is an fsync per commit, made outside the
-// Server's lock, so changes committed while one is in flight share the next
-// (group commit): one client waits for
-// the disk at every change (on the development machine, in process over
-// loopback, about 1,100 payment creates per second, 10,000 in memory),
-// while concurrent clients share the wait; BENCHMARKS.md has the binary's
-// figures. Reads cost no fsync, and a read waits for a sync only when it
-// reads a change not yet synced. Diagnostics (request log lines, request counters, a
+// state runs as one section whose changes (its webhooks' outbox rows
+// included) are committed together or not at all before its answer is
+// written; sections that end while others wait for the Server's lock leave
+// their changes to the last one's commit. The file is in WAL mode with
+// synchronous=NORMAL, so a commit writes its frames to the -wal file
+// without syncing it, and the sandbox fsyncs the -wal file itself, outside
+// its lock, before any answer that depends on the commit: an acknowledged
+// change survives power loss, not only a killed process, as with
+// synchronous=FULL. The commits made while one fsync runs share the next
+// (group commit), so concurrent clients share the wait for the disk
+// instead of each waiting for its own fsync in turn; BENCHMARKS.md has the
+// binary's figures. Webhooks are handed to delivery only after the fsync of
+// their commit, so no receiver hears of a change the file may not keep.
+// Reads cost no fsync; a read waits for one only when it reads a change
+// not yet synced. Diagnostics (request log lines, request counters, a
 // delivery's attempts and end) ride along with the next commit, or are
-// written at Close, so a GET never waits for the disk; the request lines
-// and counters only with the first commit after 64 commits or 200 ms since
-// they were last written, so a kill loses those of at most that interval
-// before the last change and those after it, never a resource. A webhook whose delivery
-// had not been recorded as ended at a kill, or that Close cut short, is sent
-// again at the next start: delivery is at least once.
+// written at Close, so a GET never writes to the file itself; the request
+// lines and counters only with the first commit after 64 commits or 200 ms
+// since they were last written, so a kill loses those of at most that
+// interval before the last change and those after it, never a resource. A
+// webhook whose delivery had not been recorded as ended at a kill, or that
+// Close cut short, is sent again at the next start: delivery is at least
+// once.
 //
 // If a commit fails (disk full, the file damaged underneath, or the file
 // removed or replaced while the sandbox runs: every change checks that its
@@ -476,12 +480,16 @@
 // ErrStore and GET /readyz answers 503, until it is restarted, which
 // resumes from the last committed state. The change that failed is visible
 // nowhere (State, the dashboard and Terminals show the last commit), and so
-// is any later one.
+// is any later one. A failed fsync of the -wal file fails every change it
+// covered and every later one alike (503, ErrStore, their webhooks never
+// sent); those changes are already committed, so State and Terminals may
+// show them, and the file may or may not hold them after a restart, which
+// their 503 never denied.
 //
 // At start the file is checked before anything is written to it, and
 // refused with an error that names it, never reset: a file that is not
-// SQLite or is damaged (PRAGMA quick_check, which reads the whole file:
-// about a second per few hundred MB), an SQLite file of another program
+// SQLite or is damaged (PRAGMA quick_check, which reads the whole file, so
+// a large file takes a while to open), an SQLite file of another program
 // (its application_id), or one of a newer SchemaVersion (user_version).
 // One of an older version is migrated in place. The file is opened with
 // locking_mode=EXCLUSIVE and written at once, so it stays locked while the

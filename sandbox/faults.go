@@ -108,7 +108,7 @@ func (b apiBackend) Arrived(method, pattern, path string) (api.Fault, bool) {
 	s.jr.saveCounters(s.requests)
 	for i, f := range s.faults {
 		if (f.Method == "" || f.Method == method) && pathMatches(f.Path, path) {
-			shot := api.Fault{Mode: f.Mode, Status: f.Status, Code: f.Code, DelayMS: f.DelayMS, RetryAfterS: f.RetryAfterS}
+			shot := api.Fault(*f)
 			if f.Count--; f.Count <= 0 {
 				s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
 			}

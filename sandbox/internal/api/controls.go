@@ -74,7 +74,7 @@ type Controls interface {
 	// the total) and returns the clock's new time.
 	Advance(d time.Duration) time.Time
 	// InjectFault arms a fault.
-	InjectFault(f ControlFault) error
+	InjectFault(f Fault) error
 	// FlushWebhooks waits until every queued webhook is delivered or
 	// given up on, and returns ctx's error when ctx ends first (which the
 	// route answers as a WrongState refusal).
@@ -91,29 +91,6 @@ type Controls interface {
 	Requests() any
 	// Deliveries is the webhook delivery log for GET /sandbox/webhooks.
 	Deliveries() any
-}
-
-// ControlFault is the body of POST /sandbox/faults: the fields of the
-// sandbox's public Fault, which converts to and from it (the conversion
-// stops compiling if the two part ways). See sandbox.Fault for what each
-// field means.
-type ControlFault struct {
-	// Method is the HTTP method to match, "" for any.
-	Method string `json:"method"`
-	// Path is the escaped path to match, {name} segments matching any one.
-	Path string `json:"path"`
-	// Mode is error_before, drop_after, delay or retry_after.
-	Mode string `json:"mode"`
-	// Count is how many matching requests the fault applies to; 0 means 1.
-	Count int `json:"count"`
-	// Status is the HTTP status of an error_before answer; 0 means 500.
-	Status int `json:"status"`
-	// Code is the error code of an error_before or retry_after answer.
-	Code string `json:"code"`
-	// DelayMS is how long a delay fault stalls, in milliseconds.
-	DelayMS int `json:"delay_ms"`
-	// RetryAfterS is the Retry-After of a retry_after answer, in seconds.
-	RetryAfterS int `json:"retry_after_s"`
 }
 
 // ControlConfig is what the controls' guard takes from the sandbox's
@@ -200,7 +177,7 @@ func (c *ControlServer) ControlRoutes(mux *http.ServeMux) {
 		})
 	})
 	mux.HandleFunc("POST /sandbox/faults", func(w http.ResponseWriter, r *http.Request) {
-		var f ControlFault
+		var f Fault
 		c.control(w, r, &f, func() (any, error) { return struct{}{}, c.b.InjectFault(f) })
 	})
 	mux.HandleFunc("POST /sandbox/webhooks/flush", func(w http.ResponseWriter, r *http.Request) {

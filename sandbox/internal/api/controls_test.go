@@ -22,7 +22,7 @@ type fakeControls struct {
 	storeErr error         // StoreFailed's answer
 	failing  error         // StoreFailed's answer once a control ran
 	advanced time.Duration // Advance's argument
-	fault    ControlFault
+	fault    Fault
 	deadline time.Duration // how far off FlushWebhooks's ctx ends
 	now      time.Time
 }
@@ -60,7 +60,7 @@ func (f *fakeControls) Advance(d time.Duration) time.Time {
 	f.advanced = d
 	return f.now.Add(d)
 }
-func (f *fakeControls) InjectFault(fl ControlFault) error {
+func (f *fakeControls) InjectFault(fl Fault) error {
 	f.ran("fault")
 	f.fault = fl
 	return f.err
@@ -164,7 +164,7 @@ func TestControlAnswersExactly(t *testing.T) {
 
 	wantAnswer(t, ctlDo(mux, "POST", "/sandbox/faults",
 		`{"method":"get","path":"/v1/banks","mode":"error_before","count":2,"status":503,"code":"X","delay_ms":7,"retry_after_s":3}`), 200, `{}`)
-	wantFault := ControlFault{Method: "get", Path: "/v1/banks", Mode: "error_before", Count: 2, Status: 503, Code: "X", DelayMS: 7, RetryAfterS: 3}
+	wantFault := Fault{Method: "get", Path: "/v1/banks", Mode: "error_before", Count: 2, Status: 503, Code: "X", DelayMS: 7, RetryAfterS: 3}
 	if f.fault != wantFault {
 		t.Fatalf("fault %+v, want %+v", f.fault, wantFault)
 	}

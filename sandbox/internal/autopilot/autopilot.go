@@ -2,8 +2,10 @@
 // way the service would: it schedules steps on the sandbox clock and acts
 // only through a Target, the Server's own controls, so it is no second copy
 // of the state machine. The test values (testvalues.go) choose each
-// resource's outcome. Package sandbox fills the Target; this package never
-// imports it.
+// resource's outcome; the one that refuses a payment at creation (404.04)
+// is asked by the ledger's creation rule through RefuseCreate, which
+// package sandbox passes as ledger.Env.Refuse. Package sandbox fills the
+// Target; this package never imports it.
 package autopilot
 
 import (

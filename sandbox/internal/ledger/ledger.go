@@ -5,10 +5,16 @@
 // their sentinel errors), and the package imports no net/http, so the API
 // handlers and the Go controls call the same rule and get the same error.
 //
-// It holds the state machines of payments (payment.go), payouts
-// (payout.go) and withdrawals (withdrawal.go), each a table of moves with
-// their guards beside the one function that changes the status, and the
-// money those moves and transfers put on a terminal's balance.
+// It holds the resources (resources.go); the state machines of payments
+// (payment.go), payouts (payout.go) and withdrawals (withdrawal.go), each
+// a table of moves with their guards beside the one function that changes
+// the status, and the money those moves and transfers put on a terminal's
+// balance; the Store the rules read and save through (store.go), which
+// package store implements in memory and on a file; and, over a Store
+// within the caller's one transaction, the creation rules (CreatePayment,
+// CreatePayout, CreateWithdrawal, TransferFunds), the saved moves
+// (ChangePayment, ChangePayout, ChangeWithdrawal) and the expiry of unpaid
+// payments (ExpireDue), in create.go.
 package ledger
 
 import (

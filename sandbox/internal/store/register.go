@@ -6,6 +6,13 @@
 // (package storetest holds both to it). SQL also keeps the sandbox's
 // diagnostics, its journal, in the same transactions.
 //
+// With a driver that defers the sync (Driver.DeferSync, as sandbox/sqlite
+// registers it), an SQL commit returns before it is on disk: the sandbox's
+// group commit calls SyncWAL outside its lock, once for every commit made
+// before the sync began, and answers none of them before it returns
+// (Needs says which commit a section's answer waits for; Pending, whether
+// its commit may be left to a section waiting for the lock).
+//
 // The package imports no driver: package sandbox/sqlite registers one
 // (Register), in the manner of database/sql, and the sandbox passes it to
 // OpenSQL, so a merchant's tests that use sandboxtest never compile one.
@@ -31,10 +38,11 @@ type Driver struct {
 	// DeferSync says that Open's database is in WAL mode and a commit
 	// returns once its frames are written to path+"-wal", before they are
 	// synced, while the driver still syncs the WAL before a checkpoint and
-	// the database after it (SQLite's synchronous=NORMAL). The SQL store
-	// then syncs the -wal file itself, outside the sandbox's lock, once for
-	// every commit made before that sync began, before it answers any of
-	// them: group commit, as durable as a sync in every commit.
+	// the database after it (SQLite's synchronous=NORMAL). The sync of
+	// each commit is then the caller's: the sandbox's group commit calls
+	// SQL.SyncWAL outside its lock, once for every commit made before that
+	// sync began, and answers none of them before it returns, as durable
+	// as a sync in every commit.
 	DeferSync bool
 }
 
