@@ -206,7 +206,7 @@ func New(c Config) *Dispatcher {
 }
 
 // receiverOf is the host and port a delivery goes to: the unit of
-// Config.WebhookPerReceiver.
+// Config.WebhookPerReceiver, and the target_host of the log lines.
 func receiverOf(target string) string {
 	if u, err := url.Parse(target); err == nil {
 		return u.Host
@@ -502,12 +502,8 @@ func (d *Dispatcher) logAttempt(dl Outgoing, n int, a Attempt) {
 	if d.logger == nil {
 		return
 	}
-	host := "(invalid URL)"
-	if u, err := url.Parse(dl.URL); err == nil {
-		host = u.Host
-	}
 	attrs := []slog.Attr{slog.String("resource", dl.Rec.Resource), slog.String("resource_id", dl.Rec.ResourceID),
-		slog.String("status", dl.Rec.ResourceStatus), slog.String("target_host", host), slog.Int("attempt", n),
+		slog.String("status", dl.Rec.ResourceStatus), slog.String("target_host", receiverOf(dl.URL)), slog.Int("attempt", n),
 		slog.String("duration", a.Duration.String())}
 	level := slog.LevelInfo
 	if a.StatusCode != 0 {
@@ -529,13 +525,9 @@ func (d *Dispatcher) logGaveUp(dl Outgoing, attempts int) {
 	if d.logger == nil {
 		return
 	}
-	host := "(invalid URL)"
-	if u, err := url.Parse(dl.URL); err == nil {
-		host = u.Host
-	}
 	d.logger.LogAttrs(context.Background(), slog.LevelError, "webhook given up",
 		slog.String("resource", dl.Rec.Resource), slog.String("resource_id", dl.Rec.ResourceID),
-		slog.String("status", dl.Rec.ResourceStatus), slog.String("target_host", host),
+		slog.String("status", dl.Rec.ResourceStatus), slog.String("target_host", receiverOf(dl.URL)),
 		slog.Int("attempts", attempts), slog.String("delivery_id", dl.Rec.ID))
 }
 
