@@ -396,6 +396,12 @@ func (d *Dispatcher) Resend(id string, at time.Time) (string, Outgoing, error) {
 func (d *Dispatcher) Snapshot(rec *Delivery) Delivery {
 	d.logMu.Lock()
 	defer d.logMu.Unlock()
+	return copyRecord(rec)
+}
+
+// copyRecord copies rec, sharing nothing with it; the caller holds the
+// log's lock. Attempts is [], not null, while none was made.
+func copyRecord(rec *Delivery) Delivery {
 	c := *rec
 	c.Attempts = append([]Attempt{}, rec.Attempts...)
 	return c
@@ -604,10 +610,7 @@ func (d *Dispatcher) Deliveries() []Delivery {
 	for i := 0; i < n; i++ {
 		// The newest entry sits just before logPos (or at the end while
 		// the ring is filling).
-		rec := d.log[((d.logPos-1-i)%n+n)%n].dl.Rec
-		c := *rec
-		c.Attempts = append([]Attempt{}, rec.Attempts...) // [], not null, while none was made
-		out = append(out, c)
+		out = append(out, copyRecord(d.log[((d.logPos-1-i)%n+n)%n].dl.Rec))
 	}
 	return out
 }
