@@ -94,7 +94,7 @@ type Attempt struct {
 // attempt to make. A queued delivery, or one waiting out its retry delay
 // (a timer, no goroutine), is data: its payload and its log record. None
 // is ever dropped, and the API, which only enqueues, never waits for a
-// receiver; backlog says how many wait.
+// receiver; Backlog says how many wait.
 type Dispatcher struct {
 	client      *http.Client
 	maxAttempts int
@@ -340,7 +340,7 @@ func (d *Dispatcher) popLocked(q *hookQueue) {
 	}
 }
 
-// backlog is how many deliveries are not finished: queued, in flight or
+// Backlog is how many deliveries are not finished: queued, in flight or
 // waiting to retry.
 func (d *Dispatcher) Backlog() int {
 	d.mu.Lock()
@@ -429,7 +429,7 @@ func (d *Dispatcher) Restore(list []Stored) {
 	}
 }
 
-// queue records dl in the log and puts it behind the earlier deliveries
+// Queue records dl in the log and puts it behind the earlier deliveries
 // of its resource; once the dispatcher is closed it does nothing (with a
 // file, the outbox keeps dl for the next start).
 func (d *Dispatcher) Queue(key string, dl Outgoing) {
@@ -564,7 +564,7 @@ func redactURL(s string) string {
 	return u.String()
 }
 
-// record appends dl to the ring, overwriting the oldest entry once full.
+// Record appends dl to the ring, overwriting the oldest entry once full.
 func (d *Dispatcher) Record(key string, dl Outgoing) {
 	d.logMu.Lock()
 	defer d.logMu.Unlock()
@@ -600,7 +600,7 @@ func (d *Dispatcher) finish(rec *Delivery, state string) {
 	}
 }
 
-// deliveries copies the log, newest first. The copies share nothing with
+// Deliveries copies the log, newest first. The copies share nothing with
 // the log, so callers may keep or modify them.
 func (d *Dispatcher) Deliveries() []Delivery {
 	d.logMu.Lock()
@@ -615,7 +615,7 @@ func (d *Dispatcher) Deliveries() []Delivery {
 	return out
 }
 
-// bodies maps each logged delivery's ID to the JSON body it POSTs, for the
+// Bodies maps each logged delivery's ID to the JSON body it POSTs, for the
 // dashboard's payload view. The bodies are shared, not copied: nothing
 // writes to a body after enqueue.
 func (d *Dispatcher) Bodies() map[string][]byte {
@@ -628,6 +628,8 @@ func (d *Dispatcher) Bodies() map[string][]byte {
 	return out
 }
 
+// Flush waits until no delivery is queued, in flight or waiting to retry,
+// or ctx is done.
 func (d *Dispatcher) Flush(ctx context.Context) error {
 	for {
 		d.mu.Lock()
@@ -645,7 +647,7 @@ func (d *Dispatcher) Flush(ctx context.Context) error {
 	}
 }
 
-// close stops the workers and the retry timers, cancelling the attempts in
+// Close stops the workers and the retry timers, cancelling the attempts in
 // flight, and gives up on what is left: failed in the log, still pending
 // in the store's outbox for the next start.
 func (d *Dispatcher) Close() {
