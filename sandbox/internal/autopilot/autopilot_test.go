@@ -98,7 +98,7 @@ func TestNilPilot(t *testing.T) {
 	p.Resume()
 	p.Clear()
 	p.Close()
-	if p.Pending() != 0 || p.RefusesCreate(pay004Amount) || p.RefuseCreate(pay004Amount) != nil || p.Config() != (Config{}) {
+	if p.Pending() != 0 || p.RefuseCreate(pay004Amount) != nil || p.Config() != (Config{}) {
 		t.Fatal("a nil pilot did something")
 	}
 }
@@ -134,7 +134,7 @@ func TestTestValueOutcomes(t *testing.T) {
 		{on.paymentOutcome(decimal.RequireFromString("1500.12")), tvNotFound, tvDefault},
 		{on.paymentOutcome(decimal.RequireFromString("1500.13")), tvStaysProcessing, tvDefault},
 		{on.paymentOutcome(decimal.RequireFromString("1500.115")), tvDefault, tvDefault},
-		{on.RefusesCreate(decimal.RequireFromString("404.04")), true, false},
+		{on.RefuseCreate(decimal.RequireFromString("404.04")) != nil, true, false},
 		{on.disputeOutcome("please reject"), ledger.OutcomeRejected, ledger.OutcomeApproved},
 		{on.payoutOutcome("4000000000000002"), ledger.PayoutFailed, ledger.PayoutCompleted},
 		{on.payoutOutcome("4000000000000003"), ledger.PayoutCancelled, ledger.PayoutCompleted},
@@ -146,7 +146,7 @@ func TestTestValueOutcomes(t *testing.T) {
 		ignoring.paymentOutcome(decimal.RequireFromString("1500.12")),
 		ignoring.paymentOutcome(decimal.RequireFromString("1500.13")),
 		ignoring.paymentOutcome(decimal.RequireFromString("1500.115")),
-		ignoring.RefusesCreate(decimal.RequireFromString("404.04")),
+		ignoring.RefuseCreate(decimal.RequireFromString("404.04")) != nil,
 		ignoring.disputeOutcome("please reject"),
 		ignoring.payoutOutcome("4000000000000002"),
 		ignoring.payoutOutcome("4000000000000003"),

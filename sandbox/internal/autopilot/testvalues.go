@@ -95,16 +95,11 @@ func (p *Pilot) paymentOutcome(amount decimal.Decimal) int {
 	return tvDefault
 }
 
-// RefusesCreate says whether a payment of amount is to be answered
-// PAY_004 (the test amount 404.04); never with the autopilot off.
-func (p *Pilot) RefusesCreate(amount decimal.Decimal) bool {
-	return p != nil && !p.cfg.IgnoreTestValues && amount.Equal(pay004Amount)
-}
-
-// RefuseCreate is RefusesCreate as the ledger's creation rule asks it
-// (ledger.Env.Refuse): the refusal of the test amount, nil for any other.
+// RefuseCreate is the ledger's creation rule (ledger.Env.Refuse): PAY_004
+// for the test amount 404.04, nil for any other amount and always nil
+// with the autopilot off.
 func (p *Pilot) RefuseCreate(amount decimal.Decimal) *ledger.Error {
-	if p.RefusesCreate(amount) {
+	if p != nil && !p.cfg.IgnoreTestValues && amount.Equal(pay004Amount) {
 		return testAmountRefused
 	}
 	return nil
