@@ -135,9 +135,12 @@ func TestTestValueOutcomes(t *testing.T) {
 		{on.paymentOutcome(decimal.RequireFromString("1500.13")), tvStaysProcessing, tvDefault},
 		{on.paymentOutcome(decimal.RequireFromString("1500.115")), tvDefault, tvDefault},
 		{on.RefuseCreate(decimal.RequireFromString("404.04")) != nil, true, false},
+		{on.disputeOutcome("receipt attached"), ledger.OutcomeApproved, ledger.OutcomeApproved},
 		{on.disputeOutcome("please reject"), ledger.OutcomeRejected, ledger.OutcomeApproved},
+		{on.payoutOutcome("4111111111111111"), ledger.PayoutCompleted, ledger.PayoutCompleted},
 		{on.payoutOutcome("4000000000000002"), ledger.PayoutFailed, ledger.PayoutCompleted},
 		{on.payoutOutcome("4000000000000003"), ledger.PayoutCancelled, ledger.PayoutCompleted},
+		{on.withdrawalOutcome("TXYZsandboxAddress"), ledger.WithdrawalCompleted, ledger.WithdrawalCompleted},
 		{on.withdrawalOutcome("TXYZsandboxFAIL"), ledger.WithdrawalFailed, ledger.WithdrawalCompleted},
 	}
 	ign := []any{
@@ -147,9 +150,12 @@ func TestTestValueOutcomes(t *testing.T) {
 		ignoring.paymentOutcome(decimal.RequireFromString("1500.13")),
 		ignoring.paymentOutcome(decimal.RequireFromString("1500.115")),
 		ignoring.RefuseCreate(decimal.RequireFromString("404.04")) != nil,
+		ignoring.disputeOutcome("receipt attached"),
 		ignoring.disputeOutcome("please reject"),
+		ignoring.payoutOutcome("4111111111111111"),
 		ignoring.payoutOutcome("4000000000000002"),
 		ignoring.payoutOutcome("4000000000000003"),
+		ignoring.withdrawalOutcome("TXYZsandboxAddress"),
 		ignoring.withdrawalOutcome("TXYZsandboxFAIL"),
 	}
 	for i, c := range cases {
