@@ -302,25 +302,23 @@ func runConfigList(_ context.Context, opts *ConfigOptions) error {
 		l.rows = append(l.rows, row)
 	}
 	if a.output == "json" {
-		var b strings.Builder
-		b.WriteString("[")
+		// Built by hand to keep the columns' order (a map would sort them).
+		b := []byte{'['}
 		for i, row := range l.rows {
 			if i > 0 {
-				b.WriteString(",")
+				b = append(b, ',')
 			}
-			b.WriteString("{")
+			b = append(b, '{')
 			for j, k := range l.header {
 				if j > 0 {
-					b.WriteString(",")
+					b = append(b, ',')
 				}
-				b.Write(appendJSONString(nil, k))
-				b.WriteString(":")
-				b.Write(appendJSONString(nil, row[j]))
+				b = append(appendJSONString(b, k), ':')
+				b = appendJSONString(b, row[j])
 			}
-			b.WriteString("}")
+			b = append(b, '}')
 		}
-		b.WriteString("]")
-		return a.emitJSON([]byte(b.String()))
+		return a.emitJSON(append(b, ']'))
 	}
 	return a.printList(nil, l)
 }
