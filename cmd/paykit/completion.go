@@ -26,7 +26,7 @@ func completeProfiles(a *app) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		names, _ := profileNames(path)
+		names, _, _ := readProfiles(path)
 		if !slices.Contains(names, "sandbox") {
 			names = append(names, "sandbox\tthe local sandbox at "+sandboxBaseURL)
 		}

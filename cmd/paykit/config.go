@@ -138,27 +138,37 @@ func loadCredentials(getenv func(string) string, profile string, explicit bool) 
 }
 
 // readProfile returns the keys of [profile] in the file at path; nil (no
-// error) when the file or the profile does not exist. A file that group or
-// others can read is refused before a line is parsed, whatever it holds: it
-// is where secrets live.
+// error) when the file or the profile does not exist.
 func readProfile(path, profile string) (map[string]string, error) {
+	_, profiles, err := readProfiles(path)
+	if err != nil {
+		return nil, err
+	}
+	return profiles[profile], nil
+}
+
+// readProfiles returns the sections of the file at path, in file order,
+// and the keys of each; none (no error) when the file does not exist. A
+// file that group or others can read is refused before a line is parsed,
+// whatever it holds: it is where secrets live.
+func readProfiles(path string) (names []string, profiles map[string]map[string]string, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+		return nil, nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+		return nil, nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
 	}
 	if st.Mode().Perm()&0o077 != 0 {
-		return nil, &credentialsError{msg: fmt.Sprintf("config file %s holds secrets but is readable by others (mode %04o); fix it with:\n  chmod 600 %s",
+		return nil, nil, &credentialsError{msg: fmt.Sprintf("config file %s holds secrets but is readable by others (mode %04o); fix it with:\n  chmod 600 %s",
 			path, st.Mode().Perm(), shellQuote(path))}
 	}
-	var out map[string]string
+	profiles = map[string]map[string]string{}
 	section := ""
 	sc := bufio.NewScanner(f)
 	line := 0
@@ -171,18 +181,19 @@ func readProfile(path, profile string) (map[string]string, error) {
 		case s[0] == '[':
 			s = stripComment(s)
 			if !strings.HasSuffix(s, "]") {
-				return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: a section header is [name]", path, line)}
+				return nil, nil, &credentialsError{msg: fmt.Sprintf("%s:%d: a section header is [name]", path, line)}
 			}
 			section = strings.TrimSpace(s[1 : len(s)-1])
-			if section == profile && out == nil {
-				out = map[string]string{}
+			if profiles[section] == nil {
+				profiles[section] = map[string]string{}
+				names = append(names, section)
 			}
 			continue
 		}
 		k, v, ok := strings.Cut(s, "=")
 		if !ok {
 			// The line is not echoed: it could be a secret missing its key.
-			return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: want key = value", path, line)}
+			return nil, nil, &credentialsError{msg: fmt.Sprintf("%s:%d: want key = value", path, line)}
 		}
 		k = strings.TrimSpace(k)
 		v = stripComment(v)
@@ -190,21 +201,21 @@ func readProfile(path, profile string) (map[string]string, error) {
 		case "base_url", "api_key", "secret":
 		case "live":
 			if v := strings.TrimSpace(v); v != "true" && v != "false" {
-				return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: live is true or false", path, line)}
+				return nil, nil, &credentialsError{msg: fmt.Sprintf("%s:%d: live is true or false", path, line)}
 			}
 		default:
 			// Not even the key is echoed: a base64 secret pasted alone
 			// ends in "=" and would be the "key".
-			return nil, &credentialsError{msg: fmt.Sprintf("%s:%d: unknown key (want base_url, api_key, secret or live = value)", path, line)}
+			return nil, nil, &credentialsError{msg: fmt.Sprintf("%s:%d: unknown key (want base_url, api_key, secret or live = value)", path, line)}
 		}
-		if section == profile {
-			out[k] = strings.Trim(strings.TrimSpace(v), `"`)
+		if keys := profiles[section]; keys != nil { // nil: a line before any section
+			keys[k] = strings.Trim(strings.TrimSpace(v), `"`)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+		return nil, nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
 	}
-	return out, nil
+	return names, profiles, nil
 }
 
 // stripComment removes an inline comment (see commentIndex), then the

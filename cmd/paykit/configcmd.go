@@ -289,67 +289,36 @@ func runConfigList(_ context.Context, opts *ConfigOptions) error {
 	if err != nil {
 		return err
 	}
-	names, err := profileNames(path)
+	names, profiles, err := readProfiles(path)
 	if err != nil {
 		return err
 	}
 	l := list{header: []string{"profile", "base_url", "api_key", "secret", "live"}}
 	for _, n := range names {
-		keys, err := readProfile(path, n)
-		if err != nil {
-			return err
-		}
 		row := []string{n}
 		for _, k := range configKeys {
-			row = append(row, shownValue(k, keys[k]))
+			row = append(row, shownValue(k, profiles[n][k]))
 		}
 		l.rows = append(l.rows, row)
 	}
 	if a.output == "json" {
-		var b strings.Builder
-		b.WriteString("[")
+		// Built by hand to keep the columns' order (a map would sort them).
+		b := []byte{'['}
 		for i, row := range l.rows {
 			if i > 0 {
-				b.WriteString(",")
+				b = append(b, ',')
 			}
-			b.WriteString("{")
+			b = append(b, '{')
 			for j, k := range l.header {
 				if j > 0 {
-					b.WriteString(",")
+					b = append(b, ',')
 				}
-				b.Write(appendJSONString(nil, k))
-				b.WriteString(":")
-				b.Write(appendJSONString(nil, row[j]))
+				b = append(appendJSONString(b, k), ':')
+				b = appendJSONString(b, row[j])
 			}
-			b.WriteString("}")
+			b = append(b, '}')
 		}
-		b.WriteString("]")
-		return a.emitJSON([]byte(b.String()))
+		return a.emitJSON(append(b, ']'))
 	}
 	return a.printList(nil, l)
-}
-
-// profileNames are the sections of the config file, in file order; none
-// when there is no file. The file's mode is checked as for reading a
-// profile.
-func profileNames(path string) ([]string, error) {
-	if _, err := readProfile(path, "\x00"); err != nil { // no section has that name
-		return nil, err
-	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
-	}
-	var names []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if s := stripComment(strings.TrimSpace(l)); strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
-			if n := strings.TrimSpace(s[1 : len(s)-1]); !slices.Contains(names, n) {
-				names = append(names, n)
-			}
-		}
-	}
-	return names, nil
 }

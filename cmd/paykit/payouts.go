@@ -186,7 +186,7 @@ func newCmdPayoutsList(a *app, runF func(context.Context, *PayoutsListOptions) e
 	lf.StringVar(&opts.Status, "status", "", "pending, processing, completed, failed or cancelled")
 	lf.StringVar(&opts.From, "from", "", "created at or after (2026-11-01 or RFC 3339)")
 	lf.StringVar(&opts.To, "to", "", "created before, not at (2026-12-01 or RFC 3339): consecutive windows share no payout")
-	lf.IntVar(&opts.Limit, "limit", 0, "page size (default: the service's, 100)")
+	lf.IntVar(&opts.Limit, "limit", 0, fmt.Sprintf("page size (default: the service's, %d)", spec.DefaultPayoutListLimit))
 	lf.IntVar(&opts.Offset, "offset", 0, "payouts to skip")
 	lf.BoolVar(&opts.All, "all", false, "page through every matching payout (progress on stderr when it is a terminal)")
 	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions([]string{"pending", "processing", "completed", "failed", "cancelled"}, cobra.ShellCompDirectiveNoFileComp))

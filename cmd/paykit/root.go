@@ -181,7 +181,7 @@ func newRoot(a *app) *cobra.Command {
 		}
 		a.profileSet = cmd.Flags().Changed("profile")
 		a.outputSet = cmd.Flags().Changed("output")
-		sh, err := parseShape(cmd.Context(), a.jsonFields, a.jq, a.quiet, a.output, cmd.Flags().Changed("output"))
+		sh, err := parseShape(cmd.Context(), a.jsonFields, a.jq, a.quiet, a.output, a.outputSet)
 		if err != nil {
 			return err
 		}

@@ -22,8 +22,6 @@ type shape struct {
 	fields []string
 	// jq is --jq's compiled expression; nil when not asked.
 	jq *gojq.Code
-	// quiet is -q.
-	quiet bool
 	// ctx bounds a jq run (Ctrl-C, --timeout): an expression may loop.
 	ctx context.Context
 }
@@ -31,7 +29,7 @@ type shape struct {
 // parseShape checks the shaping flags before anything is sent: a jq
 // expression that does not parse is a usage error, exit 2.
 func parseShape(ctx context.Context, jsonFields, jq string, quiet bool, output string, outputSet bool) (*shape, error) {
-	s := &shape{quiet: quiet, ctx: ctx}
+	s := &shape{ctx: ctx}
 	if jsonFields != "" {
 		for _, f := range strings.Split(jsonFields, ",") {
 			if f = strings.TrimSpace(f); f != "" && !slices.Contains(s.fields, f) {
