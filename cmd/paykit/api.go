@@ -54,12 +54,14 @@ func runAPI(ctx context.Context, opts *APIOptions) error {
 		return usagef("api prints the answer as JSON: -o %s does not apply", a.output)
 	}
 	var body any
+	var data []byte // the body as sent, whichever way --data gave it
 	var amount string
 	if opts.Data != "" {
 		b, err := readData(opts.Data, a.env.stdin)
 		if err != nil {
 			return err
 		}
+		data = b
 		if !json.Valid(b) {
 			return usagef("--data is not JSON")
 		}
@@ -82,7 +84,7 @@ func runAPI(ctx context.Context, opts *APIOptions) error {
 	}
 	var out json.RawMessage
 	if err := c.Do(ctx, opts.Method, opts.Path, body, &out); err != nil {
-		show := apiSettle(opts)
+		show := apiSettle(opts.Path, data)
 		if show == "" {
 			return settle(err, show)
 		}
@@ -118,13 +120,14 @@ func readData(data string, stdin io.Reader) ([]byte, error) {
 }
 
 // apiSettle is the read that settles a raw call whose outcome is unknown,
-// when the path and the body tell it.
-func apiSettle(opts *APIOptions) string {
+// when the path and the body sent (not --data's text, which may name a
+// file or stdin) tell it.
+func apiSettle(path string, data []byte) string {
 	var body struct {
 		ExtID string `json:"ext_id"`
 	}
-	_ = json.Unmarshal([]byte(opts.Data), &body)
-	switch p := strings.SplitN(opts.Path, "?", 2)[0]; {
+	_ = json.Unmarshal(data, &body)
+	switch p := strings.SplitN(path, "?", 2)[0]; {
 	case p == "/v1/payouts" && body.ExtID != "":
 		return "paykit payouts get --ext-id " + shellQuote(body.ExtID)
 	case p == "/v1/payments" && body.ExtID != "":

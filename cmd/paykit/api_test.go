@@ -55,6 +55,13 @@ func TestAPICommand(t *testing.T) {
 	if r.code != 1 || !strings.HasSuffix(r.stderr, "It exists already; show it with:\n  paykit payouts get --ext-id api-1\n") {
 		t.Fatalf("api POST of a duplicate ext_id: exit %d, %q", r.code, r.stderr)
 	}
+	// The settling read is named from the body sent, wherever it was read.
+	for _, c := range []struct{ stdin, data string }{{"", "@" + file}, {data, "-"}} {
+		r = e.run(c.stdin, "api", "POST", "/v1/payouts", "--data", c.data, "--yes")
+		if r.code != 1 || !strings.HasSuffix(r.stderr, "It exists already; show it with:\n  paykit payouts get --ext-id api-1\n") {
+			t.Fatalf("api POST --data %s of a duplicate ext_id: exit %d, %q", c.data, r.code, r.stderr)
+		}
+	}
 	host := strings.TrimPrefix(e.srv.URL, "http://")
 	r = e.inProcess("n\n", "api", "POST", "/v1/transfers", "--data", `{"from_terminal_id":"a","to_terminal_id":"b","amount":1}`)
 	if r.code != 2 || !strings.Contains(r.stderr, "POST /v1/transfers on "+host+" (credentials from the environment)? [y/N] ") ||
