@@ -88,8 +88,8 @@ func (c localController) Advance(ctx context.Context, d time.Duration) (time.Tim
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, err
 	}
-	if d < 0 || d%time.Second != 0 {
-		return time.Time{}, fmt.Errorf("sandbox: Advance(%v): %w: the clock moves forward by whole seconds", d, ErrInvalidArgument)
+	if err := checkAdvance(d); err != nil {
+		return time.Time{}, err
 	}
 	c.s.Advance(d)
 	if err := c.s.storeFailed(); err != nil {
@@ -124,4 +124,14 @@ func (c localController) State(ctx context.Context) (State, error) {
 		return State{}, err
 	}
 	return st, nil
+}
+
+// checkAdvance refuses, before any request, a d the clock control cannot
+// carry: it counts whole seconds forward. The Remote and the in-process
+// Controller refuse alike.
+func checkAdvance(d time.Duration) error {
+	if d < 0 || d%time.Second != 0 {
+		return fmt.Errorf("sandbox: Advance(%v): %w: the clock moves forward by whole seconds", d, ErrInvalidArgument)
+	}
+	return nil
 }

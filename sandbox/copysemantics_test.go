@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/paykit-dev/paykit-go/internal/mask"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/store/storetest"
@@ -17,7 +18,7 @@ func openSQL(t *testing.T, start func() []*ledger.Merchant) (ledger.Store, map[s
 		t.Fatal("no driver registered")
 	}
 	var ms map[string]*merchant
-	st, err := storage.OpenSQL(drv, storage.SQLDeps{Start: start, MaskKey: maskKey, MaxSamePending: 100,
+	st, err := storage.OpenSQL(drv, storage.SQLDeps{Start: start, MaskKey: mask.Key, MaxSamePending: 100,
 		RequestLogSize: DefaultRequestLogSize, DeliveryLogSize: DefaultDeliveryLogSize,
 		Merchant: func(k string) *merchant { return ms[k] }}, filepath.Join(t.TempDir(), "s.db"))
 	if err != nil {

@@ -55,10 +55,10 @@
 //
 // Free text has caps the spec does not state (refused with the operation's
 // invalid-parameters code, the message naming the cap): payout ext_id 255
-// characters (MaxPayoutExtIDLength), holder_name and client_id 255,
-// notification_token 255, requisites 64, a dispute's comment 1000,
-// notify_url and receipt_url 2048, a withdrawal's address 128, and a
-// tx_hash given through a control 128.
+// characters (MaxPayoutExtIDLength), holder_name, a payout's bank and
+// client_id 255, notification_token 255, requisites 64, a dispute's
+// comment 1000, notify_url and receipt_url 2048, a withdrawal's address
+// 128, and a tx_hash given through a control 128.
 //
 // # Payments
 //

@@ -9,7 +9,7 @@ import "github.com/paykit-dev/paykit-go/sandbox/internal/api"
 // a message that names the cap. The API (package api) enforces them.
 const (
 	MaxPayoutExtIDLength = api.MaxPayoutExtIDLength // payout ext_id, as for payments
-	MaxNameLength        = api.MaxNameLength        // holder_name, client_id
+	MaxNameLength        = api.MaxNameLength        // holder_name, a payout's bank, client_id
 	MaxTokenLength       = api.MaxTokenLength       // notification_token
 	MaxRequisitesLength  = api.MaxRequisitesLength  // a payout's card or phone number
 	MaxCommentLength     = api.MaxCommentLength     // a dispute's comment

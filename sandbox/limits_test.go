@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -34,4 +36,22 @@ func TestBoundedInputs(t *testing.T) {
 	w := e.do("POST", "/v1/withdrawals", `{"terminal_id":"term_sandbox_main","amount":10,"address":"TQn9"}`)
 	wantStatus(t, e.control("/sandbox/withdrawals/"+w.str("id")+"/status",
 		`{"status":"completed","tx_hash":"`+strings.Repeat("a", 129)+`"}`), 400, CodeControlInvalid)
+}
+
+// The package documentation states each cap by its number: a cap changed
+// in code and not in the documentation fails here.
+func TestCapsDocumented(t *testing.T) {
+	b, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Join(strings.Fields(strings.ReplaceAll(string(b), "\n//", "")), " ")
+	want := fmt.Sprintf("payout ext_id %d characters (MaxPayoutExtIDLength), holder_name, a payout's bank and client_id %d, "+
+		"notification_token %d, requisites %d, a dispute's comment %d, notify_url and receipt_url %d, "+
+		"a withdrawal's address %d, and a tx_hash given through a control %d.",
+		MaxPayoutExtIDLength, MaxNameLength, MaxTokenLength, MaxRequisitesLength, MaxCommentLength, MaxURLLength,
+		MaxAddressLength, MaxTxHashLength)
+	if !strings.Contains(doc, want) {
+		t.Errorf("doc.go does not state the caps as the code has them; it should read: %s", want)
+	}
 }

@@ -101,16 +101,8 @@ var paymentNotFound = &ledger.Error{Kind: ledger.NotFound, Code: spec.CodePAY006
 // paymentCopy is p as the API may keep it: its own copy of the dispute,
 // and no way back to the live merchant or terminal.
 func paymentCopy(p *payment) payment {
-	c := *p
+	c := p.Copy()
 	c.Merchant, c.Terminal = nil, nil
-	if p.Dispute != nil {
-		d := *p.Dispute
-		if d.Amount != nil {
-			a := *d.Amount
-			d.Amount = &a
-		}
-		c.Dispute = &d
-	}
 	return c
 }
 

@@ -151,8 +151,8 @@ func (r *Remote) Advance(ctx context.Context, d time.Duration) (time.Time, error
 	var out struct {
 		Now time.Time `json:"now"`
 	}
-	if d < 0 || d%time.Second != 0 {
-		return time.Time{}, fmt.Errorf("sandbox: Advance(%v): %w: the clock moves forward by whole seconds", d, ErrInvalidArgument)
+	if err := checkAdvance(d); err != nil {
+		return time.Time{}, err
 	}
 	err := r.post(ctx, "/sandbox/clock/advance", map[string]int64{"seconds": int64(d / time.Second)}, &out)
 	return out.Now, err

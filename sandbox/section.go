@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/internal/mask"
 	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
@@ -381,7 +382,7 @@ func (s *Server) openStore() ([]webhook.Stored, error) {
 	}
 	st, err := storage.OpenSQL(drv, storage.SQLDeps{
 		Start:  func() []*merchant { return startMerchants(s.cfg.Merchants) },
-		Logger: s.cfg.Logger, MaskKey: maskKey, Banks: s.ledgerBanks, MaxSamePending: s.cfg.MaxSamePendingAmount,
+		Logger: s.cfg.Logger, MaskKey: mask.Key, Banks: s.ledgerBanks, MaxSamePending: s.cfg.MaxSamePendingAmount,
 		RequestLogSize: DefaultRequestLogSize, DeliveryLogSize: DefaultDeliveryLogSize,
 		Merchant: func(k string) *merchant { return s.merchants[k] },
 	}, path)

@@ -263,7 +263,3 @@ func uiFaultCode(f *Fault) string {
 	}
 	return "with the route's internal error code"
 }
-
-// maskKey shows the start of an API key, as the dashboard does
-// (web.MaskKey), for the logs and store errors that name a merchant.
-func maskKey(k string) string { return web.MaskKey(k) }

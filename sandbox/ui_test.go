@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/internal/mask"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
@@ -386,8 +387,8 @@ func TestMaskNumberAndTimeLeft(t *testing.T) {
 	} {
 		eq(t, web.TimeLeft(d), want)
 	}
-	eq(t, maskKey("pk_sandbox"), "pk_s…")
-	eq(t, maskKey("abcd"), "…")
+	eq(t, mask.Key("pk_sandbox"), "pk_s…")
+	eq(t, mask.Key("abcd"), "…")
 	for d, want := range map[time.Duration]string{
 		0: "<1 ms", 999 * time.Microsecond: "<1 ms", 12 * time.Millisecond: "12 ms", 1540 * time.Millisecond: "1.5 s",
 	} {

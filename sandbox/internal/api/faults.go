@@ -27,16 +27,36 @@ const (
 // internal error of its own.
 const DefaultFaultCode = spec.CodeSYS001
 
+// operationRoutes are the route patterns of the operations the spec's
+// table of error codes names as raising an internal error.
+var operationRoutes = map[string]string{
+	"create payment":  "POST /v1/payments",
+	"confirm payment": "POST /v1/payments/{id}/confirm",
+	"create payout":   "POST /v1/payouts",
+	"cancel dispute":  "POST /v1/payments/{id}/dispute/cancel",
+}
+
 // internalErrorCodes are the spec's internal-error codes (HTTP 500) by
-// route: PAY_001 for create and confirm payment, SYS_001 for create payout
+// route, read from its table (spec.ErrorCodes) so that the rule is written
+// once: PAY_001 for create and confirm payment, SYS_001 for create payout
 // and cancel dispute. The other routes name none, and take
 // DefaultFaultCode.
-var internalErrorCodes = map[string]string{
-	"POST /v1/payments":                     spec.CodePAY001,
-	"POST /v1/payments/{id}/confirm":        spec.CodePAY001,
-	"POST /v1/payouts":                      spec.CodeSYS001,
-	"POST /v1/payments/{id}/dispute/cancel": spec.CodeSYS001,
-}
+var internalErrorCodes = func() map[string]string {
+	m := map[string]string{}
+	for _, c := range spec.ErrorCodes {
+		if c.HTTPStatus != http.StatusInternalServerError {
+			continue
+		}
+		for _, op := range c.RaisedBy {
+			route, ok := operationRoutes[op]
+			if !ok {
+				panic("sandbox: no route for the spec's operation " + op)
+			}
+			m[route] = c.Code
+		}
+	}
+	return m
+}()
 
 // FaultCode is the code of a fault without its own on the route pattern:
 // the route's internal error.

@@ -9,7 +9,7 @@ import "github.com/paykit-dev/paykit-go/internal/spec"
 // a message that names the cap.
 const (
 	MaxPayoutExtIDLength = spec.MaxExtIDLength // payout ext_id: the payment's
-	MaxNameLength        = 255                 // holder_name, client_id
+	MaxNameLength        = 255                 // holder_name, a payout's bank, client_id
 	MaxTokenLength       = 255                 // notification_token
 	MaxRequisitesLength  = 64                  // a payout's card or phone number
 	MaxCommentLength     = 1000                // a dispute's comment

@@ -64,14 +64,12 @@ type Error struct {
 // Error returns the message.
 func (e *Error) Error() string { return e.Message }
 
-// USDTDecimals is the precision of TRC-20 USDT: a smaller amount cannot
-// move on chain, so it must not enter a balance as sub-unit dust.
-const USDTDecimals = spec.USDTScale
-
-// USDTPrecise reports whether d has at most USDTDecimals decimal places
-// (trailing zeros do not count: 1.5000000 is 1.5).
+// USDTPrecise reports whether d has at most spec.USDTScale decimal places
+// (trailing zeros do not count: 1.5000000 is 1.5): a smaller amount of
+// TRC-20 USDT cannot move on chain, so it must not enter a balance as
+// sub-unit dust.
 func USDTPrecise(d decimal.Decimal) bool {
-	return d.Equal(d.Truncate(USDTDecimals))
+	return d.Equal(d.Truncate(spec.USDTScale))
 }
 
 // Balance is the USDT of one terminal: what it can spend, and what pending

@@ -110,6 +110,22 @@ type Payment struct {
 	Receipt int
 }
 
+// Copy is p with its own dispute, so that a change to the copy's dispute
+// cannot reach p's; the merchant and terminal stay shared (they are the
+// Server's). Both the stores and the API keep payments this way.
+func (p *Payment) Copy() Payment {
+	c := *p
+	if p.Dispute != nil {
+		d := *p.Dispute
+		if d.Amount != nil {
+			a := *d.Amount
+			d.Amount = &a
+		}
+		c.Dispute = &d
+	}
+	return c
+}
+
 // Dispute is what a merchant said when opening a dispute.
 type Dispute struct {
 	// Amount is what the payer says was paid, when given: an approved

@@ -75,29 +75,13 @@ func dropSection[T any](m *map[string]*T) {
 	clear(*m)
 }
 
-// copyPayment makes dst a copy of src that shares nothing it could change
-// (the dispute); the merchant and terminal are the Server's, shared as
-// the SQL store shares them.
-func copyPayment(dst, src *payment) {
-	*dst = *src
-	if src.Dispute != nil {
-		d := *src.Dispute
-		if d.Amount != nil {
-			a := *d.Amount
-			d.Amount = &a
-		}
-		dst.Dispute = &d
-	}
-}
-
 // sectionPayment is the section's copy of the saved payment sp.
 func (s *Memory) sectionPayment(sp *payment) *payment {
 	if c := s.pm[sp.ID]; c != nil {
 		return c
 	}
-	c := new(payment)
-	copyPayment(c, sp)
-	return sectionCopy(&s.pm, c.ID, c)
+	c := sp.Copy()
+	return sectionCopy(&s.pm, c.ID, &c)
 }
 
 func (s *Memory) sectionPayout(sp *payout) *payout {
@@ -148,8 +132,8 @@ func (s *Memory) PaymentByExt(m *merchant, extID string) *payment {
 // AddPayment keeps a copy of p; p itself becomes the section's copy, as
 // after a lookup.
 func (s *Memory) AddPayment(p *payment) {
-	sp := new(payment)
-	copyPayment(sp, p)
+	c := p.Copy()
+	sp := &c
 	s.payments[sp.ID] = sp
 	if s.byExt[sp.Merchant] == nil {
 		s.byExt[sp.Merchant] = map[string]*payment{}
@@ -174,8 +158,7 @@ func (s *Memory) SavePayment(p *payment) {
 		return // never added: the SQL store's UPDATE would change no row
 	}
 	wasPending := sp.Status == statusPending
-	var c payment
-	copyPayment(&c, p) // the dispute shares nothing with p's
+	c := p.Copy() // the dispute shares nothing with p's
 	sp.Status, sp.Receipt, sp.Dispute = c.Status, c.Receipt, c.Dispute
 	switch isPending := sp.Status == statusPending; {
 	case wasPending && !isPending:
