@@ -150,7 +150,8 @@ const (
 
 // The codes the sandbox answers that the spec's table does not list
 // (openapi.yaml documents them as the sandbox's behaviour). The SDK's
-// Observer passes them through as they are.
+// Observer passes AUTH_001, SANDBOX_STORE and SANDBOX_BUSY through as they
+// are, and NOT_FOUND as "OTHER" (the root's observedCode).
 const (
 	// CodeAUTH001 is a request whose X-Identity or X-Signature is missing
 	// or wrong (401).
