@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/paykit-dev/paykit-go/internal/mask"
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 // Sentinel errors, for errors.Is. Each *Error matches exactly the sentinels of
@@ -122,7 +123,7 @@ func (e *Error) sentinel() error {
 	switch s := codeSentinels[e.Code]; {
 	case e.HTTPStatus == http.StatusUnauthorized || e.HTTPStatus == http.StatusForbidden:
 		return ErrUnauthorized
-	case e.Code == "PAY_001" && e.HTTPStatus == http.StatusNotFound:
+	case e.Code == spec.CodePAY001 && e.HTTPStatus == http.StatusNotFound:
 		return ErrPayoutNotFound
 	case s != nil:
 		return s
@@ -134,12 +135,12 @@ func (e *Error) sentinel() error {
 
 // codeSentinels maps each API error code to the sentinel it means.
 var codeSentinels = map[string]error{
-	"PAY_002": ErrInvalidParameters, "WDR_001": ErrInvalidParameters, "TRF_001": ErrInvalidParameters,
-	"PAY_003": ErrDuplicateExtID, "PAY_004": ErrNoRequisites, "PAY_005": ErrTooManySameAmount,
-	"PAY_006": ErrPaymentNotFound, "PAY_007": ErrPaymentNotCancellable, "PAY_008": ErrPaymentNotConfirmable,
-	"DIS_001": ErrDisputeNotAllowed, "DIS_002": ErrDisputeExists, "DIS_003": ErrDisputeNotActive,
-	"WDR_002": ErrInsufficientFunds, "TRF_003": ErrInsufficientFunds,
-	"WDR_003": ErrWithdrawalNotFound, "TRF_002": ErrTerminalNotFound,
+	spec.CodePAY002: ErrInvalidParameters, spec.CodeWDR001: ErrInvalidParameters, spec.CodeTRF001: ErrInvalidParameters,
+	spec.CodePAY003: ErrDuplicateExtID, spec.CodePAY004: ErrNoRequisites, spec.CodePAY005: ErrTooManySameAmount,
+	spec.CodePAY006: ErrPaymentNotFound, spec.CodePAY007: ErrPaymentNotCancellable, spec.CodePAY008: ErrPaymentNotConfirmable,
+	spec.CodeDIS001: ErrDisputeNotAllowed, spec.CodeDIS002: ErrDisputeExists, spec.CodeDIS003: ErrDisputeNotActive,
+	spec.CodeWDR002: ErrInsufficientFunds, spec.CodeTRF003: ErrInsufficientFunds,
+	spec.CodeWDR003: ErrWithdrawalNotFound, spec.CodeTRF002: ErrTerminalNotFound,
 }
 
 // ExtID returns data.ext_id of the error body: for PAY_003, the ext_id that

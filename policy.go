@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
 // The policy of every call as data: the operation table, and the pure
@@ -81,20 +83,20 @@ type operation struct {
 var (
 	opGetPayment        = &operation{name: "GetPayment", method: http.MethodGet, route: "/v1/payments/{id}", ident: identID}
 	opGetPaymentByExtID = &operation{name: "GetPaymentByExtID", method: http.MethodGet, route: "/v1/payments/by-ext-id/{extId}", ident: identExtID}
-	opCreatePayment     = &operation{name: "CreatePayment", method: http.MethodPost, route: "/v1/payments", class: classCreate, doneCode: "PAY_003",
+	opCreatePayment     = &operation{name: "CreatePayment", method: http.MethodPost, route: "/v1/payments", class: classCreate, doneCode: spec.CodePAY003,
 		ident: identExtID, needs: needPayment, settle: opGetPaymentByExtID}
-	opConfirmPayment = &operation{name: "ConfirmPayment", method: http.MethodPost, route: "/v1/payments/{id}/confirm", class: classStateChange, doneCode: "PAY_008",
+	opConfirmPayment = &operation{name: "ConfirmPayment", method: http.MethodPost, route: "/v1/payments/{id}/confirm", class: classStateChange, doneCode: spec.CodePAY008,
 		ident: identID, needs: needPayment, settle: opGetPayment}
-	opCancelPayment = &operation{name: "CancelPayment", method: http.MethodPost, route: "/v1/payments/{id}/cancel", class: classStateChange, doneCode: "PAY_007",
+	opCancelPayment = &operation{name: "CancelPayment", method: http.MethodPost, route: "/v1/payments/{id}/cancel", class: classStateChange, doneCode: spec.CodePAY007,
 		ident: identID, needs: needPayment, settle: opGetPayment}
-	opOpenDispute = &operation{name: "OpenDispute", method: http.MethodPost, route: "/v1/payments/{id}/dispute", class: classStateChange, doneCode: "DIS_002",
+	opOpenDispute = &operation{name: "OpenDispute", method: http.MethodPost, route: "/v1/payments/{id}/dispute", class: classStateChange, doneCode: spec.CodeDIS002,
 		ident: identID, needs: needPayment, settle: opGetPayment}
 	// The dispute-cancel answer carries only id, ext_id and status.
-	opCancelDispute = &operation{name: "CancelDispute", method: http.MethodPost, route: "/v1/payments/{id}/dispute/cancel", class: classStateChange, doneCode: "DIS_003",
+	opCancelDispute = &operation{name: "CancelDispute", method: http.MethodPost, route: "/v1/payments/{id}/dispute/cancel", class: classStateChange, doneCode: spec.CodeDIS003,
 		ident: identID, needs: needID | needExtID | needStatus, settle: opGetPayment}
 	opGetPayout        = &operation{name: "GetPayout", method: http.MethodGet, route: "/v1/payouts/{id}", ident: identID}
 	opGetPayoutByExtID = &operation{name: "GetPayoutByExtID", method: http.MethodGet, route: "/v1/payouts/by-ext-id/{extId}", ident: identExtID}
-	opCreatePayout     = &operation{name: "CreatePayout", method: http.MethodPost, route: "/v1/payouts", class: classCreate, doneCode: "PAY_003",
+	opCreatePayout     = &operation{name: "CreatePayout", method: http.MethodPost, route: "/v1/payouts", class: classCreate, doneCode: spec.CodePAY003,
 		ident: identExtID, needs: needPayment, settle: opGetPayoutByExtID}
 	opListPayouts    = &operation{name: "ListPayouts", method: http.MethodGet, route: "/v1/payouts"}
 	opListTerminals  = &operation{name: "ListTerminals", method: http.MethodGet, route: "/v1/terminals"}
@@ -187,7 +189,7 @@ func retryable(op *operation, a *attempt) (bool, string) {
 		return false, "a refusal with an API code"
 	case a.status == http.StatusNotImplemented:
 		return false, "not implemented"
-	case a.status >= 500 && a.code == "PAY_004":
+	case a.status >= 500 && a.code == spec.CodePAY004:
 		return false, "no requisites (PAY_004) is a business answer"
 	case a.status >= 500 && op.class == classMoneyMove:
 		return false, "a money move that got a 5xx has reached the server"
@@ -241,7 +243,7 @@ func (a *attempt) mayHaveApplied() bool {
 	case a.status >= 200 && a.status < 300:
 		return true
 	case a.status >= 500:
-		return a.code != "PAY_004"
+		return a.code != spec.CodePAY004
 	}
 	return false
 }

@@ -255,12 +255,17 @@ type secrets struct {
 	apiKey, signature string
 }
 
+// named pairs each secret with what stands in for it once scrubbed.
+func (sec secrets) named() [2]struct{ secret, name string } {
+	return [2]struct{ secret, name string }{{sec.apiKey, "[api key]"}, {sec.signature, "[signature]"}}
+}
+
 // scrub replaces each secret in s, whole; callers cut s to length only
 // afterwards, so that no part of a secret is left at a cut. A text cut
 // before it got here (truncate's "…", as in a decoder's error quoting a
 // value) loses the start of a secret that ends at the cut too.
 func (sec secrets) scrub(s string) string {
-	for _, x := range [...]struct{ secret, name string }{{sec.apiKey, "[api key]"}, {sec.signature, "[signature]"}} {
+	for _, x := range sec.named() {
 		if x.secret == "" {
 			continue
 		}
@@ -307,11 +312,10 @@ func scrubCutPrefix(s, secret, name string) string {
 // scrubBytes is scrub for a body; b itself is never changed (it may be a
 // pooled buffer).
 func (sec secrets) scrubBytes(b []byte) []byte {
-	if sec.apiKey != "" && bytes.Contains(b, []byte(sec.apiKey)) {
-		b = bytes.ReplaceAll(b, []byte(sec.apiKey), []byte("[api key]"))
-	}
-	if sec.signature != "" && bytes.Contains(b, []byte(sec.signature)) {
-		b = bytes.ReplaceAll(b, []byte(sec.signature), []byte("[signature]"))
+	for _, x := range sec.named() {
+		if x.secret != "" && bytes.Contains(b, []byte(x.secret)) {
+			b = bytes.ReplaceAll(b, []byte(x.secret), []byte(x.name))
+		}
 	}
 	return b
 }

@@ -138,12 +138,11 @@ func (c *Client) CreateWithdrawal(ctx context.Context, params CreateWithdrawalPa
 		func(_ context.Context, got *Withdrawal) (sameness, error) {
 			var v comparison
 			// The spec does not say whether a fee taken off shows in it.
-			if amt, err := sameAmount("withdrawal", got.Amount, params.Amount); amt == different &&
-				params.SubtractFeeFromAmount && got.Amount.Equal(params.Amount.Sub(got.Fee)) {
-				v.add(same, nil)
-			} else {
-				v.add(amt, err)
+			amt, err := sameAmount("withdrawal", got.Amount, params.Amount)
+			if amt == different && params.SubtractFeeFromAmount && got.Amount.Equal(params.Amount.Sub(got.Fee)) {
+				amt, err = same, nil
 			}
+			v.add(amt, err)
 			v.add(sameExact("withdrawal's address", got.Address, params.Address))
 			return v.result()
 		})

@@ -26,9 +26,12 @@
 // which tells merchants apart (the sandbox's dashboard, its log and its
 // command line name merchants so).
 //
-// Every function keeps the string's length in bytes except Path, whose
-// escaping may change, and masks only ASCII digits, so a masked string
-// is still valid UTF-8 and masking twice changes nothing.
+// Text keeps the string's length in bytes and turns only ASCII digits into
+// '*', so its output is still valid UTF-8, and masking twice changes
+// nothing. Path masks as Text does, segment by segment, but escapes again
+// a segment it masked, which may change its length and its escapes
+// ("%2B" becomes "+"). Value, Key and Last4 change the length: they show
+// a value, not a text around it.
 package mask
 
 import (

@@ -74,25 +74,25 @@ type ErrorCode struct {
 // ErrorCodes is SPEC.md's table, in its order. PAY_001 has two rows: it
 // means "internal error" with 500 and "payout not found" with 404.
 var ErrorCodes = []ErrorCode{
-	{"PAY_001", 500, "Internal error", []string{"create payment", "confirm payment"}},
-	{"PAY_001", 404, "Payout not found", []string{"get payout by id", "get payout by ext id"}},
-	{"PAY_002", 400, "Invalid parameters (ext_id, amount, method)", []string{"create payment", "create payout", "open dispute"}},
-	{"PAY_003", 409, "A payment (or payout) with this ext_id already exists", []string{"create payment", "create payout"}},
-	{"PAY_004", 503, "No requisites available", []string{"create payment"}},
-	{"PAY_005", 429, "Too many payments with the same amount", []string{"create payment"}},
-	{"PAY_006", 404, "Payment not found", []string{"get payment", "confirm", "cancel", "open dispute", "cancel dispute"}},
-	{"PAY_007", 400, "Payment cannot be cancelled (status is not PENDING)", []string{"cancel payment"}},
-	{"PAY_008", 400, "Payment cannot be confirmed (status is not PENDING)", []string{"confirm payment"}},
-	{"DIS_001", 400, "A dispute can be opened only when status is CANCELLED or CANCELLED_APPEAL", []string{"open dispute"}},
-	{"DIS_002", 409, "A dispute already exists", []string{"open dispute"}},
-	{"DIS_003", 400, "Only a dispute in status DISPUTE can be cancelled", []string{"cancel dispute"}},
-	{"SYS_001", 500, "Internal error", []string{"create payout", "cancel dispute"}},
-	{"WDR_001", 400, "Invalid parameters", []string{"create withdrawal"}},
-	{"WDR_002", 400, "Insufficient funds", []string{"create withdrawal"}},
-	{"WDR_003", 404, "Withdrawal not found", []string{"get withdrawal"}},
-	{"TRF_001", 400, "Invalid parameters", []string{"create transfer"}},
-	{"TRF_002", 404, "Terminal not found", []string{"create transfer"}},
-	{"TRF_003", 400, "Insufficient funds on the source terminal", []string{"create transfer"}},
+	{CodePAY001, 500, "Internal error", []string{"create payment", "confirm payment"}},
+	{CodePAY001, 404, "Payout not found", []string{"get payout by id", "get payout by ext id"}},
+	{CodePAY002, 400, "Invalid parameters (ext_id, amount, method)", []string{"create payment", "create payout", "open dispute"}},
+	{CodePAY003, 409, "A payment (or payout) with this ext_id already exists", []string{"create payment", "create payout"}},
+	{CodePAY004, 503, "No requisites available", []string{"create payment"}},
+	{CodePAY005, 429, "Too many payments with the same amount", []string{"create payment"}},
+	{CodePAY006, 404, "Payment not found", []string{"get payment", "confirm", "cancel", "open dispute", "cancel dispute"}},
+	{CodePAY007, 400, "Payment cannot be cancelled (status is not PENDING)", []string{"cancel payment"}},
+	{CodePAY008, 400, "Payment cannot be confirmed (status is not PENDING)", []string{"confirm payment"}},
+	{CodeDIS001, 400, "A dispute can be opened only when status is CANCELLED or CANCELLED_APPEAL", []string{"open dispute"}},
+	{CodeDIS002, 409, "A dispute already exists", []string{"open dispute"}},
+	{CodeDIS003, 400, "Only a dispute in status DISPUTE can be cancelled", []string{"cancel dispute"}},
+	{CodeSYS001, 500, "Internal error", []string{"create payout", "cancel dispute"}},
+	{CodeWDR001, 400, "Invalid parameters", []string{"create withdrawal"}},
+	{CodeWDR002, 400, "Insufficient funds", []string{"create withdrawal"}},
+	{CodeWDR003, 404, "Withdrawal not found", []string{"get withdrawal"}},
+	{CodeTRF001, 400, "Invalid parameters", []string{"create transfer"}},
+	{CodeTRF002, 404, "Terminal not found", []string{"create transfer"}},
+	{CodeTRF003, 400, "Insufficient funds on the source terminal", []string{"create transfer"}},
 }
 
 // IsCode reports whether code is one of the table's codes (exact case).
@@ -150,7 +150,8 @@ const (
 
 // The codes the sandbox answers that the spec's table does not list
 // (openapi.yaml documents them as the sandbox's behaviour). The SDK's
-// Observer passes them through as they are.
+// Observer passes AUTH_001, SANDBOX_STORE and SANDBOX_BUSY through as they
+// are, and NOT_FOUND as "OTHER" (the root's observedCode).
 const (
 	// CodeAUTH001 is a request whose X-Identity or X-Signature is missing
 	// or wrong (401).
