@@ -247,3 +247,22 @@ func TestWithdrawalRetryClasses(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrUnknownOutcome)
 	assert.Equal(t, 1, rec.count(), "business errors are not retried")
 }
+
+// With the fee taken off the amount, an answer whose amount is the one
+// asked less its fee is the withdrawal asked for (the spec does not say
+// which of the two the service shows); without that flag it is not.
+func TestCreateWithdrawalFeeTakenOffIsTheSame(t *testing.T) {
+	t.Parallel()
+	for _, subtract := range []bool{true, false} {
+		c, _ := mockClient(t, http.StatusOK, withdrawalCompletedJSON) // amount 97.50, fee 2.50
+		w, err := c.CreateWithdrawal(context.Background(), CreateWithdrawalParams{
+			TerminalID: "term-main", Amount: dec("100.00"), Address: tronAddress, SubtractFeeFromAmount: subtract})
+		if subtract {
+			require.NoError(t, err)
+			assertDec(t, "97.50", w.Amount, "amount")
+			continue
+		}
+		require.Error(t, err, "an answer 2.50 short without the fee taken off")
+		assert.Nil(t, w)
+	}
+}
