@@ -22,27 +22,19 @@ func TestPublicLimitsAreTheSpecs(t *testing.T) {
 	assert.True(t, MaxPaymentAmount.Equal(dec(fmt.Sprint(spec.MaxPaymentAmount))))
 	assert.Equal(t, spec.MaxExtIDLength, MaxExtIDLength)
 	assert.Equal(t, spec.MaxAttachmentSize, MaxAttachmentSize)
-	asStrings := func(v any) []string {
-		var out []string
-		switch v := v.(type) {
-		case []PaymentMethod:
-			for _, x := range v {
-				out = append(out, string(x))
-			}
-		case []Country:
-			for _, x := range v {
-				out = append(out, string(x))
-			}
-		case []PayoutMethod:
-			for _, x := range v {
-				out = append(out, string(x))
-			}
-		}
-		return out
+	assert.ElementsMatch(t, spec.PaymentMethods, asStrings(paymentMethods...))
+	assert.ElementsMatch(t, spec.Countries, asStrings(countries...))
+	assert.ElementsMatch(t, spec.PayoutMethods, asStrings(payoutMethods...))
+}
+
+// asStrings gives a string enumeration's values as plain strings, the
+// form internal/spec holds them in.
+func asStrings[T ~string](xs ...T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
 	}
-	assert.ElementsMatch(t, spec.PaymentMethods, asStrings(paymentMethods))
-	assert.ElementsMatch(t, spec.Countries, asStrings(countries))
-	assert.ElementsMatch(t, spec.PayoutMethods, asStrings(payoutMethods))
+	return out
 }
 
 // Every code of the spec's table has its meaning: a sentinel of its own, or
