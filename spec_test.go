@@ -1,11 +1,10 @@
 package paykit
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
-	"sync"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -23,27 +22,19 @@ func TestPublicLimitsAreTheSpecs(t *testing.T) {
 	assert.True(t, MaxPaymentAmount.Equal(dec(fmt.Sprint(spec.MaxPaymentAmount))))
 	assert.Equal(t, spec.MaxExtIDLength, MaxExtIDLength)
 	assert.Equal(t, spec.MaxAttachmentSize, MaxAttachmentSize)
-	asStrings := func(v any) []string {
-		var out []string
-		switch v := v.(type) {
-		case []PaymentMethod:
-			for _, x := range v {
-				out = append(out, string(x))
-			}
-		case []Country:
-			for _, x := range v {
-				out = append(out, string(x))
-			}
-		case []PayoutMethod:
-			for _, x := range v {
-				out = append(out, string(x))
-			}
-		}
-		return out
+	assert.ElementsMatch(t, spec.PaymentMethods, asStrings(paymentMethods...))
+	assert.ElementsMatch(t, spec.Countries, asStrings(countries...))
+	assert.ElementsMatch(t, spec.PayoutMethods, asStrings(payoutMethods...))
+}
+
+// asStrings gives a string enumeration's values as plain strings, the
+// form internal/spec holds them in.
+func asStrings[T ~string](xs ...T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
 	}
-	assert.ElementsMatch(t, spec.PaymentMethods, asStrings(paymentMethods))
-	assert.ElementsMatch(t, spec.Countries, asStrings(countries))
-	assert.ElementsMatch(t, spec.PayoutMethods, asStrings(payoutMethods))
+	return out
 }
 
 // Every code of the spec's table has its meaning: a sentinel of its own, or
@@ -63,29 +54,6 @@ func TestEveryErrorCodeOfTheSpecHasItsSentinel(t *testing.T) {
 	}
 }
 
-// codeObserver collects the distinct codes an Observer is shown.
-type codeObserver struct {
-	mu       sync.Mutex
-	attempts map[string]int
-	ends     map[string]int
-}
-
-func (o *codeObserver) CallStart(ctx context.Context, _ *CallInfo) context.Context { return ctx }
-func (o *codeObserver) AttemptStart(ctx context.Context, _ *AttemptInfo) context.Context {
-	return ctx
-}
-func (o *codeObserver) RetryWait(context.Context, *RetryInfo) {}
-func (o *codeObserver) AttemptEnd(_ context.Context, a *AttemptInfo) {
-	o.mu.Lock()
-	o.attempts[a.Code]++
-	o.mu.Unlock()
-}
-func (o *codeObserver) CallEnd(_ context.Context, e *CallEndInfo) {
-	o.mu.Lock()
-	o.ends[e.Code]++
-	o.mu.Unlock()
-}
-
 // A server inventing a fresh, well-formed code on every answer cannot make
 // the codes an Observer sees (a metric label) unbounded; the spec's codes
 // and the sandbox's pass as they are, and the *Error keeps what was said.
@@ -93,6 +61,7 @@ func TestObserverCodesStayBounded(t *testing.T) {
 	t.Parallel()
 	var n atomic.Int32
 	known := []string{"PAY_006", "AUTH_001", "SANDBOX_BUSY"}
+	rec := &codeRecorder{}
 	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		i := int(n.Add(1))
 		code := fmt.Sprintf("ZZ_%d", i)
@@ -101,8 +70,7 @@ func TestObserverCodesStayBounded(t *testing.T) {
 		}
 		w.WriteHeader(400)
 		fmt.Fprintf(w, `{"error":%q,"message":"x"}`, code)
-	}), WithMaxRetries(0), WithObserver(&codeObserver{attempts: map[string]int{}, ends: map[string]int{}}))
-	obs := c.obs.(observers).os[0].(*codeObserver)
+	}), WithMaxRetries(0), WithObserver(rec))
 	for i := 1; i <= 300; i++ {
 		_, err := c.GetBalance(ctx)
 		var apiErr *Error
@@ -112,8 +80,16 @@ func TestObserverCodesStayBounded(t *testing.T) {
 		}
 	}
 	want := map[string]int{"PAY_006": 1, "AUTH_001": 1, "SANDBOX_BUSY": 1, "OTHER": 297}
-	assert.Equal(t, want, obs.attempts)
-	assert.Equal(t, want, obs.ends)
+	seen := map[string]map[string]int{"attempt": {}, "end": {}}
+	for _, line := range rec.all() {
+		// codeRecorder's lines are "attempt code=C err=…" and "end code=C err=…".
+		kind, rest, _ := strings.Cut(line, " code=")
+		code, _, _ := strings.Cut(rest, " err=")
+		require.Contains(t, seen, kind, line)
+		seen[kind][code]++
+	}
+	assert.Equal(t, want, seen["attempt"])
+	assert.Equal(t, want, seen["end"])
 	assert.True(t, slices.Contains(sandboxCodes, invalidCode))
 	assert.Equal(t, "INVALID_CODE", observedCode("INVALID_CODE"))
 	assert.Equal(t, "", observedCode(""))
