@@ -8,7 +8,7 @@ import "net/http"
 func (c *ControlServer) InspectionRoutes(mux *http.ServeMux) {
 	view := func(pattern string, v func() any) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			if !c.Guard(w, r, false) {
+			if !c.g.Admit(w, r, false) {
 				return
 			}
 			WriteJSON(w, http.StatusOK, v())
