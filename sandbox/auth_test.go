@@ -302,7 +302,7 @@ func TestRemoteModeNeedsTheControlToken(t *testing.T) {
 // The sandbox wires its Config into the control-token guard: wrong tokens
 // are counted per address and logged through Config.Logger (the address
 // and the count, never the token), and the one past the free failures
-// blocks the address. (The throttling itself is tested in package api.)
+// blocks the address. (The throttling itself is tested in package guard.)
 func TestWrongControlTokensReachTheSandboxLog(t *testing.T) {
 	var logs syncBuffer
 	sb := New(Config{AllowRemote: true, ControlToken: strongToken, Now: func() time.Time { return base },

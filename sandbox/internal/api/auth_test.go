@@ -118,3 +118,28 @@ func TestControlTokenCheck(t *testing.T) {
 		t.Fatalf("login page without a token: %d %v", w.Code, w.Header())
 	}
 }
+
+// The controls answer the guard's throttling in the API's error body:
+// past the free failures a wrong token from one address is 429 with
+// Retry-After, and the right token from the same address still runs the
+// control (behind a proxy every client shares that address).
+func TestThrottledTokenAnswer(t *testing.T) {
+	f := &fakeControls{}
+	mux := controlMux(NewControlServer(ControlConfig{AllowRemote: true, ControlToken: strongToken, Now: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }}, f))
+	const reset = "http://sandbox.example/sandbox/reset"
+	for i := range 6 {
+		wantAnswer(t, ctlDo(mux, "POST", reset, `{}`, "Authorization", "Bearer wrong"), 401, unauthorized)
+		if i == 0 && len(f.calls) != 0 {
+			t.Fatalf("a wrong token ran %q", f.calls)
+		}
+	}
+	w := ctlDo(mux, "POST", reset, `{}`, "Authorization", "Bearer wrong")
+	wantAnswer(t, w, 429, `{"error":"SANDBOX_UNAUTHORIZED","message":"too many wrong control tokens from this address: try again in 1 s","data":{}}`)
+	if w.Header().Get("Retry-After") != "1" {
+		t.Fatalf("Retry-After %q", w.Header().Get("Retry-After"))
+	}
+	wantAnswer(t, ctlDo(mux, "POST", reset, `{}`, "Authorization", "Bearer "+strongToken), 200, `{}`)
+	if strings.Join(f.calls, "|") != "reset" {
+		t.Fatalf("calls %q", f.calls)
+	}
+}

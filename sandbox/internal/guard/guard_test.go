@@ -100,11 +100,11 @@ func TestSessionIsTheTokens(t *testing.T) {
 }
 
 // Wrong control tokens from one address are slowed: a few are answered
-// 401, then the address gets 429 with a Retry-After that doubles with
-// each further failure, even for the right token (or guessing would go on
-// at full speed), while other addresses and a logged-in session are not
-// affected. 900 wrong tokens in a row are thus 6 guesses, not 900. Every
-// failure is logged with the address, never the token.
+// 401, then the address's wrong tokens get 429 with a Retry-After that
+// doubles with each further failure, while the right token, other
+// addresses and a logged-in session are not affected. 900 wrong tokens in
+// a row are thus 6 counted guesses, not 900. Every failure is logged with
+// the address, never the token.
 func TestWrongControlTokensAreSlowedPerAddress(t *testing.T) {
 	var logs syncBuffer
 	wall := newWall()
@@ -130,12 +130,15 @@ func TestWrongControlTokensAreSlowedPerAddress(t *testing.T) {
 	if counts[401] != freeFailures+1 || counts[429] != 900-freeFailures-1 {
 		t.Fatalf("answers to 900 wrong tokens: %v", counts)
 	}
-	rec := get(attacker, strongToken)
+	rec := get(attacker, "guess-blocked")
 	if rec.Code != 429 || rec.Body.String() != `{"data":{},"error":"SANDBOX_UNAUTHORIZED","message":"too many wrong control tokens from this address: try again in 1 s"}`+"\n" {
-		t.Fatalf("the right token during the block: %d %s", rec.Code, rec.Body)
+		t.Fatalf("a wrong token during the block: %d %s", rec.Code, rec.Body)
 	}
 	if rec.Header().Get("Retry-After") != "1" {
-		t.Fatalf("the right token during the block: Retry-After %q", rec.Header().Get("Retry-After"))
+		t.Fatalf("a wrong token during the block: Retry-After %q", rec.Header().Get("Retry-After"))
+	}
+	if rec := get(attacker, strongToken); rec.Code != 200 {
+		t.Fatalf("the right token during the block: %d", rec.Code)
 	}
 	if rec := get(colleague, strongToken); rec.Code != 200 {
 		t.Fatalf("another address: %d", rec.Code)
@@ -149,23 +152,30 @@ func TestWrongControlTokensAreSlowedPerAddress(t *testing.T) {
 	if rec := get(attacker, "guess-again"); rec.Code != 401 {
 		t.Fatalf("after the first block: %d", rec.Code)
 	}
-	if rec := get(attacker, strongToken); rec.Code != 429 || rec.Header().Get("Retry-After") != "2" {
+	if rec := get(attacker, "guess-in-second-block"); rec.Code != 429 || rec.Header().Get("Retry-After") != "2" {
 		t.Fatalf("second block: %d %q", rec.Code, rec.Header().Get("Retry-After"))
 	}
 	wall.add(2 * time.Second)
 	if rec := get(attacker, strongToken); rec.Code != 200 {
 		t.Fatalf("the right token after the block: %d", rec.Code)
 	}
-	// Success forgets the address's failures.
+	// Success forgives nothing: the next wrong token blocks for 4 s.
 	if rec := get(attacker, "typo"); rec.Code != 401 {
 		t.Fatalf("after a success: %d", rec.Code)
 	}
-	// An IPv6 client is one /64: changing the interface id does not help.
+	if rec := get(attacker, "typo-2"); rec.Code != 429 || rec.Header().Get("Retry-After") != "4" {
+		t.Fatalf("the block after a success: %d %q", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	// An IPv6 client is one /64: changing the interface id does not help
+	// a guesser, and does not hurt the token's holder.
 	for i := range freeFailures + 1 {
 		get(fmt.Sprintf("[2001:db8:1:2::%x]:443", i+1), "v6-guess")
 	}
-	if rec := get("[2001:db8:1:2::ffff]:443", strongToken); rec.Code != 429 {
+	if rec := get("[2001:db8:1:2::ffff]:443", "v6-guess"); rec.Code != 429 {
 		t.Fatalf("another address of the same /64: %d", rec.Code)
+	}
+	if rec := get("[2001:db8:1:2::ffff]:443", strongToken); rec.Code != 200 {
+		t.Fatalf("the right token from the same /64: %d", rec.Code)
 	}
 	out := logs.String()
 	if strings.Contains(out, "guess-") || strings.Contains(out, strongToken) {
@@ -177,7 +187,8 @@ func TestWrongControlTokensAreSlowedPerAddress(t *testing.T) {
 }
 
 // The login form counts against the same address as bearer tokens, and
-// answers its block with the form, 429 and Retry-After.
+// answers a wrong token during its block with the form, 429 and
+// Retry-After; the right one logs in.
 func TestWrongLoginsAreSlowed(t *testing.T) {
 	mux := guardMux(New(Config{AllowRemote: true, ControlToken: strongToken, Now: newWall().now}))
 	login := func(tok string) *httptest.ResponseRecorder {
@@ -194,9 +205,13 @@ func TestWrongLoginsAreSlowed(t *testing.T) {
 			t.Fatalf("wrong login %d: %d %s", i, rec.Code, rec.Body)
 		}
 	}
-	rec := login(strongToken)
-	if rec.Code != 429 || rec.Header().Get("Retry-After") != "1" || !strings.Contains(rec.Body.String(), "Too many wrong control tokens") {
-		t.Fatalf("login during the block: %d %q %s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+	rec := login("guess-blocked")
+	if rec.Code != 429 || rec.Header().Get("Retry-After") != "1" || rec.Header().Get("Content-Security-Policy") != CSP ||
+		!strings.Contains(rec.Body.String(), "Too many wrong control tokens from this address: try again in 1 s.") {
+		t.Fatalf("a wrong login during the block: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+	if rec := login(strongToken); rec.Code != 303 || len(rec.Result().Cookies()) != 1 {
+		t.Fatalf("the right login during the block: %d %v", rec.Code, rec.Header())
 	}
 }
 
@@ -216,5 +231,147 @@ func TestFailureTableIsBounded(t *testing.T) {
 	}
 	if _, ok := a.addrs[fmt.Sprintf("10.0.%d.%d", (maxAddrs+499)>>8&255, (maxAddrs+499)&255)]; !ok {
 		t.Fatal("the newest address was dropped")
+	}
+}
+
+// Behind a reverse proxy (or a NAT, or one IPv6 /64) every client has one
+// address. Many wrong tokens from it, by bearer and by the login form,
+// must not lock the operator out: the right token and the right login
+// still pass, every time, while the guesses are still refused with 429.
+func TestRightTokenPassesBehindASharedAddress(t *testing.T) {
+	wall := newWall()
+	g := New(Config{AllowRemote: true, ControlToken: strongToken, Now: wall.now, Refuse: jsonRefuse})
+	mux := guardMux(g)
+	const proxy = "10.0.0.1" // the reverse proxy every request comes from
+	port := 40000
+	send := func(req *http.Request) *httptest.ResponseRecorder {
+		port++ // a new connection from the proxy each time
+		req.RemoteAddr = fmt.Sprintf("%s:%d", proxy, port)
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		return rec
+	}
+	bearer := func(tok string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", "http://sandbox.example/sandbox/state", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		return send(req)
+	}
+	login := func(tok string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("POST", "http://sandbox.example/sandbox/login", strings.NewReader(url.Values{"token": {tok}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", "http://sandbox.example")
+		return send(req)
+	}
+	counts := map[int]int{}
+	for i := range 200 {
+		counts[bearer(fmt.Sprintf("stranger-%d", i)).Code]++
+		counts[login(fmt.Sprintf("stranger-login-%d", i)).Code]++
+	}
+	if counts[401] != freeFailures+1 || counts[429] != 400-freeFailures-1 {
+		t.Fatalf("answers to 400 guesses: %v", counts)
+	}
+	for i := range 3 { // and again: a right token does not lift the guessers' block
+		if rec := bearer(strongToken); rec.Code != 200 || rec.Body.String() != `{"ok":true}` {
+			t.Fatalf("the operator's token %d behind the shared address: %d %s", i, rec.Code, rec.Body)
+		}
+		rec := login(strongToken)
+		if ck := rec.Result().Cookies(); rec.Code != 303 || rec.Header().Get("Location") != "/sandbox/ui" ||
+			len(ck) != 1 || ck[0].Value != g.Session() {
+			t.Fatalf("the operator's login %d behind the shared address: %d %v", i, rec.Code, rec.Header())
+		}
+		if rec := bearer("stranger-again"); rec.Code != 429 || rec.Header().Get("Retry-After") == "" {
+			t.Fatalf("a guess after the operator's success: %d %q", rec.Code, rec.Header().Get("Retry-After"))
+		}
+		if rec := login("stranger-again"); rec.Code != 429 || rec.Header().Get("Retry-After") == "" {
+			t.Fatalf("a login guess after the operator's success: %d %q", rec.Code, rec.Header().Get("Retry-After"))
+		}
+	}
+	// The operator's successes forgave the guessers nothing: once the block
+	// ends, the next guess blocks for twice as long as the last.
+	g.fails.mu.Lock()
+	e := *g.fails.addrs[proxy]
+	g.fails.mu.Unlock()
+	wall.add(e.until.Sub(wall.now()))
+	if rec := bearer("stranger-after"); rec.Code != 401 {
+		t.Fatalf("the guess after the block: %d", rec.Code)
+	}
+	if rec := bearer("stranger-after-2"); rec.Code != 429 || rec.Header().Get("Retry-After") != "2" {
+		t.Fatalf("the next block: %d Retry-After %q", rec.Code, rec.Header().Get("Retry-After"))
+	}
+}
+
+// A flood of wrong tokens from 4,100 other addresses fills the table; the
+// blocked guesser must stay blocked, not be pushed out and handed free
+// tries. The flood's addresses are throttled too.
+func TestFloodDoesNotEvictABlockedGuesser(t *testing.T) {
+	wall := newWall()
+	g := New(Config{AllowRemote: true, ControlToken: strongToken, Now: wall.now, Refuse: jsonRefuse})
+	mux := guardMux(g)
+	bearer := func(addr, tok string) int {
+		req := httptest.NewRequest("GET", "http://sandbox.example/sandbox/state", nil)
+		req.RemoteAddr = addr
+		req.Header.Set("Authorization", "Bearer "+tok)
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	const guesser = "203.0.113.7:5555"
+	for i := range freeFailures + 1 {
+		bearer(guesser, fmt.Sprintf("guess-%d", i))
+	}
+	// Blocked for the maximum, so the flood cannot outlast the block.
+	g.fails.mu.Lock()
+	g.fails.addrs["203.0.113.7"].until = wall.now().Add(maxBlock)
+	g.fails.mu.Unlock()
+	if code := bearer(guesser, "guess-blocked"); code != 429 {
+		t.Fatalf("the guesser before the flood: %d", code)
+	}
+	for i := range 4100 {
+		wall.add(time.Millisecond)
+		bearer(fmt.Sprintf("10.%d.%d.%d:1", i>>16&255, i>>8&255, i&255), "flood")
+	}
+	for i := range freeFailures + 1 {
+		if code := bearer(guesser, fmt.Sprintf("free-try-%d", i)); code != 429 {
+			t.Fatalf("guess %d after the flood: %d, want 429", i, code)
+		}
+	}
+	if n := len(g.fails.addrs); n > maxAddrs {
+		t.Fatalf("%d addresses kept", n)
+	}
+	// The right token still passes from there.
+	if code := bearer(guesser, strongToken); code != 200 {
+		t.Fatalf("the right token from the guesser's address: %d", code)
+	}
+}
+
+// When the table is full of blocked addresses, a new address has no
+// entry of its own to be pushed into: its guesses share one overflow
+// budget, which blocks like an address, so a guesser with more addresses
+// than the table holds still gets only a few free tries in all.
+func TestFullTableOfBlockedAddressesSharesOneBudget(t *testing.T) {
+	wall := newWall()
+	a := newFailures(wall.now, nil)
+	for i := range maxAddrs {
+		addr := fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)
+		for range freeFailures + 1 {
+			a.fail(addr, "bearer")
+		}
+	}
+	free := 0
+	for i := range 100 {
+		addr := fmt.Sprintf("192.0.2.%d", i)
+		if a.blocked(addr) == 0 {
+			free++
+			a.fail(addr, "bearer")
+		}
+	}
+	if free != freeFailures+1 {
+		t.Fatalf("%d free guesses from 100 new addresses with the table full of blocked ones, want %d", free, freeFailures+1)
+	}
+	if n := len(a.addrs); n > maxAddrs+1 {
+		t.Fatalf("%d entries kept", n)
+	}
+	if a.blocked("10.0.0.0") == 0 {
+		t.Fatal("a blocked address was pushed out")
 	}
 }

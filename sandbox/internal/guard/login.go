@@ -30,16 +30,18 @@ const (
 	tokenOK        tokenResult = iota
 	tokenNone                  // no credential: nothing to count
 	tokenWrong                 // a wrong bearer token, counted against the address
-	tokenThrottled             // the address is blocked: already answered 429
+	tokenThrottled             // a wrong token from a blocked address: already answered 429
 )
 
 // checkToken reports whether r carries the control token: as the session
-// cookie of a dashboard login, or as a bearer token. Both compare in
-// constant time. A bearer token from an address blocked for its wrong
-// guesses is not even compared: checkToken answers 429 itself. A session
-// cookie is an HMAC nobody guesses, so a wrong one (a stale login) is not
-// counted, and a right one passes even from a blocked address (a team
-// behind one NAT keeps its dashboard while a colleague's script fails).
+// cookie of a dashboard login, or as a bearer token, each compared in
+// constant time and first, before any throttling: the right token always
+// passes, from any address, however many wrong ones came from it (behind
+// a reverse proxy, a NAT or one IPv6 /64 a stranger's guesses share the
+// operator's address). Only a wrong bearer token is throttled: from an
+// address blocked for its wrong guesses it is answered 429 (checkToken
+// answers it itself), else counted. A session cookie is an HMAC nobody
+// guesses, so a wrong one (a stale login) is not counted.
 func (g *Guard) checkToken(w http.ResponseWriter, r *http.Request) tokenResult {
 	if ck, err := r.Cookie(SessionCookie); err == nil && subtle.ConstantTimeCompare([]byte(ck.Value), []byte(g.Session())) == 1 {
 		return tokenOK
@@ -47,6 +49,9 @@ func (g *Guard) checkToken(w http.ResponseWriter, r *http.Request) tokenResult {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok {
 		return tokenNone
+	}
+	if g.right(strings.TrimSpace(tok)) {
+		return tokenOK
 	}
 	addr := clientAddr(r)
 	if wait := g.fails.blocked(addr); wait > 0 {
@@ -56,12 +61,13 @@ func (g *Guard) checkToken(w http.ResponseWriter, r *http.Request) tokenResult {
 			fmt.Sprintf("too many wrong control tokens from this address: try again in %d s", secs))
 		return tokenThrottled
 	}
-	if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(g.cfg.ControlToken)) == 1 {
-		g.fails.succeed(addr)
-		return tokenOK
-	}
 	g.fails.fail(addr, "bearer")
 	return tokenWrong
+}
+
+// right compares tok with the control token in constant time.
+func (g *Guard) right(tok string) bool {
+	return subtle.ConstantTimeCompare([]byte(tok), []byte(g.cfg.ControlToken)) == 1
 }
 
 var loginTmpl = template.Must(template.New("login").Parse(`<!doctype html>
@@ -98,23 +104,23 @@ func (g *Guard) LoginRoutes(mux *http.ServeMux) {
 		if r.ParseForm() == nil {
 			tok = r.PostFormValue("token")
 		}
-		addr := clientAddr(r)
-		if wait := g.fails.blocked(addr); wait > 0 {
-			secs := waitSeconds(wait)
+		// The right token first, as for a bearer token: a blocked
+		// address throttles guesses, never the operator's login.
+		if !g.right(tok) {
+			addr := clientAddr(r)
 			SetHTMLHeaders(w, "same-origin")
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			w.WriteHeader(http.StatusTooManyRequests)
-			loginTmpl.Execute(w, fmt.Sprintf("Too many wrong control tokens from this address: try again in %d s.", secs))
-			return
-		}
-		if subtle.ConstantTimeCompare([]byte(tok), []byte(g.cfg.ControlToken)) != 1 {
+			if wait := g.fails.blocked(addr); wait > 0 {
+				secs := waitSeconds(wait)
+				w.Header().Set("Retry-After", strconv.Itoa(secs))
+				w.WriteHeader(http.StatusTooManyRequests)
+				loginTmpl.Execute(w, fmt.Sprintf("Too many wrong control tokens from this address: try again in %d s.", secs))
+				return
+			}
 			g.fails.fail(addr, "login")
-			SetHTMLHeaders(w, "same-origin")
 			w.WriteHeader(http.StatusUnauthorized)
 			loginTmpl.Execute(w, "That is not this sandbox's control token.")
 			return
 		}
-		g.fails.succeed(addr)
 		http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: g.Session(), Path: "/sandbox/",
 			HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 		http.Redirect(w, r, "/sandbox/ui", http.StatusSeeOther)
