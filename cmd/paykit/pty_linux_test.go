@@ -82,19 +82,23 @@ func openTTY(t *testing.T) *tty {
 // after a deadline.
 func (p *tty) waitFor(s string) {
 	p.t.Helper()
+	p.waitUntil(fmt.Sprintf("%q", s), func(shown string) bool { return strings.Contains(shown, s) })
+}
+
+// waitUntil polls what the terminal showed until ok holds of it, or
+// fails after a deadline, saying it waited for what.
+func (p *tty) waitUntil(what string, ok func(shown string) bool) {
+	p.t.Helper()
 	deadline := time.NewTimer(30 * time.Second)
 	defer deadline.Stop()
 	for {
-		p.mu.Lock()
-		ok := strings.Contains(p.seen.String(), s)
-		p.mu.Unlock()
-		if ok {
+		if ok(p.shown()) {
 			return
 		}
 		select {
 		case <-p.more:
 		case <-deadline.C:
-			p.t.Fatalf("the terminal never showed %q; it showed %q", s, p.shown())
+			p.t.Fatalf("the terminal never showed %s; it showed %q", what, p.shown())
 		}
 	}
 }
