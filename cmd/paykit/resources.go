@@ -154,11 +154,22 @@ func runTransfersCreate(ctx context.Context, opts *TransfersCreateOptions) error
 		return err
 	}
 	p.Amount = d
+	var before startingBalances
 	t, err := moveMoney(ctx, a, fmt.Sprintf("Transfer %s USDT from %s to %s", money(d), p.FromTerminalID, p.ToTerminalID), d,
-		func(c *paykit.Client, ctx context.Context) (*paykit.Transfer, error) { return c.CreateTransfer(ctx, p) })
+		func(c *paykit.Client, ctx context.Context) (*paykit.Transfer, error) {
+			var err error
+			if before, err = a.readStartingBalances(ctx, c, "the transfer", p.FromTerminalID, p.ToTerminalID); err != nil {
+				return nil, err
+			}
+			return c.CreateTransfer(ctx, p)
+		})
 	if err != nil {
 		// A transfer has no id to read back: the balances tell.
-		return settle(err, "paykit terminals")
+		if uo, ok := settle(err, "paykit terminals").(*unknownError); ok {
+			uo.how = before.settleTransfer(p.FromTerminalID, p.ToTerminalID, d)
+			return uo
+		}
+		return err
 	}
 	var r record
 	r.add("from", t.FromTerminalID)
@@ -237,14 +248,22 @@ func runWithdrawalsCreate(ctx context.Context, opts *WithdrawalsCreateOptions) e
 	if p.SubtractFeeFromAmount {
 		fee = "fee subtracted"
 	}
+	var before startingBalances
 	w, err := moveMoney(ctx, a, fmt.Sprintf("Withdraw %s USDT (%s) from %s to %s", money(d), fee, p.TerminalID, p.Address), d,
 		func(c *paykit.Client, ctx context.Context) (*paykit.Withdrawal, error) {
+			var err error
+			if before, err = a.readStartingBalances(ctx, c, "the withdrawal", p.TerminalID); err != nil {
+				return nil, err
+			}
 			return c.CreateWithdrawal(ctx, p)
 		})
 	if err != nil {
-		// No ext_id: the terminal's frozen balance shows a withdrawal in
-		// flight.
-		return settle(err, "paykit terminals")
+		// No ext_id and no id yet: the terminal's balance tells.
+		if uo, ok := settle(err, "paykit terminals").(*unknownError); ok {
+			uo.how = before.settleWithdrawal(p.TerminalID, d, p.SubtractFeeFromAmount)
+			return uo
+		}
+		return err
 	}
 	return a.printRecord(a.cap.last(), withdrawalRecord(a, w))
 }

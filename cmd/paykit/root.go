@@ -72,6 +72,9 @@ func (e *credentialsError) Error() string { return e.msg }
 type unknownError struct {
 	err    error
 	settle string
+	// how, when set, says how to read settle's answer: which values mean
+	// the call was made, which not, and what cannot tell (whole lines).
+	how string
 }
 
 func (e *unknownError) Error() string { return e.err.Error() }
@@ -315,6 +318,7 @@ func report(w io.Writer, err error) int {
 		fmt.Fprintln(w, "paykit:", what)
 		if uo.settle != "" {
 			fmt.Fprintf(w, "The outcome is unknown: the call may have taken effect. Settle it with:\n  %s\n", uo.settle)
+			fmt.Fprint(w, uo.how)
 		}
 		return exitUnknown
 	case errors.As(err, &xe):
