@@ -233,14 +233,17 @@ and PAYKIT_SECRET variables are then ignored: the flag is the deliberate choice.
 it, each variable that is set wins over the profile of PAYKIT_PROFILE ("default" when
 unset). Lines starting with # or ;, and a # or ; after white space, are comments
 (paykit auth status shows what was picked). A malformed line is refused by its
-number, its text never printed. The file must be readable by you alone (chmod 600):
+number, its text never printed, and so is a section twice, a key twice in a section,
+or a key before any section. The file must be readable by you alone (chmod 600):
 paykit refuses it otherwise, exit 4.
 The profile "sandbox" needs no file: it targets a local sandbox
 (paykit sandbox) at ` + sandboxBaseURL + ` with its default credentials.
 
 paykit config init writes a commented file (0600); config set changes one key of a
-profile keeping the rest, comments included; config get and list print api_key and
-secret as fingerprints, never the values.`,
+profile keeping the rest, comments included, under a lock on config.lock beside the
+file (a symlinked file stays a link: its target is rewritten); config get and list
+print api_key and secret as fingerprints, never the values. The sandbox's control
+token has no key here: it is PAYKIT_SANDBOX_CONTROL_TOKEN.`,
 		Example: configExample,
 	}
 }

@@ -89,8 +89,10 @@ func newCmdConfigSet(a *app, runF func(context.Context, *ConfigOptions) error) *
 		Short: "Set a key of the profile (--profile, else PAYKIT_PROFILE, else default), keeping comments",
 		Long: "set writes KEY = VALUE into the profile's section of the config file, creating the file (0600)\n" +
 			"and the section when missing and keeping every other line and comment. KEY is base_url,\n" +
-			"api_key, secret or live. A VALUE of - is read from stdin's first line, which keeps a secret\n" +
-			"out of the shell's history.",
+			"api_key, secret or live. A VALUE of - keeps a secret out of the shell's history: on a\n" +
+			"terminal it is asked for and typed without echo, otherwise it is stdin's first line.\n" +
+			"The file is locked (config.lock beside it) from the read to the rename, so that two\n" +
+			"config set at once both land; a symlinked config stays a link, its target rewritten.",
 		Example:   "  paykit --profile staging config set base_url https://staging.example.com\n  paykit --profile staging config set secret - < secret.txt",
 		Args:      cobra.ExactArgs(2),
 		ValidArgs: configKeys,

@@ -126,8 +126,11 @@ type TransfersCreateOptions struct {
 func newCmdTransfersCreate(a *app, runF func(context.Context, *TransfersCreateOptions) error) *cobra.Command {
 	opts := &TransfersCreateOptions{app: a}
 	cmd := &cobra.Command{
-		Use:     "create --from TERMINAL --to TERMINAL --amount USDT",
-		Short:   "Move USDT between two terminals (asks for confirmation; --yes when not on a terminal)",
+		Use:   "create --from TERMINAL --to TERMINAL --amount USDT",
+		Short: "Move USDT between two terminals (asks for confirmation; --yes when not on a terminal)",
+		Long: "create moves USDT from one terminal to another. Just before sending it reads the two terminals\n" +
+			"and prints their balances on stderr: a transfer has no id to read back, so if its answer is\n" +
+			"lost (exit 3), paykit terminals compared with them tells whether it was made.",
 		Example: "  paykit transfers create --from term_main --to term_reserve --amount 100.00 --yes",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -215,8 +218,11 @@ type WithdrawalsCreateOptions struct {
 func newCmdWithdrawalsCreate(a *app, runF func(context.Context, *WithdrawalsCreateOptions) error) *cobra.Command {
 	opts := &WithdrawalsCreateOptions{app: a}
 	cmd := &cobra.Command{
-		Use:     "create --terminal ID --amount USDT --address WALLET",
-		Short:   "Withdraw USDT (asks for confirmation; --yes when not on a terminal)",
+		Use:   "create --terminal ID --amount USDT --address WALLET",
+		Short: "Withdraw USDT (asks for confirmation; --yes when not on a terminal)",
+		Long: "create withdraws USDT from a terminal to a TRC-20 wallet. Just before sending it reads the\n" +
+			"terminal and prints its balance on stderr: if the answer is lost (exit 3), there is no id to\n" +
+			"read back, and paykit terminals compared with it tells whether the withdrawal was made.",
 		Example: "  paykit withdrawals create --terminal term_main --amount 50.00 --address TXYZ... --subtract-fee --yes",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

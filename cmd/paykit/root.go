@@ -130,7 +130,8 @@ Exit codes:
   1  the API refused the call (its error code is printed), or a network failure
   2  usage: a bad flag, argument or value, or a money move without --yes off a terminal
   3  unknown outcome: the call may or may not have taken effect; the settling command is printed
-  4  credentials refused: by the service, or missing, or a config file others can read
+  4  credentials refused: by the service, or missing, or a config file others can read;
+     or the sandbox's control token (PAYKIT_SANDBOX_CONTROL_TOKEN) refused or missing
   5  wait --exit-status: settled unsuccessfully; 6: --timeout ran out first
   70 internal error: a bug (the trace printed holds no values)
   130 interrupted (Ctrl-C); nothing was sent, or exit 3 if a money move may have been
