@@ -33,6 +33,14 @@ func TestUnknownOutcomeBalances(t *testing.T) {
 		}
 		return m
 	}
+	// The first line of stderr: the balances read before the move.
+	beforeTransfer := func(b map[string]string) string {
+		return "paykit: balances before the transfer: " + main + " " + b[main] + " USDT (frozen " + b[main+" frozen"] + "), " +
+			reserve + " " + b[reserve] + " USDT (frozen " + b[reserve+" frozen"] + ")\n"
+	}
+	beforeWithdrawal := func(b map[string]string) string {
+		return "paykit: balances before the withdrawal: " + main + " " + b[main] + " USDT (frozen " + b[main+" frozen"] + ")\n"
+	}
 	transfer := []string{"transfers", "create", "--from", main, "--to", reserve, "--amount", "1.5", "--yes"}
 	withdraw := []string{"withdrawals", "create", "--terminal", main, "--amount", "5", "--address", "TXYZabcdefghijklmnopqrstuvwxyz1234", "--yes"}
 	for _, c := range []struct {
@@ -47,39 +55,27 @@ func TestUnknownOutcomeBalances(t *testing.T) {
 		verdict func(n map[string]string) string
 	}{
 		{"transfer applied", transfer, "/v1/transfers", sandbox.FaultDropAfter, true,
-			func(b map[string]string) string {
-				return "paykit: balances before the transfer: " + main + " " + b[main] + " USDT (frozen " + b[main+" frozen"] + "), " +
-					reserve + " " + b[reserve] + " USDT (frozen " + b[reserve+" frozen"] + ")\n"
-			},
+			beforeTransfer,
 			func(n map[string]string) string {
 				return "\n  " + main + " " + n[main] + " and " + reserve + " " + n[reserve] + " (1.50 moved): the transfer was made; do not send it again\n"
 			}},
 		{"transfer not applied", transfer, "/v1/transfers", sandbox.FaultErrorBefore, false,
-			func(b map[string]string) string {
-				return "paykit: balances before the transfer: " + main + " " + b[main] + " USDT (frozen " + b[main+" frozen"] + "), " +
-					reserve + " " + b[reserve] + " USDT (frozen " + b[reserve+" frozen"] + ")\n"
-			},
+			beforeTransfer,
 			func(n map[string]string) string {
 				return "\n  " + main + " " + n[main] + " and " + reserve + " " + n[reserve] + " (as before): it was not made; read once more"
 			}},
 		{"withdrawal applied", withdraw, "/v1/withdrawals", sandbox.FaultDropAfter, true,
-			func(b map[string]string) string {
-				return "paykit: balances before the withdrawal: " + main + " " + b[main] + " USDT (frozen " + b[main+" frozen"] + ")\n"
-			},
+			beforeWithdrawal,
 			func(n map[string]string) string {
 				return "\n  " + n[main] + " (6.50 less: 5.00 and the fee of 1.50): the withdrawal was made"
 			}},
 		{"withdrawal, fee subtracted, applied", append(withdraw, "--subtract-fee"), "/v1/withdrawals", sandbox.FaultDropAfter, true,
-			func(b map[string]string) string {
-				return "paykit: balances before the withdrawal: " + main + " " + b[main] + " USDT (frozen " + b[main+" frozen"] + ")\n"
-			},
+			beforeWithdrawal,
 			func(n map[string]string) string {
 				return "\n  " + n[main] + " (5.00 less, the fee taken out of it): the withdrawal was made"
 			}},
 		{"withdrawal not applied", withdraw, "/v1/withdrawals", sandbox.FaultErrorBefore, false,
-			func(b map[string]string) string {
-				return "paykit: balances before the withdrawal: " + main + " " + b[main] + " USDT (frozen " + b[main+" frozen"] + ")\n"
-			},
+			beforeWithdrawal,
 			func(n map[string]string) string {
 				return "\n  " + n[main] + " (as before): it was not made, or it failed and the money came back; read once more"
 			}},

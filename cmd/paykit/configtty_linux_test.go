@@ -2,37 +2,20 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// startConfigSet runs paykit config set KEY - with the config file at
-// path, stdin and stderr the terminal p, in a session of its own with p
-// as its controlling terminal (so that ^C typed is a SIGINT, as in a
-// shell).
-func startConfigSet(t *testing.T, p *tty, path, key string) (*exec.Cmd, *bytes.Buffer, chan error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, binary, "--profile", "ops", "config", "set", key, "-")
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "PAYKIT_CONFIG=" + path}
-	var out bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.slave, &out, p.slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	return cmd, &out, done
+// startConfigSet runs paykit --profile ops config set KEY - with the
+// config file at path, on the terminal p.
+func startConfigSet(p *tty, path, key string) (*bytes.Buffer, chan error) {
+	_, out, done := p.startSession([]string{"PAYKIT_CONFIG=" + path}, "--profile", "ops", "config", "set", key, "-")
+	return out, done
 }
 
 // waitEchoOff polls the terminal's settings until its echo is off: the
@@ -74,7 +57,7 @@ func TestConfigSetSecretTerminal(t *testing.T) {
 	const prompt = "secret for profile [ops] (not shown as you type): "
 
 	p := openTTY(t)
-	_, out, done := startConfigSet(t, p, path, "secret")
+	out, done := startConfigSet(p, path, "secret")
 	p.waitFor(prompt)
 	p.waitEchoOff()
 	if _, err := p.master.Write([]byte(testSecret + "\n")); err != nil {
@@ -106,7 +89,7 @@ func TestConfigSetSecretTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	p = openTTY(t)
-	_, out, done = startConfigSet(t, p, path, "api_key")
+	out, done = startConfigSet(p, path, "api_key")
 	p.waitFor("api_key for profile [ops] (not shown as you type): ")
 	p.waitEchoOff()
 	if _, err := p.master.Write([]byte("pk_half\x03")); err != nil {
