@@ -286,9 +286,12 @@ func run(ctx context.Context, args []string, e *env) (code int) {
 	}
 	// Ctrl-C (or SIGTERM) cancelled the command: 130, as a shell reports
 	// it, unless a money move may have happened, which exit 3 says.
+	// A refusal the service answered before the signal is reported as
+	// one (exit 1): 130 says nothing was sent.
 	var uo *unknownError
 	var de *doneError
-	if ctx.Err() != nil && !errors.As(err, &uo) && !errors.As(err, &de) {
+	var refused *paykit.Error
+	if ctx.Err() != nil && !errors.As(err, &uo) && !errors.As(err, &de) && !errors.As(err, &refused) {
 		msg := "paykit: interrupted"
 		var ie *interruptedError
 		if errors.As(err, &ie) {
@@ -386,6 +389,7 @@ func (a *app) client() (*paykit.Client, error) {
 	a.cred = cr
 	a.cap = &capture{base: http.DefaultTransport.(*http.Transport).Clone()}
 	opts := []paykit.Option{paykit.WithUserAgent("paykit-cli/" + version()), paykit.WithHTTPClient(&http.Client{Transport: a.cap, Timeout: paykit.DefaultAttemptTimeout})}
+	opts = append(opts, testClientOptions...)
 	if a.verbose {
 		opts = append(opts, paykit.WithLogger(slog.New(slog.NewTextHandler(a.env.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	}
@@ -395,6 +399,11 @@ func (a *app) client() (*paykit.Client, error) {
 	}
 	return c, nil
 }
+
+// testClientOptions are added to every client's options: a test's
+// shorter retry waits, so that a run of the exit-code oracle takes
+// milliseconds. Empty in the binary.
+var testClientOptions []paykit.Option
 
 // credentials are the client's: the profile, with --profile winning over
 // the environment.
