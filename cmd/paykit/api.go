@@ -43,7 +43,8 @@ endpoint the other commands do not cover. A GET is a read, retried like the type
 Any other method is taken as a money move, since paykit cannot know what it does: it asks for
 confirmation like payouts create, naming what the body moves (--yes off a terminal; a live
 profile's amount or name typed out), is never re-sent after it may have reached the service,
-and a lost answer exits 3. The answer prints as JSON (--json, --jq apply) with card and phone
+a lost answer exits 3, and an output that fails once it was done exits 7 (see the exit
+codes below). The answer prints as JSON (--json, --jq apply) with card and phone
 numbers masked unless --unmask.
 
 The body: --data JSON (or @FILE, or - for stdin), --input FILE (or -), or fields:
@@ -59,7 +60,8 @@ On a GET, fields are the query's parameters instead.
 --paginate reads every page of GET /v1/payouts (offset by offset, up to the total): the pages
 print as one JSON array of the pages as the service wrote them, or, with --jq or --json, each
 page shaped in turn (one JSON value per line). -i prints the answer's status line and headers
-first, a header that could carry a secret masked.`
+first, a header that could carry a secret masked (with --paginate and no --jq or --json, on
+stderr, so that stdout stays one JSON array).`
 
 func newCmdAPI(a *app, runF func(context.Context, *APIOptions) error) *cobra.Command {
 	opts := &APIOptions{app: a}

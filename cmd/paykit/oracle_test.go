@@ -29,8 +29,9 @@ import (
 // (applies it or not; answers, refuses, loses the answer, cuts it, fails
 // with a 5xx, hangs) and whatever happens on this side (a --json field
 // the resource lacks, a --jq program that fails at run time, stdout full,
-// closed or a broken pipe, Ctrl-C before sending, while the request is
-// out, or while the output is written), the exit code and stderr are true
+// closed or a broken pipe, Ctrl-C before anything runs, at the question,
+// while the request is out, or while the output is written), the exit
+// code and stderr are true
 // of what the service holds:
 //
 //   - 0 only if it holds the move as asked and stdout shows it;
@@ -254,7 +255,9 @@ var oracleLocals = []oracleLocal{
 }
 
 // Where Ctrl-C (the command's context cancelled) comes.
-var oracleInterrupts = []string{"none", "before-start", "while-the-request-is-out", "at-the-output"}
+// At the question, the command runs on a terminal without --yes (a
+// command that asks nothing then runs as without Ctrl-C).
+var oracleInterrupts = []string{"none", "before-start", "at-the-question", "while-the-request-is-out", "at-the-output"}
 
 // refusals are the honest 400 each write's route may answer with.
 var refusals = map[string]string{"/v1/payments": "PAY_002", "/confirm": "PAY_008", "/cancel": "PAY_007", "/dispute": "DIS_001",
@@ -293,14 +296,31 @@ func runOracleCommand(t *testing.T, oc oracleCommand) int {
 					out.first = cancel
 				}
 				var errb bytes.Buffer
-				code := run(ctx, args, &env{stdin: strings.NewReader(""), stdout: out, stderr: &errb,
-					getenv: func(k string) string { return vars[k] }, isTerminal: func(any) bool { return false }})
+				stderr := io.Writer(&errb)
+				var stdin io.Reader = strings.NewReader("")
+				terminal := false
+				asks := slices.Contains(args, "--yes")
+				if intr == "at-the-question" {
+					// Nobody answers; Ctrl-C comes once it is asked.
+					args = slices.DeleteFunc(args, func(s string) bool { return s == "--yes" })
+					pr, pw := io.Pipe()
+					defer pw.Close()
+					stdin, terminal = pr, true
+					stderr = writerFunc(func(b []byte) (int, error) {
+						if bytes.Contains(b, []byte("? [y/N] ")) {
+							cancel()
+						}
+						return errb.Write(b)
+					})
+				}
+				code := run(ctx, args, &env{stdin: stdin, stdout: out, stderr: stderr,
+					getenv: func(k string) string { return vars[k] }, isTerminal: func(any) bool { return terminal }})
 				cancel()
 				srv.CloseClientConnections()
 				srv.Close()
 				judge(t, name, code, errb.String(), out.buf.String(), oracleFacts{
 					applied: applied(), reached: reached(), id: id, settle: settleCmd,
-					mode: m, local: l, interrupt: intr,
+					mode: m, local: l, interrupt: intr, asks: asks,
 				})
 			}
 		}
@@ -381,6 +401,8 @@ type oracleFacts struct {
 	mode      oracleMode
 	local     oracleLocal
 	interrupt string
+	// asks: the command asks before sending (it was given --yes).
+	asks bool
 }
 
 // judge holds a run's exit code and output to the facts.
@@ -424,13 +446,14 @@ func judge(t *testing.T, name string, code int, stderr, stdout string, f oracleF
 		fail("(no code a money move may end with)")
 	}
 	// What must be said exactly, so that "3 to everything" fails.
-	plain := f.interrupt == "none" || f.interrupt == "at-the-output"
+	plain := f.interrupt == "none" || f.interrupt == "at-the-output" || f.interrupt == "at-the-question" && !f.asks
 	switch {
 	case f.local.name == "bad-json-field" && code != exitUsage && !(f.interrupt == "before-start" && code == exitInterrupted):
 		fail("for a --json field the resource lacks; want 2")
-	case f.interrupt == "before-start" && code != exitInterrupted && code != exitUsage:
+	case f.local.name == "bad-json-field":
+	case (f.interrupt == "before-start" || f.interrupt == "at-the-question" && f.asks) && code != exitInterrupted:
 		fail("for Ctrl-C before anything was sent; want 130")
-	case f.local.name == "bad-json-field" || !plain:
+	case !plain:
 	case f.mode.answer == "full" && f.local.stdout == nil && f.local.name == "json-out" && code != exitOK:
 		fail("for a move answered and shown; want 0")
 	case f.mode.answer == "full" && (f.local.stdout != nil || f.local.name == "jq-fails-at-run-time") && code != exitOutputFailed:
