@@ -145,7 +145,7 @@ func newCmdTransfersCreate(a *app, runF func(context.Context, *TransfersCreateOp
 	for _, n := range []string{"from", "to", "amount"} {
 		_ = cmd.MarkFlagRequired(n)
 	}
-	return cmd
+	return moneyCommand(cmd, "always", "transfer")
 }
 
 // runTransfersCreate is given the command's context unbounded, as
@@ -180,7 +180,9 @@ func runTransfersCreate(ctx context.Context, opts *TransfersCreateOptions) error
 	r.amount("amount", t.Amount, t.Currency, true)
 	r.csvOnly("currency", t.Currency)
 	r.add("success", strconv.FormatBool(t.Success))
-	return a.printRecord(a.cap.last(), r)
+	return doneOutput(a.printRecord(a.cap.last(), r),
+		safeCell(fmt.Sprintf("transfer of %s %s from %s to %s (success %t)", money(t.Amount), t.Currency, t.FromTerminalID, t.ToTerminalID, t.Success)),
+		"paykit terminals")
 }
 
 func withdrawalRecord(a *app, w *paykit.Withdrawal) record {
@@ -238,7 +240,7 @@ func newCmdWithdrawalsCreate(a *app, runF func(context.Context, *WithdrawalsCrea
 	for _, n := range []string{"terminal", "amount", "address"} {
 		_ = cmd.MarkFlagRequired(n)
 	}
-	return cmd
+	return moneyCommand(cmd, "always", "withdrawal")
 }
 
 // runWithdrawalsCreate is given the command's context unbounded, as
@@ -271,7 +273,8 @@ func runWithdrawalsCreate(ctx context.Context, opts *WithdrawalsCreateOptions) e
 		}
 		return err
 	}
-	return a.printRecord(a.cap.last(), withdrawalRecord(a, w))
+	return doneOutput(a.printRecord(a.cap.last(), withdrawalRecord(a, w)),
+		doneWhat("withdrawal", w.ID, "", string(w.Status)), "paykit withdrawals get "+shellQuote(w.ID))
 }
 
 func runWithdrawalsGet(ctx context.Context, opts *ReadOptions) error {
