@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/feed"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/guard"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
@@ -111,14 +112,19 @@ type ControlConfig struct {
 	// nil is time.Now. It is never the sandbox clock: an Advance must not
 	// lift a block.
 	Now func() time.Time
+	// Requests is the request log as a feed, which GET
+	// /sandbox/requests?follow=1 serves (each value is encoded as JSON);
+	// nil answers ?follow=1 with 404.
+	Requests *feed.Log[any]
 }
 
 // ControlServer serves the /sandbox/ controls and the inspection views
 // behind its guard (package guard), which the dashboard's routes and the
 // login page share.
 type ControlServer struct {
-	g *guard.Guard
-	b Controls
+	g        *guard.Guard
+	b        Controls
+	requests *feed.Log[any] // ControlConfig.Requests
 }
 
 // NewControlServer builds the controls' routes over b, and their guard
@@ -130,7 +136,7 @@ func NewControlServer(cfg ControlConfig, b Controls) *ControlServer {
 		Refuse: func(w http.ResponseWriter, status int, code, msg string) {
 			WriteError(w, NewError(status, code, msg))
 		}})
-	return &ControlServer{g: g, b: b}
+	return &ControlServer{g: g, b: b, requests: cfg.Requests}
 }
 
 // Guard is the guard of the controls, which the dashboard's routes and
