@@ -301,8 +301,9 @@ func TestRemoteModeNeedsTheControlToken(t *testing.T) {
 
 // The sandbox wires its Config into the control-token guard: wrong tokens
 // are counted per address and logged through Config.Logger (the address
-// and the count, never the token), and the one past the free failures
-// blocks the address. (The throttling itself is tested in package guard.)
+// and the count, never the token), the one past the free failures blocks
+// the address's guesses, and never the right token or login. (The
+// throttling itself is tested in package guard.)
 func TestWrongControlTokensReachTheSandboxLog(t *testing.T) {
 	var logs syncBuffer
 	sb := New(Config{AllowRemote: true, ControlToken: strongToken, Now: func() time.Time { return base },
@@ -324,5 +325,30 @@ func TestWrongControlTokensReachTheSandboxLog(t *testing.T) {
 	}
 	if !strings.Contains(out, `"msg":"wrong control token","client":"203.0.113.7","via":"bearer","failures":6,"blocked_for":"1s"`) {
 		t.Fatalf("the sixth failure is not logged with its block:\n%s", out)
+	}
+	// Behind a proxy that address is everyone's: the next guess is
+	// throttled, the right token and the right login still pass.
+	send := func(req *http.Request) *httptest.ResponseRecorder {
+		req.RemoteAddr = "203.0.113.7:6666"
+		rec := httptest.NewRecorder()
+		sb.ServeHTTP(rec, req)
+		return rec
+	}
+	bearer := func(tok string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", "http://sandbox.example/sandbox/state", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		return send(req)
+	}
+	if rec := bearer("guess-blocked"); rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "1" {
+		t.Fatalf("a guess during the block: %d %q", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	if rec := bearer(strongToken); rec.Code != http.StatusOK {
+		t.Fatalf("the right token from the blocked address: %d %s", rec.Code, rec.Body)
+	}
+	login := httptest.NewRequest("POST", "http://sandbox.example/sandbox/login", strings.NewReader(url.Values{"token": {strongToken}}.Encode()))
+	login.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	login.Header.Set("Origin", "http://sandbox.example")
+	if rec := send(login); rec.Code != http.StatusSeeOther || len(rec.Result().Cookies()) != 1 {
+		t.Fatalf("the right login from the blocked address: %d %v", rec.Code, rec.Header())
 	}
 }

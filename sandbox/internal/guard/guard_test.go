@@ -17,19 +17,6 @@ import (
 // strongToken is a control token the sandbox accepts: 256 random bits in hex.
 const strongToken = "7c1e9a4f3b2d8e6a0f5c9b1d4e7a2c8f3b6d9e0a1c4f7b2e5d8a3c6f9b0e1d4a"
 
-// syncBuffer is a bytes.Buffer safe for concurrent log writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // fakeWall is the real-time clock of the failure table, moved by hand.
 type fakeWall struct {
 	mu sync.Mutex
@@ -106,7 +93,7 @@ func TestSessionIsTheTokens(t *testing.T) {
 // a row are thus 6 counted guesses, not 900. Every failure is logged with
 // the address, never the token.
 func TestWrongControlTokensAreSlowedPerAddress(t *testing.T) {
-	var logs syncBuffer
+	var logs bytes.Buffer // the handlers run on the test's goroutine
 	wall := newWall()
 	g := New(Config{AllowRemote: true, ControlToken: strongToken, Now: wall.now, Refuse: jsonRefuse,
 		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
