@@ -76,6 +76,9 @@ func (e *credentialsError) Error() string { return e.msg }
 type unknownError struct {
 	err    error
 	settle string
+	// how, when set, says how to read settle's answer: which values mean
+	// the call was made, which not, and what cannot tell (whole lines).
+	how string
 }
 
 func (e *unknownError) Error() string { return e.err.Error() }
@@ -131,7 +134,8 @@ Exit codes:
   1  the API refused the call (its error code is printed), or a network failure (a money move's: before sending)
   2  usage: a bad flag, argument or value, or a money move without --yes off a terminal; nothing sent
   3  unknown outcome: the call may or may not have taken effect; the settling command is printed
-  4  credentials refused: by the service, or missing, or a config file others can read
+  4  credentials refused: by the service, or missing, or a config file others can read;
+     or the sandbox's control token (PAYKIT_SANDBOX_CONTROL_TOKEN) refused or missing
   5  wait --exit-status: settled unsuccessfully; 6: --timeout ran out first
   7  done; the output failed: a money move was done, then its output failed (id and state on stderr)
   70 internal error: a bug (the trace printed holds no values)
@@ -337,6 +341,7 @@ func report(w io.Writer, err error) int {
 		fmt.Fprintln(w, "paykit:", what)
 		if uo.settle != "" {
 			fmt.Fprintf(w, "The outcome is unknown: the call may have taken effect. Settle it with:\n  %s\n", uo.settle)
+			fmt.Fprint(w, uo.how)
 		}
 		return exitUnknown
 	case errors.As(err, &xe):
