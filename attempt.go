@@ -27,9 +27,9 @@ import (
 
 // attempt is what one HTTP attempt of a call came to.
 type attempt struct {
-	n          int // counts from 1
-	start, end time.Time
-	status     int // 0 when no response arrived
+	n          int       // counts from 1
+	start, end time.Time // end only when an Observer or the debug log reports it
+	status     int       // 0 when no response arrived
 	header     http.Header
 	code       string // the API error code of a non-2xx answer, sanitized
 	body       []byte
@@ -340,9 +340,14 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			a.code = invalidCode
 		}
 	}
-	a.end = time.Now()
+	// The end is read only for those who report durations: a clock read
+	// is a system call on some virtual machines.
+	logging := t.logger.Enabled(ctx, slog.LevelDebug)
+	if logging || info != nil {
+		a.end = time.Now()
+	}
 	k.log = append(k.log, a)
-	if t.logger.Enabled(ctx, slog.LevelDebug) {
+	if logging {
 		t.logAttempt(ctx, req, k, &a)
 	}
 	if info != nil {
