@@ -2,14 +2,19 @@ package paykit
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Issue 35, point 1: no layer below the SDK puts a write on the wire twice
@@ -183,4 +188,62 @@ func (b bufferingResender) RoundTrip(req *http.Request) (*http.Response, error) 
 		return send()
 	}
 	return resp, err
+}
+
+// A write without a body goes out with an empty one that the transport
+// cannot send again: over HTTP/1.1 "Transfer-Encoding: chunked" and a
+// zero chunk, in one write with the headers; over HTTP/2 no length and an
+// empty body. The signature is the body-less one either way.
+func TestBodilessWriteOnTheWire(t *testing.T) {
+	t.Parallel()
+	type seen struct {
+		proto    string
+		length   int64
+		encoding []string
+	}
+	for _, h2 := range []bool{false, true} {
+		rec := &recorder{}
+		var mu sync.Mutex
+		var got []seen
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec.record(r)
+			mu.Lock()
+			got = append(got, seen{r.Proto, r.ContentLength, r.TransferEncoding})
+			mu.Unlock()
+			writeCanned(w, http.StatusOK, []byte(paymentBody(paymentID, "order-1", "1000", "CANCELLED")))
+		})
+		var writes atomic.Int32
+		var base string
+		var tr *http.Transport
+		if h2 {
+			front := newH2Front(t, h)
+			defer front.Close()
+			base, tr = front.URL, frontTransport()
+		} else {
+			srv := newBenchServer(t, h, nil)
+			base, tr = srv.URL, defaultTransport()
+			d := &net.Dialer{}
+			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := d.DialContext(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return writeCounter{c, &writes}, nil
+			}
+		}
+		t.Cleanup(tr.CloseIdleConnections)
+		c, err := NewClient(base, testKey, HMACSigner(testSecret), WithHTTPClient(&http.Client{Transport: tr}))
+		require.NoError(t, err)
+		_, err = c.CancelPayment(ctx, paymentID)
+		require.NoError(t, err)
+		reqs := rec.all()
+		require.Len(t, reqs, 1)
+		assertWire(t, reqs[0], "POST", "/v1/payments/"+paymentID+"/cancel", "", "")
+		if h2 {
+			assert.Equal(t, seen{"HTTP/2.0", -1, nil}, got[0])
+			continue
+		}
+		assert.Equal(t, seen{"HTTP/1.1", -1, []string{"chunked"}}, got[0])
+		assert.Equal(t, int32(1), writes.Load(), "writes of the request")
+	}
 }
