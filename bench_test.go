@@ -1003,6 +1003,18 @@ func (c writeCounter) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
+// countWrites makes tr count the writes of the connections it dials.
+func countWrites(tr *http.Transport, writes *atomic.Int32) {
+	d := &net.Dialer{}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return writeCounter{c, writes}, nil
+	}
+}
+
 // BenchmarkAllPayoutsMillion iterates over 1,000,000 payouts served in
 // memory (pages rendered on demand) and reports the peak live heap of the
 // iteration, sampled every 20,000 payouts: AllPayouts remembers only the

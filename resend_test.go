@@ -2,7 +2,6 @@ package paykit
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net"
 	"net/http"
@@ -222,14 +221,7 @@ func TestBodilessWriteOnTheWire(t *testing.T) {
 		} else {
 			srv := newBenchServer(t, h, nil)
 			base, tr = srv.URL, defaultTransport()
-			d := &net.Dialer{}
-			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-				c, err := d.DialContext(ctx, network, addr)
-				if err != nil {
-					return nil, err
-				}
-				return writeCounter{c, &writes}, nil
-			}
+			countWrites(tr, &writes)
 		}
 		t.Cleanup(tr.CloseIdleConnections)
 		c, err := NewClient(base, testKey, HMACSigner(testSecret), WithHTTPClient(&http.Client{Transport: tr}))
