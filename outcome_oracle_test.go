@@ -37,6 +37,15 @@ import (
 // and PAY_004's 503 mean this attempt applied nothing, a 2xx means the
 // request was applied if it could be (its body may still be anything), and
 // a read "as stored" shows what is stored. Everything else is scripted.
+//
+// The layers below the SDK are scripted too (issue 35): the service speaks
+// HTTP/1.1 or HTTP/2 (banks bit 0x80; over HTTP/2 behind h2Front, which
+// resets a stream, sends GOAWAY or drops the connection after the service
+// acted, all of which make Go's HTTP/2 client send a request again if it
+// can), and a layer between the SDK and the transport may send a request
+// again after its connection failed (0x40, resender). Without such a layer
+// the service must never see the write more often than the SDK attempted
+// it.
 func FuzzOutcomeTruth(f *testing.F) {
 	for _, s := range oracleSeeds {
 		f.Add(s.op, s.world, s.banks, s.script)
