@@ -87,6 +87,17 @@ type clientConfig struct {
 // X-Identity and X-Signature to the redirect's host). hc.Timeout bounds
 // each attempt, body included (see DefaultAttemptTimeout); zero leaves
 // attempts bounded only by the context.
+//
+// A write (every method but GET) reaches hc's transport with a body it
+// can read once and no GetBody, so neither net/http's HTTP/1.1 and HTTP/2
+// transports nor a RoundTripper that resends through GetBody can put it on
+// the wire twice within one attempt. A RoundTripper that keeps the bytes
+// it read and sends them again cannot be stopped; when it sends through
+// net/http with the request's context, the SDK sees each write (httptrace)
+// and treats the attempt as possibly applied, so a money move it sent
+// twice ends in ErrUnknownOutcome. A transport that is not net/http's, or
+// that drops the request's context, is seen only by the answer it returns:
+// do not give the SDK one that resends.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *clientConfig) error {
 		if hc == nil {
