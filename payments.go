@@ -356,7 +356,9 @@ func (c *Client) CreatePayment(ctx context.Context, params CreatePaymentParams) 
 		Bank: params.Bank, Country: params.Country, ClientID: params.ClientID,
 		NotifyURL: params.NotifyURL, NotificationToken: params.NotificationToken}
 	return send(ctx, c, &call{op: opCreatePayment, path: "/v1/payments", in: in, extID: params.ExtID},
-		func(ctx context.Context, got *Payment) (sameness, error) { return c.paymentMatches(ctx, params, got) })
+		func(ctx context.Context, got *Payment, _ seenIn) (sameness, error) {
+			return c.paymentMatches(ctx, params, got)
+		})
 }
 
 // paymentMatches compares a payment, created or read back, with every
@@ -567,7 +569,7 @@ func (c *Client) transition(ctx context.Context, op *operation, id, suffix strin
 // inStatus is a state change's want: the payment is in a target state. A
 // payment without a status cannot be compared.
 func inStatus(states ...PaymentStatus) want[*Payment] {
-	return func(_ context.Context, got *Payment) (sameness, error) {
+	return func(_ context.Context, got *Payment, _ seenIn) (sameness, error) {
 		switch {
 		case got.Status == "":
 			return cannotTell, errors.New("the payment carries no status")
