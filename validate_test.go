@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -507,4 +508,57 @@ func TestAmountWrittenWithMoreDigitsThanReadBack(t *testing.T) {
 	}
 	err := CreatePaymentParams{ExtID: "o-1", Amount: dec("1500.50" + strings.Repeat("0", 40))}.validate()
 	assert.ErrorIs(t, err, ErrInvalidParameters, "a payment amount in bounds, written with too many digits")
+}
+
+// Issue 35 §3: Do refuses, before any network call, an out encoding/json
+// cannot decode into (a func, a channel, a complex number, a map with keys
+// it cannot take, or a pointer, slice, array or map of one), which a POST
+// would otherwise report as an unknown outcome once applied; every out it
+// can decode into is still taken.
+func TestDoRefusesAnOutOfATypeJSONCannotDecode(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int32
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{}`))
+	}))
+	var (
+		fn     func()
+		ch     chan int
+		fnPtr  *func()
+		cplx   complex128
+		fns    []func()
+		chans  map[string]chan int
+		boolKm map[bool]int
+		arr    [2]func()
+	)
+	for name, out := range map[string]any{"*func()": &fn, "*chan int": &ch, "**func()": &fnPtr, "*complex128": &cplx,
+		"*[]func()": &fns, "*map[string]chan int": &chans, "*map[bool]int": &boolKm, "*[2]func()": &arr} {
+		err := c.Do(ctx, http.MethodPost, "/v1/transfers", map[string]string{"amount": "1"}, out)
+		var ve *ValidationError
+		require.ErrorAs(t, err, &ve, name)
+		assert.Equal(t, "out", ve.Field, name)
+		assert.NotErrorIs(t, err, ErrUnknownOutcome, name)
+	}
+	assert.Equal(t, int32(0), requests.Load(), "nothing sent")
+
+	var (
+		raw     json.RawMessage
+		m       map[string]any
+		intKeys map[int]string
+		when    time.Time
+		withFn  struct{ F func() } // a field the answer does not name is never decoded
+		anyV    any
+	)
+	for name, out := range map[string]any{"*json.RawMessage": &raw, "*map[string]any": &m, "*map[int]string": &intKeys,
+		"*time.Time (decodes itself)": &when, "*struct{F func()}": &withFn, "*any": &anyV} {
+		err := c.Do(ctx, http.MethodPost, "/v1/transfers", nil, out)
+		if name == "*time.Time (decodes itself)" {
+			assert.ErrorIs(t, err, ErrUnknownOutcome, "sent; its answer is no time")
+			continue
+		}
+		assert.NoError(t, err, name)
+	}
+	assert.Equal(t, int32(6), requests.Load(), "each decodable out sent once")
 }
