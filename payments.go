@@ -336,14 +336,17 @@ type createPaymentBody struct {
 // the payment back by ext_id: it is returned, Reconciled, when its amount
 // (by value), method and bank code (without regard to case) match. A GET
 // of a domestic payment carries only the bank's name: it is compared,
-// without regard to case or spacing, with the name ListBanks gives the
-// code, cached per Client and read again once, within ctx, before a
-// differing name or an unknown code is believed. The country, client_id,
-// notify_url and token cannot be compared. Only when a field
-// provably differs is it someone else's: ErrDuplicateExtID, as a PAY_003
-// on the first attempt always is. A read-back that cannot be compared (a
-// field missing, ListBanks failing, empty or timing out) leaves the outcome
-// unknown.
+// without regard to case, spacing, Unicode form or ё against е, with the
+// names ListBanks gives the code (cached per Client and read again once,
+// within ctx, before anything but a match is believed). It proves another
+// bank only when ListBanks gives it to another code and not to this one;
+// a name ListBanks does not give at all (a legal name such as "ПАО
+// Сбербанк", a list that lags a rename), or a code listed without a name,
+// cannot be compared. The country, client_id, notify_url and token cannot
+// be compared. Only when a field provably differs is it someone else's:
+// ErrDuplicateExtID, as a PAY_003 on the first attempt always is. A
+// read-back that cannot be compared (a field missing, ListBanks failing,
+// empty or timing out) leaves the outcome unknown.
 //
 // When the call fails after an attempt may have reached the service, the
 // error matches ErrUnknownOutcome beside its cause: read the payment back
