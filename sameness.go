@@ -87,8 +87,9 @@ const (
 // sameName compares names for people (a bank's, a holder's) as they are
 // written: without regard to case, to how many spaces separate the words,
 // to Unicode form where Russian names decompose (И or и with U+0306 is Й or
-// й, Е or е with U+0308 is Ё or ё; likewise Ў and Ї) or to ё against е,
-// which services and people write interchangeably. A difference is proven
+// й, Е or е with U+0308 is Ё or ё; likewise Ў and Ї), to ё against е,
+// which services and people write interchangeably, or to a typographic
+// apostrophe or dash against ASCII's. A difference is proven
 // only between names written wholly in Latin or Cyrillic letters,
 // punctuation and spaces; a name with any other combining mark, a
 // formatting or control character, or another script cannot be told from
@@ -132,9 +133,9 @@ func compareNames(got, asked string) (v sameness, g, a string) {
 }
 
 // nameKey is a name's canonical form for sameName: its words joined by one
-// space, the Cyrillic letters that decompose composed, ё folded into е, each
-// letter replaced by the least of its case-folding orbit (what
-// strings.EqualFold equates). ok is false when the name holds a character
+// space, the Cyrillic letters that decompose composed, each rune folded by
+// foldRune (ё into е, typographic punctuation, case as strings.EqualFold
+// folds it). ok is false when the name holds a character
 // whose canonical form (NFC) this cannot know: a combining mark left over,
 // a character outside Latin, Cyrillic, their punctuation and spaces.
 func nameKey(s string) (key string, ok bool) {
@@ -215,12 +216,17 @@ func composeCyrillic(base, mark rune) (rune, bool) {
 	return 0, false
 }
 
-// foldRune folds ё into е, then case: the least rune of r's case-folding
-// orbit.
+// foldRune folds ё into е, a typographic apostrophe or dash into ASCII's
+// (a phone or word processor writes O’Brien and Анна‑Мария for O'Brien and
+// Анна-Мария), then case: the least rune of r's case-folding orbit.
 func foldRune(r rune) rune {
-	switch r {
-	case 'ё', 'Ё':
+	switch {
+	case r == 'ё' || r == 'Ё':
 		r = 'е'
+	case r == '\u2018' || r == '\u2019':
+		r = '\''
+	case r >= 0x2010 && r <= 0x2015:
+		r = '-'
 	}
 	least := r
 	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
@@ -233,10 +239,13 @@ func foldRune(r rune) rune {
 // combining mark (which is itself not decidable), so two names of such
 // runes that differ are different names. Latin (Basic, Latin-1, Extended
 // A and B, Extended Additional), Cyrillic (with its Supplement), and the
-// dashes and quotation marks names carry; no control or formatting
-// character (a soft hyphen is invisible).
+// dashes and quotation marks names carry; no mark (Cyrillic has its own
+// combining ones), control or formatting character (a soft hyphen is
+// invisible).
 func decidableRune(r rune) bool {
 	switch {
+	case unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me):
+		return false
 	case r >= 0x20 && r <= 0x7e, r >= 0xa0 && r <= 0x24f && r != 0xad,
 		r >= 0x1e00 && r <= 0x1eff, r >= 0x400 && r <= 0x52f,
 		r >= 0x2010 && r <= 0x2015, r >= 0x2018 && r <= 0x201f:
@@ -249,10 +258,10 @@ func decidableRune(r rune) bool {
 // 345-67-89, 8 (912) 345-67-89, 79123456789 and the national 9123456789 are
 // one number, whose canonical form is its ten national digits (ruPhone).
 // Numbers with the same digits, separators aside (and a leading '+' on
-// both or neither), are the same whatever their form. Two numbers that both map are different exactly when their
-// national digits differ; a form that does not map (masked, another
-// country's, an exit prefix such as 8-10-7 or 007) cannot be compared.
-// Neither number is ever echoed.
+// both or neither), are the same whatever their form. Two numbers that
+// both map are different exactly when their national digits differ; a
+// form that does not map (masked, another country's, an exit prefix such
+// as 8-10-7 or 007) cannot be compared. Neither number is ever echoed.
 func samePhone(what, got, asked string) (sameness, error) {
 	if v, err, settled := sameDigits(what, got, asked); settled {
 		return v, err

@@ -399,6 +399,7 @@ func TestSameNameUnicodeForms(t *testing.T) {
 		{"Павел Йорданов", different},         // another name
 		{"Петр Иорданов", different},          // И is not Й
 		{"Пётр Йорданов\u0301", cannotTell},   // a combining mark left over
+		{"Пётр Йорданов\u0483", cannotTell},   // a Cyrillic combining mark
 		{"Пётр\u00adЙорданов", cannotTell},    // an invisible soft hyphen
 		{"Pyotr Yordanov", cannotTell},        // transliterated
 		{"Πέτρος Γιορντάνοφ", cannotTell},     // Greek: not decidable here
@@ -419,6 +420,8 @@ func TestSameNameUnicodeForms(t *testing.T) {
 	assert.Equal(t, same, v, "equal as they stand")
 	v, _ = sameName("holder name", "José Martí", "José Martín", false)
 	assert.Equal(t, different, v)
+	v, _ = sameName("holder name", "O’Brien Анна‑Мария", "o'brien анна-мария", false)
+	assert.Equal(t, same, v, "typographic apostrophe and non-breaking hyphen")
 }
 
 // storedPayoutFor is a payout as GET by ext_id shows it, with its holder.
