@@ -202,6 +202,29 @@ func storedPayout(extID, requisites, bank string) (int, string) {
 		`"holder_name":"IVAN IVANOV","bank":%q,"status":"pending","created_at":"2026-11-22T10:00:00Z"}`, payoutID, extID, requisites, bank)
 }
 
+// requireSettled checks how a create settled by reading back ended, as
+// want says: "same" succeeded (the caller checks the result; true is
+// returned), "duplicate" is the PAY_003 alone (someone else's), "unknown"
+// is ErrUnknownOutcome, never the PAY_003's sentinel, naming read.
+func requireSettled(t *testing.T, err error, want, read string) bool {
+	t.Helper()
+	switch want {
+	case "same":
+		require.NoError(t, err)
+		return true
+	case "duplicate":
+		opRequireAPIError(t, err, "PAY_003", http.StatusConflict)
+		opAssertOnlySentinels(t, err, "ErrDuplicateExtID")
+	case "unknown":
+		require.ErrorIs(t, err, ErrUnknownOutcome)
+		assert.NotErrorIs(t, err, ErrDuplicateExtID, "a comparison that cannot be made is not a difference")
+		assert.ErrorContains(t, err, read, "names the read that settles it")
+	default:
+		t.Fatalf("want %q", want)
+	}
+	return false
+}
+
 // The review's point 3: a payout read back with the bank code in another
 // case or the phone number formatted otherwise is the call's own; one
 // with other digits is someone else's; a masked number cannot tell.
@@ -227,19 +250,10 @@ func TestCreatePayoutComparesCanonicalForms(t *testing.T) {
 			c, _ := serverClient(t, srv)
 			p, err := c.CreatePayout(ctx, params)
 			assert.Equal(t, []string{"POST /v1/payouts", "POST /v1/payouts", "GET /v1/payouts/by-ext-id/po-1"}, srv.requests())
-			switch tc.want {
-			case "same":
-				require.NoError(t, err)
+			if requireSettled(t, err, tc.want, `GetPayoutByExtID("po-1")`) {
 				assert.True(t, p.Reconciled)
 				assert.Equal(t, tc.requisites, p.Requisites, "the payout as read back")
 				assert.Equal(t, tc.bank, p.Bank)
-			case "duplicate":
-				opRequireAPIError(t, err, "PAY_003", http.StatusConflict)
-				opAssertOnlySentinels(t, err, "ErrDuplicateExtID")
-			case "unknown":
-				require.ErrorIs(t, err, ErrUnknownOutcome)
-				assert.NotErrorIs(t, err, ErrDuplicateExtID)
-				assert.ErrorContains(t, err, `GetPayoutByExtID("po-1")`)
 			}
 			if err != nil {
 				assert.NotContains(t, err.Error(), "912", "no phone number in the error")
@@ -359,20 +373,11 @@ func TestCreatePayoutPhoneReadBackInAnotherForm(t *testing.T) {
 			p, err := c.CreatePayout(ctx, CreatePayoutParams{ExtID: "po-1", Amount: dec("2500"), Method: PayoutMethodSBP,
 				Requisites: tc.asked, HolderName: "Ivan Ivanov", Bank: "sber"})
 			assert.Equal(t, []string{"POST /v1/payouts", "POST /v1/payouts", "GET /v1/payouts/by-ext-id/po-1"}, srv.requests())
-			switch tc.want {
-			case "same":
-				require.NoError(t, err)
+			if requireSettled(t, err, tc.want, `GetPayoutByExtID("po-1")`) {
 				assert.True(t, p.Reconciled)
 				assert.Equal(t, payoutID, p.ID)
 				assert.Equal(t, tc.stored, p.Requisites, "the payout as read back")
 				assertDec(t, "2500.00", p.Amount, "amount")
-			case "duplicate":
-				opRequireAPIError(t, err, "PAY_003", http.StatusConflict)
-				opAssertOnlySentinels(t, err, "ErrDuplicateExtID")
-			case "unknown":
-				require.ErrorIs(t, err, ErrUnknownOutcome)
-				assert.NotErrorIs(t, err, ErrDuplicateExtID)
-				assert.ErrorContains(t, err, `GetPayoutByExtID("po-1")`)
 			}
 			if err != nil {
 				assert.NotContains(t, err.Error(), "912", "no phone number in the error")
@@ -449,17 +454,9 @@ func TestCreatePayoutHolderNameForms(t *testing.T) {
 			p, err := c.CreatePayout(ctx, CreatePayoutParams{ExtID: "po-1", Amount: dec("2500"), Method: PayoutMethodCard,
 				Requisites: "2200 0000 0000 0004", HolderName: "Пе\u0308тр И\u0306орданов", Bank: "sber"})
 			assert.Equal(t, []string{"POST /v1/payouts", "POST /v1/payouts", "GET /v1/payouts/by-ext-id/po-1"}, srv.requests())
-			switch tc.want {
-			case "same":
-				require.NoError(t, err)
+			if requireSettled(t, err, tc.want, `GetPayoutByExtID("po-1")`) {
 				assert.True(t, p.Reconciled)
 				assert.Equal(t, tc.stored, p.HolderName, "as read back")
-			case "duplicate":
-				opRequireAPIError(t, err, "PAY_003", http.StatusConflict)
-				opAssertOnlySentinels(t, err, "ErrDuplicateExtID")
-			case "unknown":
-				require.ErrorIs(t, err, ErrUnknownOutcome)
-				assert.NotErrorIs(t, err, ErrDuplicateExtID)
 			}
 		})
 	}
@@ -530,9 +527,7 @@ func TestCreatePayoutMaskedCard(t *testing.T) {
 		srv := &lostCreate{route: "/v1/payouts", get: func(x string) (int, string) { return storedPayoutFor(x, "220000******0004", "IVAN IVANOV") }}
 		c, _ := serverClient(t, srv)
 		_, err := c.CreatePayout(ctx, params)
-		require.ErrorIs(t, err, ErrUnknownOutcome)
-		assert.NotErrorIs(t, err, ErrDuplicateExtID, "an earlier payout to a card sharing those digits is possible")
-		assert.ErrorContains(t, err, `GetPayoutByExtID("po-1")`)
+		requireSettled(t, err, "unknown", `GetPayoutByExtID("po-1")`) // an earlier payout to a card sharing those digits is possible
 		noCard(t, err)
 	})
 	t.Run("read back, visible digits disagree", func(t *testing.T) {
@@ -540,8 +535,7 @@ func TestCreatePayoutMaskedCard(t *testing.T) {
 		srv := &lostCreate{route: "/v1/payouts", get: func(x string) (int, string) { return storedPayoutFor(x, "220000******0005", "IVAN IVANOV") }}
 		c, _ := serverClient(t, srv)
 		_, err := c.CreatePayout(ctx, params)
-		opRequireAPIError(t, err, "PAY_003", http.StatusConflict)
-		opAssertOnlySentinels(t, err, "ErrDuplicateExtID")
+		requireSettled(t, err, "duplicate", "")
 		noCard(t, err)
 	})
 }
