@@ -335,7 +335,9 @@ func (c *Client) GoString() string { return c.String() }
 // it does: it is re-sent only after a failure known to come before
 // sending, and when its answer is lost, or a 2xx cannot be decoded into
 // out, the error matches ErrUnknownOutcome. An out that is not a non-nil
-// pointer (nothing could be decoded into it) is refused before sending.
+// pointer, or points to a type encoding/json never decodes into (a func,
+// a channel, a complex number, or a slice, array, map or pointer of one),
+// is refused before sending.
 func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
 	u, err := url.ParseRequestURI(path)
 	switch {
@@ -347,7 +349,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 	case method == http.MethodGet && body != nil:
 		return invalid("body", "a GET has no body")
 	case out != nil && !decodable(out):
-		return invalid("out", "must be nil or a non-nil pointer to decode the answer into")
+		return invalid("out", "must be nil or a non-nil pointer to a value encoding/json can decode the answer into")
 	}
 	var q url.Values
 	if u.RawQuery != "" {
