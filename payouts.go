@@ -213,7 +213,7 @@ func payoutMatches(params CreatePayoutParams, got *Payout, from seenIn) (samenes
 	} else {
 		v.add(sameCard("payout's requisites", got.Requisites, params.Requisites, from))
 	}
-	v.add(sameName("payout's holder name", got.HolderName, params.HolderName, false))
+	v.add(sameName("payout's holder name", got.HolderName, params.HolderName))
 	if params.Bank != "" {
 		v.add(sameCode("payout's bank", got.Bank, params.Bank))
 	}

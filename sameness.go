@@ -84,8 +84,8 @@ const (
 	inReadBack
 )
 
-// sameName compares names for people (a bank's, a holder's) as they are
-// written: without regard to case, to how many spaces separate the words,
+// sameName compares names for people (a holder's; a bank's name goes
+// through bankVerdict, on compareNames) as they are written: without regard to case, to how many spaces separate the words,
 // to Unicode form where Russian names decompose (И or и with U+0306 is Й or
 // й, Е or е with U+0308 is Ё or ё; likewise Ў and Ї), to ё against е,
 // which services and people write interchangeably, or to a typographic
@@ -96,9 +96,8 @@ const (
 // another form of itself without the Unicode tables, so unless the two are
 // equal as they stand it cannot be compared; nor can a name in Latin
 // letters with one in Cyrillic (a transliteration is the same person).
-// The values are echoed only when echo is set: a holder's name is
-// personal data.
-func sameName(what, got, asked string, echo bool) (sameness, error) {
+// Neither name is ever echoed: a holder's name is personal data.
+func sameName(what, got, asked string) (sameness, error) {
 	switch v, g, a := compareNames(got, asked); {
 	case g == "" || a == "":
 		return cannotTell, fmt.Errorf("the %s is missing", what)
@@ -108,8 +107,6 @@ func sameName(what, got, asked string, echo bool) (sameness, error) {
 		return cannotTell, fmt.Errorf("the %s is written in characters it cannot be compared by", what)
 	case script(g) != script(a):
 		return cannotTell, fmt.Errorf("the %s is written in another alphabet than the call's", what)
-	case echo:
-		return different, fmt.Errorf("the %s is %q, not %q", what, truncate(got, 40), truncate(asked, 40))
 	}
 	return different, fmt.Errorf("the %s differs from the call's", what)
 }
