@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 )
@@ -59,7 +58,7 @@ type bankIndex struct {
 }
 
 // index reads a list; codes are keyed in lower case, and a code listed
-// more than once has every distinct name its entries give.
+// more than once has every name its entries give.
 func index(banks []Bank) bankIndex {
 	all := make(map[string][]string, len(banks))
 	for _, bk := range banks {
@@ -67,8 +66,8 @@ func index(banks []Bank) bankIndex {
 		if code == "" {
 			continue
 		}
-		ns := all[code]
-		if name := strings.TrimSpace(bk.Name); name != "" && !slices.Contains(ns, name) {
+		ns := all[code] // a name listed twice is compared twice: no quadratic dedup
+		if name := strings.TrimSpace(bk.Name); name != "" {
 			ns = append(ns, name)
 		}
 		all[code] = ns // listed, even without a name
@@ -152,8 +151,10 @@ func (c *Client) bankNames(ctx context.Context, after uint64) (x bankIndex, gen 
 
 // bankVerdict compares the bank name a domestic payment read back carries
 // with the bank code the call asked for, through ListBanks, names compared
-// as compareNames compares them (case, spacing, Unicode form, ё and е). The name is the asked bank's when it is one
-// of the names the list gives that code (or the code itself). It is
+// as sameName compares them (case, spacing, Unicode form, ё and е; a
+// Latin name against a Cyrillic one is not excused here, since the rule
+// is the list's). The name is the asked bank's when it is one of the
+// names the list gives that code (or the code itself). It is
 // evidence of another bank only when it is the name the list gives
 // another code and none the asked code has: a name the list does not give
 // at all (a stale list, a legal name such as "ПАО Сбербанк" beside
@@ -179,16 +180,18 @@ func (c *Client) bankVerdict(ctx context.Context, code, name string) (sameness, 
 	}
 }
 
-// verdict is bankVerdict on one list.
+// verdict is bankVerdict on one list. The name's canonical form is made
+// once: a list or a name of megabytes costs their length, not its product.
 func (x bankIndex) verdict(code, name string) (sameness, error) {
 	code = strings.ToLower(strings.TrimSpace(code))
 	own, listed := x.namesOf(code)
-	if v, _, _ := compareNames(name, code); v == same {
+	got := formOf(name)
+	if got.compare(formOf(code)) == same {
 		return same, nil
 	}
 	undecided := false
 	for _, n := range own {
-		switch v, _, _ := compareNames(name, n); v {
+		switch got.compare(formOf(n)) {
 		case same:
 			return same, nil
 		case cannotTell:
@@ -203,7 +206,7 @@ func (x bankIndex) verdict(code, name string) (sameness, error) {
 	case undecided:
 		return cannotTell, fmt.Errorf("the payment's bank %q cannot be compared with the names of bank %q", truncate(name, 40), truncate(code, 40))
 	}
-	if other := x.codeNamed(name, code); other != "" {
+	if other := x.codeNamed(got, code); other != "" {
 		return different, fmt.Errorf("the payment's bank is %q, not %q: ListBanks gives that name to bank %q",
 			truncate(name, 40), truncate(own[0], 40), truncate(other, 40))
 	}
@@ -212,8 +215,8 @@ func (x bankIndex) verdict(code, name string) (sameness, error) {
 }
 
 // codeNamed returns the least code other than except that the list gives
-// name, "" if none.
-func (x bankIndex) codeNamed(name, except string) string {
+// the name got, "" if none.
+func (x bankIndex) codeNamed(got nameForm, except string) string {
 	found := ""
 	for code := range x.names {
 		if code == except || found != "" && code > found {
@@ -221,7 +224,7 @@ func (x bankIndex) codeNamed(name, except string) string {
 		}
 		ns, _ := x.namesOf(code)
 		for _, n := range ns {
-			if v, _, _ := compareNames(name, n); v == same {
+			if got.compare(formOf(n)) == same {
 				found = code
 				break
 			}

@@ -85,18 +85,19 @@ const (
 )
 
 // sameName compares names for people (a holder's; a bank's name goes
-// through bankVerdict, on compareNames) as they are written: without regard to case, to how many spaces separate the words,
-// to Unicode form where Russian names decompose (И or и with U+0306 is Й or
-// й, Е or е with U+0308 is Ё or ё; likewise Ў and Ї), to ё against е,
-// which services and people write interchangeably, or to a typographic
-// apostrophe or dash against ASCII's. A difference is proven
-// only between names written wholly in Latin or Cyrillic letters,
-// punctuation and spaces; a name with any other combining mark, a
-// formatting or control character, or another script cannot be told from
-// another form of itself without the Unicode tables, so unless the two are
-// equal as they stand it cannot be compared; nor can a name in Latin
-// letters with one in Cyrillic (a transliteration is the same person).
-// Neither name is ever echoed: a holder's name is personal data.
+// through bankVerdict, on compareNames) as they are written: without
+// regard to case, to how many spaces separate the words, to Unicode form
+// where Russian names decompose (И or и with U+0306 is Й or й, Е or е with
+// U+0308 is Ё or ё; likewise Ў and Ї), to ё against е, which services and
+// people write interchangeably, or to a typographic apostrophe or dash
+// against ASCII's. A difference is proven only between names written
+// wholly in Latin or Cyrillic letters, punctuation and spaces; a name
+// with any other combining mark, a formatting or control character, or
+// another script cannot be told from another form of itself without the
+// Unicode tables, so unless the two are equal as they stand it cannot be
+// compared; nor can a name in Latin letters with one in Cyrillic (a
+// transliteration is the same person). Neither name is ever echoed: a
+// holder's name is personal data.
 func sameName(what, got, asked string) (sameness, error) {
 	switch v, g, a := compareNames(got, asked); {
 	case g == "" || a == "":
@@ -111,58 +112,69 @@ func sameName(what, got, asked string) (sameness, error) {
 	return different, fmt.Errorf("the %s differs from the call's", what)
 }
 
-// compareNames is the Unicode part of sameName: same when the names'
-// canonical forms (nameKey) are equal, different when they are not and
-// both are decidable, cannotTell otherwise (or when either is blank). It
-// returns the forms too.
+// compareNames is the Unicode part of sameName, on nameForms; it returns
+// the canonical forms too.
 func compareNames(got, asked string) (v sameness, g, a string) {
-	g, gok := nameKey(got)
-	a, aok := nameKey(asked)
+	gf, af := formOf(got), formOf(asked)
+	return gf.compare(af), gf.key, af.key
+}
+
+// nameForm is a name's canonical form and whether a difference in it is
+// decidable (nameKey).
+type nameForm struct {
+	key string
+	ok  bool
+}
+
+func formOf(name string) nameForm {
+	k, ok := nameKey(name)
+	return nameForm{k, ok}
+}
+
+// compare is same when the forms are equal, different when they are not
+// and both are decidable, cannotTell otherwise (or when either is blank).
+func (f nameForm) compare(o nameForm) sameness {
 	switch {
-	case g == "" || a == "":
-		return cannotTell, g, a
-	case g == a:
-		return same, g, a
-	case gok && aok:
-		return different, g, a
+	case f.key == "" || o.key == "":
+		return cannotTell
+	case f.key == o.key:
+		return same
+	case f.ok && o.ok:
+		return different
 	}
-	return cannotTell, g, a
+	return cannotTell
 }
 
 // nameKey is a name's canonical form for sameName: its words joined by one
 // space, the Cyrillic letters that decompose composed, each rune folded by
 // foldRune (ё into е, typographic punctuation, case as strings.EqualFold
-// folds it). ok is false when the name holds a character
-// whose canonical form (NFC) this cannot know: a combining mark left over,
-// a character outside Latin, Cyrillic, their punctuation and spaces.
+// folds it), in one pass. ok is false when the name holds a character
+// whose canonical form (NFC) this cannot know: a combining mark left
+// over, a character outside Latin, Cyrillic, their punctuation and spaces.
 func nameKey(s string) (key string, ok bool) {
 	ok = true
-	var b strings.Builder
+	b := make([]byte, 0, len(s))
 	space := false
 	var prev rune // the last rune written, for composing; 0 after a space
 	for _, r := range s {
 		if unicode.IsSpace(r) {
-			space, prev = b.Len() > 0, 0
+			space, prev = len(b) > 0, 0
 			continue
 		}
 		if c, composed := composeCyrillic(prev, r); composed {
-			// Replace prev's bytes with the composed letter's.
-			k := b.String()
-			k = k[:len(k)-utf8.RuneLen(foldRune(prev))]
-			b.Reset()
-			b.WriteString(k)
+			b = b[:len(b)-utf8.RuneLen(foldRune(prev))] // prev, replaced by c
 			r = c
 		} else {
 			if space {
-				b.WriteByte(' ')
+				b = append(b, ' ')
 				space = false
 			}
 			ok = ok && decidableRune(r)
 		}
 		prev = r
-		b.WriteRune(foldRune(r))
+		b = utf8.AppendRune(b, foldRune(r))
 	}
-	return b.String(), ok
+	return string(b), ok
 }
 
 // script tells the alphabet of a name's letters: 'L' all Latin, 'C' all
