@@ -111,7 +111,9 @@ const strongToken = "7c1e9a4f3b2d8e6a0f5c9b1d4e7a2c8f3b6d9e0a1c4f7b2e5d8a3c6f9b0
 // that says why and how to make one, and never shows the token; New
 // panics with the same message.
 func TestWeakControlTokenRefused(t *testing.T) {
-	for _, tok := range []string{"a", "ctl-77", "secretsecretsecretsecretsecret", "0123456789abcdef"} {
+	for _, tok := range []string{"a", "ctl-77", "secretsecretsecretsecretsecret", "0123456789abcdef",
+		// Issue 37's: a sequence there and back, a keyboard walk, words.
+		"0123456789abcdeffedcba9876543210", "1qaz2wsx3edc4rfv5tgb6yhn7ujm8ik9ol0p", "paykit-sandbox-staging-control-token"} {
 		sb, err := Open(Config{AllowRemote: true, ControlToken: tok})
 		if err == nil {
 			sb.Close()
