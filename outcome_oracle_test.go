@@ -254,7 +254,7 @@ type oracleLayer struct {
 }
 
 func runOracleBelow(t *testing.T, op *oracleOp, world, banks uint8, script []byte, below oracleLayer) {
-	w := &oracleWorld{op: op, script: script, bankName: oracleBankName, banks: banks % 5, stop: make(chan struct{}),
+	w := &oracleWorld{op: op, script: script, bankName: oracleBankName, banks: banks % 7, stop: make(chan struct{}),
 		askedBank: oracleBankCode, h2: banks&bHTTP2 != 0}
 	if world&0x80 != 0 {
 		w.askedBank = strings.ToUpper(oracleBankCode) // codes are case-insensitive
@@ -696,6 +696,10 @@ func (w *oracleWorld) bankList(rw http.ResponseWriter, r *http.Request) {
 		}
 	case 3:
 		oracleAnswer(rw, 200, `{"banks":[]}`, "")
+	case 5: // the list lags a rename
+		oracleAnswer(rw, 200, `{"banks":[{"code":"sber","name":"Sberbank","is_active":true},{"code":"vtb","name":"VTB","is_active":true}]}`, "")
+	case 6: // the list names the bank without a name
+		oracleAnswer(rw, 200, `{"banks":[{"code":"sber","name":null,"is_active":true},{"code":"vtb","name":"VTB","is_active":true}]}`, "")
 	case 4:
 		oracleAnswer(rw, 200, fmt.Sprintf(`{"banks":[{"code":"SBER","name":%q,"is_active":true},{"code":"VTB","name":"vtb","is_active":true}]}`,
 			strings.ToUpper(name)), "")
@@ -875,6 +879,10 @@ var oracleSeeds = func() []oracleSeed {
 		// Point 2: the bank renamed after the cache was filled.
 		{0, wStaleBanks, bAsStored, []byte{sLost | sApply, sAsService, rAsStored}},
 		{0, wStaleBanks | wUpperBank, bFormatted, []byte{sLost | sApply, sAsService, rFormatted}},
+		{0, wStaleBanks, 5, []byte{sLost | sApply, sAsService, rAsStored}},
+		{0, wStaleBanks, 5, []byte{sOther | sApply, rAsStored}},
+		{0, 0, 6, []byte{sLost | sApply, sAsService, rAsStored}},
+		{0, 2, 5, []byte{sLost, sAsService, rAsStored}},
 		// Point 3: a payout read back as SBER, +7 912 345-67-89.
 		{1, wUpperBank, bAsStored, []byte{sLost | sApply, sAsService, rFormatted}},
 		{1, 0, bAsStored, []byte{sHang | sApply, sAsService, rFormatted}},
