@@ -81,10 +81,10 @@ type facts struct {
 	amount            decimal.Decimal
 }
 
-// want compares a decoded resource (the answer, or the copy read back) with
-// what the call asked beyond its identity, such as a create's amount; the
-// error says why when the verdict is not same.
-type want[P any] func(ctx context.Context, got P) (sameness, error)
+// want compares a decoded resource (the answer, or the copy read back, as
+// from says) with what the call asked beyond its identity, such as a
+// create's amount; the error says why when the verdict is not same.
+type want[P any] func(ctx context.Context, got P, from seenIn) (sameness, error)
 
 func send[T any](ctx context.Context, c *Client, k *call, w want[*T]) (*T, error) {
 	return sendInto(ctx, c, k, new(T), w)
@@ -193,7 +193,7 @@ func accept[P any](ctx context.Context, k *call, a *attempt, out P, w want[P]) e
 		return &answerError{err.Error()}
 	}
 	if w != nil {
-		if v, err := w(ctx, out); v != same {
+		if v, err := w(ctx, out, inAnswer); v != same {
 			return &answerError{err.Error()}
 		}
 	}
@@ -236,7 +236,7 @@ func readBack[T any](ctx context.Context, c *Client, k *call, w want[*T]) (*T, e
 		return nil, err
 	}
 	if w != nil {
-		switch v, err := w(ctx, got); v {
+		switch v, err := w(ctx, got, inReadBack); v {
 		case different:
 			return nil, &mismatchError{err}
 		case cannotTell:
