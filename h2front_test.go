@@ -57,22 +57,14 @@ func frontFault(w http.ResponseWriter, f byte) {
 }
 
 // frontCert is httptest's certificate and a pool that trusts it.
-var frontCert = func() func() ([]tls.Certificate, *x509.CertPool) {
-	var once sync.Once
-	var certs []tls.Certificate
-	var pool *x509.CertPool
-	return func() ([]tls.Certificate, *x509.CertPool) {
-		once.Do(func() {
-			s := httptest.NewUnstartedServer(http.NotFoundHandler())
-			s.StartTLS()
-			certs = s.TLS.Certificates
-			pool = x509.NewCertPool()
-			pool.AddCert(s.Certificate())
-			s.Close()
-		})
-		return certs, pool
-	}
-}()
+var frontCert = sync.OnceValues(func() ([]tls.Certificate, *x509.CertPool) {
+	s := httptest.NewUnstartedServer(http.NotFoundHandler())
+	s.StartTLS()
+	defer s.Close()
+	pool := x509.NewCertPool()
+	pool.AddCert(s.Certificate())
+	return s.TLS.Certificates, pool
+})
 
 func newH2Front(t testing.TB, h http.Handler) *h2Front {
 	t.Helper()
