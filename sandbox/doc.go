@@ -478,15 +478,23 @@
 // change and every /readyz probe checks that their names still reach the
 // files it opened, and the commits of a removed -wal file are copied into
 // the database when that is seen), the Server stops trusting its
-// memory: every API request answers 503 SANDBOX_STORE, Go controls return
-// ErrStore and GET /readyz answers 503, until it is restarted, which
-// resumes from the last committed state. The change that failed is visible
-// nowhere (State, the dashboard and Terminals show the last commit), and so
-// is any later one. A failed fsync of the -wal file fails every change it
-// covered and every later one alike (503, ErrStore, their webhooks never
-// sent); those changes are already committed, so State and Terminals may
-// show them, and the file may or may not hold them after a restart, which
-// their 503 never denied.
+// memory: every API request that arrives afterwards answers 503
+// SANDBOX_STORE, Go controls return ErrStore and GET /readyz answers 503,
+// until it is restarted, which resumes from the last committed state. The
+// change that failed is visible nowhere (State, the dashboard and
+// Terminals show the last commit), and so is any later one.
+//
+// A 503 SANDBOX_STORE always means "not kept": the change is nowhere, now
+// or after a restart, and may be asked again. Whatever the order of the
+// failures, each change is answered what is true of it: the changes
+// committed before a failed commit (in the -wal file, waiting for their
+// fsync) still get their fsync and their 2xx; a failed fsync of the -wal
+// file leaves the disk's content unknown (the kernel may have dropped the
+// pages, or written some), so every change it covered answers 500
+// SANDBOX_STORE, "may or may not be kept", never 503, and its webhooks are
+// not sent then (one that is in the file is sent at the next start). A
+// client that gets the 500 reads the resource back after the restart
+// before asking again; the SDK calls it an unknown outcome.
 //
 // At start the file is checked before anything is written to it, and
 // refused with an error that names it, never reset: a file that is not

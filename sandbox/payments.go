@@ -68,10 +68,10 @@ func (s *Server) paymentMovedLocked(p *payment) {
 // CreatePayment creates a payment from a request the API checked field by
 // field: what needs the state (a repeated ext_id, a bank and a terminal to
 // offer, the same-amount limit) is the ledger's rule, in one section.
-func (b apiBackend) CreatePayment(key string, in api.NewPayment) (payment, *ledger.Error) {
+func (b apiBackend) CreatePayment(key string, in api.NewPayment) (_ payment, lerr *ledger.Error) {
 	s := b.s
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	now := s.tickLocked()
 	p, lerr := ledger.CreatePayment(s.st.core, s.merchants[key], in, ledger.Env{
 		Now: now, TTL: s.cfg.PaymentTTL, USDTRate: s.cfg.USDTRate, LocalRates: s.rates, Banks: s.ledgerBanks,
@@ -112,10 +112,10 @@ func (b apiBackend) Payment(key, id string) (payment, *ledger.Error) {
 }
 
 // PaymentByExtID is the merchant's payment by its ext_id.
-func (b apiBackend) PaymentByExtID(key, extID string) (payment, *ledger.Error) {
+func (b apiBackend) PaymentByExtID(key, extID string) (_ payment, lerr *ledger.Error) {
 	s := b.s
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	s.tickLocked()
 	m := s.merchants[key]
 	if m == nil {
@@ -130,10 +130,10 @@ func (b apiBackend) PaymentByExtID(key, extID string) (payment, *ledger.Error) {
 
 // changePayment runs change on the merchant's payment id in one section
 // (expiry applied first) and returns the payment as it left it.
-func (b apiBackend) changePayment(key, id string, change func(*payment) *ledger.Error) (payment, *ledger.Error) {
+func (b apiBackend) changePayment(key, id string, change func(*payment) *ledger.Error) (_ payment, lerr *ledger.Error) {
 	s := b.s
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	s.tickLocked()
 	p, lerr := s.lookupPayment(s.merchants[key], id)
 	if lerr != nil {

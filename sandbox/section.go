@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/paykit-dev/paykit-go/internal/mask"
+	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
@@ -53,19 +55,49 @@ func (s *Server) unlock() {
 	s.mu.Unlock()
 }
 
-// commit ends the section. Its transaction is committed under the lock,
-// or, when others wait to take the lock, left open for the last of them
-// to commit with theirs (fewer pages written and fewer commits under the
-// lock); then the lock is released, and the section's answer is written
-// only once what it changed, and what it read of others' changes, is
-// committed and on disk (groupCommit). Its webhooks are released after
-// the same sync.
-func (s *Server) commit() {
+// commit ends the section (end), for a section whose answer does not
+// depend on what became of its changes, or that asks storeFailed.
+func (s *Server) commit() { s.end() }
+
+// endInto ends the section (end) and, when its changes were not kept or
+// may have been, puts that outcome in *lerr instead of the rule's answer:
+// the API answers it (NotKept 503, MaybeKept 500).
+func (s *Server) endInto(lerr **ledger.Error) {
+	if out := s.end(); out != nil {
+		*lerr = out
+	}
+}
+
+// The outcomes of a section whose store failed (end).
+var (
+	errNotKept = &ledger.Error{Kind: ledger.NotKept, Code: spec.CodeSandboxStore,
+		Message: "the sandbox's database failed: the change was not kept"}
+	errMaybeKept = &ledger.Error{Kind: ledger.MaybeKept, Code: spec.CodeSandboxStore,
+		Message: "the sandbox's database failed while making the change durable: it may or may not be kept"}
+)
+
+// end ends the section and says what became of its changes: nil when they
+// are kept (committed and, with -db, synced) or there were none to keep
+// and what the section read is durable; errNotKept when they were rolled
+// back (the section's commit failed, or the store had failed before it:
+// nothing of it is anywhere); errMaybeKept when they were committed and
+// the sync that would have made them durable failed (see groupCommit).
+// Its transaction is committed under the lock, or, when others wait to
+// take the lock, left open for the last of them to commit with theirs
+// (fewer pages written and fewer commits under the lock); then the lock
+// is released, and end returns only once what the section changed, and
+// what it read of others' changes, is committed and on disk
+// (groupCommit). Its webhooks are released after the same sync.
+func (s *Server) end() *ledger.Error {
 	g := &s.grp
 	if g.st == nil {
 		s.checkpointLocked()
+		failed := s.storeErr != nil
 		s.mu.Unlock()
-		return
+		if failed {
+			return errNotKept
+		}
+		return nil
 	}
 	if s.storeErr == nil && g.entering.Load() > 0 && g.open < maxGroup-1 && g.st.pending() {
 		g.open++
@@ -77,10 +109,19 @@ func (s *Server) commit() {
 	synced := g.synced
 	g.mu.Unlock()
 	need := g.st.needs(synced)
+	// Still under the lock, right after the section's own checkpoint: a
+	// store failed now failed before that commit (a failed sync sets
+	// storeErr under the lock), so the section's changes were rolled
+	// back, whatever it waited for.
+	rolledBack := s.storeErr != nil
 	s.mu.Unlock()
-	if need > synced {
-		s.waitSynced(need)
+	switch {
+	case rolledBack:
+		return errNotKept
+	case need > synced:
+		return s.waitSynced(need)
 	}
+	return nil
 }
 
 // groupCommit is the group commit of a store whose commits return before
@@ -106,12 +147,28 @@ func (s *Server) commit() {
 // prefix of the commits (SQLite recovers the WAL up to the last frame
 // whose checksum chain holds), which includes every one acknowledged.
 //
-// A failed sync is a failed commit for every section it covered and every
-// later one: ErrStore (503 SANDBOX_STORE, /readyz 503) until a restart,
-// and their webhooks are never sent. Those commits cannot be undone, so
-// the memory may show their changes, which the 503 on every request then
-// hides; the file may or may not hold them after a restart (as after a
-// failed fsync inside SQLite's own COMMIT), which a 503 does not deny.
+// What a section is told when the store fails (end) is true of its own
+// changes, whatever the order of the failures:
+//
+//   - A failed commit (disk full, the file removed) rolls back the
+//     sections of its group: not kept (ledger.NotKept, 503 SANDBOX_STORE),
+//     and so is every section after it, refused until a restart. The
+//     sections whose own commit returned before it are in the -wal file:
+//     they still get their sync, and answer as if nothing failed when it
+//     succeeds (their webhooks are sent); a retry of them would make them
+//     twice.
+//   - A failed sync of the -wal file: the disk may or may not have kept
+//     what it covered (after a failed fsync the kernel may have dropped
+//     the pages, or written some; a second fsync proves nothing), so every
+//     section whose commit returned and is not yet synced is told that it
+//     may have been kept (ledger.MaybeKept, 500 SANDBOX_STORE), never 503;
+//     their webhooks are not sent now (the outbox rows that are kept are
+//     sent at the next start). Sections whose changes waited in the open
+//     transaction are rolled back: not kept.
+//
+// After either the sandbox is not ready (/readyz 503, ErrStore) and
+// refuses every request until a restart: its memory may hold commits the
+// file may not.
 //
 // A section that only reads waits as well when it read a change not yet
 // synced, or when a commit not yet synced changed the Server's own memory
@@ -134,7 +191,8 @@ type groupCommit struct {
 	committed uint64       // under mu: the last commit of a change that returned
 	synced    uint64       // under mu: every commit up to this one is on disk
 	syncing   bool         // under mu: a leader runs a sync now
-	err       error        // under mu: a sync or a commit failed: nothing is synced any more
+	err       error        // under mu: a sync failed: nothing is synced any more
+	failed    bool         // under mu: a commit failed: committed is the last one there will be
 	held      []heldBatch  // under mu: webhooks of commits not yet synced, oldest first
 	syncs     int          // under mu: syncs made, for the tests
 	waiting   int          // under mu: sections in waitSynced, for the tests
@@ -166,15 +224,24 @@ type heldBatch struct {
 	hooks []heldHook
 }
 
-// waitSynced returns once commit n is on disk or a sync or commit failed
-// (then storeErr is set), leading a sync when none runs and commit n has
-// returned.
-func (s *Server) waitSynced(n uint64) {
+// waitSynced returns nil once commit n is on disk, leading a sync when
+// none runs and commit n has returned; errNotKept when commit n never came
+// (the group's commit failed or was rolled back); errMaybeKept when it
+// returned and a sync failed before it was on disk.
+func (s *Server) waitSynced(n uint64) *ledger.Error {
 	g := &s.grp
 	g.mu.Lock()
 	g.waiting++
 	defer func() { g.waiting--; g.mu.Unlock() }()
-	for g.synced < n && g.err == nil {
+	for g.synced < n {
+		switch {
+		case g.err != nil && n <= g.committed:
+			return errMaybeKept
+		case g.err != nil, g.failed && n > g.committed:
+			// No commit comes after a failure: the transaction n waited
+			// for was rolled back.
+			return errNotKept
+		}
 		if g.syncing || g.committed < n { // a sync runs, or the transaction is still open
 			g.cond.Wait()
 			continue
@@ -222,6 +289,7 @@ func (s *Server) waitSynced(n uint64) {
 		g.syncing = false
 		g.cond.Broadcast()
 	}
+	return nil
 }
 
 // checkpointLocked commits what the section did so far and sends its held
@@ -243,7 +311,10 @@ func (s *Server) checkpointLocked() {
 		}
 		if g := &s.grp; g.st != nil {
 			g.mu.Lock()
-			g.err, g.held = err, nil // the sections of the group wait for a commit that will not come
+			// The sections of the group wait for a commit that will not
+			// come; those whose commit returned before still get their
+			// sync (and their webhooks).
+			g.failed = true
 			g.cond.Broadcast()
 			g.mu.Unlock()
 		}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -132,7 +133,8 @@ type SQL struct {
 	walErr    error       // under walMu: what syncWAL answers once closed
 	walIdent  os.FileInfo // the -wal file as opened (sameFile); nil without deferSync
 	walPath   string      // its name, beside the file a symbolic link names
-	rescued   bool        // the commits of a removed -wal file were copied into the database (rescueWAL)
+	rescued   bool        // rescueWAL ran (under the caller's lock)
+	rescuedOK atomic.Bool // it copied every commit of the removed -wal file into the database, synced
 
 	// stmts holds the queries of the sections prepared once on the one
 	// connection (nil: not to be prepared), so that SQLite parses each
@@ -280,8 +282,10 @@ func openWAL(path string) (*os.File, error) {
 // SyncWAL makes every commit returned so far durable: one fsync of the
 // -wal file, which holds their frames (see groupCommit). It is called
 // without the Server's lock, while other sections commit. It fails when
-// the path no longer names the file synced, which SQLite would go on
-// writing into unseen by a restart. After close it answers close's
+// the database's or the -wal file's name no longer reaches the file
+// opened (sameFile), which SQLite would go on writing into unseen by a
+// restart, unless the removed -wal file's commits were copied into the
+// database (rescueWAL). After close it answers close's
 // outcome: closing checkpointed the WAL into the database and synced it.
 func (st *SQL) SyncWAL() error {
 	st.walMu.Lock()
@@ -292,7 +296,14 @@ func (st *SQL) SyncWAL() error {
 	if err := st.wal.Sync(); err != nil {
 		return fmt.Errorf("syncing the WAL of %s: %w", st.path, err)
 	}
-	return st.sameWAL()
+	// The commits synced are where a restart finds them only if the names
+	// still reach the files: a failed commit (a removed file) does not end
+	// the syncs of the commits before it.
+	err := st.sameFile()
+	if errors.Is(err, errWALMoved) && st.rescuedOK.Load() {
+		return nil // every commit so far was copied into the database and synced
+	}
+	return err
 }
 
 // DeferSync tells that a commit returns before it is on disk: SyncWAL
@@ -1426,6 +1437,7 @@ func (st *SQL) rescueWAL() {
 	if err == nil && busy != 0 {
 		err = errors.New("the checkpoint could not complete")
 	}
+	st.rescuedOK.Store(err == nil)
 	if l := st.deps.Logger; l != nil {
 		if err != nil {
 			l.Error("the -wal file was removed or replaced: copying its commits into the database failed; "+
