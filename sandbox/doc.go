@@ -464,14 +464,16 @@
 // their commit, so no receiver hears of a change the file may not keep.
 // Reads cost no fsync; a read waits for one only when it reads a change
 // not yet synced. Diagnostics (request log lines, request counters, a
-// delivery's attempts and end) ride along with the next commit, or are
-// written at Close, so a GET never writes to the file itself; the request
-// lines and counters only with the first commit after 64 commits or 200 ms
-// since they were last written, so a kill loses those of at most that
-// interval before the last change and those after it, never a resource. A
-// webhook whose delivery had not been recorded as ended at a kill, or that
-// Close cut short, is sent again at the next start: delivery is at least
-// once.
+// delivery's attempts) ride along with the next commit, or are written at
+// Close, so a GET never writes to the file itself; the request lines and
+// counters only with the first commit after 64 commits or 200 ms since
+// they were last written, so a kill loses those of at most that interval
+// before the last change and those after it, never a resource. A
+// delivery's end is committed when it ends (not fsynced for itself: the
+// next change's fsync covers it), so a kill loses none, and a power cut
+// only those since the last fsync. A webhook whose delivery had not been
+// recorded as ended at a kill, or that Close cut short, is sent again at
+// the next start: delivery is at least once.
 //
 // If a commit fails (disk full, the file damaged underneath, or the file
 // or its -wal file removed or replaced while the sandbox runs: every

@@ -427,11 +427,20 @@ func (s *Server) outboxLocked(key string, dl delivery) {
 	s.held = append(s.held, heldHook{key: key, dl: dl})
 }
 
-// deliveryUpdated is the dispatcher's report of an attempt or an end.
+// deliveryUpdated is the dispatcher's report of an attempt or an end. An
+// attempt is kept with the next commit; an end is committed now (with
+// whatever waits in the open transaction), since a delivery not recorded as
+// ended is sent again at the next start, and on a quiet sandbox the next
+// commit may be far off. It is not synced for itself: a kill keeps it (the
+// -wal file's writes are the kernel's), a power cut before the next sync may
+// not, and the webhook is then sent again, as at-least-once allows.
 func (s *Server) deliveryUpdated(rec Delivery) {
 	s.lock()
 	defer s.unlock()
 	s.jr.deliveryUpdated(rec)
+	if rec.State != webhook.Pending && s.grp.st != nil {
+		s.checkpointLocked()
+	}
 }
 
 // openStore opens the store Config.DBPath names (or the in-memory one),

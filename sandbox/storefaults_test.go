@@ -294,3 +294,31 @@ func TestFailedSyncAnswersMaybeKept(t *testing.T) {
 	wantDec(t, e2.balance(DefaultMainTerminalID), "990")
 	eq(t, e2.do("GET", "/v1/payments/by-ext-id/first", "").status, 200)
 }
+
+// Issue 37: a delivered webhook was sent again after a kill, its end
+// written only with the next change, so on a quiet sandbox the window had
+// no bound. The end is committed when the delivery ends: a kill right
+// after it (the files as they are on disk) finds it delivered, and nothing
+// is sent again.
+func TestDBDeliveryEndSurvivesAKillOnAQuietSandbox(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sandbox.db")
+	sink := newHookSink(t, 0)
+	e := dbEnv(t, path, &clock{t: base}, Config{})
+	id := e.createPayment(`{"ext_id":"hooked","amount":100,"notify_url":"` + sink.srv.URL + `"}`).str("id")
+	wantStatus(t, e.do("POST", "/v1/payments/"+id+"/cancel", ""), 200, "")
+	e.flush() // delivered; nothing happens after it
+	eq(t, strings.Join(sink.statuses(), ","), "CANCELLED")
+	killed := crashImage(t, path)
+
+	e2 := dbEnv(t, killed, &clock{t: base}, Config{})
+	e2.flush()
+	ds := e2.sb.Deliveries()
+	if len(ds) != 1 || ds[0].State != DeliveryDelivered || len(ds[0].Attempts) != 1 {
+		t.Fatalf("deliveries after the kill: %+v, want the one delivered before it", ds)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if sink.attempts != 1 {
+		t.Fatalf("the delivered webhook was sent %d times in all, want once", sink.attempts)
+	}
+}
