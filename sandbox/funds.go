@@ -126,5 +126,9 @@ func (s *Server) setWithdrawalStatus(id, status, txHash string) (*api.Withdrawal
 	}
 	s.pilot.WithdrawalEntered(s.nowLocked(), w.ID, status, w.Address)
 	v := api.WithdrawalView(w)
+	// A withdrawal has no notify_url: its notifications go to the listen
+	// feed only.
+	s.notifyLocked(hook{Key: "withdrawal:" + w.ID, Resource: "withdrawal", ID: w.ID, Status: status, At: now},
+		w.Merchant, "", "", v)
 	return &v, nil
 }

@@ -52,6 +52,7 @@ func (s *Server) recordRequest(sv api.Served) {
 	rec.At = s.nowLocked()
 	s.jr.logRequest(rec)
 	s.unlock()
+	s.reqFeed.Publish(rec)
 	s.reqMu.Lock()
 	if len(s.reqLog) < DefaultRequestLogSize {
 		s.reqLog = append(s.reqLog, rec)

@@ -15,6 +15,7 @@ import (
 	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/feed"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
@@ -269,6 +270,9 @@ type Server struct {
 	faults    []*Fault
 	requests  map[routeKey]int // per method and route, never per raw path
 
+	feed    *feed.Hub[feed.Notification] // GET /sandbox/listen: each merchant's notifications (listen.go)
+	reqFeed *feed.Log[any]               // GET /sandbox/requests?follow=1: the request log as it grows
+
 	creds map[string]credential // per API key, fixed by Open
 
 	ctl *api.ControlServer // the /sandbox/ controls, inspection and login, and their guard
@@ -375,8 +379,9 @@ func Open(cfg Config) (*Server, error) {
 	for i, b := range banks {
 		s.ledgerBanks[i] = ledger.Bank(b)
 	}
+	s.feed, s.reqFeed = newFeeds(cfg, feed.RunBase(time.Now()))
 	s.ctl = api.NewControlServer(api.ControlConfig{AllowRemote: cfg.AllowRemote, ControlToken: cfg.ControlToken,
-		Logger: cfg.Logger}, controlBackend{s})
+		Logger: cfg.Logger, Requests: s.reqFeed}, controlBackend{s})
 	s.creds = make(map[string]credential, len(cfg.Merchants))
 	for _, mc := range cfg.Merchants {
 		c := credential{signer: mc.Signer, unsigned: mc.AcceptUnsigned}
@@ -393,7 +398,7 @@ func Open(cfg Config) (*Server, error) {
 		RetryWait: cfg.WebhookRetryWait, LogSize: DefaultDeliveryLogSize, Workers: cfg.WebhookConcurrency,
 		PerReceiver: cfg.WebhookPerReceiver, Now: s.Now, Logger: cfg.Logger, Persist: s.deliveryUpdated})}
 	s.api = api.New(apiBackend{s}, api.Config{BaseURL: cfg.BaseURL, RequestBodyTimeout: cfg.RequestBodyTimeout,
-		LargeBodyConcurrency: cfg.LargeBodyConcurrency, Logger: cfg.Logger})
+		LargeBodyConcurrency: cfg.LargeBodyConcurrency, Logger: cfg.Logger, Feed: s.feed})
 	s.mux = s.routes()
 	s.handler = s.api.Pipeline(s.mux)
 	s.pilot = newPilot(s, cfg.Autopilot, realClock)
@@ -462,6 +467,8 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	s.pilot.Close()
+	s.feed.Close() // the listeners' streams end
+	s.reqFeed.Close()
 	s.hooks.close() // deliveries cut short stay in the outbox for the next start
 	s.begin()
 	defer s.commit()

@@ -19,8 +19,9 @@ import (
 // delivery only once the section has committed, so no receiver hears of a
 // change the store then failed to keep.
 type heldHook struct {
-	key string
-	dl  delivery
+	key  string
+	dl   delivery // none when dl.rec is nil: the change is only for the listen feed
+	note heldNote // nothing when merchant is empty
 }
 
 // ErrStore is wrapped by the errors of a store that cannot be used: a
@@ -278,7 +279,7 @@ func (s *Server) waitSynced(n uint64) *ledger.Error {
 			g.mu.Unlock()
 			for _, b := range send {
 				for _, h := range b.hooks {
-					s.hooks.queue(h.key, h.dl)
+					s.release(h)
 				}
 			}
 			g.mu.Lock()
@@ -325,7 +326,7 @@ func (s *Server) checkpointLocked() {
 		s.kept.restore(s)
 	case g.st == nil:
 		for _, h := range s.held {
-			s.hooks.queue(h.key, h.dl)
+			s.release(h)
 		}
 		s.kept.take(s)
 	default:
@@ -411,13 +412,6 @@ func (s *Server) orStoreErr(err error) error {
 		return serr // the control's own answer came from a store that failed
 	}
 	return err
-}
-
-// enqueueLocked sends a webhook of the current section (see outboxLocked).
-func (s *Server) enqueueLocked(h hook, target, token string, v any) {
-	if key, dl, ok := s.hooks.prepare(h, target, token, v); ok {
-		s.outboxLocked(key, dl)
-	}
 }
 
 // outboxLocked records a delivery in the store's outbox within the current
