@@ -293,6 +293,11 @@ func (st *SQL) SyncWAL() error {
 	if st.wal == nil {
 		return st.walErr
 	}
+	if syncFault != nil {
+		if err := syncFault(); err != nil {
+			return fmt.Errorf("syncing the WAL of %s: %w", st.path, err)
+		}
+	}
 	if err := st.wal.Sync(); err != nil {
 		return fmt.Errorf("syncing the WAL of %s: %w", st.path, err)
 	}
