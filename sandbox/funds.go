@@ -104,12 +104,12 @@ func controlError(e *ledger.Error) error {
 // recorded as tx_hash; completing without one records a random 64-hex hash.
 func (s *Server) SetWithdrawalStatus(id, status, txHash string) error {
 	_, err := s.setWithdrawalStatus(id, status, txHash)
-	return s.orStoreErr(err)
+	return err
 }
 
-func (s *Server) setWithdrawalStatus(id, status, txHash string) (*api.WithdrawalBody, error) {
+func (s *Server) setWithdrawalStatus(id, status, txHash string) (_ *api.WithdrawalBody, err error) {
 	s.begin()
-	defer s.commit()
+	defer s.endErr(&err)
 	now := s.tickLocked().Truncate(time.Second)
 	if lerr := ledger.CheckWithdrawalTarget(status); lerr != nil {
 		return nil, controlError(lerr)

@@ -189,7 +189,7 @@ const (
 // terminal, "cancelled" cancels it (transfer not found).
 func (s *Server) VerifyPayment(id, outcome string) error {
 	_, err := s.verifyPayment(id, outcome)
-	return s.orStoreErr(err)
+	return err
 }
 
 func (s *Server) verifyPayment(id, outcome string) (*api.PaymentBody, error) {
@@ -202,7 +202,7 @@ func (s *Server) verifyPayment(id, outcome string) (*api.PaymentBody, error) {
 // was given, else the payment's), "rejected" cancels it again.
 func (s *Server) ReviewDispute(id, outcome string) error {
 	_, err := s.reviewDispute(id, outcome)
-	return s.orStoreErr(err)
+	return err
 }
 
 func (s *Server) reviewDispute(id, outcome string) (*api.PaymentBody, error) {
@@ -212,9 +212,9 @@ func (s *Server) reviewDispute(id, outcome string) (*api.PaymentBody, error) {
 
 // controlPayment moves payment id by a control's event (or refuses the
 // control's bad outcome, outcomeErr), in the controls' error form.
-func (s *Server) controlPayment(id string, event ledger.PaymentEvent, outcomeErr *ledger.Error) (*api.PaymentBody, error) {
+func (s *Server) controlPayment(id string, event ledger.PaymentEvent, outcomeErr *ledger.Error) (_ *api.PaymentBody, err error) {
 	s.begin()
-	defer s.commit()
+	defer s.endErr(&err)
 	s.tickLocked()
 	if outcomeErr != nil {
 		return nil, controlError(outcomeErr)

@@ -94,12 +94,12 @@ func (b apiBackend) Payouts(key string, q api.PayoutQuery) ([]payout, int) {
 // the payout has a notify_url.
 func (s *Server) SetPayoutStatus(id, status string) error {
 	_, err := s.setPayoutStatus(id, status)
-	return s.orStoreErr(err)
+	return err
 }
 
-func (s *Server) setPayoutStatus(id, status string) (*api.PayoutBody, error) {
+func (s *Server) setPayoutStatus(id, status string) (_ *api.PayoutBody, err error) {
 	s.begin()
-	defer s.commit()
+	defer s.endErr(&err)
 	now := s.tickLocked()
 	if lerr := ledger.CheckPayoutTarget(status); lerr != nil {
 		return nil, controlError(lerr)

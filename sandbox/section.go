@@ -25,10 +25,15 @@ type heldHook struct {
 }
 
 // ErrStore is wrapped by the errors of a store that cannot be used: a
-// commit that failed (disk full, the file removed or damaged underneath).
-// After one the Server answers every request 503 SANDBOX_STORE and /readyz
-// 503, because what it holds in memory may no longer match the file;
-// restarting it on the same file resumes from the last committed state.
+// commit that failed (disk full, the file removed or damaged underneath),
+// or a sync of the -wal file that failed. A Go control returns it when its
+// own change was not kept, or may have been (a failed sync: the control
+// routes answer that 500, "may or may not be kept", and a 503 only what
+// was not kept); a control whose change was kept before the store failed
+// returns its own answer. After a failure the Server answers every later
+// request 503 SANDBOX_STORE and /readyz 503, because what it holds in
+// memory may no longer match the file; restarting it on the same file
+// resumes from the last committed state.
 var ErrStore = errors.New("sandbox: the database cannot be used")
 
 // begin opens a section: it takes the Server's lock, and everything the
@@ -67,6 +72,31 @@ func (s *Server) endInto(lerr **ledger.Error) {
 	if out := s.end(); out != nil {
 		*lerr = out
 	}
+}
+
+// endErr ends the section (end) and, when its changes were not kept or may
+// have been, puts that outcome in *err instead of the control's own answer
+// (storeOutcome): the Go controls return it, the control routes answer it.
+func (s *Server) endErr(err *error) {
+	if out := s.end(); out != nil {
+		*err = storeOutcome(out)
+	}
+}
+
+// outcomeError is a section's outcome as a Go control returns it: ErrStore
+// (errors.Is), with what became of the change (ledger.NotKept or
+// ledger.MaybeKept), which the control routes answer (503 or 500).
+type outcomeError struct{ out *ledger.Error }
+
+func (e outcomeError) Error() string { return ErrStore.Error() + ": " + e.out.Message }
+func (e outcomeError) Unwrap() error { return ErrStore }
+
+// storeOutcome is out as a Go control's error (nil when kept).
+func storeOutcome(out *ledger.Error) error {
+	if out == nil {
+		return nil
+	}
+	return outcomeError{out}
 }
 
 // The outcomes of a section whose store failed (end).
@@ -212,6 +242,9 @@ type durableStore interface {
 	needs(synced uint64) uint64
 	// syncWAL makes every commit returned so far durable.
 	syncWAL() error
+	// salvage keeps what can still be kept once the store failed, with no
+	// transaction open: the commits of a removed -wal file.
+	salvage()
 }
 
 // maxGroup bounds the sections one commit covers, so that a steady stream
@@ -260,6 +293,14 @@ func (s *Server) waitSynced(n uint64) *ledger.Error {
 					l.Error("database sync failed: answering 503 until restarted", slog.String("error", err.Error()))
 				}
 			}
+			// A sync fails too when it finds the -wal file removed: its
+			// commits, the acknowledged ones included, are copied into the
+			// database now (no later commit or probe will: the store has
+			// failed). The open transaction, if any, is rolled back first.
+			if g.open > 0 {
+				s.checkpointLocked()
+			}
+			g.st.salvage()
 			s.mu.Unlock()
 		}
 		g.mu.Lock()
@@ -403,15 +444,6 @@ func (s *Server) storeFailed() error {
 	s.lock()
 	defer s.unlock()
 	return s.storeErr
-}
-
-// orStoreErr is the error a Go control returns: the store's when it
-// failed, else the control's own.
-func (s *Server) orStoreErr(err error) error {
-	if serr := s.storeFailed(); serr != nil {
-		return serr // the control's own answer came from a store that failed
-	}
-	return err
 }
 
 // outboxLocked records a delivery in the store's outbox within the current

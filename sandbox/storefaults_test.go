@@ -322,3 +322,66 @@ func TestDBDeliveryEndSurvivesAKillOnAQuietSandbox(t *testing.T) {
 		t.Fatalf("the delivered webhook was sent %d times in all, want once", sink.attempts)
 	}
 }
+
+// A control is a section too: the clock advanced by a control whose commit
+// returned before another section's commit failed gets its sync and
+// answers 200 (not 503: a retry would advance it twice), and the advance
+// is in the file after a restart. The Go control whose section the store
+// failed returns ErrStore.
+func TestFailedCommitLeavesAnEarlierControlItsAnswer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sandbox.db")
+	e := dbEnv(t, path, &clock{t: base}, Config{})
+	g := e.gateSync()
+	calls := make(chan result, 4)
+	e.call(calls, "first", createPaymentOp(100), "first")
+	<-g.entered
+	out := make(chan answer, 1)
+	go func() { out <- answer{"advance", e.control("/sandbox/clock/advance", `{"seconds":60}`)} }()
+	e.untilCommittedAndWaiting(2)
+	e.failNextCommit()
+	e.call(calls, "transfer 50", transferOp(50), "")
+	if r := <-calls; r.err == nil || r.err.Kind != ledger.NotKept {
+		t.Errorf("the transfer whose commit failed: %+v, want NotKept", r)
+	}
+	if err := e.sb.InjectFault(Fault{Method: "GET", Path: "/v1/banks", Mode: FaultErrorBefore}); !errors.Is(err, ErrStore) {
+		t.Errorf("InjectFault after the failed commit: %v, want ErrStore", err)
+	}
+	g.release <- nil
+	if r := <-calls; r.err != nil {
+		t.Fatalf("first: %+v", r)
+	}
+	if r := e.collect(out, g, 1, nil)["advance"]; r.status != 200 {
+		t.Errorf("the advance committed before the failed commit answered %d though its sync succeeded: %s", r.status, r.raw)
+	}
+	g.ungate()
+	e.stop()
+
+	e2 := dbEnv(t, path, &clock{t: base}, Config{})
+	eq(t, e2.sb.Now(), base.Add(time.Minute))
+	wantStatus(t, e2.do("GET", "/v1/banks", ""), 200, "") // the fault whose commit failed is not in the file
+}
+
+// The -wal file removed between a commit and its sync: the sync is what
+// sees it, the store fails there (no later commit or probe rescues
+// anything), so the sync's failure copies the removed file's commits into
+// the database itself: the payments acknowledged before survive a kill.
+func TestDBWALRemovedSeenByASync(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sandbox.db")
+	e := dbEnv(t, path, &clock{t: base}, Config{})
+	id := e.createPayment(`{"ext_id":"acknowledged","amount":100}`).str("id")
+	g := e.gateSync()
+	calls := make(chan result, 2)
+	e.call(calls, "during", createPaymentOp(101), "during")
+	<-g.entered // committed; the sync is held
+	must(t, os.Remove(path+"-wal"))
+	g.release <- nil // the real sync runs, and finds the file gone
+	if r := <-calls; r.err == nil || r.err.Kind != ledger.MaybeKept {
+		t.Fatalf("the create whose sync found the -wal file removed: %+v, want MaybeKept", r)
+	}
+	killed := crashImage(t, path)
+	eq(t, e.readyz(), 503)
+	g.ungate()
+
+	e2 := dbEnv(t, killed, &clock{t: base}, Config{})
+	eq(t, e2.do("GET", "/v1/payments/"+id, "").str("ext_id"), "acknowledged")
+}

@@ -121,6 +121,9 @@ func TestFaultOracle(t *testing.T) {
 				t.Errorf("fault oracle, seed %d: %d violations:\n  %s\nreplay: go test ./internal/sandboxcli -run 'TestFaultOracle' -faultoracle.seed=%d -v",
 					seed, len(o.violations), strings.Join(o.violations, "\n  "), seed)
 			}
+			if o.log != "" {
+				t.Log(o.log)
+			}
 			t.Logf("seed %d: %s", seed, o.summary())
 		})
 	}
@@ -245,6 +248,7 @@ type oracle struct {
 	answers    map[string]int // verdicts seen, for the summary
 	n          int            // payments asked for
 	nTransfers int            // transfers asked for
+	log        string         // the stderr of the first cycle that broke a property
 }
 
 func newOracle(t *testing.T, exe string, disk *oracleDisk, seed uint64) *oracle {
@@ -297,8 +301,13 @@ func (o *oracle) run() {
 			env = append(env, "PAYKIT_FAULT_SYNC_FAIL="+strconv.Itoa(2+o.rng.IntN(40)))
 		}
 		o.reqs = o.reqs[:0]
-		o.cycle(o.start(env...), c, fault)
+		p := o.start(env...)
+		o.cycle(p, c, fault)
+		before := len(o.violations)
 		o.settle(o.start(), fmt.Sprintf("cycle %d (%s)", c, fault), fault == faultTerm)
+		if len(o.violations) > before && o.log == "" {
+			o.log = fmt.Sprintf("the log of cycle %d's sandbox, first cycle with a violation:\n%s", c, p.logTail())
+		}
 	}
 	o.finish()
 }

@@ -1433,6 +1433,16 @@ func (st *SQL) sameWAL() error {
 	return fmt.Errorf("%w: %s (%s): what it holds would not be there at the next start", errWALMoved, name, why)
 }
 
+// Salvage keeps what can still be kept once the sandbox's store failed,
+// called with no transaction open: when the -wal file's name no longer
+// reaches the file SQLite writes (a sync found it so), its commits are
+// copied into the database (rescueWAL). Anything else it leaves alone.
+func (st *SQL) Salvage() {
+	if errors.Is(st.sameWAL(), errWALMoved) {
+		st.rescueWAL()
+	}
+}
+
 // rescueWAL copies every commit of a -wal file that was removed or
 // replaced under the store into the database file, once, when no
 // transaction is open: a checkpoint, which SQLite syncs. The commits
