@@ -222,9 +222,11 @@
 // form (/sandbox/login) that sets an HttpOnly, SameSite=Strict session
 // cookie holding an HMAC of the token, never the token. A token that could
 // be guessed (under 128 bits of estimated entropy) is refused at start, and
-// wrong ones are slowed per client address: after five, the address is
-// answered 429 with a Retry-After that doubles with each further failure
-// (up to 15 minutes), and each failure is logged without the token.
+// wrong ones are throttled per client address: after five, the address's
+// wrong tokens are answered 429 with a Retry-After that doubles with each
+// further failure (up to 15 minutes), and each counted failure is logged
+// without the token. The right token always passes, so guesses from behind
+// the same reverse proxy or NAT never lock its holder out.
 // Loopback-only sandboxes need no token. The controls:
 //
 //	POST /sandbox/payments/{id}/verify          {"outcome":"completed"} or {"outcome":"cancelled"}

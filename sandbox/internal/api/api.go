@@ -6,8 +6,9 @@
 // types and nothing of how resources are stored: Backend, the merchant
 // API (/v1/) and the health endpoints, one section of the sandbox per
 // call; and Controls, the /sandbox/ controls and inspection views, which
-// ControlServer serves behind Guard (the loopback Host, the control
-// token, JSON for a control POST), which the dashboard's routes call too.
+// ControlServer serves behind package guard's Guard (the loopback Host,
+// the control token, JSON for a control POST), which it shares with the
+// dashboard's routes and login page.
 package api
 
 import (

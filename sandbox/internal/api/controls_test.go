@@ -87,7 +87,7 @@ func (f *fakeControls) Deliveries() any    { return []fakeView{} }
 func controlMux(c *ControlServer) *http.ServeMux {
 	mux := http.NewServeMux()
 	c.ControlRoutes(mux)
-	c.LoginRoutes(mux)
+	c.Guard().LoginRoutes(mux)
 	c.InspectionRoutes(mux)
 	return mux
 }
