@@ -75,7 +75,7 @@ type Controls interface {
 	SetWithdrawalStatus(id, status, txHash string) (any, error)
 	// Advance moves the sandbox clock forward by d (the sandbox bounds
 	// the total) and returns the clock's new time.
-	Advance(d time.Duration) time.Time
+	Advance(d time.Duration) (time.Time, error)
 	// InjectFault arms a fault.
 	InjectFault(f Fault) error
 	// FlushWebhooks waits until every queued webhook is delivered or
@@ -85,7 +85,7 @@ type Controls interface {
 	// ResendWebhook sends a logged delivery again and returns the new one.
 	ResendWebhook(id string) (any, error)
 	// Reset puts the sandbox back to its starting state.
-	Reset()
+	Reset() error
 	// StoreFailed is the store's failure, once it failed; nil before.
 	StoreFailed() error
 	// State is the sandbox's state for GET /sandbox/state.
@@ -188,7 +188,11 @@ func (c *ControlServer) ControlRoutes(mux *http.ServeMux) {
 			if req.Seconds < int64(math.MaxInt64/time.Second) {
 				d = time.Duration(req.Seconds) * time.Second
 			}
-			return map[string]string{"now": Timestamp(c.b.Advance(d))}, nil
+			now, err := c.b.Advance(d)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]string{"now": Timestamp(now)}, nil
 		})
 	})
 	mux.HandleFunc("POST /sandbox/faults", func(w http.ResponseWriter, r *http.Request) {
@@ -217,7 +221,7 @@ func (c *ControlServer) ControlRoutes(mux *http.ServeMux) {
 	})
 	mux.HandleFunc("POST /sandbox/reset", func(w http.ResponseWriter, r *http.Request) {
 		var req struct{}
-		c.control(w, r, &req, func() (any, error) { c.b.Reset(); return struct{}{}, nil })
+		c.control(w, r, &req, func() (any, error) { return struct{}{}, c.b.Reset() })
 	})
 	mux.HandleFunc("/sandbox/", func(w http.ResponseWriter, r *http.Request) {
 		if !c.g.Admit(w, r, false) {
@@ -249,9 +253,10 @@ func (c *ControlServer) control(w http.ResponseWriter, r *http.Request, req any,
 		return
 	}
 	v, err := do()
+	var out *ledger.Error
 	switch {
-	case c.b.StoreFailed() != nil:
-		WriteError(w, StoreUnavailable())
+	case errors.As(err, &out) && (out.Kind == ledger.NotKept || out.Kind == ledger.MaybeKept):
+		WriteError(w, FromLedger(out)) // the control's own outcome, not the store's state now
 	case err == nil:
 		WriteJSON(w, http.StatusOK, v)
 	default:
