@@ -41,6 +41,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -625,7 +626,7 @@ func (o *oracle) checkTransfers(when string, reserve int64) {
 	}
 	sums := map[int64]bool{0: true}
 	for _, c := range unsure {
-		next := maps2(sums)
+		next := maps.Clone(sums)
 		for s := range sums {
 			next[s+c] = true
 		}
@@ -639,14 +640,6 @@ func (o *oracle) checkTransfers(when string, reserve int64) {
 		o.violate("%s: the reserve moved by %d.%02d USDT, which no choice of the uncertain transfers explains "+
 			"(acknowledged %+d.%02d; the transfers: %s)", when, need/100, abs(need%100), sure/100, abs(sure%100), strings.Join(kinds, ", "))
 	}
-}
-
-func maps2(m map[int64]bool) map[int64]bool {
-	out := make(map[int64]bool, 2*len(m))
-	for k := range m {
-		out[k] = true
-	}
-	return out
 }
 
 func abs(n int64) int64 {
@@ -927,11 +920,7 @@ func newOracleHooks(t *testing.T) *oracleHooks {
 func (h *oracleHooks) snapshot() map[string]int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make(map[string]int, len(h.got))
-	for k, n := range h.got {
-		out[k] = n
-	}
-	return out
+	return maps.Clone(h.got)
 }
 
 func (h *oracleHooks) bad() []string {
