@@ -178,6 +178,20 @@
 // unknown fields, so a notify_url pointing at /sandbox/reset resets
 // nothing. Receivers on loopback and private addresses stay reachable.
 //
+// Config.WebhookFaults (the binary's -webhook-faults
+// duplicate=0.1,reorder=0.1,delay=2s,seed=42) makes deliveries arrive
+// twice, held back behind the resource's next notification, or late on the
+// sandbox clock, at the rates given; the same seed and the same
+// notifications replay the same faults. State.Webhooks.Faults, GET
+// /sandbox/state and the dashboard show them with the seed in use.
+//
+// GET /sandbox/listen is a merchant's live feed (Server-Sent Events) of
+// every notification of its resources, those without a notify_url
+// included, signed as /v1 is (no control token); Remote.Listen follows it,
+// reconnecting and resuming from the last position (see Remote.Listen and
+// sandbox/README.md for the events). GET /sandbox/requests?follow=1
+// streams the request log the same way (Remote.FollowRequests).
+//
 // # Hosted payment page
 //
 // GET /pay/{id} (no authentication) renders the amount, requisites, status

@@ -84,13 +84,14 @@ type ListenNotification struct {
 // restart cannot be told (Reason "restart", Count -1, From 0 when the
 // position resumed from belongs to another run or sandbox).
 type ListenMissed struct {
-	// From is the first position missed (0 when unknown, after a restart).
+	// From is the first position not received (0: unknown, see above).
 	From uint64 `json:"from"`
-	// To is the last position missed.
+	// To is the last position not received.
 	To uint64 `json:"to"`
-	// Count is how many notifications were missed, -1 when it cannot be told.
+	// Count is how many were lost in that range, -1 when it cannot be
+	// told. With ListenEvents, a Reason "window" counts every kind.
 	Count int `json:"count"`
-	// Reason is "slow", "window" or "restart" (see the type's doc).
+	// Reason is "slow", "window" or "restart".
 	Reason string `json:"reason"`
 }
 
