@@ -576,7 +576,7 @@ func TestFollowRequests(t *testing.T) {
 	if first.Record == nil || first.Record.Route != "/v1/balance" || first.Record.Status != 200 {
 		t.Fatalf("first record %+v, want GET /v1/balance 200", first.Record)
 	}
-	if rec := nextRequest(t, events).Record; rec == nil || rec.Path != "/sandbox/requests" || rec.Status != 401 {
+	if rec := nextRequest(t, events).Record; rec == nil || rec.Path != "/sandbox/requests" || rec.Status != 401 || rec.Merchant != "" {
 		t.Fatalf("second record %+v, want the refused follow", rec)
 	}
 	wantStatus(t, e.do("GET", "/v1/payments/by-ext-id/4111111111111111", ""), 404, "PAY_006")
@@ -584,6 +584,9 @@ func TestFollowRequests(t *testing.T) {
 	if rec := live.Record; rec == nil || rec.Method != "GET" || rec.Route != "/v1/payments/by-ext-id/{extId}" ||
 		rec.Path != "/v1/payments/by-ext-id/************1111" || rec.Status != 404 || rec.Code != "PAY_006" {
 		t.Fatalf("live record %+v, want the masked GET 404 PAY_006", live.Record)
+	}
+	if live.Record.Merchant != "pk_s…" || first.Record.Merchant != "pk_s…" {
+		t.Fatalf("merchant of a signed request %q, %q, want the key's start pk_s…", live.Record.Merchant, first.Record.Merchant)
 	}
 	if live.Position <= first.Position {
 		t.Fatalf("positions %d then %d: not increasing", first.Position, live.Position)
