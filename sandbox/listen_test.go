@@ -15,6 +15,7 @@ import (
 	"time"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/receivertest"
 )
 
 // listener follows a Remote's listen feed in the background.
@@ -102,27 +103,6 @@ func (e *env) remote(t *testing.T, key, secret string) *Remote {
 	return r
 }
 
-// rawSink records each delivery's exact body and token.
-type rawSink struct {
-	mu     sync.Mutex
-	bodies []string
-	tokens []string
-	srv    *httptest.Server
-}
-
-func newRawSink(t *testing.T) *rawSink {
-	s := &rawSink{}
-	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		s.mu.Lock()
-		s.bodies = append(s.bodies, string(b))
-		s.tokens = append(s.tokens, r.Header.Get("X-Notification-Token"))
-		s.mu.Unlock()
-	}))
-	t.Cleanup(s.srv.Close)
-	return s
-}
-
 const wallet = "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
 
 // TestListenFeed: every notification of the merchant's resources, in
@@ -131,18 +111,18 @@ const wallet = "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
 // which have no notify_url, are in it too.
 func TestListenFeed(t *testing.T) {
 	e := newEnv(t, Config{})
-	sink := newRawSink(t)
+	sink := receivertest.NewRecording(t)
 	l := listen(t, e.remote(t, e.key, e.sec))
 	sess := l.session()
 	if !strings.HasPrefix(sess.Token, "lst_") || len(sess.Token) != 36 {
 		t.Fatalf("session token has not the sandbox's form (lst_ and 32 hex digits)")
 	}
 
-	withHook := e.createPayment(`{"ext_id":"l1","amount":150,"notify_url":"` + sink.srv.URL + `","notification_token":"tok-1"}`).str("id")
+	withHook := e.createPayment(`{"ext_id":"l1","amount":150,"notify_url":"` + sink.URL + `","notification_token":"tok-1"}`).str("id")
 	bare := e.createPayment(`{"ext_id":"l2","amount":150}`).str("id")
 	wantStatus(t, e.do("POST", "/v1/payments/"+withHook+"/cancel", ""), 200, "")
 	wantStatus(t, e.do("POST", "/v1/payments/"+bare+"/cancel", ""), 200, "")
-	po := e.do("POST", "/v1/payouts", `{"ext_id":"l3","amount":1,"method":"card","requisites":"2200000000000004","holder_name":"A","notify_url":"`+sink.srv.URL+`?secret=s3"}`).str("id")
+	po := e.do("POST", "/v1/payouts", `{"ext_id":"l3","amount":1,"method":"card","requisites":"2200000000000004","holder_name":"A","notify_url":"`+sink.URL+`?secret=s3"}`).str("id")
 	must(t, e.sb.SetPayoutStatus(po, "processing"))
 	wd := e.do("POST", "/v1/withdrawals", `{"terminal_id":"term_sandbox_main","amount":1,"address":"`+wallet+`"}`).str("id")
 	must(t, e.sb.SetWithdrawalStatus(wd, "completed", ""))
@@ -150,9 +130,9 @@ func TestListenFeed(t *testing.T) {
 
 	type want struct{ kind, id, status, url, token string }
 	wants := []want{
-		{"payment", withHook, "CANCELLED", sink.srv.URL, "tok-1"},
+		{"payment", withHook, "CANCELLED", sink.URL, "tok-1"},
 		{"payment", bare, "CANCELLED", "", sess.Token},
-		{"payout", po, "processing", sink.srv.URL + "?secret=xxxxx", sess.Token},
+		{"payout", po, "processing", sink.URL + "?secret=xxxxx", sess.Token},
 		{"withdrawal", wd, "completed", "", sess.Token},
 	}
 	var got []*ListenNotification
@@ -174,12 +154,11 @@ func TestListenFeed(t *testing.T) {
 	}
 	l.quiet()
 	// The bodies are the very bytes the receiver got.
-	sink.mu.Lock()
-	defer sink.mu.Unlock()
-	if len(sink.bodies) != 2 || string(got[0].Body) != sink.bodies[0] || string(got[2].Body) != sink.bodies[1] {
-		t.Fatalf("feed bodies differ from the receiver's:\nfeed %s\n     %s\nsink %q", got[0].Body, got[2].Body, sink.bodies)
+	bodies, tokens := sink.Bodies(), sink.Tokens()
+	if len(bodies) != 2 || string(got[0].Body) != bodies[0] || string(got[2].Body) != bodies[1] {
+		t.Fatalf("feed bodies differ from the receiver's:\nfeed %s\n     %s\nsink %q", got[0].Body, got[2].Body, bodies)
 	}
-	if sink.tokens[1] != "" {
+	if tokens[1] != "" {
 		t.Errorf("the payout's real delivery carries a token; only the feed's copy has the session's")
 	}
 	for _, frag := range []string{`"id":"` + bare + `"`, `"status":"CANCELLED"`} {
