@@ -254,7 +254,11 @@ func TestListenSeesOnlyItsMerchant(t *testing.T) {
 	if err := r.Listen(context.Background(), nil); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("Listen without WithMerchant: %v, want ErrInvalidArgument", err)
 	}
-	if err := e.remote(t, "pk_a", "sk_a").Listen(context.Background(), nil, ListenToken("two words")); !errors.Is(err, ErrInvalidArgument) {
+	if err := e.remote(t, "pk_a", "sk_a").Listen(context.Background(), nil); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("Listen without a function: %v, want ErrInvalidArgument", err)
+	}
+	noop := func(ListenEvent) error { return nil }
+	if err := e.remote(t, "pk_a", "sk_a").Listen(context.Background(), noop, ListenToken("two words")); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("a token with a space: %v, want ErrInvalidArgument before any request", err)
 	}
 }
