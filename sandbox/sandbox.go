@@ -461,11 +461,16 @@ func (s *Server) resetLocked() {
 // Reset puts the sandbox back to the state New built: configured merchants
 // and balances, no payments, payouts or withdrawals, no faults, clock offset
 // zero. Webhooks already queued are still delivered.
-func (s *Server) Reset() {
+func (s *Server) Reset() { s.reset() }
+
+// reset is Reset, returning what became of it when the store failed
+// (storeOutcome), for the controls.
+func (s *Server) reset() (err error) {
 	s.begin()
-	defer s.commit()
+	defer s.endErr(&err)
 	s.resetLocked()
 	s.pilot.Clear()
+	return nil
 }
 
 // Close stops webhook delivery: queued deliveries are dropped and attempts
@@ -528,8 +533,7 @@ func (s *Server) ResendWebhook(id string) (Delivery, error) {
 		return Delivery{}, err
 	}
 	s.outboxLocked(key, dl)
-	s.commit()
-	if err := s.storeFailed(); err != nil {
+	if err := storeOutcome(s.end()); err != nil {
 		return Delivery{}, err
 	}
 	return s.hooks.snapshot(dl.rec), nil
@@ -559,10 +563,14 @@ const maxClockOffset = 100 * 365 * 24 * time.Hour
 // A negative d is ignored and the total offset is clamped at 100 years:
 // time in the sandbox never runs backwards, not even when huge advances
 // would overflow.
-func (s *Server) Advance(d time.Duration) {
+func (s *Server) Advance(d time.Duration) { s.advance(d) }
+
+// advance is Advance, returning what became of it when the store failed
+// (storeOutcome), for the controls.
+func (s *Server) advance(d time.Duration) (err error) {
 	defer func() { now := s.Now(); s.hooks.wake(now); s.pilot.Run(now) }() // after s.mu is released
 	s.begin()
-	defer s.commit()
+	defer s.endErr(&err)
 	if d > 0 {
 		if d > maxClockOffset-s.offset {
 			s.offset = maxClockOffset
@@ -572,6 +580,7 @@ func (s *Server) Advance(d time.Duration) {
 		s.jr.saveOffset(s.offset)
 	}
 	s.expireDueLocked(s.nowLocked())
+	return nil
 }
 
 // Terminals returns a snapshot of the terminals of the merchant with the

@@ -22,10 +22,6 @@ import (
 // the control the JSON API and the Go controls call.
 type webBackend struct{ s *Server }
 
-func (b webBackend) Guard(w http.ResponseWriter, r *http.Request) bool {
-	return b.s.ctl.Guard(w, r, false)
-}
-
 func (b webBackend) Dashboard(page, errMsg string, refresh int) web.Data {
 	return b.s.dashboard(page, errMsg, refresh)
 }
