@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/internal/mask"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	"github.com/shopspring/decimal"
@@ -39,6 +40,10 @@ type RequestRecord struct {
 	Fault string `json:"fault,omitempty"`
 	// Duration is the wall-clock time spent serving it.
 	Duration time.Duration `json:"duration_ns"`
+	// Merchant is the API key the request was authenticated with, shown by
+	// its start as the logs show keys ("pk_s…"); empty for a request no
+	// merchant signed (controls, inspection, the pages, a refused one).
+	Merchant string `json:"merchant,omitempty"`
 }
 
 // recordRequest appends the request to the ring and logs it.
@@ -46,6 +51,9 @@ func (s *Server) recordRequest(sv api.Served) {
 	d := sv.Duration
 	rec := RequestRecord{Method: knownMethod(sv.Method), Route: routePath(sv.Pattern),
 		Path: api.MaskedPath(sv.Path), Status: sv.Status, Code: sv.Code, Fault: sv.Fault, Duration: d}
+	if sv.Merchant != "" {
+		rec.Merchant = mask.Key(sv.Merchant)
+	}
 	// No section: the line is kept with a later commit, and its time is
 	// read under the same lock (a line is no answer: it waits for no sync).
 	s.lock()

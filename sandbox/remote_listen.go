@@ -145,6 +145,9 @@ func (r *Remote) Listen(ctx context.Context, fn func(ListenEvent) error, opts ..
 	if r.apiKey == "" || r.signer == nil {
 		return fmt.Errorf("sandbox: Listen: %w: no merchant credentials (NewRemote with WithMerchant)", ErrInvalidArgument)
 	}
+	if fn == nil {
+		return fmt.Errorf("sandbox: Listen: %w: no function to call with the events", ErrInvalidArgument)
+	}
 	if err := checkListenToken(o.token); err != nil {
 		return err
 	}
@@ -234,6 +237,9 @@ type RequestEvent struct {
 // It reconnects and resumes as Listen does. Filter by path, status or
 // method in fn.
 func (r *Remote) FollowRequests(ctx context.Context, fn func(RequestEvent) error) error {
+	if fn == nil {
+		return fmt.Errorf("sandbox: FollowRequests: %w: no function to call with the records", ErrInvalidArgument)
+	}
 	s := &sseStream{r: r, path: "/sandbox/requests"}
 	return s.run(ctx, func(ev sseEvent) error {
 		switch ev.name {

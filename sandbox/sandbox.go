@@ -131,8 +131,10 @@ type Config struct {
 	// [0,1] or a negative delay is refused by Open with
 	// ErrInvalidArgument. Seed 0 (with any fault set) picks a seed at
 	// random; /sandbox/state and the dashboard show the seed in use, so a
-	// run can be replayed. The listen feed is not affected: it carries
-	// each notification once, in order.
+	// run can be replayed. FlushWebhooks waits for delayed and held
+	// deliveries too: with an injected clock, Advance past them first.
+	// The listen feed is not affected: it carries each notification once,
+	// in order.
 	WebhookFaults WebhookFaults
 }
 
