@@ -92,7 +92,7 @@ func (c localController) Advance(ctx context.Context, d time.Duration) (time.Tim
 		return time.Time{}, err
 	}
 	c.s.Advance(d)
-	if err := c.s.storeFailed(); err != nil {
+	if err := c.s.svc.StoreFailed(); err != nil {
 		return time.Time{}, err
 	}
 	return c.s.Now(), nil
@@ -110,7 +110,7 @@ func (c localController) Reset(ctx context.Context) error {
 		return err
 	}
 	c.s.Reset()
-	return c.s.storeFailed()
+	return c.s.svc.StoreFailed()
 }
 
 func (c localController) FlushWebhooks(ctx context.Context) error { return c.s.FlushWebhooks(ctx) }
@@ -120,7 +120,7 @@ func (c localController) State(ctx context.Context) (State, error) {
 		return State{}, err
 	}
 	st := c.s.State()
-	if err := c.s.storeFailed(); err != nil {
+	if err := c.s.svc.StoreFailed(); err != nil {
 		return State{}, err
 	}
 	return st, nil

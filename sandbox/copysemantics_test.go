@@ -17,10 +17,10 @@ func openSQL(t *testing.T, start func() []*ledger.Merchant) (ledger.Store, map[s
 	if !ok {
 		t.Fatal("no driver registered")
 	}
-	var ms map[string]*merchant
+	var ms map[string]*ledger.Merchant
 	st, err := storage.OpenSQL(drv, storage.SQLDeps{Start: start, MaskKey: mask.Key, MaxSamePending: 100,
 		RequestLogSize: DefaultRequestLogSize, DeliveryLogSize: DefaultDeliveryLogSize,
-		Merchant: func(k string) *merchant { return ms[k] }}, filepath.Join(t.TempDir(), "s.db"))
+		Merchant: func(k string) *ledger.Merchant { return ms[k] }}, filepath.Join(t.TempDir(), "s.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 )
 
@@ -23,13 +24,13 @@ type failingStore struct {
 	changed  bool // the section saved a resource, a terminal or the clock
 }
 
-func (f *failingStore) AddPayment(p *payment) { f.changed = true; f.Store.AddPayment(p) }
-func (f *failingStore) SaveTerminal(m *merchant, t *terminal) {
+func (f *failingStore) AddPayment(p *ledger.Payment) { f.changed = true; f.Store.AddPayment(p) }
+func (f *failingStore) SaveTerminal(m *ledger.Merchant, t *ledger.Terminal) {
 	f.changed = true
 	f.Store.SaveTerminal(m, t)
 }
-func (f *failingStore) SaveMerchant(m *merchant)    { f.changed = true; f.Store.SaveMerchant(m) }
-func (f *failingStore) Reset() map[string]*merchant { f.changed = true; return f.Store.Reset() }
+func (f *failingStore) SaveMerchant(m *ledger.Merchant)    { f.changed = true; f.Store.SaveMerchant(m) }
+func (f *failingStore) Reset() map[string]*ledger.Merchant { f.changed = true; return f.Store.Reset() }
 
 func (f *failingStore) Commit() error {
 	changed := f.changed
@@ -41,25 +42,16 @@ func (f *failingStore) Commit() error {
 	return f.Store.Commit()
 }
 
-// failingJournal tells its failingStore of a change to the clock offset,
-// which commits with the resources.
-type failingJournal struct {
-	journal
-	f *failingStore
-}
-
-func (j failingJournal) saveOffset(d time.Duration) { j.f.changed = true; j.journal.saveOffset(d) }
-
 // failNextCommit wraps e's store so that its next commit of a change
 // fails.
 func (e *env) failNextCommit() {
-	e.sb.mu.Lock()
-	defer e.sb.mu.Unlock()
-	f, ok := e.sb.st.core.(*failingStore)
+	p := e.sb.svc.Probe()
+	p.Lock()
+	defer p.Unlock()
+	f, ok := p.Store().(*failingStore)
 	if !ok {
-		f = &failingStore{Store: e.sb.st.core}
-		e.sb.st.core = f
-		e.sb.jr = failingJournal{journal: e.sb.jr, f: f}
+		f = &failingStore{Store: p.Store()}
+		p.SetStore(f, func() { f.changed = true }) // the clock offset commits with the resources
 	}
 	f.failNext = true
 }
@@ -89,7 +81,7 @@ func TestFailedCommitLeavesNothingVisible(t *testing.T) {
 	}
 	wantStatus(t, transfer("100"), 200, "")
 	must(t, e.sb.InjectFault(Fault{Method: "GET", Path: "/v1/banks", Mode: FaultErrorBefore, Status: 502, Count: 5}))
-	_, sql := e.sb.st.core.(*storage.SQL)
+	_, sql := e.sb.svc.Probe().Store().(*storage.SQL)
 
 	e.failNextCommit()
 	wantStatus(t, transfer("50"), 503, "SANDBOX_STORE")

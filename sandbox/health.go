@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"context"
-
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 )
 
@@ -16,17 +14,3 @@ const (
 	// requests (its storage usable), else 503 {"status":"unavailable"}.
 	ReadyzPath = api.ReadyzPath
 )
-
-// ready reports whether the sandbox can serve. The in-memory state is
-// always usable; a persistent store (Config.DBPath) adds its check here.
-func (s *Server) ready(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.storeErr != nil {
-		return s.storeErr
-	}
-	return s.st.core.Ping()
-}

@@ -1,4 +1,4 @@
-package sandbox
+package service
 
 import (
 	"context"
@@ -8,31 +8,8 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
-// Delivery is one webhook notification as the sandbox recorded it: what
-// it announced, where it went, and every attempt with the receiver's
-// answer. It answers "why did my webhook not arrive" without a packet
-// capture. The notification token is never recorded. Its fields are
-// documented where it is defined, in the sandbox's webhook layer.
+// Delivery is one webhook notification as the sandbox recorded it.
 type Delivery = webhook.Delivery
-
-// DeliveryAttempt is one POST of a delivery and what came back.
-type DeliveryAttempt = webhook.Attempt
-
-// Delivery states.
-const (
-	// DeliveryPending is a delivery queued or being retried.
-	DeliveryPending = webhook.Pending
-	// DeliveryDelivered is a delivery that a receiver answered with a 2xx.
-	DeliveryDelivered = webhook.Delivered
-	// DeliveryFailed is a delivery given up on: every attempt failed, its
-	// URL cannot become a request, or Close stopped it.
-	DeliveryFailed = webhook.Failed
-)
-
-// DefaultDeliveryLogSize is how many deliveries the log keeps: enough to
-// see a test run or a debugging session, bounded so that a sandbox left
-// running for days does not grow.
-const DefaultDeliveryLogSize = 1000
 
 // hook names what a notification announces, for the delivery log.
 type hook = webhook.Hook

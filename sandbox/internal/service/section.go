@@ -1,7 +1,6 @@
-package sandbox
+package service
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/paykit-dev/paykit-go/internal/mask"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
@@ -21,16 +21,9 @@ type heldHook struct {
 	dl  delivery
 }
 
-// ErrStore is wrapped by the errors of a store that cannot be used: a
-// commit that failed (disk full, the file removed or damaged underneath).
-// After one the Server answers every request 503 SANDBOX_STORE and /readyz
-// 503, because what it holds in memory may no longer match the file;
-// restarting it on the same file resumes from the last committed state.
-var ErrStore = errors.New("sandbox: the database cannot be used")
-
 // begin opens a section: it takes the Server's lock, and everything the
 // rules change until commit is one transaction of the store.
-func (s *Server) begin() {
+func (s *Service) begin() {
 	if s.grp.st == nil {
 		s.mu.Lock()
 		return
@@ -44,9 +37,9 @@ func (s *Server) begin() {
 // note a diagnostic (kept with the next commit): counted as begin counts,
 // so that a section ending meanwhile may leave its commit to the group;
 // unlock then commits that group when nobody else is coming to.
-func (s *Server) lock() { s.begin() }
+func (s *Service) lock() { s.begin() }
 
-func (s *Server) unlock() {
+func (s *Service) unlock() {
 	if s.grp.open > 0 && s.grp.entering.Load() == 0 {
 		s.checkpointLocked()
 	}
@@ -60,7 +53,7 @@ func (s *Server) unlock() {
 // only once what it changed, and what it read of others' changes, is
 // committed and on disk (groupCommit). Its webhooks are released after
 // the same sync.
-func (s *Server) commit() {
+func (s *Service) commit() {
 	g := &s.grp
 	if g.st == nil {
 		s.checkpointLocked()
@@ -169,7 +162,7 @@ type heldBatch struct {
 // waitSynced returns once commit n is on disk or a sync or commit failed
 // (then storeErr is set), leading a sync when none runs and commit n has
 // returned.
-func (s *Server) waitSynced(n uint64) {
+func (s *Service) waitSynced(n uint64) {
 	g := &s.grp
 	g.mu.Lock()
 	g.waiting++
@@ -231,7 +224,7 @@ func (s *Server) waitSynced(n uint64) {
 // counters, clock offset, faults) goes back to the last commit: nothing a
 // 503 answered is visible anywhere, not in /sandbox/state, the dashboard or
 // Server.Terminals.
-func (s *Server) checkpointLocked() {
+func (s *Service) checkpointLocked() {
 	var err error
 	if s.storeErr != nil {
 		s.st.core.Rollback() // the store failed: nothing more is kept until a restart
@@ -281,7 +274,7 @@ type keptState struct {
 	terminals []keptTerminal
 	transfers []keptTransfers
 	offset    time.Duration
-	faults    []Fault
+	faults    []api.Fault
 }
 
 type keptTerminal struct {
@@ -294,7 +287,7 @@ type keptTransfers struct {
 	n int
 }
 
-func (k *keptState) take(s *Server) {
+func (k *keptState) take(s *Service) {
 	k.merchants, k.offset = s.merchants, s.offset
 	k.terminals, k.transfers, k.faults = k.terminals[:0], k.transfers[:0], k.faults[:0]
 	for _, m := range s.merchants {
@@ -308,7 +301,7 @@ func (k *keptState) take(s *Server) {
 	}
 }
 
-func (k *keptState) restore(s *Server) {
+func (k *keptState) restore(s *Service) {
 	if k.merchants == nil {
 		return // nothing committed yet: Open fails instead
 	}
@@ -326,8 +319,8 @@ func (k *keptState) restore(s *Server) {
 	}
 }
 
-// storeFailed returns the error of a failed commit, or nil.
-func (s *Server) storeFailed() error {
+// StoreFailed returns the error of a failed commit, or nil.
+func (s *Service) StoreFailed() error {
 	s.lock()
 	defer s.unlock()
 	return s.storeErr
@@ -335,15 +328,15 @@ func (s *Server) storeFailed() error {
 
 // orStoreErr is the error a Go control returns: the store's when it
 // failed, else the control's own.
-func (s *Server) orStoreErr(err error) error {
-	if serr := s.storeFailed(); serr != nil {
+func (s *Service) orStoreErr(err error) error {
+	if serr := s.StoreFailed(); serr != nil {
 		return serr // the control's own answer came from a store that failed
 	}
 	return err
 }
 
 // enqueueLocked sends a webhook of the current section (see outboxLocked).
-func (s *Server) enqueueLocked(h hook, target, token string, v any) {
+func (s *Service) enqueueLocked(h hook, target, token string, v any) {
 	if key, dl, ok := s.hooks.prepare(h, target, token, v); ok {
 		s.outboxLocked(key, dl)
 	}
@@ -351,13 +344,13 @@ func (s *Server) enqueueLocked(h hook, target, token string, v any) {
 
 // outboxLocked records a delivery in the store's outbox within the current
 // section and holds it until the section commits.
-func (s *Server) outboxLocked(key string, dl delivery) {
+func (s *Service) outboxLocked(key string, dl delivery) {
 	s.st.outbox(key, dl)
 	s.held = append(s.held, heldHook{key: key, dl: dl})
 }
 
 // deliveryUpdated is the dispatcher's report of an attempt or an end.
-func (s *Server) deliveryUpdated(rec Delivery) {
+func (s *Service) deliveryUpdated(rec Delivery) {
 	s.lock()
 	defer s.unlock()
 	s.jr.deliveryUpdated(rec)
@@ -365,10 +358,10 @@ func (s *Server) deliveryUpdated(rec Delivery) {
 
 // openStore opens the store Config.DBPath names (or the in-memory one),
 // builds the merchants from it and returns the deliveries to restore.
-func (s *Server) openStore() ([]webhook.Stored, error) {
+func (s *Service) openStore() ([]webhook.Stored, error) {
 	path := s.cfg.DBPath
-	if path == "" && testDBPath != nil {
-		path, s.removeDB = testDBPath()
+	if path == "" && s.cfg.TestDB != nil {
+		path, s.removeDB = s.cfg.TestDB()
 	}
 	if path == "" {
 		start := func() []*merchant { return startMerchants(s.cfg.Merchants) }
@@ -378,12 +371,12 @@ func (s *Server) openStore() ([]webhook.Stored, error) {
 	}
 	drv, ok := storage.Registered()
 	if !ok {
-		return nil, errNoDriver
+		return nil, ErrNoDriver
 	}
 	st, err := storage.OpenSQL(drv, storage.SQLDeps{
 		Start:  func() []*merchant { return startMerchants(s.cfg.Merchants) },
-		Logger: s.cfg.Logger, MaskKey: mask.Key, Banks: s.ledgerBanks, MaxSamePending: s.cfg.MaxSamePendingAmount,
-		RequestLogSize: DefaultRequestLogSize, DeliveryLogSize: DefaultDeliveryLogSize,
+		Logger: s.cfg.Logger, MaskKey: mask.Key, Banks: s.cfg.Banks, MaxSamePending: s.cfg.MaxSamePendingAmount,
+		RequestLogSize: RequestLogSize, DeliveryLogSize: DeliveryLogSize,
 		Merchant: func(k string) *merchant { return s.merchants[k] },
 	}, path)
 	if err != nil {
@@ -405,7 +398,7 @@ func (s *Server) openStore() ([]webhook.Stored, error) {
 	}
 	s.offset, s.faults, s.requests = r.offset, r.faults, r.counters
 	s.reqLog = append(s.reqLog, r.reqLog...)
-	if len(s.reqLog) == DefaultRequestLogSize {
+	if len(s.reqLog) == RequestLogSize {
 		s.reqPos = 0 // the ring is full: its oldest line is the next overwritten
 	}
 	st.MarkWritten() // a new file's merchants and terminals
@@ -419,9 +412,3 @@ func (s *Server) openStore() ([]webhook.Stored, error) {
 	}
 	return r.deliveries, nil
 }
-
-// testDBPath, when set, gives each Server without Config.DBPath a file of
-// its own and the function that removes it after Close. Only the package's
-// tests set it (PAYKIT_SANDBOX_TEST_DB=file, in helpers_test.go), so the
-// whole suite runs once more on SQLite; a program never does.
-var testDBPath func() (path string, remove func())

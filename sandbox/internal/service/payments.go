@@ -1,4 +1,4 @@
-package sandbox
+package service
 
 import (
 	"time"
@@ -8,21 +8,10 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
-// Payment statuses, upper case as the spec writes them (the ledger's).
 const (
-	statusPending         = ledger.PaymentPending
-	statusProcessing      = ledger.PaymentProcessing
-	statusCompleted       = ledger.PaymentCompleted
-	statusCancelled       = ledger.PaymentCancelled
-	statusDispute         = ledger.PaymentDispute
-	statusCancelledAppeal = ledger.PaymentCancelledAppeal
-)
-
-const (
-	methodCard        = spec.MethodCard
-	methodSBP         = spec.MethodSBP
-	methodSIM         = spec.MethodSIM
-	methodCrossBorder = spec.MethodCrossBorder
+	statusPending    = ledger.PaymentPending
+	statusProcessing = ledger.PaymentProcessing
+	statusDispute    = ledger.PaymentDispute
 )
 
 type payment = ledger.Payment
@@ -30,7 +19,7 @@ type payment = ledger.Payment
 type dispute = ledger.Dispute
 
 // tickLocked returns the sandbox time and expires what is due.
-func (s *Server) tickLocked() time.Time {
+func (s *Service) tickLocked() time.Time {
 	now := s.nowLocked()
 	s.expireDueLocked(now)
 	return now
@@ -41,7 +30,7 @@ func (s *Server) tickLocked() time.Time {
 // saves), then tells the autopilot and queues the webhook: the one way a
 // payment changes status, so the same-amount counter, the credit and the
 // webhook can never be forgotten. A refusal changes nothing.
-func (s *Server) movePaymentLocked(p *payment, event ledger.PaymentEvent, apply func()) *ledger.Error {
+func (s *Service) movePaymentLocked(p *payment, event ledger.PaymentEvent, apply func()) *ledger.Error {
 	if lerr := ledger.ChangePayment(s.st.core, p, event, apply); lerr != nil {
 		return lerr
 	}
@@ -51,7 +40,7 @@ func (s *Server) movePaymentLocked(p *payment, event ledger.PaymentEvent, apply 
 
 // paymentMovedLocked tells the autopilot and p's receiver that p entered
 // its status.
-func (s *Server) paymentMovedLocked(p *payment) {
+func (s *Service) paymentMovedLocked(p *payment) {
 	if s.pilot != nil {
 		comment := ""
 		if p.Dispute != nil {
@@ -68,13 +57,12 @@ func (s *Server) paymentMovedLocked(p *payment) {
 // CreatePayment creates a payment from a request the API checked field by
 // field: what needs the state (a repeated ext_id, a bank and a terminal to
 // offer, the same-amount limit) is the ledger's rule, in one section.
-func (b apiBackend) CreatePayment(key string, in api.NewPayment) (payment, *ledger.Error) {
-	s := b.s
+func (s *Service) CreatePayment(key string, in api.NewPayment) (payment, *ledger.Error) {
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked()
 	p, lerr := ledger.CreatePayment(s.st.core, s.merchants[key], in, ledger.Env{
-		Now: now, TTL: s.cfg.PaymentTTL, USDTRate: s.cfg.USDTRate, LocalRates: s.rates, Banks: s.ledgerBanks,
+		Now: now, TTL: s.cfg.PaymentTTL, USDTRate: s.cfg.USDTRate, LocalRates: s.cfg.LocalRates, Banks: s.cfg.Banks,
 		MaxSamePending: s.cfg.MaxSamePendingAmount, Refuse: s.pilot.RefuseCreate,
 	})
 	if lerr != nil {
@@ -87,7 +75,7 @@ func (b apiBackend) CreatePayment(key string, in api.NewPayment) (payment, *ledg
 
 // lookupPayment finds a payment of m by id; another merchant's payment is
 // not found, exactly like a missing one.
-func (s *Server) lookupPayment(m *merchant, id string) (*payment, *ledger.Error) {
+func (s *Service) lookupPayment(m *merchant, id string) (*payment, *ledger.Error) {
 	p := s.st.core.Payment(id)
 	if p == nil || m == nil || p.Merchant != m {
 		return nil, paymentNotFound
@@ -107,13 +95,12 @@ func paymentCopy(p *payment) payment {
 }
 
 // Payment is the merchant's payment id, expiry applied.
-func (b apiBackend) Payment(key, id string) (payment, *ledger.Error) {
-	return b.changePayment(key, id, func(*payment) *ledger.Error { return nil })
+func (s *Service) Payment(key, id string) (payment, *ledger.Error) {
+	return s.changePayment(key, id, func(*payment) *ledger.Error { return nil })
 }
 
 // PaymentByExtID is the merchant's payment by its ext_id.
-func (b apiBackend) PaymentByExtID(key, extID string) (payment, *ledger.Error) {
-	s := b.s
+func (s *Service) PaymentByExtID(key, extID string) (payment, *ledger.Error) {
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
@@ -130,8 +117,7 @@ func (b apiBackend) PaymentByExtID(key, extID string) (payment, *ledger.Error) {
 
 // changePayment runs change on the merchant's payment id in one section
 // (expiry applied first) and returns the payment as it left it.
-func (b apiBackend) changePayment(key, id string, change func(*payment) *ledger.Error) (payment, *ledger.Error) {
-	s := b.s
+func (s *Service) changePayment(key, id string, change func(*payment) *ledger.Error) (payment, *ledger.Error) {
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
@@ -146,75 +132,55 @@ func (b apiBackend) changePayment(key, id string, change func(*payment) *ledger.
 }
 
 // ConfirmPayment is the API's confirm, with the receipt's size.
-func (b apiBackend) ConfirmPayment(key, id string, receipt int) (payment, *ledger.Error) {
-	return b.changePayment(key, id, func(p *payment) *ledger.Error { return b.s.confirmLocked(p, receipt) })
+func (s *Service) ConfirmPayment(key, id string, receipt int) (payment, *ledger.Error) {
+	return s.changePayment(key, id, func(p *payment) *ledger.Error { return s.confirmLocked(p, receipt) })
 }
 
 // CancelPayment cancels a PENDING payment.
-func (b apiBackend) CancelPayment(key, id string) (payment, *ledger.Error) {
-	return b.changePayment(key, id, func(p *payment) *ledger.Error {
-		return b.s.movePaymentLocked(p, ledger.Cancel, nil)
+func (s *Service) CancelPayment(key, id string) (payment, *ledger.Error) {
+	return s.changePayment(key, id, func(p *payment) *ledger.Error {
+		return s.movePaymentLocked(p, ledger.Cancel, nil)
 	})
 }
 
 // OpenDispute opens d, dated now, on a cancelled payment.
-func (b apiBackend) OpenDispute(key, id string, d dispute) (payment, *ledger.Error) {
-	return b.changePayment(key, id, func(p *payment) *ledger.Error {
-		d.CreatedAt = b.s.nowLocked().Truncate(time.Second)
-		return b.s.movePaymentLocked(p, ledger.OpenDispute, func() { p.Dispute = &d })
+func (s *Service) OpenDispute(key, id string, d dispute) (payment, *ledger.Error) {
+	return s.changePayment(key, id, func(p *payment) *ledger.Error {
+		d.CreatedAt = s.nowLocked().Truncate(time.Second)
+		return s.movePaymentLocked(p, ledger.OpenDispute, func() { p.Dispute = &d })
 	})
 }
 
 // CancelDispute withdraws an open dispute.
-func (b apiBackend) CancelDispute(key, id string) (payment, *ledger.Error) {
-	return b.changePayment(key, id, func(p *payment) *ledger.Error {
-		return b.s.movePaymentLocked(p, ledger.CancelDispute, nil)
+func (s *Service) CancelDispute(key, id string) (payment, *ledger.Error) {
+	return s.changePayment(key, id, func(p *payment) *ledger.Error {
+		return s.movePaymentLocked(p, ledger.CancelDispute, nil)
 	})
 }
 
 // confirmLocked is the payer's "I paid" (the API's confirm, the payer
 // page), keeping the size of the receipt sent with it.
-func (s *Server) confirmLocked(p *payment, receipt int) *ledger.Error {
+func (s *Service) confirmLocked(p *payment, receipt int) *ledger.Error {
 	return s.movePaymentLocked(p, ledger.Confirm, func() { p.Receipt = receipt })
 }
 
-// Outcomes accepted by VerifyPayment and ReviewDispute.
-const (
-	OutcomeCompleted = ledger.OutcomeCompleted
-	OutcomeCancelled = ledger.OutcomeCancelled
-	OutcomeApproved  = ledger.OutcomeApproved
-	OutcomeRejected  = ledger.OutcomeRejected
-)
-
-// VerifyPayment plays the service's verification of a PROCESSING payment:
-// "completed" completes it and credits amount/usdt_rate USDT to its
-// terminal, "cancelled" cancels it (transfer not found).
-func (s *Server) VerifyPayment(id, outcome string) error {
-	_, err := s.verifyPayment(id, outcome)
-	return s.orStoreErr(err)
-}
-
-func (s *Server) verifyPayment(id, outcome string) (*api.PaymentBody, error) {
+// VerifyPayment plays the service's verification of a PROCESSING payment
+// (see sandbox.Server.VerifyPayment) and returns the payment's view.
+func (s *Service) VerifyPayment(id, outcome string) (any, error) {
 	event, lerr := ledger.VerifyEvent(outcome)
 	return s.controlPayment(id, event, lerr)
 }
 
-// ReviewDispute plays the review of an open dispute: "approved" completes
-// the payment and credits its terminal (with the dispute's amount when one
-// was given, else the payment's), "rejected" cancels it again.
-func (s *Server) ReviewDispute(id, outcome string) error {
-	_, err := s.reviewDispute(id, outcome)
-	return s.orStoreErr(err)
-}
-
-func (s *Server) reviewDispute(id, outcome string) (*api.PaymentBody, error) {
+// ReviewDispute plays the review of an open dispute (see
+// sandbox.Server.ReviewDispute) and returns the payment's view.
+func (s *Service) ReviewDispute(id, outcome string) (any, error) {
 	event, lerr := ledger.ReviewEvent(outcome)
 	return s.controlPayment(id, event, lerr)
 }
 
 // controlPayment moves payment id by a control's event (or refuses the
 // control's bad outcome, outcomeErr), in the controls' error form.
-func (s *Server) controlPayment(id string, event ledger.PaymentEvent, outcomeErr *ledger.Error) (*api.PaymentBody, error) {
+func (s *Service) controlPayment(id string, event ledger.PaymentEvent, outcomeErr *ledger.Error) (any, error) {
 	s.begin()
 	defer s.commit()
 	s.tickLocked()

@@ -1,18 +1,9 @@
-package sandbox
+package service
 
 import (
 	"github.com/paykit-dev/paykit-go/internal/spec"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
-)
-
-// Payout statuses.
-const (
-	PayoutPending    = ledger.PayoutPending
-	PayoutProcessing = ledger.PayoutProcessing
-	PayoutCompleted  = ledger.PayoutCompleted
-	PayoutFailed     = ledger.PayoutFailed
-	PayoutCancelled  = ledger.PayoutCancelled
 )
 
 type payout = ledger.Payout
@@ -29,8 +20,7 @@ func payoutCopy(p *payout) payout {
 
 // CreatePayout creates a payout from a request the API checked field by
 // field (the ledger's rule: a repeated ext_id is PAY_003).
-func (b apiBackend) CreatePayout(key string, in api.NewPayout) (payout, *ledger.Error) {
-	s := b.s
+func (s *Service) CreatePayout(key string, in api.NewPayout) (payout, *ledger.Error) {
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked()
@@ -43,8 +33,7 @@ func (b apiBackend) CreatePayout(key string, in api.NewPayout) (payout, *ledger.
 }
 
 // Payout is the merchant's payout id.
-func (b apiBackend) Payout(key, id string) (payout, *ledger.Error) {
-	s := b.s
+func (s *Service) Payout(key, id string) (payout, *ledger.Error) {
 	s.begin()
 	defer s.commit()
 	p := s.st.core.Payout(id)
@@ -55,8 +44,7 @@ func (b apiBackend) Payout(key, id string) (payout, *ledger.Error) {
 }
 
 // PayoutByExtID is the merchant's payout by its ext_id.
-func (b apiBackend) PayoutByExtID(key, extID string) (payout, *ledger.Error) {
-	s := b.s
+func (s *Service) PayoutByExtID(key, extID string) (payout, *ledger.Error) {
 	s.begin()
 	defer s.commit()
 	m := s.merchants[key]
@@ -71,8 +59,7 @@ func (b apiBackend) PayoutByExtID(key, extID string) (payout, *ledger.Error) {
 }
 
 // Payouts is one page of the merchant's payouts.
-func (b apiBackend) Payouts(key string, q api.PayoutQuery) ([]payout, int) {
-	s := b.s
+func (s *Service) Payouts(key string, q api.PayoutQuery) ([]payout, int) {
 	s.begin()
 	defer s.commit()
 	m := s.merchants[key]
@@ -87,17 +74,9 @@ func (b apiBackend) Payouts(key string, q api.PayoutQuery) ([]payout, int) {
 	return out, total
 }
 
-// SetPayoutStatus plays the provider's side of a payout: pending may move
-// to processing, completed, failed or cancelled, processing to completed,
-// failed or cancelled. Entering processing (or completing directly) sets
-// provider_order_id; completing sets completed_at. A webhook is sent when
-// the payout has a notify_url.
-func (s *Server) SetPayoutStatus(id, status string) error {
-	_, err := s.setPayoutStatus(id, status)
-	return s.orStoreErr(err)
-}
-
-func (s *Server) setPayoutStatus(id, status string) (*api.PayoutBody, error) {
+// SetPayoutStatus plays the provider's side of a payout (see
+// sandbox.Server.SetPayoutStatus) and returns the payout's view.
+func (s *Service) SetPayoutStatus(id, status string) (any, error) {
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked()

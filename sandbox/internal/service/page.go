@@ -1,14 +1,15 @@
-package sandbox
+package service
 
 import (
 	"strings"
 
+	"github.com/paykit-dev/paykit-go/internal/spec"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/amount"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
 // payPage reads the payment page of payment id; false if there is none.
-func (s *Server) payPage(id string) (web.PayData, bool) {
+func (s *Service) payPage(id string) (web.PayData, bool) {
 	s.begin()
 	now := s.tickLocked()
 	p := s.st.core.Payment(id)
@@ -27,7 +28,7 @@ func (s *Server) payPage(id string) (web.PayData, bool) {
 		d.ReqLabel = "Phone number"
 	}
 	d.ReqLabelLower = strings.ToLower(d.ReqLabel)
-	if p.Method == methodCrossBorder {
+	if p.Method == spec.MethodCrossBorder {
 		// The payer sends the local currency: that is the amount to show
 		// big and to copy; the RUB figure is what it is worth.
 		d.AmountLocal, d.Currency = amount.Scaled(p.AmountLocal, 2), p.Currency
@@ -41,12 +42,12 @@ func (s *Server) payPage(id string) (web.PayData, bool) {
 // autopilot for a test amount. A PENDING payment becomes PROCESSING as by
 // POST /v1/payments/{id}/confirm without a receipt; any other status is
 // left alone. ErrNotFound for an unknown id.
-func (s *Server) payerPaid(id string) error {
+func (s *Service) payerPaid(id string) error {
 	err := s.payerPress(id)
 	return s.orStoreErr(err)
 }
 
-func (s *Server) payerPress(id string) error {
+func (s *Service) payerPress(id string) error {
 	s.begin()
 	defer s.commit()
 	s.tickLocked()

@@ -1,4 +1,4 @@
-package sandbox
+package service
 
 import (
 	"fmt"
@@ -13,8 +13,7 @@ import (
 )
 
 // Terminals are the merchant's terminals, copied.
-func (b apiBackend) Terminals(key string) []terminal {
-	s := b.s
+func (s *Service) Terminals(key string) []terminal {
 	s.begin()
 	defer s.commit()
 	m := s.merchants[key]
@@ -31,20 +30,11 @@ func (b apiBackend) Terminals(key string) []terminal {
 // Transfer moves USDT between two terminals of the merchant in one
 // section (the ledger's rule), so no reader ever sees the debit without
 // the credit.
-func (b apiBackend) Transfer(key, fromID, toID string, amount decimal.Decimal) *ledger.Error {
-	s := b.s
+func (s *Service) Transfer(key, fromID, toID string, amount decimal.Decimal) *ledger.Error {
 	s.begin()
 	defer s.commit()
 	return ledger.TransferFunds(s.st.core, s.merchants[key], fromID, toID, amount)
 }
-
-// Withdrawal statuses.
-const (
-	WithdrawalPending    = ledger.WithdrawalPending
-	WithdrawalProcessing = ledger.WithdrawalProcessing
-	WithdrawalCompleted  = ledger.WithdrawalCompleted
-	WithdrawalFailed     = ledger.WithdrawalFailed
-)
 
 type withdrawal = ledger.Withdrawal
 
@@ -57,8 +47,7 @@ func withdrawalCopy(w *withdrawal) withdrawal {
 
 // CreateWithdrawal holds the money of a withdrawal on its terminal (the
 // ledger's rule: amount+fee, or amount alone when SubtractFee).
-func (b apiBackend) CreateWithdrawal(key string, in api.NewWithdrawal) (withdrawal, *ledger.Error) {
-	s := b.s
+func (s *Service) CreateWithdrawal(key string, in api.NewWithdrawal) (withdrawal, *ledger.Error) {
 	s.begin()
 	defer s.commit()
 	w, lerr := ledger.CreateWithdrawal(s.st.core, s.merchants[key], in, s.tickLocked())
@@ -70,8 +59,7 @@ func (b apiBackend) CreateWithdrawal(key string, in api.NewWithdrawal) (withdraw
 }
 
 // Withdrawal is the merchant's withdrawal id.
-func (b apiBackend) Withdrawal(key, id string) (withdrawal, *ledger.Error) {
-	s := b.s
+func (s *Service) Withdrawal(key, id string) (withdrawal, *ledger.Error) {
 	s.begin()
 	defer s.commit()
 	w := s.st.core.Withdrawal(id)
@@ -81,41 +69,17 @@ func (b apiBackend) Withdrawal(key, id string) (withdrawal, *ledger.Error) {
 	return withdrawalCopy(w), nil
 }
 
-// controlError is a rule's refusal as the Go controls return it: wrapping
-// the sentinel of its kind (the HTTP controls map that to a status).
-func controlError(e *ledger.Error) error {
-	if e == nil {
-		return nil
-	}
-	sentinel := ErrInvalidArgument
-	switch e.Kind {
-	case ledger.NotFound:
-		sentinel = ErrNotFound
-	case ledger.WrongState, ledger.Conflict:
-		sentinel = ErrWrongState
-	}
-	return fmt.Errorf("%w: %s", sentinel, e.Message)
-}
-
-// SetWithdrawalStatus plays the blockchain side of a withdrawal: pending
-// may move to processing, completed or failed, processing to completed or
-// failed. completed takes the frozen sum off the terminal for good; failed
-// releases it back to the available balance. txHash, when not empty, is
-// recorded as tx_hash; completing without one records a random 64-hex hash.
-func (s *Server) SetWithdrawalStatus(id, status, txHash string) error {
-	_, err := s.setWithdrawalStatus(id, status, txHash)
-	return s.orStoreErr(err)
-}
-
-func (s *Server) setWithdrawalStatus(id, status, txHash string) (*api.WithdrawalBody, error) {
+// SetWithdrawalStatus plays the blockchain side of a withdrawal (see
+// sandbox.Server.SetWithdrawalStatus) and returns the withdrawal's view.
+func (s *Service) SetWithdrawalStatus(id, status, txHash string) (any, error) {
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked().Truncate(time.Second)
 	if lerr := ledger.CheckWithdrawalTarget(status); lerr != nil {
 		return nil, controlError(lerr)
 	}
-	if utf8.RuneCountInString(txHash) > MaxTxHashLength {
-		return nil, fmt.Errorf("%w: tx_hash must be at most %d characters", ErrInvalidArgument, MaxTxHashLength)
+	if utf8.RuneCountInString(txHash) > api.MaxTxHashLength {
+		return nil, refusal(ledger.Invalid, fmt.Sprintf("tx_hash must be at most %d characters", api.MaxTxHashLength))
 	}
 	w := s.st.core.Withdrawal(id)
 	if w == nil {
