@@ -15,8 +15,11 @@ FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
+# The whole clone, .git included (.dockerignore): -buildvcs=true stamps the
+# version git gives, which -version prints (.ci/image-version.sh runs this
+# RUN line in a fresh clone and checks it).
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/paykit-sandbox ./cmd/paykit-sandbox \
+RUN CGO_ENABLED=0 go build -trimpath -buildvcs=true -ldflags="-s -w" -o /out/paykit-sandbox ./cmd/paykit-sandbox \
  && mkdir -p /out/data
 
 FROM scratch

@@ -19,10 +19,12 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 )
 
-// Version is the SDK's version, sent in the User-Agent header. It is the
-// version of CHANGELOG.md's newest released section (a test checks), moved
-// when a version is cut (RELEASING.md).
-const Version = "0.2.0"
+// Version is the SDK's version, sent in the User-Agent header. Between
+// releases it is the next version marked as a development build
+// ("0.3.0-dev"); in a release it is that release's version, whose tag
+// exists and whose CHANGELOG.md section is the newest (a test checks both;
+// RELEASING.md moves it).
+const Version = "0.3.0-dev"
 
 // Defaults of a Client made without options.
 const (

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # .ci/bump-root.sh [COMMIT]
 #
-# Points every nested module (the `use` lines of go.work other than ".") at
+# Points every nested module (.ci/modules.sh's NESTED) at
 # the root module as of COMMIT (default HEAD): its tag if it has one, else
 # its pseudo-version, the version a user's go command would compute. Then
-# `go mod tidy` each of them with GOWORK=off, and check that each builds and
-# vets against that version alone, as a user would get it. The repository
+# `go mod tidy` each of them with GOWORK=off, check that each builds and
+# vets against that version alone, as a user would get it, and rewrite each
+# one's go.work (.ci/workspaces.sh) to replace the new pin with the clone's
+# root. The repository
 # is served locally (.ci/serve-checkout.sh): no network but GOPROXY.
 #
 # COMMIT must be committed and reachable from main (a pin to a commit that
@@ -36,11 +38,7 @@ version=$(root_version "$commit")
 [ -n "$version" ] || { echo "bump-root: the go command gave no version for $commit" >&2; exit 1; }
 echo "root module $paykit_module_path at $commit: $version"
 
-# The nested modules are go.work's, so a new one is bumped once it is in the
-# workspace.
-mapfile -t nested < <(go work edit -json go.work | sed -nE 's/^\t*"DiskPath": "\.\/(.+)",?$/\1/p' | sort)
-[ "${#nested[@]}" -gt 0 ] || { echo "bump-root: no nested module in go.work" >&2; exit 1; }
-
+nested=("${NESTED[@]}")
 for mod in "${nested[@]}"; do
   echo "== $mod"
   (
@@ -57,6 +55,7 @@ for mod in "${nested[@]}"; do
     go vet ./...
   )
 done
+bash .ci/workspaces.sh
 echo
-git status --short -- go.work go.work.sum $(printf '%s/go.mod %s/go.sum ' "${nested[@]}" "${nested[@]}")
+git status --short -- $(printf '%s/go.mod %s/go.sum %s/go.work ' "${nested[@]}" "${nested[@]}" "${nested[@]}")
 echo "nested modules now require $paykit_module_path $version"

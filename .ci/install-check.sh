@@ -9,9 +9,10 @@
 #   3. go install cmd/paykit (its own module, no replace) and
 #      cmd/paykit-sandbox (the root module); both print the version the go
 #      command recorded, never "(devel)";
-#   4. a test that uses sandboxtest compiles and passes, and its
-#      `go list -deps -test` holds no modernc.org/sqlite: a merchant's tests
-#      never compile SQLite.
+#   4. a test that uses sandboxtest compiles and passes, its
+#      `go list -deps -test` holds no modernc.org/sqlite, and go mod tidy
+#      and go test downloaded no modernc.org module into an empty module
+#      cache: a merchant's tests never compile or download SQLite.
 # What is served is the committed HEAD, never the working tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -122,6 +123,9 @@ echo "== 3. go install cmd/paykit and cmd/paykit-sandbox"
 
 echo "== 4. a test with sandboxtest, without SQLite"
 (
+  # A module cache of its own, empty: what go mod tidy and go test download
+  # for this user is all that lands in it.
+  export GOMODCACHE=$tmp/shoptest-modcache GOFLAGS=-modcacherw
   fresh shoptest
   go get "$root@$commit"
   cat >shop_test.go <<'GO'
@@ -149,6 +153,12 @@ GO
     echo "FAIL: a test that imports sandboxtest compiles modernc.org/sqlite (above)"; exit 1
   fi
   echo "ok: no modernc.org/sqlite in the test's dependencies"
+  # Not compiled is not enough: go mod tidy must not download SQLite's
+  # module either (424 MB of module cache instead of 25 MB).
+  if ls -d "$GOMODCACHE"/modernc.org/* "$GOMODCACHE"/cache/download/modernc.org/*/@v/*.zip 2>/dev/null | grep .; then
+    echo "FAIL: go mod tidy and go test of a sandboxtest user downloaded modernc.org modules (above)"; exit 1
+  fi
+  echo "ok: no modernc.org module in the module cache ($(du -sh "$GOMODCACHE" | cut -f1) in all)"
 )
 
 echo "install check passed in $(($(date +%s) - t0))s"

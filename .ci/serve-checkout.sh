@@ -13,8 +13,8 @@
 # What is served is the committed history (every branch and tag of the local
 # repository), never the working tree: commit first.
 
-# The root module's path (go.mod's first line).
-paykit_module_path=github.com/paykit-dev/paykit-go
+# paykit_module_path, the root module's path.
+source "$(dirname "${BASH_SOURCE[0]}")/modules.sh"
 
 # serve_checkout [repo-dir] exports the environment; repo-dir defaults to the
 # current directory's repository (a worktree serves its common repository).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/paykit-dev/paykit-go/internal/buildversion"
 	"io"
 	"log/slog"
 	"net/http"
@@ -113,15 +114,11 @@ type app struct {
 	outputSet bool
 }
 
-// version is the SDK's version (paykit.Version, the constant the root
-// package already exports) and this binary's module version from the build
-// info: "(devel)" for a build from a working tree.
+// version is this binary's version line (after "paykit "): its tag and the
+// SDK's version for a release, else the SDK's next version marked as a
+// development build, with what the go command recorded (internal/buildversion).
 func version() string {
-	mod := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		mod = bi.Main.Version
-	}
-	return fmt.Sprintf("%s (paykit-go SDK %s)", mod, paykit.Version)
+	return strings.TrimPrefix(buildversion.Describe("paykit", buildversion.Module(), paykit.Version), "paykit ")
 }
 
 const exitCodesHelp = `

@@ -10,12 +10,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/paykit-dev/paykit-go/internal/buildversion"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -234,17 +234,6 @@ func testValuesHelp() string {
 	return b.String()
 }
 
-// moduleVersion is the version of the module this binary was built from,
-// as the go command recorded it: a tag or pseudo-version for `go install
-// ...@version` and the release builds, "(devel)" for a build from a
-// working tree, which has no version to tell.
-func moduleVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
-}
-
 // runWith is Run with the environment given.
 func runWith(ctx context.Context, args []string, env environment, stdout, stderr io.Writer, o Options) error {
 	if o.Name == "" {
@@ -264,7 +253,7 @@ func runWith(ctx context.Context, args []string, env environment, stdout, stderr
 		return usage("unexpected arguments: %v", f.fs.Args())
 	}
 	if *f.version {
-		fmt.Fprintf(stdout, "%s %s (paykit-go SDK %s)\n", o.Name, moduleVersion(), paykit.Version)
+		fmt.Fprintln(stdout, buildversion.Describe(o.Name, buildversion.Module(), paykit.Version))
 		return nil
 	}
 	for _, w := range unknownEnv(f.fs, env) {
