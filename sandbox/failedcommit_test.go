@@ -29,8 +29,8 @@ func (f *failingStore) SaveTerminal(m *ledger.Merchant, t *ledger.Terminal) {
 	f.changed = true
 	f.Store.SaveTerminal(m, t)
 }
-func (f *failingStore) SaveMerchant(m *ledger.Merchant)    { f.changed = true; f.Store.SaveMerchant(m) }
-func (f *failingStore) Reset() map[string]*ledger.Merchant { f.changed = true; return f.Store.Reset() }
+func (f *failingStore) SaveMerchant(m *ledger.Merchant) { f.changed = true; f.Store.SaveMerchant(m) }
+func (f *failingStore) Reset()                          { f.changed = true; f.Store.Reset() }
 
 func (f *failingStore) Commit() error {
 	changed := f.changed

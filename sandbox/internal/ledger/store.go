@@ -16,16 +16,21 @@ import (
 // lost when the transaction ends. Nothing else is kept: the counters of
 // PENDING payments and the expiry follow what was saved.
 //
-// Merchants and terminals are the exception: the caller holds them in its
-// own memory (Merchants builds them once) and SaveTerminal and SaveMerchant
-// write its current values through.
+// The merchants, their terminals' balances and their transfer counters
+// are resources too: Merchant hands out the transaction's copy (its
+// terminals copied with it), and the resources a transaction loads point
+// at that copy (their Merchant and Terminal), so a credit through a
+// payment's terminal is the change a read of the merchant's terminals
+// sees. SaveTerminal and SaveMerchant keep a change with the transaction;
+// a change not saved is lost, as a resource's is, and nothing of a
+// transaction that is rolled back (or whose commit failed) is kept.
 type Store interface {
-	// Merchants builds the merchants and their terminals: from the
-	// configuration for a fresh store, from what is kept for a used one.
-	Merchants() map[string]*Merchant
-	// Reset drops every resource and rebuilds the merchants from the
-	// configuration.
-	Reset() map[string]*Merchant
+	// Merchant is the transaction's copy of the configured merchant of
+	// apiKey with its terminals (nil: none), as the store keeps them.
+	Merchant(apiKey string) *Merchant
+	// Reset drops every resource and puts the merchants back to their
+	// configured start.
+	Reset()
 
 	// Payment finds a payment by id (nil: none).
 	Payment(id string) *Payment
@@ -77,9 +82,10 @@ type Store interface {
 	// RecentWithdrawals returns the newest withdrawals, at most limit.
 	RecentWithdrawals(limit int) []*Withdrawal
 
-	// SaveTerminal writes t's balances through.
+	// SaveTerminal keeps t's balances (t is one of m's terminals, from
+	// the transaction's copy) with the transaction.
 	SaveTerminal(m *Merchant, t *Terminal)
-	// SaveMerchant writes m's transfer counter through.
+	// SaveMerchant keeps m's transfer counter with the transaction.
 	SaveMerchant(m *Merchant)
 
 	// Counts tells m's resources by status.
@@ -92,7 +98,8 @@ type Store interface {
 	Commit() error
 	// Rollback ends the transaction without keeping it (after a failed
 	// Commit too). A store in memory, whose Commit never fails, cannot
-	// undo what was saved.
+	// undo the payments, payouts and withdrawals it saved; it drops the
+	// merchants' and terminals' changes.
 	Rollback()
 	// Ping tells whether the store can still be used.
 	Ping() error

@@ -2,7 +2,9 @@ package service
 
 import (
 	"net/http"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
@@ -34,8 +36,7 @@ func (s *Service) InjectFault(f api.Fault) error {
 		f.RetryAfterS = 1
 	}
 	s.begin()
-	s.faults = append(s.faults, &f)
-	s.jr.saveFaults(s.faults)
+	s.setFaultsLocked(append(slices.Clone(s.faultsLocked()), f))
 	s.commit()
 	return s.orStoreErr(nil) // ErrStore: the fault was not kept
 }
@@ -49,17 +50,42 @@ func (s *Service) Arrived(method, pattern, path string) (api.Fault, bool) {
 	defer s.commit()
 	s.requests[routeKey{method: knownMethod(method), route: routePath(pattern)}]++
 	s.jr.saveCounters(s.requests)
-	for i, f := range s.faults {
+	faults := s.faultsLocked()
+	for i, f := range faults {
 		if (f.Method == "" || f.Method == method) && pathMatches(f.Path, path) {
-			shot := *f
-			if f.Count--; f.Count <= 0 {
-				s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
+			left := slices.Clone(faults) // the kept value is never changed: a new one is set
+			if left[i].Count--; left[i].Count <= 0 {
+				left = slices.Delete(left, i, i+1)
 			}
-			s.jr.saveFaults(s.faults)
-			return shot, true
+			s.setFaultsLocked(left)
+			return f, true
 		}
 	}
 	return api.Fault{}, false
+}
+
+// Keys of the Service's own state in the store's transaction (Value).
+const (
+	offsetKey = "offset"
+	faultsKey = "faults"
+)
+
+// faultsLocked are the armed faults, in injection order.
+func (s *Service) faultsLocked() []api.Fault {
+	f, _ := s.st.core.Value(faultsKey).([]api.Fault)
+	return f
+}
+
+// setFaultsLocked arms f with the section's transaction (and the journal).
+func (s *Service) setFaultsLocked(f []api.Fault) {
+	s.st.core.SetValue(faultsKey, f)
+	s.jr.saveFaults(f)
+}
+
+// offsetLocked is the clock offset of every Advance so far.
+func (s *Service) offsetLocked() time.Duration {
+	d, _ := s.st.core.Value(offsetKey).(time.Duration)
+	return d
 }
 
 // routeKey names a counter: a method (or OTHER) and a route's path

@@ -16,7 +16,7 @@ import (
 func (s *Service) Terminals(key string) []terminal {
 	s.begin()
 	defer s.commit()
-	m := s.merchants[key]
+	m := s.st.core.Merchant(key)
 	if m == nil {
 		return nil
 	}
@@ -33,7 +33,7 @@ func (s *Service) Terminals(key string) []terminal {
 func (s *Service) Transfer(key, fromID, toID string, amount decimal.Decimal) *ledger.Error {
 	s.begin()
 	defer s.commit()
-	return ledger.TransferFunds(s.st.core, s.merchants[key], fromID, toID, amount)
+	return ledger.TransferFunds(s.st.core, s.st.core.Merchant(key), fromID, toID, amount)
 }
 
 type withdrawal = ledger.Withdrawal
@@ -50,7 +50,7 @@ func withdrawalCopy(w *withdrawal) withdrawal {
 func (s *Service) CreateWithdrawal(key string, in api.NewWithdrawal) (withdrawal, *ledger.Error) {
 	s.begin()
 	defer s.commit()
-	w, lerr := ledger.CreateWithdrawal(s.st.core, s.merchants[key], in, s.tickLocked())
+	w, lerr := ledger.CreateWithdrawal(s.st.core, s.st.core.Merchant(key), in, s.tickLocked())
 	if lerr != nil {
 		return withdrawal{}, lerr
 	}
@@ -63,7 +63,7 @@ func (s *Service) Withdrawal(key, id string) (withdrawal, *ledger.Error) {
 	s.begin()
 	defer s.commit()
 	w := s.st.core.Withdrawal(id)
-	if w == nil || w.Merchant == nil || w.Merchant != s.merchants[key] {
+	if w == nil || w.Merchant == nil || w.Merchant.APIKey != key {
 		return withdrawal{}, &ledger.Error{Kind: ledger.NotFound, Code: spec.CodeWDR003, Message: "withdrawal not found"}
 	}
 	return withdrawalCopy(w), nil

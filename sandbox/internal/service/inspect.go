@@ -103,7 +103,7 @@ func (s *Service) StateView() StateView {
 	st.Autopilot.Enabled, st.Autopilot.PendingSteps = s.pilot != nil, s.pilot.Pending()
 	st.Webhooks.Backlog = s.hooks.backlog()
 	for i, mc := range s.cfg.Merchants {
-		m := s.merchants[mc.APIKey]
+		m := s.st.core.Merchant(mc.APIKey)
 		ms := MerchantState{Index: i, Terminals: []api.TerminalBody{}, Transfers: m.Transfers}
 		for _, t := range m.Terminals {
 			ms.Terminals = append(ms.Terminals, api.TerminalView(t))

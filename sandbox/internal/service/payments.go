@@ -61,7 +61,7 @@ func (s *Service) CreatePayment(key string, in api.NewPayment) (payment, *ledger
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked()
-	p, lerr := ledger.CreatePayment(s.st.core, s.merchants[key], in, ledger.Env{
+	p, lerr := ledger.CreatePayment(s.st.core, s.st.core.Merchant(key), in, ledger.Env{
 		Now: now, TTL: s.cfg.PaymentTTL, USDTRate: s.cfg.USDTRate, LocalRates: s.cfg.LocalRates, Banks: s.cfg.Banks,
 		MaxSamePending: s.cfg.MaxSamePendingAmount, Refuse: s.pilot.RefuseCreate,
 	})
@@ -77,7 +77,7 @@ func (s *Service) CreatePayment(key string, in api.NewPayment) (payment, *ledger
 // not found, exactly like a missing one.
 func (s *Service) lookupPayment(m *merchant, id string) (*payment, *ledger.Error) {
 	p := s.st.core.Payment(id)
-	if p == nil || m == nil || p.Merchant != m {
+	if p == nil || m == nil || p.Merchant == nil || p.Merchant.APIKey != m.APIKey {
 		return nil, paymentNotFound
 	}
 	return p, nil
@@ -104,7 +104,7 @@ func (s *Service) PaymentByExtID(key, extID string) (payment, *ledger.Error) {
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
-	m := s.merchants[key]
+	m := s.st.core.Merchant(key)
 	if m == nil {
 		return payment{}, paymentNotFound
 	}
@@ -121,7 +121,7 @@ func (s *Service) changePayment(key, id string, change func(*payment) *ledger.Er
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
-	p, lerr := s.lookupPayment(s.merchants[key], id)
+	p, lerr := s.lookupPayment(s.st.core.Merchant(key), id)
 	if lerr != nil {
 		return payment{}, lerr
 	}

@@ -24,7 +24,7 @@ func (s *Service) CreatePayout(key string, in api.NewPayout) (payout, *ledger.Er
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked()
-	p, lerr := ledger.CreatePayout(s.st.core, s.merchants[key], in, now)
+	p, lerr := ledger.CreatePayout(s.st.core, s.st.core.Merchant(key), in, now)
 	if lerr != nil {
 		return payout{}, lerr
 	}
@@ -37,7 +37,7 @@ func (s *Service) Payout(key, id string) (payout, *ledger.Error) {
 	s.begin()
 	defer s.commit()
 	p := s.st.core.Payout(id)
-	if p == nil || p.Merchant == nil || p.Merchant != s.merchants[key] {
+	if p == nil || p.Merchant == nil || p.Merchant.APIKey != key {
 		return payout{}, payoutNotFound
 	}
 	return payoutCopy(p), nil
@@ -47,7 +47,7 @@ func (s *Service) Payout(key, id string) (payout, *ledger.Error) {
 func (s *Service) PayoutByExtID(key, extID string) (payout, *ledger.Error) {
 	s.begin()
 	defer s.commit()
-	m := s.merchants[key]
+	m := s.st.core.Merchant(key)
 	if m == nil {
 		return payout{}, payoutNotFound
 	}
@@ -62,7 +62,7 @@ func (s *Service) PayoutByExtID(key, extID string) (payout, *ledger.Error) {
 func (s *Service) Payouts(key string, q api.PayoutQuery) ([]payout, int) {
 	s.begin()
 	defer s.commit()
-	m := s.merchants[key]
+	m := s.st.core.Merchant(key)
 	if m == nil {
 		return nil, 0
 	}

@@ -5,10 +5,8 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/paykit-dev/paykit-go/internal/mask"
-	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
@@ -243,13 +241,11 @@ func (s *Service) checkpointLocked() {
 	}
 	s.grp.open = 0
 	switch g := &s.grp; {
-	case s.storeErr != nil:
-		s.kept.restore(s)
+	case s.storeErr != nil: // the store rolled the transaction back: nothing of it is visible
 	case g.st == nil:
 		for _, h := range s.held {
 			s.hooks.queue(h.key, h.dl)
 		}
-		s.kept.take(s)
 	default:
 		seq := g.st.lastCommit()
 		g.mu.Lock()
@@ -259,64 +255,9 @@ func (s *Service) checkpointLocked() {
 		}
 		g.cond.Broadcast() // the sections of the group may lead its sync
 		g.mu.Unlock()
-		s.kept.take(s)
 	}
 	clear(s.held)
 	s.held = s.held[:0]
-}
-
-// keptState is the part of the Server's memory a section may change
-// outside the store, as of the last commit: what a failed commit puts
-// back. Taken after every commit, reusing its slices (a few terminals and
-// faults: no allocation in the steady state).
-type keptState struct {
-	merchants map[string]*merchant
-	terminals []keptTerminal
-	transfers []keptTransfers
-	offset    time.Duration
-	faults    []api.Fault
-}
-
-type keptTerminal struct {
-	t *terminal
-	v terminal
-}
-
-type keptTransfers struct {
-	m *merchant
-	n int
-}
-
-func (k *keptState) take(s *Service) {
-	k.merchants, k.offset = s.merchants, s.offset
-	k.terminals, k.transfers, k.faults = k.terminals[:0], k.transfers[:0], k.faults[:0]
-	for _, m := range s.merchants {
-		k.transfers = append(k.transfers, keptTransfers{m: m, n: m.Transfers})
-		for _, t := range m.Terminals {
-			k.terminals = append(k.terminals, keptTerminal{t: t, v: *t})
-		}
-	}
-	for _, f := range s.faults {
-		k.faults = append(k.faults, *f)
-	}
-}
-
-func (k *keptState) restore(s *Service) {
-	if k.merchants == nil {
-		return // nothing committed yet: Open fails instead
-	}
-	s.merchants, s.offset = k.merchants, k.offset
-	for _, kt := range k.terminals {
-		*kt.t = kt.v
-	}
-	for _, km := range k.transfers {
-		km.m.Transfers = km.n
-	}
-	s.faults = s.faults[:0]
-	for _, f := range k.faults {
-		f := f
-		s.faults = append(s.faults, &f)
-	}
 }
 
 // StoreFailed returns the error of a failed commit, or nil.
@@ -366,7 +307,6 @@ func (s *Service) openStore() ([]webhook.Stored, error) {
 	if path == "" {
 		start := func() []*merchant { return startMerchants(s.cfg.Merchants) }
 		s.st, s.jr = store{core: storage.NewMemory(start)}, memJournal{}
-		s.merchants = s.st.core.Merchants()
 		return nil, nil
 	}
 	drv, ok := storage.Registered()
@@ -377,7 +317,6 @@ func (s *Service) openStore() ([]webhook.Stored, error) {
 		Start:  func() []*merchant { return startMerchants(s.cfg.Merchants) },
 		Logger: s.cfg.Logger, MaskKey: mask.Key, Banks: s.cfg.Banks, MaxSamePending: s.cfg.MaxSamePendingAmount,
 		RequestLogSize: RequestLogSize, DeliveryLogSize: DeliveryLogSize,
-		Merchant: func(k string) *merchant { return s.merchants[k] },
 	}, path)
 	if err != nil {
 		return nil, err
@@ -390,13 +329,15 @@ func (s *Service) openStore() ([]webhook.Stored, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.merchants = st.Merchants()
+	st.LoadMerchants()
 	r, err := jr.restore()
 	if err != nil {
 		st.Close()
 		return nil, storage.FileError(path, "%v", err)
 	}
-	s.offset, s.faults, s.requests = r.offset, r.faults, r.counters
+	st.SetValue(offsetKey, r.offset)
+	st.SetValue(faultsKey, r.faults)
+	s.requests = r.counters
 	s.reqLog = append(s.reqLog, r.reqLog...)
 	if len(s.reqLog) == RequestLogSize {
 		s.reqPos = 0 // the ring is full: its oldest line is the next overwritten

@@ -92,17 +92,13 @@ type Service struct {
 
 	// mu guards the state; every section under it (begin) ends with commit, which
 	// commits the store before the answer is written.
-	mu        sync.Mutex
-	st        store
-	jr        journal     // the diagnostics, kept apart from the resources
-	storeErr  error       // under mu: a failed commit; every later request is 503
-	held      []heldHook  // under mu: webhooks of the section, sent once it commits
-	kept      keptState   // under mu: memory as of the last commit (section.go)
-	grp       groupCommit // sections sharing one commit (section.go)
-	offset    time.Duration
-	merchants map[string]*merchant
-	faults    []*api.Fault
-	requests  map[routeKey]int // per method and route, never per raw path
+	mu       sync.Mutex
+	st       store
+	jr       journal          // the diagnostics, kept apart from the resources
+	storeErr error            // under mu: a failed commit; every later request is 503
+	held     []heldHook       // under mu: webhooks of the section, sent once it commits
+	grp      groupCommit      // sections sharing one commit (section.go)
+	requests map[routeKey]int // per method and route, never per raw path
 
 	ctl   *api.ControlServer  // the /sandbox/ controls, inspection and login, and their guard
 	creds map[string]Merchant // per API key, fixed by Open
@@ -184,12 +180,12 @@ func (s *Service) LargeBodiesInFlight() int { return s.api.LargeBodiesInFlight()
 // resetLocked rebuilds the starting state from the configuration. The
 // caller holds s.mu.
 func (s *Service) resetLocked() {
-	s.offset = 0
-	s.merchants = s.st.core.Reset()
+	s.st.core.SetValue(offsetKey, time.Duration(0))
+	s.st.core.Reset()
 	if s.expiryTimer != nil {
 		s.expiryTimer.Stop()
 	}
-	s.faults = nil
+	s.st.core.SetValue(faultsKey, []api.Fault(nil))
 	s.requests = map[routeKey]int{}
 }
 
@@ -262,7 +258,7 @@ func (s *Service) Now() time.Time {
 }
 
 func (s *Service) nowLocked() time.Time {
-	return s.cfg.Now().Add(s.offset).UTC()
+	return s.cfg.Now().Add(s.offsetLocked()).UTC()
 }
 
 // MaxClockOffset bounds how far Advance can move the clock: a century is
@@ -276,12 +272,14 @@ const MaxClockOffset = 100 * 365 * 24 * time.Hour
 func (s *Service) Advance(d time.Duration) time.Time {
 	s.begin()
 	if d > 0 {
-		if d > MaxClockOffset-s.offset {
-			s.offset = MaxClockOffset
+		off := s.offsetLocked()
+		if d > MaxClockOffset-off {
+			off = MaxClockOffset
 		} else {
-			s.offset += d
+			off += d
 		}
-		s.jr.saveOffset(s.offset)
+		s.st.core.SetValue(offsetKey, off)
+		s.jr.saveOffset(off)
 	}
 	s.expireDueLocked(s.nowLocked())
 	s.commit()
@@ -298,7 +296,7 @@ type Stats struct {
 func (s *Service) Stats(key string) Stats {
 	s.begin()
 	defer s.commit()
-	m := s.merchants[key]
+	m := s.st.core.Merchant(key)
 	if m == nil {
 		return Stats{}
 	}

@@ -54,7 +54,7 @@ func (s store) outbox(key string, dl delivery) { s.core.Outbox(key, dl.out()) }
 // the next change, so that a restart finds them.
 type journal interface {
 	saveOffset(d time.Duration)
-	saveFaults(f []*api.Fault)
+	saveFaults(f []api.Fault)
 	// saveCounters records the request counters; the journal may write
 	// them with the next change rather than at once (they are
 	// diagnostics).
@@ -71,7 +71,7 @@ type journal interface {
 type memJournal struct{}
 
 func (memJournal) saveOffset(time.Duration)      {}
-func (memJournal) saveFaults([]*api.Fault)       {}
+func (memJournal) saveFaults([]api.Fault)        {}
 func (memJournal) saveCounters(map[routeKey]int) {}
 func (memJournal) logRequest(RequestRecord)      {}
 func (memJournal) deliveryUpdated(Delivery)      {}
@@ -120,9 +120,9 @@ func newSQLJournal(st *storage.SQL) *sqlJournal {
 
 func (j *sqlJournal) saveOffset(d time.Duration) { j.st.SaveOffset(d) }
 
-func (j *sqlJournal) saveFaults(f []*api.Fault) {
+func (j *sqlJournal) saveFaults(f []api.Fault) {
 	if f == nil {
-		f = []*api.Fault{}
+		f = []api.Fault{}
 	}
 	b, _ := json.Marshal(f) // plain fields: cannot fail
 	j.st.SaveFaults(b)
@@ -154,7 +154,7 @@ func (j *sqlJournal) deliveryUpdated(rec Delivery) { j.st.DeliveryUpdated(rec) }
 // resources, decoded: the Server takes it in openStore.
 type restoredState struct {
 	offset     time.Duration
-	faults     []*api.Fault
+	faults     []api.Fault
 	counters   map[routeKey]int
 	reqLog     []RequestRecord // oldest first, at most RequestLogSize
 	deliveries []webhook.Stored
@@ -165,13 +165,17 @@ func (j *sqlJournal) restore() (restoredState, error) {
 	r := j.st.Restore()
 	out := restoredState{offset: r.Offset, counters: make(map[routeKey]int, len(r.Counters)), deliveries: r.Deliveries}
 	if r.Faults != nil {
-		if err := json.Unmarshal(r.Faults, &out.faults); err != nil {
+		var faults []*api.Fault
+		if err := json.Unmarshal(r.Faults, &faults); err != nil {
 			return out, fmt.Errorf("stored faults: %w", err)
 		}
-		if slices.Contains(out.faults, nil) {
+		if slices.Contains(faults, nil) {
 			// Valid JSON, but no fault: refused like any malformed record,
 			// rather than armed as a nil that the first request trips on.
 			return out, errors.New("stored faults: a null entry")
+		}
+		for _, f := range faults {
+			out.faults = append(out.faults, *f)
 		}
 	}
 	for _, c := range r.Counters {

@@ -186,7 +186,7 @@ func (s *Service) uiWithdrawalsLocked() []web.Withdrawal {
 func (s *Service) uiMerchantsLocked() []web.Merchant {
 	out := make([]web.Merchant, 0, len(s.cfg.Merchants))
 	for i, mc := range s.cfg.Merchants {
-		m := s.merchants[mc.APIKey]
+		m := s.st.core.Merchant(mc.APIKey)
 		um := web.Merchant{Name: mc.Name, Label: web.MerchantLabel(i, mc.APIKey)}
 		for _, t := range m.Terminals {
 			um.Terminals = append(um.Terminals, web.Terminal{ID: t.ID, Name: t.Name,
@@ -199,17 +199,18 @@ func (s *Service) uiMerchantsLocked() []web.Merchant {
 }
 
 func (s *Service) uiFaultsLocked() []web.Fault {
-	out := make([]web.Fault, 0, len(s.faults))
-	for _, f := range s.faults {
+	faults := s.faultsLocked()
+	out := make([]web.Fault, 0, len(faults))
+	for _, f := range faults {
 		v := web.Fault{Method: f.Method, Path: f.Path, Mode: f.Mode, Count: f.Count}
 		if v.Method == "" {
 			v.Method = "any"
 		}
 		switch f.Mode {
 		case api.FaultErrorBefore:
-			v.Detail = fmt.Sprintf("answers %d %s", f.Status, uiFaultCode(f))
+			v.Detail = fmt.Sprintf("answers %d %s", f.Status, uiFaultCode(&f))
 		case api.FaultRetryAfter:
-			v.Detail = fmt.Sprintf("answers 503 %s, Retry-After %ds", uiFaultCode(f), f.RetryAfterS)
+			v.Detail = fmt.Sprintf("answers 503 %s, Retry-After %ds", uiFaultCode(&f), f.RetryAfterS)
 		case api.FaultDelay:
 			v.Detail = fmt.Sprintf("waits %d ms, then processes", f.DelayMS)
 		case api.FaultDropAfter:

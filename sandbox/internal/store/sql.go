@@ -97,6 +97,9 @@ type SQL struct {
 	po map[string]*payout
 	wd map[string]*withdrawal
 
+	ms   merchants // the merchants and terminals, and the transaction's copies
+	vals values    // the sandbox's own state (Value)
+
 	counters func() []Counter            // request counters not yet written (nil: none)
 	reqs     [][]byte                    // request log lines not yet written
 	diagN    int                         // commits since the counters and request lines were last written
@@ -146,9 +149,8 @@ type SQL struct {
 }
 
 // SQLDeps is what the SQL store takes from the sandbox at open: the
-// configuration it builds merchants from, and the live merchant of an API
-// key for the resources it loads. The store reads them and never writes
-// the sandbox's memory: what it restores at start it returns (Restore).
+// configuration it builds merchants from. What it restores at start it
+// returns (Restore).
 type SQLDeps struct {
 	// Start builds the configured merchants in their starting state, in
 	// their configured order: a fresh store's, and the ones Reset
@@ -168,9 +170,6 @@ type SQLDeps struct {
 	// RequestLogSize and DeliveryLogSize bound the request and delivery
 	// logs kept in the file, as the sandbox bounds them in memory.
 	RequestLogSize, DeliveryLogSize int
-	// Merchant is the caller's live merchant of apiKey (nil: not
-	// configured), called within a transaction.
-	Merchant func(apiKey string) *ledger.Merchant
 }
 
 // FileError wraps every refusal of a file, naming it: the errors of
@@ -659,10 +658,13 @@ func (st *SQL) one(dest []any, query string, args ...any) bool {
 
 // ---- merchants and terminals
 
-// Merchants: see ledger.Store.
-func (st *SQL) Merchants() map[string]*merchant {
+// LoadMerchants reads the merchants and their terminals at start: the
+// stored ones of the configured merchants, and the configured start of a
+// merchant the file does not have yet (written with the transaction).
+func (st *SQL) LoadMerchants() {
 	start := st.deps.Start()
 	ms := byKey(start)
+	defer st.ms.set(start)
 	for _, m := range start {
 		var stored []*terminal
 		st.rows(func(r *sql.Rows) error {
@@ -714,8 +716,10 @@ func (st *SQL) Merchants() map[string]*merchant {
 		st.deps.Logger.Warn("merchants in the database are not in the configuration: their resources are kept "+
 			"in the file but not served until they are configured again", slog.String("merchants", strings.Join(gone, ", ")))
 	}
-	return ms
 }
+
+// Merchant: see ledger.Store.
+func (st *SQL) Merchant(apiKey string) *merchant { return st.ms.get(apiKey) }
 
 func terminalsText(ts []*terminal) string {
 	var b strings.Builder
@@ -748,17 +752,19 @@ func boolInt(b bool) int {
 
 // SaveTerminal: see ledger.Store.
 func (st *SQL) SaveTerminal(m *merchant, t *terminal) {
+	st.ms.saveTerminal(m, t)
 	st.exec(`UPDATE terminals SET balance = ?, frozen = ? WHERE api_key = ? AND id = ?`,
 		decText(t.Available), decText(t.Frozen), m.APIKey, t.ID)
 }
 
 // SaveMerchant: see ledger.Store.
 func (st *SQL) SaveMerchant(m *merchant) {
+	st.ms.saveMerchant(m)
 	st.exec(`UPDATE merchants SET transfers = ? WHERE api_key = ?`, m.Transfers, m.APIKey)
 }
 
 // Reset: see ledger.Store.
-func (st *SQL) Reset() map[string]*merchant {
+func (st *SQL) Reset() {
 	st.nextKnown = false
 	for _, t := range []string{"payments", "payouts", "withdrawals", "merchants", "terminals"} {
 		st.exec("DELETE FROM " + t)
@@ -772,7 +778,7 @@ func (st *SQL) Reset() map[string]*merchant {
 	for _, m := range start {
 		st.insertMerchant(m)
 	}
-	return byKey(start)
+	st.ms.reset(start)
 }
 
 // ---- payments
@@ -815,7 +821,7 @@ func (st *SQL) scanPayment(r interface{ Scan(...any) error }) (*payment, error) 
 			p.Dispute.Amount = &a
 		}
 	}
-	p.Merchant = st.deps.Merchant(apiKey)
+	p.Merchant = st.ms.get(apiKey)
 	if p.Merchant == nil {
 		return nil, nil // a merchant no longer configured: its payments are out of reach
 	}
@@ -964,7 +970,7 @@ func (st *SQL) loadPayouts(where string, args ...any) []*payout {
 			return err
 		}
 		p.Amount, p.CreatedAt, p.CompletedAt = st.undec(amount), unnanos(created), unnanos(completed)
-		if p.Merchant = st.deps.Merchant(apiKey); p.Merchant == nil {
+		if p.Merchant = st.ms.get(apiKey); p.Merchant == nil {
 			return nil
 		}
 		st.saw(p.ID)
@@ -1073,7 +1079,7 @@ func (st *SQL) loadWithdrawals(where string, args ...any) []*withdrawal {
 		}
 		w.Amount, w.Fee, w.Held = st.undec(amount), st.undec(fee), st.undec(held)
 		w.CreatedAt, w.UpdatedAt = unnanos(created), unnanos(updated)
-		if w.Merchant = st.deps.Merchant(apiKey); w.Merchant == nil {
+		if w.Merchant = st.ms.get(apiKey); w.Merchant == nil {
 			return nil
 		}
 		if w.Terminal = w.Merchant.Terminal(termID); w.Terminal == nil {
@@ -1302,7 +1308,14 @@ func (st *SQL) Commit() error {
 	if st.tx == nil {
 		err := st.err
 		st.err = nil
-		return err
+		if err != nil {
+			st.ms.rollback()
+			st.vals.rollback()
+			return err
+		}
+		st.ms.commit() // nothing written: a Reset of nothing, or no change
+		st.vals.commit()
+		return nil
 	}
 	if st.wrote && st.err == nil {
 		st.flushLazy(false)
@@ -1314,13 +1327,22 @@ func (st *SQL) Commit() error {
 	}
 	if err != nil {
 		tx.Rollback()
+		st.ms.rollback()
+		st.vals.rollback()
 		st.prepareWanted()
 		return err
 	}
 	err = tx.Commit()
 	st.prepareWanted()
-	if err != nil || !wrote {
+	if err != nil {
+		st.ms.rollback()
+		st.vals.rollback()
 		return err
+	}
+	st.ms.commit()
+	st.vals.commit()
+	if !wrote {
+		return nil
 	}
 	st.seq++
 	st.need = st.seq
@@ -1339,6 +1361,8 @@ func (st *SQL) Commit() error {
 // Rollback drops what the section did: its transaction and its copies.
 func (st *SQL) Rollback() {
 	st.forget()
+	st.ms.rollback()
+	st.vals.rollback()
 	st.nextKnown = false // payments the transaction moved out of PENDING are back in it
 	if st.tx != nil {
 		st.tx.Rollback()
@@ -1473,3 +1497,9 @@ func (st *SQL) Restore() Restored {
 		webhook.Pending, st.deps.DeliveryLogSize)
 	return out
 }
+
+// Value: see Store.
+func (st *SQL) Value(key string) any { return st.vals.get(key) }
+
+// SetValue: see Store.
+func (st *SQL) SetValue(key string, x any) { st.vals.set(key, x) }

@@ -15,6 +15,15 @@ type Store interface {
 	// Outbox records a webhook delivery before it is sent, within the
 	// transaction of the change it reports.
 	Outbox(key string, o webhook.Outgoing)
+	// Value is the sandbox's own state kept under key beside the
+	// resources (the clock offset, the armed faults), as the transaction
+	// sees it: what the last commit kept or what the transaction set (nil:
+	// never set).
+	Value(key string) any
+	// SetValue sets it with the transaction: kept when the transaction
+	// commits, dropped when it is rolled back or its commit fails. x is
+	// not changed afterwards (a change sets a new value).
+	SetValue(key string, x any)
 }
 
 var (
