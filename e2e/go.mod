@@ -7,7 +7,7 @@ require (
 	github.com/chromedp/chromedp v0.14.2
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/google/uuid v1.6.0
-	github.com/paykit-dev/paykit-go v0.0.0-20261126163324-2f08fe1e9fde
+	github.com/paykit-dev/paykit-go v0.0.0-20261128104050-1de6097b15e4
 	github.com/shopspring/decimal v1.6.0
 )
 

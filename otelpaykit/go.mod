@@ -3,7 +3,7 @@ module github.com/paykit-dev/paykit-go/otelpaykit
 go 1.24.0
 
 require (
-	github.com/paykit-dev/paykit-go v0.0.0-20261126163324-2f08fe1e9fde
+	github.com/paykit-dev/paykit-go v0.0.0-20261128104050-1de6097b15e4
 	github.com/shopspring/decimal v1.6.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.41.0

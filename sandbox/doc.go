@@ -474,8 +474,10 @@
 // once.
 //
 // If a commit fails (disk full, the file damaged underneath, or the file
-// removed or replaced while the sandbox runs: every change checks that its
-// path still names the file it opened), the Server stops trusting its
+// or its -wal file removed or replaced while the sandbox runs: every
+// change and every /readyz probe checks that their names still reach the
+// files it opened, and the commits of a removed -wal file are copied into
+// the database when that is seen), the Server stops trusting its
 // memory: every API request answers 503 SANDBOX_STORE, Go controls return
 // ErrStore and GET /readyz answers 503, until it is restarted, which
 // resumes from the last committed state. The change that failed is visible

@@ -131,8 +131,11 @@ type SQL struct {
 	// Driver.DeferSync) and syncWAL syncs them, outside the Server's lock.
 	deferSync bool
 	walMu     sync.Mutex
-	wal       *os.File // under walMu: the -wal file, nil once closed
-	walErr    error    // under walMu: what syncWAL answers once closed
+	wal       *os.File    // under walMu: the -wal file, nil once closed
+	walErr    error       // under walMu: what syncWAL answers once closed
+	walIdent  os.FileInfo // the -wal file as opened (sameFile); nil without deferSync
+	walPath   string      // its name, beside the file a symbolic link names
+	rescued   bool        // the commits of a removed -wal file were copied into the database (rescueWAL)
 
 	// stmts holds the queries of the sections prepared once on the one
 	// connection (nil: not to be prepared), so that SQLite parses each
@@ -180,10 +183,16 @@ func FileError(path, format string, a ...any) error {
 
 // OpenSQL opens (or creates) path with drv, refusing a file it must not
 // touch, migrates an older layout, and takes the file's lock for as long
-// as the store is open.
+// as the store is open. A path that is, or goes through, a symbolic link
+// opens the file the link names (its -wal file is beside that file, where
+// SQLite keeps it); a link that names no file is refused, not followed to
+// create one.
 func OpenSQL(drv Driver, deps SQLDeps, path string) (*SQL, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, FileError(path, "is a directory")
+	} else if _, lerr := os.Lstat(path); errors.Is(err, fs.ErrNotExist) && lerr == nil {
+		return nil, FileError(path, "is a symbolic link to a file that does not exist: "+
+			"point it at the database, or give -db the file itself")
 	} else if errors.Is(err, fs.ErrNotExist) {
 		// Created owner-only before SQLite sees it (SQLite gives its WAL
 		// the same mode): the file holds notification tokens and receivers'
@@ -220,7 +229,24 @@ func OpenSQL(drv Driver, deps SQLDeps, path string) (*SQL, error) {
 		return nil, FileError(path, "%v", err)
 	}
 	if st.deferSync {
-		if st.wal, err = openWAL(path + "-wal"); err != nil {
+		// SQLite resolves a symbolic link (every link of the path) and
+		// keeps its journal beside the file the link names, not beside
+		// the link: the WAL synced must be that one. Resolved once, at
+		// open: the path is checked against the file opened at every
+		// commit anyway (sameFile), so a link moved later is a file
+		// replaced.
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			db.Close()
+			return nil, FileError(path, "%v", err)
+		}
+		st.walPath = real + "-wal"
+		if st.wal, err = openWAL(st.walPath); err != nil {
+			db.Close()
+			return nil, FileError(path, "%v", err)
+		}
+		if st.walIdent, err = st.wal.Stat(); err != nil {
+			st.wal.Close()
 			db.Close()
 			return nil, FileError(path, "%v", err)
 		}
@@ -265,18 +291,7 @@ func (st *SQL) SyncWAL() error {
 	if err := st.wal.Sync(); err != nil {
 		return fmt.Errorf("syncing the WAL of %s: %w", st.path, err)
 	}
-	fi, err := st.wal.Stat()
-	if err == nil {
-		var now os.FileInfo
-		if now, err = os.Stat(st.wal.Name()); err == nil && !os.SameFile(fi, now) {
-			err = errors.New("names another file")
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("the WAL %s was removed or replaced while the sandbox ran (%v): "+
-			"what it holds would not be there at the next start", st.wal.Name(), err)
-	}
-	return nil
+	return st.sameWAL()
 }
 
 // DeferSync tells that a commit returns before it is on disk: SyncWAL
@@ -1330,6 +1345,9 @@ func (st *SQL) Commit() error {
 		st.ms.rollback()
 		st.vals.rollback()
 		st.prepareWanted()
+		if errors.Is(err, errWALMoved) {
+			st.rescueWAL()
+		}
 		return err
 	}
 	err = tx.Commit()
@@ -1371,14 +1389,17 @@ func (st *SQL) Rollback() {
 	st.prepareWanted()
 }
 
-// sameFile checks that the path still names the file the store opened.
-// SQLite keeps writing to an open file that was deleted (or renamed and
-// replaced): every commit would succeed into a file no restart can find.
-// One stat per committed change, next to its fsync.
+// sameFile checks that the path still names the file the store opened,
+// and that its -wal file is still the one SQLite writes. SQLite keeps
+// writing to an open file that was deleted (or renamed and replaced):
+// every commit would succeed into a file no restart can find. Two stats
+// per committed change, next to its fsync, and one per readiness probe
+// (Ping): a removed file is seen by the next write or probe, whichever
+// comes first.
 func (st *SQL) sameFile() error {
 	fi, err := os.Stat(st.path)
 	if err == nil && os.SameFile(fi, st.ident) {
-		return nil
+		return st.sameWAL()
 	}
 	why := "names another file"
 	if err != nil {
@@ -1388,12 +1409,67 @@ func (st *SQL) sameFile() error {
 		"nothing written now would be there at the next start", st.path, why)
 }
 
+// errWALMoved is wrapped by sameWAL's error: the -wal file's name no
+// longer reaches the file SQLite writes.
+var errWALMoved = errors.New("the WAL was removed or replaced while the sandbox ran")
+
+// sameWAL checks that the -wal file's name still reaches the file opened
+// beside the database (nil without deferSync: no WAL is kept open). The
+// commits not yet copied into the database live only in that file: a
+// restart would not find them.
+func (st *SQL) sameWAL() error {
+	if st.walIdent == nil {
+		return nil
+	}
+	name := st.walPath
+	now, err := os.Stat(name)
+	if err == nil && os.SameFile(now, st.walIdent) {
+		return nil
+	}
+	why := "names another file"
+	if err != nil {
+		why = err.Error()
+	}
+	return fmt.Errorf("%w: %s (%s): what it holds would not be there at the next start", errWALMoved, name, why)
+}
+
+// rescueWAL copies every commit of a -wal file that was removed or
+// replaced under the store into the database file, once, when no
+// transaction is open: a checkpoint, which SQLite syncs. The commits
+// acknowledged before the removal then survive a kill (they lived only in
+// the unlinked file); nothing later is written (the sandbox refuses every
+// change from then on, and is not ready). The -wal file SQLite opens at
+// the next start is a new one.
+func (st *SQL) rescueWAL() {
+	if st.rescued || st.tx != nil || st.closed {
+		return
+	}
+	st.rescued = true
+	var busy, frames, copied int
+	err := st.db.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &frames, &copied)
+	if err == nil && busy != 0 {
+		err = errors.New("the checkpoint could not complete")
+	}
+	if l := st.deps.Logger; l != nil {
+		if err != nil {
+			l.Error("the -wal file was removed or replaced: copying its commits into the database failed; "+
+				"stop the sandbox gracefully (SIGTERM) to keep them", slog.String("error", err.Error()))
+		} else {
+			l.Warn("the -wal file was removed or replaced: its commits are copied into the database; "+
+				"the sandbox refuses every change until restarted", slog.Int("frames", copied))
+		}
+	}
+}
+
 // Ping: see ledger.Store.
 func (st *SQL) Ping() error {
 	if st.closed {
 		return errors.New("database closed")
 	}
 	if err := st.sameFile(); err != nil {
+		if errors.Is(err, errWALMoved) {
+			st.rescueWAL()
+		}
 		return err
 	}
 	var v int
