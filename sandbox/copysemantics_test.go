@@ -12,7 +12,7 @@ import (
 
 // openSQL opens the SQL store on a new file with this binary's driver
 // (sqlite_test.go imports sandbox/sqlite).
-func openSQL(t *testing.T, start func() []*ledger.Merchant) ledger.Store {
+func openSQL(t *testing.T, start func() []*ledger.Merchant) ledger.Txn {
 	drv, ok := storage.Registered()
 	if !ok {
 		t.Fatal("no driver registered")

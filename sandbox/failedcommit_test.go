@@ -20,17 +20,20 @@ import (
 // so the failure hits the change itself.
 type failingStore struct {
 	storage.Store
-	failNext bool // under Server.mu
-	changed  bool // the section saved a resource, a terminal or the clock
+	storage.Txn      // the store's transaction, as Begin returned it
+	failNext    bool // under Server.mu
+	changed     bool // the section saved a resource, a terminal or the clock
 }
 
-func (f *failingStore) AddPayment(p *ledger.Payment) { f.changed = true; f.Store.AddPayment(p) }
+func (f *failingStore) Begin() storage.Txn { f.Txn = f.Store.Begin(); return f }
+
+func (f *failingStore) AddPayment(p *ledger.Payment) { f.changed = true; f.Txn.AddPayment(p) }
 func (f *failingStore) SaveTerminal(m *ledger.Merchant, t *ledger.Terminal) {
 	f.changed = true
-	f.Store.SaveTerminal(m, t)
+	f.Txn.SaveTerminal(m, t)
 }
-func (f *failingStore) SaveMerchant(m *ledger.Merchant) { f.changed = true; f.Store.SaveMerchant(m) }
-func (f *failingStore) Reset()                          { f.changed = true; f.Store.Reset() }
+func (f *failingStore) SaveMerchant(m *ledger.Merchant) { f.changed = true; f.Txn.SaveMerchant(m) }
+func (f *failingStore) Reset()                          { f.changed = true; f.Txn.Reset() }
 
 func (f *failingStore) Commit() error {
 	changed := f.changed
@@ -39,7 +42,7 @@ func (f *failingStore) Commit() error {
 		f.failNext = false
 		return errors.New("database or disk is full (injected)")
 	}
-	return f.Store.Commit()
+	return f.Txn.Commit()
 }
 
 // failNextCommit wraps e's store so that its next commit of a change

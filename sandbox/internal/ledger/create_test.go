@@ -146,7 +146,7 @@ func TestCreatePayment(t *testing.T) {
 }
 
 // payments counts m's payments of every status.
-func payments(st ledger.Store, m *ledger.Merchant) int {
+func payments(st ledger.Txn, m *ledger.Merchant) int {
 	pm, _, _ := st.Counts(m)
 	n := 0
 	for _, c := range pm {

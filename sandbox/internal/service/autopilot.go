@@ -39,7 +39,7 @@ func (t pilotTarget) SetWithdrawalStatus(id, status string) error {
 func (t pilotTarget) InFlight(fn func(now time.Time, inFlight []autopilot.InFlight)) {
 	t.s.begin()
 	defer t.s.commit()
-	fn(t.s.nowLocked(), t.s.st.inFlight())
+	fn(t.s.nowLocked(), inFlight(t.s.tx))
 }
 
 // AutopilotPending counts the autopilot's steps not yet run.

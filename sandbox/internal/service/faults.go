@@ -72,19 +72,19 @@ const (
 
 // faultsLocked are the armed faults, in injection order.
 func (s *Service) faultsLocked() []api.Fault {
-	f, _ := s.st.core.Value(faultsKey).([]api.Fault)
+	f, _ := s.tx.Value(faultsKey).([]api.Fault)
 	return f
 }
 
 // setFaultsLocked arms f with the section's transaction (and the journal).
 func (s *Service) setFaultsLocked(f []api.Fault) {
-	s.st.core.SetValue(faultsKey, f)
+	s.tx.SetValue(faultsKey, f)
 	s.jr.saveFaults(f)
 }
 
 // offsetLocked is the clock offset of every Advance so far.
 func (s *Service) offsetLocked() time.Duration {
-	d, _ := s.st.core.Value(offsetKey).(time.Duration)
+	d, _ := s.tx.Value(offsetKey).(time.Duration)
 	return d
 }
 

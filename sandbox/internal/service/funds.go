@@ -16,7 +16,7 @@ import (
 func (s *Service) Terminals(key string) []terminal {
 	s.begin()
 	defer s.commit()
-	m := s.st.core.Merchant(key)
+	m := s.tx.Merchant(key)
 	if m == nil {
 		return nil
 	}
@@ -33,7 +33,7 @@ func (s *Service) Terminals(key string) []terminal {
 func (s *Service) Transfer(key, fromID, toID string, amount decimal.Decimal) *ledger.Error {
 	s.begin()
 	defer s.commit()
-	return ledger.TransferFunds(s.st.core, s.st.core.Merchant(key), fromID, toID, amount)
+	return ledger.TransferFunds(s.tx, s.tx.Merchant(key), fromID, toID, amount)
 }
 
 type withdrawal = ledger.Withdrawal
@@ -50,7 +50,7 @@ func withdrawalCopy(w *withdrawal) withdrawal {
 func (s *Service) CreateWithdrawal(key string, in api.NewWithdrawal) (withdrawal, *ledger.Error) {
 	s.begin()
 	defer s.commit()
-	w, lerr := ledger.CreateWithdrawal(s.st.core, s.st.core.Merchant(key), in, s.tickLocked())
+	w, lerr := ledger.CreateWithdrawal(s.tx, s.tx.Merchant(key), in, s.tickLocked())
 	if lerr != nil {
 		return withdrawal{}, lerr
 	}
@@ -62,7 +62,7 @@ func (s *Service) CreateWithdrawal(key string, in api.NewWithdrawal) (withdrawal
 func (s *Service) Withdrawal(key, id string) (withdrawal, *ledger.Error) {
 	s.begin()
 	defer s.commit()
-	w := s.st.core.Withdrawal(id)
+	w := s.tx.Withdrawal(id)
 	if w == nil || w.Merchant == nil || w.Merchant.APIKey != key {
 		return withdrawal{}, &ledger.Error{Kind: ledger.NotFound, Code: spec.CodeWDR003, Message: "withdrawal not found"}
 	}
@@ -81,11 +81,11 @@ func (s *Service) SetWithdrawalStatus(id, status, txHash string) (any, error) {
 	if utf8.RuneCountInString(txHash) > api.MaxTxHashLength {
 		return nil, refusal(ledger.Invalid, fmt.Sprintf("tx_hash must be at most %d characters", api.MaxTxHashLength))
 	}
-	w := s.st.core.Withdrawal(id)
+	w := s.tx.Withdrawal(id)
 	if w == nil {
 		return nil, notFound("withdrawal", id)
 	}
-	if lerr := ledger.ChangeWithdrawal(s.st.core, w, status, txHash, now); lerr != nil {
+	if lerr := ledger.ChangeWithdrawal(s.tx, w, status, txHash, now); lerr != nil {
 		return nil, controlError(lerr)
 	}
 	s.pilot.WithdrawalEntered(s.nowLocked(), w.ID, status, w.Address)

@@ -103,12 +103,12 @@ func (s *Service) StateView() StateView {
 	st.Autopilot.Enabled, st.Autopilot.PendingSteps = s.pilot != nil, s.pilot.Pending()
 	st.Webhooks.Backlog = s.hooks.backlog()
 	for i, mc := range s.cfg.Merchants {
-		m := s.st.core.Merchant(mc.APIKey)
+		m := s.tx.Merchant(mc.APIKey)
 		ms := MerchantState{Index: i, Terminals: []api.TerminalBody{}, Transfers: m.Transfers}
 		for _, t := range m.Terminals {
 			ms.Terminals = append(ms.Terminals, api.TerminalView(t))
 		}
-		ms.Payments, ms.Payouts, ms.Withdrawals = s.st.core.Counts(m)
+		ms.Payments, ms.Payouts, ms.Withdrawals = s.tx.Counts(m)
 		st.Merchants = append(st.Merchants, ms)
 	}
 	return st

@@ -12,7 +12,7 @@ import (
 func (s *Service) payPage(id string) (web.PayData, bool) {
 	s.begin()
 	now := s.tickLocked()
-	p := s.st.core.Payment(id)
+	p := s.tx.Payment(id)
 	if p == nil {
 		s.commit()
 		return web.PayData{}, false
@@ -51,7 +51,7 @@ func (s *Service) payerPress(id string) error {
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
-	p := s.st.core.Payment(id)
+	p := s.tx.Payment(id)
 	if p == nil {
 		return notFound("payment", id)
 	}

@@ -31,7 +31,7 @@ func (s *Service) tickLocked() time.Time {
 // payment changes status, so the same-amount counter, the credit and the
 // webhook can never be forgotten. A refusal changes nothing.
 func (s *Service) movePaymentLocked(p *payment, event ledger.PaymentEvent, apply func()) *ledger.Error {
-	if lerr := ledger.ChangePayment(s.st.core, p, event, apply); lerr != nil {
+	if lerr := ledger.ChangePayment(s.tx, p, event, apply); lerr != nil {
 		return lerr
 	}
 	s.paymentMovedLocked(p)
@@ -61,7 +61,7 @@ func (s *Service) CreatePayment(key string, in api.NewPayment) (payment, *ledger
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked()
-	p, lerr := ledger.CreatePayment(s.st.core, s.st.core.Merchant(key), in, ledger.Env{
+	p, lerr := ledger.CreatePayment(s.tx, s.tx.Merchant(key), in, ledger.Env{
 		Now: now, TTL: s.cfg.PaymentTTL, USDTRate: s.cfg.USDTRate, LocalRates: s.cfg.LocalRates, Banks: s.cfg.Banks,
 		MaxSamePending: s.cfg.MaxSamePendingAmount, Refuse: s.pilot.RefuseCreate,
 	})
@@ -76,7 +76,7 @@ func (s *Service) CreatePayment(key string, in api.NewPayment) (payment, *ledger
 // lookupPayment finds a payment of m by id; another merchant's payment is
 // not found, exactly like a missing one.
 func (s *Service) lookupPayment(m *merchant, id string) (*payment, *ledger.Error) {
-	p := s.st.core.Payment(id)
+	p := s.tx.Payment(id)
 	if p == nil || m == nil || p.Merchant == nil || p.Merchant.APIKey != m.APIKey {
 		return nil, paymentNotFound
 	}
@@ -104,11 +104,11 @@ func (s *Service) PaymentByExtID(key, extID string) (payment, *ledger.Error) {
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
-	m := s.st.core.Merchant(key)
+	m := s.tx.Merchant(key)
 	if m == nil {
 		return payment{}, paymentNotFound
 	}
-	p := s.st.core.PaymentByExt(m, extID)
+	p := s.tx.PaymentByExt(m, extID)
 	if p == nil {
 		return payment{}, paymentNotFound
 	}
@@ -121,7 +121,7 @@ func (s *Service) changePayment(key, id string, change func(*payment) *ledger.Er
 	s.begin()
 	defer s.commit()
 	s.tickLocked()
-	p, lerr := s.lookupPayment(s.st.core.Merchant(key), id)
+	p, lerr := s.lookupPayment(s.tx.Merchant(key), id)
 	if lerr != nil {
 		return payment{}, lerr
 	}
@@ -187,7 +187,7 @@ func (s *Service) controlPayment(id string, event ledger.PaymentEvent, outcomeEr
 	if outcomeErr != nil {
 		return nil, controlError(outcomeErr)
 	}
-	p := s.st.core.Payment(id)
+	p := s.tx.Payment(id)
 	if p == nil {
 		return nil, notFound("payment", id)
 	}

@@ -24,7 +24,7 @@ func (s *Service) CreatePayout(key string, in api.NewPayout) (payout, *ledger.Er
 	s.begin()
 	defer s.commit()
 	now := s.tickLocked()
-	p, lerr := ledger.CreatePayout(s.st.core, s.st.core.Merchant(key), in, now)
+	p, lerr := ledger.CreatePayout(s.tx, s.tx.Merchant(key), in, now)
 	if lerr != nil {
 		return payout{}, lerr
 	}
@@ -36,7 +36,7 @@ func (s *Service) CreatePayout(key string, in api.NewPayout) (payout, *ledger.Er
 func (s *Service) Payout(key, id string) (payout, *ledger.Error) {
 	s.begin()
 	defer s.commit()
-	p := s.st.core.Payout(id)
+	p := s.tx.Payout(id)
 	if p == nil || p.Merchant == nil || p.Merchant.APIKey != key {
 		return payout{}, payoutNotFound
 	}
@@ -47,11 +47,11 @@ func (s *Service) Payout(key, id string) (payout, *ledger.Error) {
 func (s *Service) PayoutByExtID(key, extID string) (payout, *ledger.Error) {
 	s.begin()
 	defer s.commit()
-	m := s.st.core.Merchant(key)
+	m := s.tx.Merchant(key)
 	if m == nil {
 		return payout{}, payoutNotFound
 	}
-	p := s.st.core.PayoutByExt(m, extID)
+	p := s.tx.PayoutByExt(m, extID)
 	if p == nil {
 		return payout{}, payoutNotFound
 	}
@@ -62,11 +62,11 @@ func (s *Service) PayoutByExtID(key, extID string) (payout, *ledger.Error) {
 func (s *Service) Payouts(key string, q api.PayoutQuery) ([]payout, int) {
 	s.begin()
 	defer s.commit()
-	m := s.st.core.Merchant(key)
+	m := s.tx.Merchant(key)
 	if m == nil {
 		return nil, 0
 	}
-	page, total := s.st.core.ListPayouts(m, ledger.PayoutFilter{Status: q.Status, From: q.From, To: q.To}, q.Limit, q.Offset)
+	page, total := s.tx.ListPayouts(m, ledger.PayoutFilter{Status: q.Status, From: q.From, To: q.To}, q.Limit, q.Offset)
 	out := make([]payout, 0, len(page))
 	for _, p := range page {
 		out = append(out, payoutCopy(p))
@@ -83,11 +83,11 @@ func (s *Service) SetPayoutStatus(id, status string) (any, error) {
 	if lerr := ledger.CheckPayoutTarget(status); lerr != nil {
 		return nil, controlError(lerr)
 	}
-	p := s.st.core.Payout(id)
+	p := s.tx.Payout(id)
 	if p == nil {
 		return nil, notFound("payout", id)
 	}
-	if lerr := ledger.ChangePayout(s.st.core, p, status, now); lerr != nil {
+	if lerr := ledger.ChangePayout(s.tx, p, status, now); lerr != nil {
 		return nil, controlError(lerr)
 	}
 	s.pilot.PayoutEntered(now, p.ID, status, p.Requisites)

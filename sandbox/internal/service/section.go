@@ -24,11 +24,12 @@ type heldHook struct {
 func (s *Service) begin() {
 	if s.grp.st == nil {
 		s.mu.Lock()
-		return
+	} else {
+		s.grp.entering.Add(1) // seen by the section before: it may leave its commit to this one
+		s.mu.Lock()
+		s.grp.entering.Add(-1)
 	}
-	s.grp.entering.Add(1) // seen by the section before: it may leave its commit to this one
-	s.mu.Lock()
-	s.grp.entering.Add(-1)
+	s.tx = s.st.core.Begin() // the open transaction when the section before left it to this one
 }
 
 // lock takes the Server's lock outside a section, to read its memory or
@@ -225,9 +226,9 @@ func (s *Service) waitSynced(n uint64) {
 func (s *Service) checkpointLocked() {
 	var err error
 	if s.storeErr != nil {
-		s.st.core.Rollback() // the store failed: nothing more is kept until a restart
-	} else if err = s.st.core.Commit(); err != nil {
-		s.st.core.Rollback()
+		s.tx.Rollback() // the store failed: nothing more is kept until a restart
+	} else if err = s.tx.Commit(); err != nil {
+		s.tx.Rollback()
 		s.storeErr = fmt.Errorf("%w: %v", ErrStore, err)
 		if l := s.cfg.Logger; l != nil {
 			l.Error("database commit failed: answering 503 until restarted", slog.String("error", err.Error()))
@@ -286,7 +287,7 @@ func (s *Service) enqueueLocked(h hook, target, token string, v any) {
 // outboxLocked records a delivery in the store's outbox within the current
 // section and holds it until the section commits.
 func (s *Service) outboxLocked(key string, dl delivery) {
-	s.st.outbox(key, dl)
+	s.tx.Outbox(key, dl.out())
 	s.held = append(s.held, heldHook{key: key, dl: dl})
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
+	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
@@ -94,6 +95,7 @@ type Service struct {
 	// commits the store before the answer is written.
 	mu       sync.Mutex
 	st       store
+	tx       storage.Txn      // under mu: the section\'s transaction, the store\'s (begin)
 	jr       journal          // the diagnostics, kept apart from the resources
 	storeErr error            // under mu: a failed commit; every later request is 503
 	held     []heldHook       // under mu: webhooks of the section, sent once it commits
@@ -180,12 +182,12 @@ func (s *Service) LargeBodiesInFlight() int { return s.api.LargeBodiesInFlight()
 // resetLocked rebuilds the starting state from the configuration. The
 // caller holds s.mu.
 func (s *Service) resetLocked() {
-	s.st.core.SetValue(offsetKey, time.Duration(0))
-	s.st.core.Reset()
+	s.tx.SetValue(offsetKey, time.Duration(0))
+	s.tx.Reset()
 	if s.expiryTimer != nil {
 		s.expiryTimer.Stop()
 	}
-	s.st.core.SetValue(faultsKey, []api.Fault(nil))
+	s.tx.SetValue(faultsKey, []api.Fault(nil))
 	s.requests = map[routeKey]int{}
 }
 
@@ -278,7 +280,7 @@ func (s *Service) Advance(d time.Duration) time.Time {
 		} else {
 			off += d
 		}
-		s.st.core.SetValue(offsetKey, off)
+		s.tx.SetValue(offsetKey, off)
 		s.jr.saveOffset(off)
 	}
 	s.expireDueLocked(s.nowLocked())
@@ -296,11 +298,11 @@ type Stats struct {
 func (s *Service) Stats(key string) Stats {
 	s.begin()
 	defer s.commit()
-	m := s.st.core.Merchant(key)
+	m := s.tx.Merchant(key)
 	if m == nil {
 		return Stats{}
 	}
-	pm, po, wd := s.st.core.Counts(m)
+	pm, po, wd := s.tx.Counts(m)
 	st := Stats{Transfers: m.Transfers}
 	for _, n := range pm {
 		st.Payments += n
@@ -338,7 +340,7 @@ func (s *Service) RequestCount(method, pattern string) int {
 // is how an injected clock moves expiry.
 func (s *Service) expireDueLocked(now time.Time) {
 	for s.storeErr == nil {
-		expired, more := ledger.ExpireDue(s.st.core, now, expiryBatch)
+		expired, more := ledger.ExpireDue(s.tx, now, expiryBatch)
 		for _, p := range expired {
 			s.paymentMovedLocked(p)
 		}
@@ -362,7 +364,7 @@ func (s *Service) armExpiryLocked(now time.Time) {
 	if !s.cfg.RealClock || s.closed {
 		return
 	}
-	next, ok := s.st.core.NextExpiry()
+	next, ok := s.tx.NextExpiry()
 	if !ok {
 		return
 	}

@@ -13,24 +13,18 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
-// store is where the sandbox keeps its resources: core, the
-// storage.Store (the Store the ledger defines with the outbox beside it).
-// storage.Memory keeps Go maps (no Config.DBPath: today's speed for tests)
-// and storage.SQL an SQLite file. Every method is called with Server.mu
-// held, inside one section that Server.commit ends with commit: a
-// section's changes reach the file together or not at all. Both stores
-// hand out copies and keep only what is saved (see ledger.Store), so a
-// forgotten save loses the change in memory as on a file, and the suite in
-// memory catches it.
-//
-// The rules and the sandbox call core by the Store's own names; the struct
-// adds only what the sandbox needs besides: the autopilot's view of what
-// is in flight, and the outbox in the webhooks' form.
+// store is where the sandbox keeps its state: core, the storage.Store
+// whose Begin gives each section its transaction (Service.tx).
+// storage.Memory keeps Go maps (no Config.DBPath: today's speed for
+// tests) and storage.SQL an SQLite file. A section's changes reach the
+// file together or not at all. Both stores hand out copies and keep only
+// what is saved (see ledger.TxnRead), so a forgotten save loses the change
+// in memory as on a file, and the suite in memory catches it.
 type store struct{ core storage.Store }
 
-// inFlight lists what the autopilot may still move.
-func (s store) inFlight() []autopilot.InFlight {
-	pm, po, wd := s.core.InFlight()
+// inFlight lists what the autopilot may still move, as tx sees it.
+func inFlight(tx storage.Txn) []autopilot.InFlight {
+	pm, po, wd := tx.InFlight()
 	var out []autopilot.InFlight
 	for _, p := range pm {
 		out = appendInFlightPayment(out, p)
@@ -43,9 +37,6 @@ func (s store) inFlight() []autopilot.InFlight {
 	}
 	return out
 }
-
-// outbox records dl in the section's transaction.
-func (s store) outbox(key string, dl delivery) { s.core.Outbox(key, dl.out()) }
 
 // journal keeps the sandbox's diagnostics, apart from its resources: the
 // clock offset, the faults, the request counters and log, and the

@@ -132,7 +132,7 @@ func (s *Service) dashboard(page, errMsg string, refresh int) web.Data {
 }
 
 func (s *Service) uiPaymentsLocked(now time.Time) []web.Payment {
-	ps := s.st.core.RecentPayments(uiListLimit) // newest first
+	ps := s.tx.RecentPayments(uiListLimit) // newest first
 	out := make([]web.Payment, 0, len(ps))
 	for _, p := range ps {
 		v := web.Payment{ID: p.ID, ShortID: web.ShortID(p.ID), ExtID: p.ExtID, Amount: web.MoneyText(p.Amount, "RUB"), Method: web.MethodText(p.Method),
@@ -160,7 +160,7 @@ func (s *Service) uiPaymentsLocked(now time.Time) []web.Payment {
 
 func (s *Service) uiPayoutsLocked() []web.Payout {
 	var out []web.Payout
-	for _, p := range s.st.core.RecentPayouts(uiListLimit) { // newest first
+	for _, p := range s.tx.RecentPayouts(uiListLimit) { // newest first
 		v := web.Payout{ID: p.ID, ShortID: web.ShortID(p.ID), ExtID: p.ExtID, Amount: web.MoneyText(p.Amount, "RUB"), Method: web.MethodText(p.Method),
 			ReqMasked: web.MaskNumber(p.Requisites), Holder: p.HolderName, Bank: p.Bank, Status: p.Status,
 			ProviderOrderID: p.ProviderOrderID, Created: web.Time(p.CreatedAt), CreatedTime: web.ClockTime(p.CreatedAt), Moves: ledger.PayoutMoves(p.Status)}
@@ -173,7 +173,7 @@ func (s *Service) uiPayoutsLocked() []web.Payout {
 }
 
 func (s *Service) uiWithdrawalsLocked() []web.Withdrawal {
-	ws := s.st.core.RecentWithdrawals(uiListLimit) // newest first
+	ws := s.tx.RecentWithdrawals(uiListLimit) // newest first
 	out := make([]web.Withdrawal, 0, len(ws))
 	for _, w := range ws {
 		out = append(out, web.Withdrawal{ID: w.ID, ShortID: web.ShortID(w.ID), Terminal: w.Terminal.ID, Amount: web.MoneyText(w.Amount, "USDT"),
@@ -186,7 +186,7 @@ func (s *Service) uiWithdrawalsLocked() []web.Withdrawal {
 func (s *Service) uiMerchantsLocked() []web.Merchant {
 	out := make([]web.Merchant, 0, len(s.cfg.Merchants))
 	for i, mc := range s.cfg.Merchants {
-		m := s.st.core.Merchant(mc.APIKey)
+		m := s.tx.Merchant(mc.APIKey)
 		um := web.Merchant{Name: mc.Name, Label: web.MerchantLabel(i, mc.APIKey)}
 		for _, t := range m.Terminals {
 			um.Terminals = append(um.Terminals, web.Terminal{ID: t.ID, Name: t.Name,

@@ -107,16 +107,16 @@ func (s *Memory) sectionWithdrawal(sw *withdrawal) *withdrawal {
 	return sectionCopy(&s.wd, c.ID, &c)
 }
 
-// Merchant: see ledger.Store.
+// Merchant: see ledger.Txn.
 func (s *Memory) Merchant(apiKey string) *merchant { return s.ms.get(apiKey) }
 
-// Reset: see ledger.Store.
+// Reset: see ledger.Txn.
 func (s *Memory) Reset() {
 	s.clear()
 	s.ms.reset(s.start())
 }
 
-// Payment: see ledger.Store.
+// Payment: see ledger.Txn.
 func (s *Memory) Payment(id string) *payment {
 	if c := s.pm[id]; c != nil {
 		return c
@@ -127,7 +127,7 @@ func (s *Memory) Payment(id string) *payment {
 	return nil
 }
 
-// PaymentByExt: see ledger.Store.
+// PaymentByExt: see ledger.Txn.
 func (s *Memory) PaymentByExt(m *merchant, extID string) *payment {
 	if sp := s.byExt[m.APIKey][extID]; sp != nil {
 		return s.sectionPayment(sp)
@@ -180,10 +180,10 @@ func (s *Memory) SavePayment(p *payment) {
 	}
 }
 
-// PendingWithAmount: see ledger.Store.
+// PendingWithAmount: see ledger.Txn.
 func (s *Memory) PendingWithAmount(m *merchant, key string) int { return s.pending[m.APIKey][key] }
 
-// DueExpiry: see ledger.Store.
+// DueExpiry: see ledger.Txn.
 func (s *Memory) DueExpiry(now time.Time, limit int) []*payment {
 	var out []*payment
 	for len(out) < limit && len(s.expiry) > 0 && !now.Before(s.expiry[0].ValidUntil) {
@@ -194,7 +194,7 @@ func (s *Memory) DueExpiry(now time.Time, limit int) []*payment {
 	return out
 }
 
-// NextExpiry: see ledger.Store.
+// NextExpiry: see ledger.Txn.
 func (s *Memory) NextExpiry() (time.Time, bool) {
 	for len(s.expiry) > 0 && s.expiry[0].Status != statusPending {
 		heap.Pop(&s.expiry) // settled before it was due: no timer for it
@@ -205,7 +205,7 @@ func (s *Memory) NextExpiry() (time.Time, bool) {
 	return s.expiry[0].ValidUntil, true
 }
 
-// RecentPayments: see ledger.Store.
+// RecentPayments: see ledger.Txn.
 func (s *Memory) RecentPayments(limit int) []*payment {
 	ps := make([]*payment, 0, len(s.payments))
 	for _, p := range s.payments {
@@ -230,7 +230,7 @@ func (s *Memory) RecentPayments(limit int) []*payment {
 	return ps
 }
 
-// Payout: see ledger.Store.
+// Payout: see ledger.Txn.
 func (s *Memory) Payout(id string) *payout {
 	if sp := s.payouts[id]; sp != nil {
 		return s.sectionPayout(sp)
@@ -238,7 +238,7 @@ func (s *Memory) Payout(id string) *payout {
 	return nil
 }
 
-// PayoutByExt: see ledger.Store.
+// PayoutByExt: see ledger.Txn.
 func (s *Memory) PayoutByExt(m *merchant, extID string) *payout {
 	if sp := s.payoutByX[m.APIKey][extID]; sp != nil {
 		return s.sectionPayout(sp)
@@ -246,7 +246,7 @@ func (s *Memory) PayoutByExt(m *merchant, extID string) *payout {
 	return nil
 }
 
-// AddPayout: see ledger.Store.
+// AddPayout: see ledger.Txn.
 func (s *Memory) AddPayout(p *payout) {
 	sp := new(payout)
 	*sp = *p
@@ -268,7 +268,7 @@ func (s *Memory) SavePayout(p *payout) {
 	}
 }
 
-// ListPayouts: see ledger.Store.
+// ListPayouts: see ledger.Txn.
 func (s *Memory) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offset int) ([]*payout, int) {
 	var out []*payout
 	total := 0
@@ -284,7 +284,7 @@ func (s *Memory) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offset i
 	return out, total
 }
 
-// RecentPayouts: see ledger.Store.
+// RecentPayouts: see ledger.Txn.
 func (s *Memory) RecentPayouts(limit int) []*payout {
 	out := make([]*payout, 0, min(limit, len(s.payoutList)))
 	for i := len(s.payoutList) - 1; i >= 0 && len(out) < limit; i-- {
@@ -293,7 +293,7 @@ func (s *Memory) RecentPayouts(limit int) []*payout {
 	return out
 }
 
-// Withdrawal: see ledger.Store.
+// Withdrawal: see ledger.Txn.
 func (s *Memory) Withdrawal(id string) *withdrawal {
 	if sw := s.withdrawals[id]; sw != nil {
 		return s.sectionWithdrawal(sw)
@@ -301,7 +301,7 @@ func (s *Memory) Withdrawal(id string) *withdrawal {
 	return nil
 }
 
-// AddWithdrawal: see ledger.Store.
+// AddWithdrawal: see ledger.Txn.
 func (s *Memory) AddWithdrawal(w *withdrawal) {
 	sw := new(withdrawal)
 	*sw = *w
@@ -318,7 +318,7 @@ func (s *Memory) SaveWithdrawal(w *withdrawal) {
 	}
 }
 
-// RecentWithdrawals: see ledger.Store.
+// RecentWithdrawals: see ledger.Txn.
 func (s *Memory) RecentWithdrawals(limit int) []*withdrawal {
 	ws := make([]*withdrawal, 0, len(s.withdrawals))
 	for _, w := range s.withdrawals {
@@ -337,13 +337,13 @@ func (s *Memory) RecentWithdrawals(limit int) []*withdrawal {
 	return ws
 }
 
-// SaveTerminal: see ledger.Store.
+// SaveTerminal: see ledger.Txn.
 func (s *Memory) SaveTerminal(m *merchant, t *terminal) { s.ms.saveTerminal(m, t) }
 
-// SaveMerchant: see ledger.Store.
+// SaveMerchant: see ledger.Txn.
 func (s *Memory) SaveMerchant(m *merchant) { s.ms.saveMerchant(m) }
 
-// Counts: see ledger.Store.
+// Counts: see ledger.Txn.
 func (s *Memory) Counts(m *merchant) (map[string]int, map[string]int, map[string]int) {
 	pm, po, wd := map[string]int{}, map[string]int{}, map[string]int{}
 	for _, p := range s.byExt[m.APIKey] {
@@ -360,7 +360,7 @@ func (s *Memory) Counts(m *merchant) (map[string]int, map[string]int, map[string
 	return pm, po, wd
 }
 
-// InFlight: see ledger.Store. In creation order (CreatedAt, then id), as
+// InFlight: see ledger.Txn. In creation order (CreatedAt, then id), as
 // the SQL store answers, not in the maps' random order: the autopilot
 // resumes them in this order.
 func (s *Memory) InFlight() (pm []*payment, po []*payout, wd []*withdrawal) {
@@ -403,16 +403,20 @@ func (s *Memory) Commit() error { s.ms.commit(); s.vals.commit(); s.dropCopies()
 // Rollback ends the transaction's view; it cannot undo a save.
 func (s *Memory) Rollback() { s.vals.rollback(); s.dropCopies() }
 
-// Value: see Store.
+// Begin: see Store. The memory store's transaction is the store itself,
+// its copies and what it saved since the last Commit.
+func (s *Memory) Begin() Txn { return s }
+
+// Value: see Txn.
 func (s *Memory) Value(key string) any { return s.vals.get(key) }
 
-// SetValue: see Store.
+// SetValue: see Txn.
 func (s *Memory) SetValue(key string, x any) { s.vals.set(key, x) }
 
-// Ping: see ledger.Store.
+// Ping: see ledger.Txn.
 func (s *Memory) Ping() error { return nil }
 
-// Close: see ledger.Store.
+// Close: see ledger.Txn.
 func (s *Memory) Close() error { return nil }
 
 // expiryHeap orders payments by valid_until so expiry costs O(log n) per

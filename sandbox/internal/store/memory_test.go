@@ -8,7 +8,7 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/store/storetest"
 )
 
-func openMemory(t *testing.T, start func() []*ledger.Merchant) ledger.Store {
+func openMemory(t *testing.T, start func() []*ledger.Merchant) ledger.Txn {
 	st := store.NewMemory(start)
 	if err := st.Commit(); err != nil {
 		t.Fatal(err)

@@ -479,7 +479,7 @@ func (st *SQL) forget() {
 	st.changedMore, st.secWrote, st.secSaw = false, false, false
 }
 
-// Commit: see ledger.Store.
+// Commit: see ledger.Txn.
 func (st *SQL) Commit() error {
 	defer st.forget() // after flushLazy's writes too
 	if st.tx == nil {
@@ -623,7 +623,7 @@ func (st *SQL) rescueWAL() {
 	}
 }
 
-// Ping: see ledger.Store.
+// Ping: see ledger.Txn.
 func (st *SQL) Ping() error {
 	if st.closed {
 		return errors.New("database closed")
@@ -641,7 +641,7 @@ func (st *SQL) Ping() error {
 	return st.db.QueryRow("PRAGMA user_version").Scan(&v) // reads the file's header through the open file
 }
 
-// Close: see ledger.Store.
+// Close: see ledger.Txn.
 func (st *SQL) Close() error {
 	if st.closed {
 		return nil
@@ -676,8 +676,12 @@ func (st *SQL) Close() error {
 	return err
 }
 
-// Value: see Store.
+// Begin: see Store. The SQL store's transaction is the store itself: its
+// database transaction (begun by the first statement) and its copies.
+func (st *SQL) Begin() Txn { return st }
+
+// Value: see Txn.
 func (st *SQL) Value(key string) any { return st.vals.get(key) }
 
-// SetValue: see Store.
+// SetValue: see Txn.
 func (st *SQL) SetValue(key string, x any) { st.vals.set(key, x) }

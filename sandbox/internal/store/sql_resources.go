@@ -111,7 +111,7 @@ func (st *SQL) LoadMerchants() {
 	}
 }
 
-// Merchant: see ledger.Store.
+// Merchant: see ledger.Txn.
 func (st *SQL) Merchant(apiKey string) *merchant { return st.ms.get(apiKey) }
 
 func terminalsText(ts []*terminal) string {
@@ -143,20 +143,20 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// SaveTerminal: see ledger.Store.
+// SaveTerminal: see ledger.Txn.
 func (st *SQL) SaveTerminal(m *merchant, t *terminal) {
 	st.ms.saveTerminal(m, t)
 	st.exec(`UPDATE terminals SET balance = ?, frozen = ? WHERE api_key = ? AND id = ?`,
 		decText(t.Available), decText(t.Frozen), m.APIKey, t.ID)
 }
 
-// SaveMerchant: see ledger.Store.
+// SaveMerchant: see ledger.Txn.
 func (st *SQL) SaveMerchant(m *merchant) {
 	st.ms.saveMerchant(m)
 	st.exec(`UPDATE merchants SET transfers = ? WHERE api_key = ?`, m.Transfers, m.APIKey)
 }
 
-// Reset: see ledger.Store.
+// Reset: see ledger.Txn.
 func (st *SQL) Reset() {
 	st.nextKnown = false
 	for _, t := range []string{"payments", "payouts", "withdrawals", "merchants", "terminals"} {
@@ -241,7 +241,7 @@ func (st *SQL) loadPayments(where string, args ...any) []*payment {
 	return out
 }
 
-// Payment: see ledger.Store.
+// Payment: see ledger.Txn.
 func (st *SQL) Payment(id string) (p *payment) {
 	if p := st.pm[id]; p != nil {
 		return p
@@ -250,7 +250,7 @@ func (st *SQL) Payment(id string) (p *payment) {
 	return p
 }
 
-// PaymentByExt: see ledger.Store.
+// PaymentByExt: see ledger.Txn.
 func (st *SQL) PaymentByExt(m *merchant, extID string) (p *payment) {
 	st.lookupBy(func() { p = firstOf(st.loadPayments("WHERE api_key = ? AND ext_id = ?", m.APIKey, extID)) })
 	return p
@@ -269,7 +269,7 @@ func (st *SQL) disputeJSON(p *payment) any {
 	return string(b)
 }
 
-// AddPayment: see ledger.Store.
+// AddPayment: see ledger.Txn.
 func (st *SQL) AddPayment(p *payment) {
 	sectionCopy(&st.pm, p.ID, p)
 	st.pendingUntil(p)
@@ -280,14 +280,14 @@ func (st *SQL) AddPayment(p *payment) {
 		ledger.AmountKey(p.Amount))
 }
 
-// SavePayment: see ledger.Store.
+// SavePayment: see ledger.Txn.
 func (st *SQL) SavePayment(p *payment) {
 	st.pendingUntil(p)
 	st.execRow(p.ID, `UPDATE payments SET status = ?, receipt = ?, dispute = ? WHERE id = ?`,
 		p.Status, p.Receipt, st.disputeJSON(p), p.ID)
 }
 
-// PendingWithAmount: see ledger.Store.
+// PendingWithAmount: see ledger.Txn.
 func (st *SQL) PendingWithAmount(m *merchant, key string) int {
 	var n int
 	// Counted up to the cap only: the rule asks "at the cap yet?", and a
@@ -299,7 +299,7 @@ func (st *SQL) PendingWithAmount(m *merchant, key string) int {
 	return n
 }
 
-// DueExpiry: see ledger.Store. It and NextExpiry run in every API
+// DueExpiry: see ledger.Txn. It and NextExpiry run in every API
 // section. Their answers do not reach a reader's: what expires is changed
 // (the section then waits for its commit), and the next expiry only arms
 // a timer that looks again. So they are lookups: a reader waits only for
@@ -316,7 +316,7 @@ func (st *SQL) DueExpiry(now time.Time, limit int) (due []*payment) {
 	return due
 }
 
-// NextExpiry: see ledger.Store.
+// NextExpiry: see ledger.Txn.
 func (st *SQL) NextExpiry() (next time.Time, ok bool) {
 	if st.nextKnown {
 		return st.next, !st.next.IsZero()
@@ -342,7 +342,7 @@ func (st *SQL) pendingUntil(p *payment) {
 	}
 }
 
-// RecentPayments: see ledger.Store.
+// RecentPayments: see ledger.Txn.
 func (st *SQL) RecentPayments(limit int) []*payment {
 	return st.loadPayments("ORDER BY created_at DESC, ext_id, id LIMIT ?", limit)
 }
@@ -373,7 +373,7 @@ func (st *SQL) loadPayouts(where string, args ...any) []*payout {
 	return out
 }
 
-// Payout: see ledger.Store.
+// Payout: see ledger.Txn.
 func (st *SQL) Payout(id string) (p *payout) {
 	if p := st.po[id]; p != nil {
 		return p
@@ -382,13 +382,13 @@ func (st *SQL) Payout(id string) (p *payout) {
 	return p
 }
 
-// PayoutByExt: see ledger.Store.
+// PayoutByExt: see ledger.Txn.
 func (st *SQL) PayoutByExt(m *merchant, extID string) (p *payout) {
 	st.lookupBy(func() { p = firstOf(st.loadPayouts("WHERE api_key = ? AND ext_id = ?", m.APIKey, extID)) })
 	return p
 }
 
-// AddPayout: see ledger.Store.
+// AddPayout: see ledger.Txn.
 func (st *SQL) AddPayout(p *payout) {
 	sectionCopy(&st.po, p.ID, p)
 	st.execRow(p.ID, `INSERT INTO payouts (`+payoutCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -396,7 +396,7 @@ func (st *SQL) AddPayout(p *payout) {
 		p.Status, p.ProviderOrderID, nanos(p.CreatedAt), nanos(p.CompletedAt))
 }
 
-// SavePayout: see ledger.Store.
+// SavePayout: see ledger.Txn.
 func (st *SQL) SavePayout(p *payout) {
 	st.execRow(p.ID, `UPDATE payouts SET status = ?, provider_order_id = ?, completed_at = ? WHERE id = ?`,
 		p.Status, p.ProviderOrderID, nanos(p.CompletedAt), p.ID)
@@ -440,7 +440,7 @@ func boundNanos(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-// ListPayouts: see ledger.Store.
+// ListPayouts: see ledger.Txn.
 func (st *SQL) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offset int) ([]*payout, int) {
 	where, args := payoutWhere(f, m.APIKey)
 	var total int
@@ -451,7 +451,7 @@ func (st *SQL) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offset int
 	return st.loadPayouts(where+" ORDER BY seq LIMIT ? OFFSET ?", append(args, limit, offset)...), total
 }
 
-// RecentPayouts: see ledger.Store.
+// RecentPayouts: see ledger.Txn.
 func (st *SQL) RecentPayouts(limit int) []*payout {
 	return st.loadPayouts("ORDER BY seq DESC LIMIT ?", limit)
 }
@@ -485,7 +485,7 @@ func (st *SQL) loadWithdrawals(where string, args ...any) []*withdrawal {
 	return out
 }
 
-// Withdrawal: see ledger.Store.
+// Withdrawal: see ledger.Txn.
 func (st *SQL) Withdrawal(id string) (w *withdrawal) {
 	if w := st.wd[id]; w != nil {
 		return w
@@ -494,7 +494,7 @@ func (st *SQL) Withdrawal(id string) (w *withdrawal) {
 	return w
 }
 
-// AddWithdrawal: see ledger.Store.
+// AddWithdrawal: see ledger.Txn.
 func (st *SQL) AddWithdrawal(w *withdrawal) {
 	sectionCopy(&st.wd, w.ID, w)
 	st.execRow(w.ID, `INSERT INTO withdrawals (`+withdrawalCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -502,13 +502,13 @@ func (st *SQL) AddWithdrawal(w *withdrawal) {
 		nanos(w.CreatedAt), nanos(w.UpdatedAt))
 }
 
-// SaveWithdrawal: see ledger.Store.
+// SaveWithdrawal: see ledger.Txn.
 func (st *SQL) SaveWithdrawal(w *withdrawal) {
 	st.execRow(w.ID, `UPDATE withdrawals SET status = ?, tx_hash = ?, updated_at = ? WHERE id = ?`,
 		w.Status, w.TxHash, nanos(w.UpdatedAt), w.ID)
 }
 
-// RecentWithdrawals: see ledger.Store.
+// RecentWithdrawals: see ledger.Txn.
 func (st *SQL) RecentWithdrawals(limit int) []*withdrawal {
 	return st.loadWithdrawals("ORDER BY created_at DESC, id LIMIT ?", limit)
 }
@@ -529,12 +529,12 @@ func (st *SQL) countBy(table, apiKey string) map[string]int {
 	return out
 }
 
-// Counts: see ledger.Store.
+// Counts: see ledger.Txn.
 func (st *SQL) Counts(m *merchant) (map[string]int, map[string]int, map[string]int) {
 	return st.countBy("payments", m.APIKey), st.countBy("payouts", m.APIKey), st.countBy("withdrawals", m.APIKey)
 }
 
-// InFlight: see ledger.Store. In creation order, as the memory store
+// InFlight: see ledger.Txn. In creation order, as the memory store
 // answers: without ORDER BY the order would be whichever index SQLite
 // picks.
 func (st *SQL) InFlight() ([]*payment, []*payout, []*withdrawal) {

@@ -1,4 +1,4 @@
-// Package storetest checks a store against the semantics ledger.Store
+// Package storetest checks a store against the semantics ledger.Txn
 // promises, so that the memory store and the SQL store are held to the
 // same ones: the memory store's tests run it without a database driver,
 // the sandbox's with its SQLite driver.
@@ -17,10 +17,10 @@ import (
 
 // Opener opens an empty store whose configured merchants start builds
 // (committed).
-type Opener func(t *testing.T, start func() []*ledger.Merchant) ledger.Store
+type Opener func(t *testing.T, start func() []*ledger.Merchant) ledger.Txn
 
 // merchantsOf is the open transaction's copies of the merchants keys.
-func merchantsOf(st ledger.Store, keys ...string) map[string]*ledger.Merchant {
+func merchantsOf(st ledger.Txn, keys ...string) map[string]*ledger.Merchant {
 	out := map[string]*ledger.Merchant{}
 	for _, k := range keys {
 		if m := st.Merchant(k); m != nil {
@@ -39,7 +39,7 @@ func start() []*ledger.Merchant {
 		Balance: ledger.Balance{Available: decimal.RequireFromString("10")}, Active: true}}}}
 }
 
-func commit(t *testing.T, st ledger.Store) {
+func commit(t *testing.T, st ledger.Txn) {
 	t.Helper()
 	if err := st.Commit(); err != nil {
 		t.Fatal(err)
@@ -442,7 +442,7 @@ func MerchantsKeepOnlyWhatIsSaved(t *testing.T, open Opener) {
 func ValuesFollowTheTransaction(t *testing.T, open Opener) {
 	t.Helper()
 	st, ok := open(t, start).(interface {
-		ledger.Store
+		ledger.Txn
 		Value(key string) any
 		SetValue(key string, x any)
 	})
