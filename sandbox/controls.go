@@ -163,3 +163,18 @@ func (e refusal) Unwrap() error { return e.sentinel }
 // The conversion fails to compile when Fault and the body of
 // POST /sandbox/faults part ways.
 var _ = Fault(api.Fault{})
+
+// The listen feed (GET /sandbox/listen) and the request log's follow
+// (GET /sandbox/requests?follow=1) keep a window of their latest events
+// for a client that reconnects, and a bounded queue per client.
+const (
+	// DefaultListenWindow is how many of a merchant's latest
+	// notifications the listen feed keeps for a listener that resumes
+	// (Last-Event-ID); one that resumes from further back is told what it
+	// missed.
+	DefaultListenWindow = service.ListenWindow
+	// DefaultListenBuffer is how many events wait for one slow listener
+	// (or request-log follower) before its oldest are dropped, and it is
+	// told so: it never holds up the sandbox.
+	DefaultListenBuffer = service.ListenBuffer
+)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/internal/spec"
 )
 
@@ -30,6 +31,10 @@ type Remote struct {
 	base  string
 	token string
 	hc    *http.Client
+	// apiKey and signer authenticate as a merchant (WithMerchant), for
+	// Listen.
+	apiKey string
+	signer paykit.Signer
 }
 
 // RemoteOption configures a Remote in NewRemote.

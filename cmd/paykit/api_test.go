@@ -64,7 +64,7 @@ func TestAPICommand(t *testing.T) {
 	}
 	host := strings.TrimPrefix(e.srv.URL, "http://")
 	r = e.inProcess("n\n", "api", "POST", "/v1/transfers", "--data", `{"from_terminal_id":"a","to_terminal_id":"b","amount":1}`)
-	if r.code != 2 || !strings.Contains(r.stderr, "POST /v1/transfers on "+host+" (credentials from the environment)? [y/N] ") ||
+	if r.code != 2 || !strings.Contains(r.stderr, "POST /v1/transfers: Transfer 1.00 USDT from a to b on "+host+" (credentials from the environment)? [y/N] ") ||
 		e.sb.RequestCount("POST", "/v1/transfers") != 0 {
 		t.Fatalf("api POST on a terminal, answer n: exit %d, %q", r.code, r.stderr)
 	}

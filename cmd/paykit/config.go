@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,74 +145,14 @@ func readProfile(path, profile string) (map[string]string, error) {
 }
 
 // readProfiles returns the sections of the file at path, in file order,
-// and the keys of each; none (no error) when the file does not exist. A
-// file that group or others can read is refused before a line is parsed,
-// whatever it holds: it is where secrets live.
+// and the keys of each; none (no error) when the file does not exist. See
+// readConfig for what is refused.
 func readProfiles(path string) (names []string, profiles map[string]map[string]string, err error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
+	d, err := readConfig(path)
+	if d == nil || err != nil {
+		return nil, nil, err
 	}
-	if err != nil {
-		return nil, nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return nil, nil, &credentialsError{msg: fmt.Sprintf("config file %s holds secrets but is readable by others (mode %04o); fix it with:\n  chmod 600 %s",
-			path, st.Mode().Perm(), shellQuote(path))}
-	}
-	profiles = map[string]map[string]string{}
-	section := ""
-	sc := bufio.NewScanner(f)
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		switch {
-		case s == "" || s[0] == '#' || s[0] == ';':
-			continue
-		case s[0] == '[':
-			s = stripComment(s)
-			if !strings.HasSuffix(s, "]") {
-				return nil, nil, &credentialsError{msg: fmt.Sprintf("%s:%d: a section header is [name]", path, line)}
-			}
-			section = strings.TrimSpace(s[1 : len(s)-1])
-			if profiles[section] == nil {
-				profiles[section] = map[string]string{}
-				names = append(names, section)
-			}
-			continue
-		}
-		k, v, ok := strings.Cut(s, "=")
-		if !ok {
-			// The line is not echoed: it could be a secret missing its key.
-			return nil, nil, &credentialsError{msg: fmt.Sprintf("%s:%d: want key = value", path, line)}
-		}
-		k = strings.TrimSpace(k)
-		v = stripComment(v)
-		switch k {
-		case "base_url", "api_key", "secret":
-		case "live":
-			if v := strings.TrimSpace(v); v != "true" && v != "false" {
-				return nil, nil, &credentialsError{msg: fmt.Sprintf("%s:%d: live is true or false", path, line)}
-			}
-		default:
-			// Not even the key is echoed: a base64 secret pasted alone
-			// ends in "=" and would be the "key".
-			return nil, nil, &credentialsError{msg: fmt.Sprintf("%s:%d: unknown key (want base_url, api_key, secret or live = value)", path, line)}
-		}
-		if keys := profiles[section]; keys != nil { // nil: a line before any section
-			keys[k] = strings.Trim(strings.TrimSpace(v), `"`)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
-	}
-	return names, profiles, nil
+	return d.names, d.profiles, nil
 }
 
 // stripComment removes an inline comment (see commentIndex), then the
@@ -296,14 +233,17 @@ and PAYKIT_SECRET variables are then ignored: the flag is the deliberate choice.
 it, each variable that is set wins over the profile of PAYKIT_PROFILE ("default" when
 unset). Lines starting with # or ;, and a # or ; after white space, are comments
 (paykit auth status shows what was picked). A malformed line is refused by its
-number, its text never printed. The file must be readable by you alone (chmod 600):
+number, its text never printed, and so is a section twice, a key twice in a section,
+or a key before any section. The file must be readable by you alone (chmod 600):
 paykit refuses it otherwise, exit 4.
 The profile "sandbox" needs no file: it targets a local sandbox
 (paykit sandbox) at ` + sandboxBaseURL + ` with its default credentials.
 
 paykit config init writes a commented file (0600); config set changes one key of a
-profile keeping the rest, comments included; config get and list print api_key and
-secret as fingerprints, never the values.`,
+profile keeping the rest, comments included, under a lock on config.lock beside the
+file (a symlinked file stays a link: its target is rewritten); config get and list
+print api_key and secret as fingerprints, never the values. The sandbox's control
+token has no key here: it is PAYKIT_SANDBOX_CONTROL_TOKEN.`,
 		Example: configExample,
 	}
 }

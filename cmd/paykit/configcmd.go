@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 // configKeys are the keys a profile holds, in the order init writes them.
@@ -50,23 +49,33 @@ func newCmdConfigInit(a *app, runF func(context.Context, *ConfigOptions) error) 
 	}
 }
 
-func runConfigInit(_ context.Context, opts *ConfigOptions) error {
+func runConfigInit(ctx context.Context, opts *ConfigOptions) error {
 	a := opts.app
 	path, err := configPath(a.env.getenv)
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(path); err == nil {
-		return usagef("%s exists already: change it with paykit config set, or remove it first", path)
-	}
 	profile := a.configProfile()
+	if err := checkProfileName(profile); err != nil {
+		return err
+	}
 	text := "# paykit profiles: paykit help config. Keep this file readable by you alone (0600).\n" +
 		"[" + profile + "]\n" +
 		"base_url =   # https://api.example.com\n" +
 		"api_key  =   # paykit config set api_key - < key.txt\n" +
 		"secret   =   # paykit config set secret - < secret.txt\n" +
 		"live     = false   # true: money moves need the amount or the profile's name typed\n"
-	if err := writeConfig(path, []byte(text)); err != nil {
+	exists := usagef("%s exists already: change it with paykit config set, or remove it first", path)
+	if _, err := os.Stat(path); err == nil {
+		return exists
+	}
+	err = updateConfig(ctx, path, func(old *configDoc) (*configDoc, error) {
+		if old != nil { // made since the Stat above
+			return nil, exists
+		}
+		return parseConfig(path, []byte(text))
+	})
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(a.out, "wrote %s with profile [%s]\n", path, profile)
@@ -80,8 +89,10 @@ func newCmdConfigSet(a *app, runF func(context.Context, *ConfigOptions) error) *
 		Short: "Set a key of the profile (--profile, else PAYKIT_PROFILE, else default), keeping comments",
 		Long: "set writes KEY = VALUE into the profile's section of the config file, creating the file (0600)\n" +
 			"and the section when missing and keeping every other line and comment. KEY is base_url,\n" +
-			"api_key, secret or live. A VALUE of - is read from stdin's first line, which keeps a secret\n" +
-			"out of the shell's history.",
+			"api_key, secret or live. A VALUE of - keeps a secret out of the shell's history: on a\n" +
+			"terminal it is asked for and typed without echo, otherwise it is stdin's first line.\n" +
+			"The file is locked (config.lock beside it) from the read to the rename, so that two\n" +
+			"config set at once both land; a symlinked config stays a link, its target rewritten.",
 		Example:   "  paykit --profile staging config set base_url https://staging.example.com\n  paykit --profile staging config set secret - < secret.txt",
 		Args:      cobra.ExactArgs(2),
 		ValidArgs: configKeys,
@@ -92,18 +103,21 @@ func newCmdConfigSet(a *app, runF func(context.Context, *ConfigOptions) error) *
 	}
 }
 
-func runConfigSet(_ context.Context, opts *ConfigOptions) error {
+func runConfigSet(ctx context.Context, opts *ConfigOptions) error {
 	a := opts.app
 	if !slices.Contains(configKeys, opts.Key) {
 		return usagef("config set: unknown key %q (want %s)", opts.Key, strings.Join(configKeys, ", "))
 	}
+	profile := a.configProfile()
+	if err := checkProfileName(profile); err != nil {
+		return err
+	}
 	v := opts.Value
 	if v == "-" {
-		line, err := bufio.NewReader(a.env.stdin).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return usagef("config set %s -: %v", opts.Key, err)
+		var err error
+		if v, err = a.readValue(ctx, profile, opts.Key); err != nil {
+			return err
 		}
-		v = strings.TrimSpace(line)
 	}
 	if err := checkConfigValue(opts.Key, v); err != nil {
 		return err
@@ -112,20 +126,67 @@ func runConfigSet(_ context.Context, opts *ConfigOptions) error {
 	if err != nil {
 		return err
 	}
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
-	}
-	profile := a.configProfile()
-	if err := writeConfig(path, setKey(old, profile, opts.Key, v)); err != nil {
+	err = updateConfig(ctx, path, func(old *configDoc) (*configDoc, error) {
+		if old == nil {
+			old, _ = parseConfig(path, nil)
+		}
+		old.set(profile, opts.Key, v)
+		return old, nil
+	})
+	if err != nil {
 		return err
 	}
-	shown := v
-	if slices.Contains(secretKeys, opts.Key) {
-		shown = fingerprint(v)
-	}
-	fmt.Fprintf(a.out, "[%s] %s = %s\n", profile, opts.Key, shown)
+	fmt.Fprintf(a.out, "[%s] %s = %s\n", profile, opts.Key, shownValue(opts.Key, v))
 	return nil
+}
+
+// readValue reads config set's VALUE of -: on a terminal, after a prompt
+// on stderr and without echo (a secret typed must not stay on the screen
+// or in the terminal's scrollback); otherwise stdin's first line, with no
+// prompt (a file or a pipe). Ctrl-C at the prompt ends the command, the
+// terminal's echo back on, the file unchanged. Nothing read is refused:
+// an empty secret is a mistake (a file that is not there, an Enter typed
+// too soon), not a value.
+func (a *app) readValue(ctx context.Context, profile, key string) (string, error) {
+	var v string
+	if f, ok := a.env.stdin.(*os.File); ok && a.env.isTerminal(f) {
+		fmt.Fprintf(a.env.stderr, "%s for profile [%s] (not shown as you type): ", key, profile)
+		fd := int(f.Fd())
+		state, err := term.GetState(fd)
+		if err != nil {
+			return "", usagef("config set %s -: the terminal: %v", key, err)
+		}
+		type read struct {
+			b   []byte
+			err error
+		}
+		got := make(chan read, 1)
+		go func() {
+			b, err := term.ReadPassword(fd)
+			got <- read{b, err}
+		}()
+		select {
+		case <-ctx.Done():
+			_ = term.Restore(fd, state)
+			return "", &interruptedError{what: "the config file was not changed"}
+		case r := <-got:
+			fmt.Fprintln(a.env.stderr) // the Enter typed was not echoed either
+			if r.err != nil {
+				return "", usagef("config set %s -: reading the terminal: %v", key, r.err)
+			}
+			v = strings.TrimSpace(string(r.b))
+		}
+	} else {
+		line, err := bufio.NewReader(a.env.stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", usagef("config set %s -: %v", key, err)
+		}
+		v = strings.TrimSpace(line)
+	}
+	if v == "" {
+		return "", usagef("config set %s -: nothing was read; the config file was not changed", key)
+	}
+	return v, nil
 }
 
 // checkConfigValue refuses what the file could not hold or read back as
@@ -137,6 +198,10 @@ func checkConfigValue(key, v string) error {
 		return usagef("config set %s: the value has a line break", key)
 	case strings.Contains(v, " #") || strings.Contains(v, " ;") || strings.Contains(v, "\t#") || strings.Contains(v, "\t;"):
 		return usagef("config set %s: the value has a # or ; after white space, which would read as a comment", key)
+	case strings.HasPrefix(v, "#") || strings.HasPrefix(v, ";"):
+		return usagef("config set %s: the value starts with # or ;, which would read as a comment", key)
+	case v != strings.Trim(strings.TrimSpace(v), `"`):
+		return usagef("config set %s: the value starts or ends with white space or a quote, which the file would not keep", key)
 	case key == "live" && v != "true" && v != "false":
 		return usagef("config set live: true or false")
 	case key == "base_url":
@@ -146,82 +211,6 @@ func checkConfigValue(key, v string) error {
 		}
 	}
 	return nil
-}
-
-// setKey returns the file text with key = v in [profile]: the key's line
-// replaced (its inline comment kept), else added after the section's last
-// key, else a new section at the end.
-func setKey(text []byte, profile, key, v string) []byte {
-	lines := strings.SplitAfter(string(text), "\n")
-	if len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	section, insertAt, found := "", -1, false
-	for i, l := range lines {
-		s := strings.TrimSpace(l)
-		switch {
-		case s == "" || s[0] == '#' || s[0] == ';':
-			continue
-		case s[0] == '[':
-			section = strings.TrimSpace(strings.TrimSuffix(stripComment(s), "]")[1:])
-			if section == profile {
-				found, insertAt = true, i+1
-			}
-			continue
-		}
-		if section != profile {
-			continue
-		}
-		insertAt = i + 1
-		k, rest, ok := strings.Cut(l, "=")
-		if !ok || strings.TrimSpace(k) != key {
-			continue
-		}
-		comment := ""
-		if c := strings.TrimSuffix(rest, "\n"); commentIndex(c) >= 0 {
-			comment = "   " + c[commentIndex(c):]
-		}
-		lines[i] = k + "= " + v + comment + "\n"
-		return []byte(strings.Join(lines, ""))
-	}
-	line := key + " = " + v + "\n"
-	if !found {
-		if n := len(lines); n > 0 && !strings.HasSuffix(lines[n-1], "\n") {
-			lines[n-1] += "\n"
-		}
-		return []byte(strings.Join(lines, "") + "[" + profile + "]\n" + line)
-	}
-	lines = slices.Insert(lines, insertAt, line)
-	return []byte(strings.Join(lines, ""))
-}
-
-// writeConfig writes the file readable by its owner alone: a new file
-// beside it, then a rename, so that no moment leaves a secret in a file
-// others can read or a half-written file behind.
-func writeConfig(path string, text []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".config-*")
-	if err != nil {
-		return &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
-	}
-	defer os.Remove(f.Name()) // after the rename, a no-op
-	if err := f.Chmod(0o600); err == nil {
-		_, err = f.Write(text)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(f.Name(), path)
-		}
-		if err != nil {
-			return &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
-		}
-		return nil
-	}
-	f.Close()
-	return &credentialsError{msg: fmt.Sprintf("config file: cannot make %s readable by you alone", f.Name())}
 }
 
 func newCmdConfigGet(a *app, runF func(context.Context, *ConfigOptions) error) *cobra.Command {

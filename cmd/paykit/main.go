@@ -82,18 +82,25 @@
 // Ctrl-C at the question sends nothing (exit 130). An amount finer than
 // its currency (100.005 RUB, USDT beyond six decimals) is refused before
 // anything is sent (exit 2). An unknown outcome exits 3 and prints the
-// paykit command that settles it.
+// paykit command that settles it. What can be checked before sending is
+// (a --jq program compiles, --json's fields exist on the resource's type);
+// once a request may have reached the service, exit 1 and 2 are never
+// used: a move that was done and whose output then failed (a --jq program
+// failing at run time, stdout full or gone) exits 7 with the resource's id
+// and state on stderr.
 //
 // # Exit codes
 //
 //	0  success
-//	1  the API refused the call (its error code is printed), or a network failure
-//	2  usage: a bad flag, argument or value, or a money move without --yes off a terminal
+//	1  the API refused the call (its error code is printed), or a network failure before anything was sent
+//	2  usage: a bad flag, argument or value, or a money move without --yes off a terminal; nothing was sent
 //	3  unknown outcome: a money move may or may not have happened; the command that settles it is printed
 //	4  credentials refused: by the service (401/403), or missing, or a config file readable by others
 //	5  wait --exit-status: the resource settled unsuccessfully (CANCELLED, CANCELLED_APPEAL, failed, cancelled)
 //	6  wait --exit-status: --timeout ran out before it settled
+//	7  done; the output failed: a money move was done as asked, then its output could not be shaped or written (its id and state are on stderr)
 //	130 interrupted (Ctrl-C or SIGTERM); a money move interrupted after it was sent exits 3 instead
+//	141 a read whose stdout's reader went away (paykit ... | head), as a shell reports SIGPIPE
 //	70 internal error: a bug (EX_SOFTWARE); the crash message is a stack trace without values
 package main
 
@@ -110,6 +117,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A write to a pipe whose reader went away then fails with EPIPE
+	// instead of killing the process: after a money move paykit must
+	// still say, on stderr and with exit 7, that it was done.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	code := run(ctx, os.Args[1:], &env{
 		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
 		getenv: os.Getenv, isTerminal: isTerminal,

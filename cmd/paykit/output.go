@@ -43,6 +43,15 @@ type capture struct {
 	// observe, when set, sees the body of each successful answer (wait's
 	// status line).
 	observe func(body []byte)
+	// head is the status line and headers of the last answer, whatever
+	// its status, for paykit api -i.
+	head responseHead
+}
+
+// responseHead is an answer's status line and headers.
+type responseHead struct {
+	proto, status string
+	header        http.Header
 }
 
 // setObserver sets (or, with nil, removes) the function that sees each
@@ -67,6 +76,7 @@ func (c *capture) RoundTrip(req *http.Request) (*http.Response, error) {
 	elapsed := time.Since(start)
 	c.mu.Lock()
 	c.date, c.elapsed = resp.Header.Get("Date"), elapsed
+	c.head = responseHead{resp.Proto, resp.Status, resp.Header.Clone()}
 	for _, h := range rateHeaders {
 		if v := resp.Header.Get(h); v != "" {
 			if c.rate == nil {
@@ -94,6 +104,13 @@ func (c *capture) RoundTrip(req *http.Request) (*http.Response, error) {
 		observe(b)
 	}
 	return resp, nil
+}
+
+// lastHead returns the status line and headers of the last answer.
+func (c *capture) lastHead() responseHead {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.head
 }
 
 // last returns the body of the last successful answer.

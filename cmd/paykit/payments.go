@@ -124,7 +124,7 @@ func newCmdPaymentsCreate(a *app, runF func(context.Context, *PaymentsCreateOpti
 	_ = cmd.MarkFlagRequired("amount")
 	_ = cmd.RegisterFlagCompletionFunc("method", cobra.FixedCompletions(spec.PaymentMethods, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("country", cobra.FixedCompletions(spec.Countries, cobra.ShellCompDirectiveNoFileComp))
-	return cmd
+	return moneyCommand(cmd, "always", "payment")
 }
 
 func runPaymentsCreate(ctx context.Context, opts *PaymentsCreateOptions) error {
@@ -143,7 +143,7 @@ func runPaymentsCreate(ctx context.Context, opts *PaymentsCreateOptions) error {
 		show := "paykit payments get --ext-id " + shellQuote(p.ExtID)
 		return duplicate(settle(err, show), show)
 	}
-	return a.printRecord(a.cap.last(), paymentRecord(a, got))
+	return a.printPaymentDone(got)
 }
 
 // paymentRef names a payment by the service's id or by the merchant's
@@ -252,7 +252,7 @@ func newCmdPaymentsConfirm(a *app, runF func(context.Context, *PaymentsConfirmOp
 	}
 	opts.Ref.bindExtID(cmd)
 	cmd.Flags().StringVar(&opts.Receipt, "receipt", "", "image of the transfer receipt (at most 10,000,000 bytes)")
-	return cmd
+	return moneyCommand(cmd, "always", "payment")
 }
 
 func runPaymentsConfirm(ctx context.Context, opts *PaymentsConfirmOptions) error {
@@ -302,7 +302,7 @@ func newCmdPaymentsCancel(a *app, runF func(context.Context, *PaymentsCancelOpti
 		},
 	}
 	opts.Ref.bindExtID(cmd)
-	return cmd
+	return moneyCommand(cmd, "always", "payment")
 }
 
 func runPaymentsCancel(ctx context.Context, opts *PaymentsCancelOptions) error {
@@ -325,7 +325,14 @@ func (a *app) paymentChange(ctx context.Context, ref paymentRef, call func(*payk
 	if err != nil {
 		return settle(err, ref.getCommand())
 	}
-	return a.printRecord(a.cap.last(), paymentRecord(a, got))
+	return a.printPaymentDone(got)
+}
+
+// printPaymentDone prints a payment a money move answered with; when the
+// output fails, the move was still done (exit 7).
+func (a *app) printPaymentDone(p *paykit.Payment) error {
+	return doneOutput(a.printRecord(a.cap.last(), paymentRecord(a, p)),
+		doneWhat("payment", p.ID, p.ExtID, string(p.Status)), "paykit payments get "+shellQuote(p.ID))
 }
 
 // settle marks an unknown outcome with the paykit command whose answer
@@ -373,7 +380,7 @@ func newCmdDisputesOpen(a *app, runF func(context.Context, *DisputesOpenOptions)
 	cmd.Flags().StringVar(&opts.Amount, "amount", "", "what the payer actually paid, RUB, if it differs")
 	cmd.Flags().StringVar(&opts.ReceiptURL, "receipt-url", "", "link to the receipt or a screenshot")
 	cmd.Flags().StringVar(&opts.Comment, "comment", "", "text for the reviewer")
-	return cmd
+	return moneyCommand(cmd, "always", "payment")
 }
 
 func runDisputesOpen(ctx context.Context, opts *DisputesOpenOptions) error {
@@ -411,7 +418,7 @@ func newCmdDisputesCancel(a *app, runF func(context.Context, *DisputesCancelOpti
 		},
 	}
 	opts.Ref.bindExtID(cmd)
-	return cmd
+	return moneyCommand(cmd, "always", "payment")
 }
 
 func runDisputesCancel(ctx context.Context, opts *DisputesCancelOptions) error {

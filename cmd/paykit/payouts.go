@@ -103,7 +103,7 @@ func newCmdPayoutsCreate(a *app, runF func(context.Context, *PayoutsCreateOption
 		_ = cmd.MarkFlagRequired(n)
 	}
 	_ = cmd.RegisterFlagCompletionFunc("method", cobra.FixedCompletions(spec.PayoutMethods, cobra.ShellCompDirectiveNoFileComp))
-	return cmd
+	return moneyCommand(cmd, "always", "payout")
 }
 
 // runPayoutsCreate is given the command's context unbounded: the question
@@ -122,7 +122,8 @@ func runPayoutsCreate(ctx context.Context, opts *PayoutsCreateOptions) error {
 		show := "paykit payouts get --ext-id " + shellQuote(p.ExtID)
 		return duplicate(settle(err, show), show)
 	}
-	return a.printRecord(a.cap.last(), payoutRecord(a, got))
+	return doneOutput(a.printRecord(a.cap.last(), payoutRecord(a, got)),
+		doneWhat("payout", got.ID, got.ExtID, string(got.Status)), "paykit payouts get "+shellQuote(got.ID))
 }
 
 // PayoutsGetOptions are payouts get's flags and arguments.

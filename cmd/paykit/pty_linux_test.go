@@ -82,19 +82,23 @@ func openTTY(t *testing.T) *tty {
 // after a deadline.
 func (p *tty) waitFor(s string) {
 	p.t.Helper()
+	p.waitUntil(fmt.Sprintf("%q", s), func(shown string) bool { return strings.Contains(shown, s) })
+}
+
+// waitUntil polls what the terminal showed until ok holds of it, or
+// fails after a deadline, saying it waited for what.
+func (p *tty) waitUntil(what string, ok func(shown string) bool) {
+	p.t.Helper()
 	deadline := time.NewTimer(30 * time.Second)
 	defer deadline.Stop()
 	for {
-		p.mu.Lock()
-		ok := strings.Contains(p.seen.String(), s)
-		p.mu.Unlock()
-		if ok {
+		if ok(p.shown()) {
 			return
 		}
 		select {
 		case <-p.more:
 		case <-deadline.C:
-			p.t.Fatalf("the terminal never showed %q; it showed %q", s, p.shown())
+			p.t.Fatalf("the terminal never showed %s; it showed %q", what, p.shown())
 		}
 	}
 }
@@ -238,6 +242,27 @@ func TestTerminalProgress(t *testing.T) {
 	}
 }
 
+// startSession runs the binary with args and env (besides HOME and
+// PATH) in a session of its own, the terminal its stdin, stderr and
+// controlling terminal, so that ^C typed is a SIGINT as in a shell. done
+// gets Wait's error; the process is killed after a minute.
+func (p *tty) startSession(env []string, args ...string) (*exec.Cmd, *bytes.Buffer, chan error) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	p.t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append([]string{"HOME=" + p.t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...)
+	var out bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.slave, &out, p.slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return cmd, &out, done
+}
+
 // TestTerminalInterruptAtPrompt: Ctrl-C typed at the [y/N] question ends
 // the command at once, before any Enter, with exit 130 and nothing sent.
 // The binary runs in its own session with the pseudo-terminal as its
@@ -246,20 +271,9 @@ func TestTerminalProgress(t *testing.T) {
 func TestTerminalInterruptAtPrompt(t *testing.T) {
 	e := newEnv(t)
 	p := openTTY(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, "payouts", "create", "--ext-id", "tty-int", "--amount", "10", "--method", "card",
-		"--requisites", testCard, "--holder-name", "Ivan Petrov")
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "TZ=UTC", "PAYKIT_CONFIG=/nonexistent/x",
-		"PAYKIT_BASE_URL=" + e.srv.URL, "PAYKIT_API_KEY=" + testKey, "PAYKIT_SECRET=" + testSecret}
-	var out bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.slave, &out, p.slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	cmd, out, done := p.startSession([]string{"TZ=UTC", "PAYKIT_CONFIG=/nonexistent/x",
+		"PAYKIT_BASE_URL=" + e.srv.URL, "PAYKIT_API_KEY=" + testKey, "PAYKIT_SECRET=" + testSecret},
+		"payouts", "create", "--ext-id", "tty-int", "--amount", "10", "--method", "card", "--requisites", testCard, "--holder-name", "Ivan Petrov")
 	p.waitFor("? [y/N] ")
 	if _, err := p.master.Write([]byte{0x03}); err != nil { // Ctrl-C, no Enter
 		t.Fatal(err)

@@ -126,8 +126,11 @@ type TransfersCreateOptions struct {
 func newCmdTransfersCreate(a *app, runF func(context.Context, *TransfersCreateOptions) error) *cobra.Command {
 	opts := &TransfersCreateOptions{app: a}
 	cmd := &cobra.Command{
-		Use:     "create --from TERMINAL --to TERMINAL --amount USDT",
-		Short:   "Move USDT between two terminals (asks for confirmation; --yes when not on a terminal)",
+		Use:   "create --from TERMINAL --to TERMINAL --amount USDT",
+		Short: "Move USDT between two terminals (asks for confirmation; --yes when not on a terminal)",
+		Long: "create moves USDT from one terminal to another. Just before sending it reads the two terminals\n" +
+			"and prints their balances on stderr: a transfer has no id to read back, so if its answer is\n" +
+			"lost (exit 3), paykit terminals compared with them tells whether it was made.",
 		Example: "  paykit transfers create --from term_main --to term_reserve --amount 100.00 --yes",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -142,7 +145,7 @@ func newCmdTransfersCreate(a *app, runF func(context.Context, *TransfersCreateOp
 	for _, n := range []string{"from", "to", "amount"} {
 		_ = cmd.MarkFlagRequired(n)
 	}
-	return cmd
+	return moneyCommand(cmd, "always", "transfer")
 }
 
 // runTransfersCreate is given the command's context unbounded, as
@@ -154,11 +157,22 @@ func runTransfersCreate(ctx context.Context, opts *TransfersCreateOptions) error
 		return err
 	}
 	p.Amount = d
+	var before startingBalances
 	t, err := moveMoney(ctx, a, fmt.Sprintf("Transfer %s USDT from %s to %s", money(d), p.FromTerminalID, p.ToTerminalID), d,
-		func(c *paykit.Client, ctx context.Context) (*paykit.Transfer, error) { return c.CreateTransfer(ctx, p) })
+		func(c *paykit.Client, ctx context.Context) (*paykit.Transfer, error) {
+			var err error
+			if before, err = a.readStartingBalances(ctx, c, "the transfer", p.FromTerminalID, p.ToTerminalID); err != nil {
+				return nil, err
+			}
+			return c.CreateTransfer(ctx, p)
+		})
 	if err != nil {
 		// A transfer has no id to read back: the balances tell.
-		return settle(err, "paykit terminals")
+		if uo, ok := settle(err, "paykit terminals").(*unknownError); ok {
+			uo.how = before.settleTransfer(p.FromTerminalID, p.ToTerminalID, d)
+			return uo
+		}
+		return err
 	}
 	var r record
 	r.add("from", t.FromTerminalID)
@@ -166,7 +180,9 @@ func runTransfersCreate(ctx context.Context, opts *TransfersCreateOptions) error
 	r.amount("amount", t.Amount, t.Currency, true)
 	r.csvOnly("currency", t.Currency)
 	r.add("success", strconv.FormatBool(t.Success))
-	return a.printRecord(a.cap.last(), r)
+	return doneOutput(a.printRecord(a.cap.last(), r),
+		safeCell(fmt.Sprintf("transfer of %s %s from %s to %s (success %t)", money(t.Amount), t.Currency, t.FromTerminalID, t.ToTerminalID, t.Success)),
+		"paykit terminals")
 }
 
 func withdrawalRecord(a *app, w *paykit.Withdrawal) record {
@@ -204,8 +220,11 @@ type WithdrawalsCreateOptions struct {
 func newCmdWithdrawalsCreate(a *app, runF func(context.Context, *WithdrawalsCreateOptions) error) *cobra.Command {
 	opts := &WithdrawalsCreateOptions{app: a}
 	cmd := &cobra.Command{
-		Use:     "create --terminal ID --amount USDT --address WALLET",
-		Short:   "Withdraw USDT (asks for confirmation; --yes when not on a terminal)",
+		Use:   "create --terminal ID --amount USDT --address WALLET",
+		Short: "Withdraw USDT (asks for confirmation; --yes when not on a terminal)",
+		Long: "create withdraws USDT from a terminal to a TRC-20 wallet. Just before sending it reads the\n" +
+			"terminal and prints its balance on stderr: if the answer is lost (exit 3), there is no id to\n" +
+			"read back, and paykit terminals compared with it tells whether the withdrawal was made.",
 		Example: "  paykit withdrawals create --terminal term_main --amount 50.00 --address TXYZ... --subtract-fee --yes",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -221,7 +240,7 @@ func newCmdWithdrawalsCreate(a *app, runF func(context.Context, *WithdrawalsCrea
 	for _, n := range []string{"terminal", "amount", "address"} {
 		_ = cmd.MarkFlagRequired(n)
 	}
-	return cmd
+	return moneyCommand(cmd, "always", "withdrawal")
 }
 
 // runWithdrawalsCreate is given the command's context unbounded, as
@@ -237,16 +256,25 @@ func runWithdrawalsCreate(ctx context.Context, opts *WithdrawalsCreateOptions) e
 	if p.SubtractFeeFromAmount {
 		fee = "fee subtracted"
 	}
+	var before startingBalances
 	w, err := moveMoney(ctx, a, fmt.Sprintf("Withdraw %s USDT (%s) from %s to %s", money(d), fee, p.TerminalID, p.Address), d,
 		func(c *paykit.Client, ctx context.Context) (*paykit.Withdrawal, error) {
+			var err error
+			if before, err = a.readStartingBalances(ctx, c, "the withdrawal", p.TerminalID); err != nil {
+				return nil, err
+			}
 			return c.CreateWithdrawal(ctx, p)
 		})
 	if err != nil {
-		// No ext_id: the terminal's frozen balance shows a withdrawal in
-		// flight.
-		return settle(err, "paykit terminals")
+		// No ext_id and no id yet: the terminal's balance tells.
+		if uo, ok := settle(err, "paykit terminals").(*unknownError); ok {
+			uo.how = before.settleWithdrawal(p.TerminalID, d, p.SubtractFeeFromAmount)
+			return uo
+		}
+		return err
 	}
-	return a.printRecord(a.cap.last(), withdrawalRecord(a, w))
+	return doneOutput(a.printRecord(a.cap.last(), withdrawalRecord(a, w)),
+		doneWhat("withdrawal", w.ID, "", string(w.Status)), "paykit withdrawals get "+shellQuote(w.ID))
 }
 
 func runWithdrawalsGet(ctx context.Context, opts *ReadOptions) error {

@@ -34,6 +34,10 @@ const (
 	// exitInternal is a bug (EX_SOFTWARE of sysexits.h): a panic caught
 	// in run, reported with a trace that holds no values.
 	exitInternal = 70
+	// exitBrokenPipe is the shell's code for SIGPIPE (128 + 13): a read
+	// whose stdout's reader went away, as paykit ended before main
+	// asked for SIGPIPE (see brokenPipe).
+	exitBrokenPipe = 141
 	// exitInterrupted is the shell's code for a command ended by SIGINT
 	// (128 + 2): Ctrl-C, or the SIGTERM of a supervisor.
 	exitInterrupted = 130
@@ -72,6 +76,9 @@ func (e *credentialsError) Error() string { return e.msg }
 type unknownError struct {
 	err    error
 	settle string
+	// how, when set, says how to read settle's answer: which values mean
+	// the call was made, which not, and what cannot tell (whole lines).
+	how string
 }
 
 func (e *unknownError) Error() string { return e.err.Error() }
@@ -124,13 +131,16 @@ func version() string {
 const exitCodesHelp = `
 Exit codes:
   0  success
-  1  the API refused the call (its error code is printed), or a network failure
-  2  usage: a bad flag, argument or value, or a money move without --yes off a terminal
+  1  the API refused the call (its error code is printed), or a network failure before sending
+  2  usage: a bad flag, argument or value, or a money move without --yes off a terminal; nothing sent
   3  unknown outcome: the call may or may not have taken effect; the settling command is printed
-  4  credentials refused: by the service, or missing, or a config file others can read
+  4  credentials refused: by the service, or missing, or a config file others can read;
+     or the sandbox's control token (PAYKIT_SANDBOX_CONTROL_TOKEN) refused or missing
   5  wait --exit-status: settled unsuccessfully; 6: --timeout ran out first
+  7  done; the output failed: a money move was done, then its output failed (id and state on stderr)
   70 internal error: a bug (the trace printed holds no values)
   130 interrupted (Ctrl-C); nothing was sent, or exit 3 if a money move may have been
+  141 a read whose stdout's reader went away (paykit ... | head)
 
 Credentials: a profile of <config dir>/paykit/config named by --profile (which then
 wins over the environment), else PAYKIT_BASE_URL, PAYKIT_API_KEY, PAYKIT_SECRET over
@@ -180,6 +190,9 @@ func newRoot(a *app) *cobra.Command {
 		a.outputSet = cmd.Flags().Changed("output")
 		sh, err := parseShape(cmd.Context(), a.jsonFields, a.jq, a.quiet, a.output, a.outputSet)
 		if err != nil {
+			return err
+		}
+		if err := sh.checkFields(cmd.Annotations[annResource]); err != nil {
 			return err
 		}
 		a.shape = sh
@@ -274,8 +287,12 @@ func run(ctx context.Context, args []string, e *env) (code int) {
 	}
 	// Ctrl-C (or SIGTERM) cancelled the command: 130, as a shell reports
 	// it, unless a money move may have happened, which exit 3 says.
+	// A refusal the service answered before the signal is reported as
+	// one (exit 1): 130 says nothing was sent.
 	var uo *unknownError
-	if ctx.Err() != nil && !errors.As(err, &uo) {
+	var de *doneError
+	var refused *paykit.Error
+	if ctx.Err() != nil && !errors.As(err, &uo) && !errors.As(err, &de) && !errors.As(err, &refused) {
 		msg := "paykit: interrupted"
 		var ie *interruptedError
 		if errors.As(err, &ie) {
@@ -300,7 +317,16 @@ func report(w io.Writer, err error) int {
 	var xe *exitError
 	var he *hintError
 	var apiErr *paykit.Error
+	var de *doneError
 	switch {
+	case errors.As(err, &de):
+		// First: a usage error or an API error inside it is the
+		// output's, after the money moved.
+		return reportDone(w, de)
+	case brokenPipe(err):
+		// A read whose stdout's reader went away (paykit … | head):
+		// what a shell shows for SIGPIPE, with nothing to say.
+		return exitBrokenPipe
 	case errors.As(err, &ue) || isCobraUsage(err):
 		fmt.Fprintf(w, "paykit: %s\nRun 'paykit --help' or add --help to the command for usage.\n", msg)
 		return exitUsage
@@ -315,6 +341,7 @@ func report(w io.Writer, err error) int {
 		fmt.Fprintln(w, "paykit:", what)
 		if uo.settle != "" {
 			fmt.Fprintf(w, "The outcome is unknown: the call may have taken effect. Settle it with:\n  %s\n", uo.settle)
+			fmt.Fprint(w, uo.how)
 		}
 		return exitUnknown
 	case errors.As(err, &xe):
@@ -364,6 +391,7 @@ func (a *app) client() (*paykit.Client, error) {
 	a.cred = cr
 	a.cap = &capture{base: http.DefaultTransport.(*http.Transport).Clone()}
 	opts := []paykit.Option{paykit.WithUserAgent("paykit-cli/" + version()), paykit.WithHTTPClient(&http.Client{Transport: a.cap, Timeout: paykit.DefaultAttemptTimeout})}
+	opts = append(opts, testClientOptions...)
 	if a.verbose {
 		opts = append(opts, paykit.WithLogger(slog.New(slog.NewTextHandler(a.env.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	}
@@ -373,6 +401,11 @@ func (a *app) client() (*paykit.Client, error) {
 	}
 	return c, nil
 }
+
+// testClientOptions are added to every client's options: a test's
+// shorter retry waits, so that a run of the exit-code oracle takes
+// milliseconds. Empty in the binary.
+var testClientOptions []paykit.Option
 
 // credentials are the client's: the profile, with --profile winning over
 // the environment.

@@ -11,7 +11,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -42,7 +44,7 @@ func (a *app) remote() (*sandbox.Remote, error) {
 	}
 	a.cred = cr
 	var opts []sandbox.RemoteOption
-	if t := a.env.getenv("PAYKIT_SANDBOX_CONTROL_TOKEN"); t != "" {
+	if t := a.env.getenv(controlTokenEnv); t != "" {
 		opts = append(opts, sandbox.WithControlToken(t))
 	}
 	r, err := sandbox.NewRemote(cr.baseURL, opts...)
@@ -118,6 +120,37 @@ func runSandboxControl(ctx context.Context, opts *SandboxControlOptions) error {
 	if err != nil {
 		return err
 	}
+	return a.controlTokenError(runControl(ctx, a, r, opts))
+}
+
+// controlTokenError makes the sandbox's refusal of the control token
+// (401 SANDBOX_UNAUTHORIZED, a sandbox in remote mode) a credentials
+// error, exit 4 as the service's refusal of the API key, naming the
+// variable the token comes from: the profile's credentials were not what
+// was refused. There is no config-file key for the token: it opens every
+// merchant's money of a shared sandbox, and stays in the environment
+// (a secret manager's) as the sandbox's own -control-token does.
+func (a *app) controlTokenError(err error) error {
+	var ce *sandbox.ControlError
+	if !errors.As(err, &ce) || ce.StatusCode != http.StatusUnauthorized {
+		return err
+	}
+	host := a.target()
+	t := a.env.getenv(controlTokenEnv)
+	if t == "" {
+		return &credentialsError{msg: fmt.Sprintf("the sandbox on %s wants a control token (%s, HTTP %d) and none was sent: "+
+			"set %s to the -control-token the sandbox was started with", host, ce.Code, ce.StatusCode, controlTokenEnv)}
+	}
+	return &credentialsError{msg: fmt.Sprintf("the sandbox on %s refused the control token in %s, %s (%s, HTTP %d): "+
+		"set it to the -control-token the sandbox was started with", host, controlTokenEnv, fingerprint(t), ce.Code, ce.StatusCode)}
+}
+
+// controlTokenEnv holds the control token of a sandbox in remote mode,
+// the variable the sandbox itself reads.
+const controlTokenEnv = "PAYKIT_SANDBOX_CONTROL_TOKEN"
+
+// runControl runs one control on r and prints its result.
+func runControl(ctx context.Context, a *app, r *sandbox.Remote, opts *SandboxControlOptions) error {
 	args := opts.Args
 	switch opts.Control {
 	case "verify":

@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox"
 )
 
 // TestSandboxControls: a payment, a payout and a withdrawal followed to
@@ -132,5 +133,45 @@ func TestCompletionOfValues(t *testing.T) {
 	r = e.runEnv(map[string]string{"PAYKIT_CONFIG": path}, "", "__complete", "--profile", "")
 	if !strings.Contains(r.stdout, "ops\n") || !strings.Contains(r.stdout, "sandbox\tthe local sandbox") {
 		t.Fatalf("profiles: %q", r.stdout)
+	}
+}
+
+// TestSandboxControlToken: a sandbox in remote mode refuses a control
+// without its token, or with a wrong one; paykit exits 4 (credentials
+// refused, as for the service's 401) and names PAYKIT_SANDBOX_CONTROL_TOKEN,
+// where the token comes from, never printing the token itself. It exited
+// 1 with the sandbox's message alone.
+func TestSandboxControlToken(t *testing.T) {
+	const token = "3c1f9be07a5d42e8b6f01c9d8e7a2b4f5d6c7e8f9a0b1c2d3e4f5a6b7c8d9e0f"
+	const wrong = "9e0f3c1f9be07a5d42e8b6f01c9d8e7a2b4f5d6c7e8f9a0b1c2d3e4f5a6b7c8d"
+	sb := sandbox.New(sandbox.Config{Merchants: []sandbox.Merchant{sandbox.DefaultMerchant(testKey, testSecret)}, ControlToken: token})
+	t.Cleanup(sb.Close)
+	srv := httptest.NewServer(sb)
+	t.Cleanup(srv.Close)
+	e := &testEnv{t: t, sb: sb, srv: srv}
+	vars := map[string]string{"PAYKIT_BASE_URL": srv.URL, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": testSecret}
+	host := strings.TrimPrefix(srv.URL, "http://")
+	r := e.runEnv(vars, "", "sandbox", "advance", "20m")
+	want := "paykit: the sandbox on " + host + " (credentials from the environment) wants a control token (SANDBOX_UNAUTHORIZED, HTTP 401) and none was sent: " +
+		"set PAYKIT_SANDBOX_CONTROL_TOKEN to the -control-token the sandbox was started with\n"
+	if r.code != 4 || r.stderr != want || r.stdout != "" {
+		t.Errorf("no token: exit %d, stderr %q; want 4 and %q", r.code, r.stderr, want)
+	}
+	vars["PAYKIT_SANDBOX_CONTROL_TOKEN"] = wrong
+	r = e.runEnv(vars, "", "sandbox", "reset")
+	want = "paykit: the sandbox on " + host + " (credentials from the environment) refused the control token in PAYKIT_SANDBOX_CONTROL_TOKEN, " +
+		fingerprint(wrong) + " (SANDBOX_UNAUTHORIZED, HTTP 401): set it to the -control-token the sandbox was started with\n"
+	if r.code != 4 || r.stderr != want || r.stdout != "" {
+		t.Errorf("a wrong token: exit %d, stderr %q; want 4 and %q", r.code, r.stderr, want)
+	}
+	vars["PAYKIT_SANDBOX_CONTROL_TOKEN"] = token
+	if r := e.runEnv(vars, "", "sandbox", "advance", "20m"); r.code != 0 || !strings.HasPrefix(r.stdout, "clock:  ") {
+		t.Errorf("the right token: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	e.mu.Lock()
+	all := e.all.String()
+	e.mu.Unlock()
+	if strings.Contains(all, token) || strings.Contains(all, wrong) {
+		t.Error("a control token was printed")
 	}
 }

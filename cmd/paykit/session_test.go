@@ -205,6 +205,9 @@ func TestSession(t *testing.T) {
 	run("payouts_list_json_fields", 0, "payouts", "list", "--json", "ext_id,amount,requisites,status")
 	run("payouts_list_jq", 0, "payouts", "list", "--jq", ".payouts[] | .ext_id + \" \" + .requisites")
 	run("payouts_list_quiet", 0, "payouts", "list", "-q")
+	// api --paginate: every page, as one array or shaped page by page.
+	run("api_paginate", 0, "api", "GET", "/v1/payouts?limit=2", "--paginate")
+	run("api_paginate_jq", 0, "api", "GET", "/v1/payouts?limit=2", "--paginate", "--jq", ".payouts[].ext_id")
 
 	// Wait: settled resources come back at once, in every format.
 	for _, f := range formats {
@@ -290,6 +293,17 @@ func TestSession(t *testing.T) {
 		"--requisites", testCard, "--holder-name", "Ivan Petrov", "--yes")
 	run("auth_status", 0, "auth", "status")
 	run("api_get_balance", 0, "api", "GET", "/v1/balance")
+	// api's fields build the body; an amount keeps its digits, and one
+	// finer than its currency is refused before sending.
+	run("api_post_fields", 0, "api", "POST", "/v1/payouts", "-f", "ext_id=payout-90", "-F", "amount=500.50", "-f", "method=card",
+		"-F", "requisites="+testCard, "-f", "holder_name=Ivan Petrov", "--yes")
+	run("api_post_kopecks", 2, "api", "POST", "/v1/payouts", "-f", "ext_id=payout-91", "-F", "amount=100.005", "--yes")
+	// What can be checked before sending is (exit 2); an output that
+	// fails after the payout was made is exit 7, never 1 or 2.
+	run("error_usage_json_field", 2, "payouts", "create", "--ext-id", "payout-92", "--amount", "1", "--method", "card",
+		"--requisites", testCard, "--holder-name", "Ivan Petrov", "--yes", "--json", "payout_id")
+	run("done_output_failed_jq", 7, "payouts", "create", "--ext-id", "payout-93", "--amount", "1", "--method", "card",
+		"--requisites", testCard, "--holder-name", "Ivan Petrov", "--yes", "--jq", ".amount[]")
 	run("error_validation", 2, "payments", "get", "not-a-uuid")
 	notes := filepath.Join(t.TempDir(), "notes.txt")
 	if err := os.WriteFile(notes, []byte("not an image"), 0o600); err != nil {

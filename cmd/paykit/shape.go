@@ -24,6 +24,10 @@ type shape struct {
 	jq *gojq.Code
 	// ctx bounds a jq run (Ctrl-C, --timeout): an expression may loop.
 	ctx context.Context
+	// typed: fields were checked against the resource's type before
+	// sending (checkFields), so one an answer lacks prints as null
+	// instead of failing the output of a move that was done.
+	typed bool
 }
 
 // parseShape checks the shaping flags before anything is sent: a jq
@@ -103,17 +107,20 @@ func (s *shape) emit(a *app, raw []byte) error {
 		}
 		return writeJSON(a.out, b)
 	}
+	// Each result is written as it is produced, as jq does: a program
+	// that yields without end (repeat) feeds a reader that stops early
+	// (head), and the first write that fails ends it.
 	tty := a.env.isTerminal(a.out)
 	iter := s.jq.RunWithContext(s.ctx, v)
-	var b bytes.Buffer
+	var b []byte
 	for {
 		r, ok := iter.Next()
 		if !ok {
-			break
+			return nil
 		}
 		if err, ok := r.(error); ok {
 			if err, ok := err.(*gojq.HaltError); ok && err.Value() == nil {
-				break
+				return nil
 			}
 			if s.ctx.Err() != nil {
 				return s.ctx.Err()
@@ -122,22 +129,23 @@ func (s *shape) emit(a *app, raw []byte) error {
 		}
 		// Strings print raw, as gh's --jq and jq -r do; on a terminal
 		// made safe like a table cell.
+		b = b[:0]
 		if str, ok := r.(string); ok {
 			if tty {
 				str = safeCell(str)
 			}
-			b.WriteString(str)
+			b = append(b, str...)
 		} else {
 			out, err := gojq.Marshal(r)
 			if err != nil {
 				return err
 			}
-			b.Write(out)
+			b = append(b, out...)
 		}
-		b.WriteByte('\n')
+		if _, err := a.out.Write(append(b, '\n')); err != nil {
+			return err
+		}
 	}
-	_, err := a.out.Write(b.Bytes())
-	return err
 }
 
 // pick keeps s.fields of an object, or of each item of a list (which then
@@ -161,7 +169,7 @@ func (s *shape) pick(v any) (any, error) {
 		}
 	}
 	for _, f := range s.fields {
-		if !seen[f] && len(list) > 0 {
+		if !seen[f] && len(list) > 0 && !s.typed {
 			var have []string
 			for k := range seen {
 				have = append(have, k)

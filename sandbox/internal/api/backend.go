@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/feed"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -156,6 +157,9 @@ type Config struct {
 	// warning per request accepted without a valid signature (its key and
 	// path masked); nil logs nothing.
 	Logger *slog.Logger
+	// Feed is the merchants' notifications, one Log per API key, which GET
+	// /sandbox/listen serves; nil leaves the route out.
+	Feed *feed.Hub[feed.Notification]
 }
 
 // API is the merchant API over a Backend.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/feed"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -109,6 +110,10 @@ type ControlConfig struct {
 	// nil is time.Now. It is never the sandbox clock: an Advance must not
 	// lift a block.
 	Now func() time.Time
+	// Requests is the request log as a feed, which GET
+	// /sandbox/requests?follow=1 serves (each value is encoded as JSON);
+	// nil answers ?follow=1 with 404.
+	Requests *feed.Log[any]
 }
 
 // ControlServer serves the /sandbox/ controls, the inspection views and

@@ -14,7 +14,20 @@ func (c *ControlServer) InspectionRoutes(mux *http.ServeMux) {
 			WriteJSON(w, http.StatusOK, v())
 		})
 	}
-	view("GET /sandbox/requests", func() any { return map[string]any{"requests": c.b.Requests()} })
+	mux.HandleFunc("GET /sandbox/requests", func(w http.ResponseWriter, r *http.Request) {
+		if !c.Guard(w, r, false) {
+			return
+		}
+		if f := r.URL.Query().Get("follow"); f != "" && f != "0" && f != "false" {
+			if c.cfg.Requests == nil {
+				WriteError(w, NewError(http.StatusNotFound, CodeControlNotFound, "this sandbox does not follow its request log"))
+				return
+			}
+			followRequests(w, r, c.cfg.Requests)
+			return
+		}
+		WriteJSON(w, http.StatusOK, map[string]any{"requests": c.b.Requests()})
+	})
 	view("GET /sandbox/webhooks", func() any { return map[string]any{"deliveries": c.b.Deliveries()} })
 	view("GET /sandbox/state", func() any { return c.b.State() })
 }

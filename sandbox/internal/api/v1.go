@@ -81,6 +81,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 	})
 
 	a.healthRoutes(mux)
+	a.listenRoutes(mux)
 }
 
 // capFor is the body cap of a route pattern; routes outside /v1/ (the
@@ -175,28 +176,8 @@ func (w *v1StatusWriter) RecordCode(code string) { w.code = code }
 // answer, so this is the sandbox's choice.
 func (a *API) authenticated(limit int64, badBody string, h v1Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := r.Header.Get("X-Identity")
-		signer, unsigned, aerr := a.identify(r, key)
-		if aerr != nil {
-			// The body stays unread: close rather than drain it.
-			w.Header().Set("Connection", "close")
-			WriteError(w, aerr)
-			return
-		}
-		body, aerr := a.readBody(w, r, limit, badBody)
-		if aerr != nil {
-			WriteError(w, aerr)
-			return
-		}
-		if aerr := verifySignature(signer, r, body); aerr != nil {
-			if !unsigned {
-				WriteError(w, aerr)
-				return
-			}
-			a.acceptedUnsigned(key, r)
-		}
-		if a.b.StoreFailed() != nil {
-			WriteError(w, StoreUnavailable())
+		key, body, ok := a.authenticate(w, r, limit, badBody)
+		if !ok {
 			return
 		}
 		v, aerr := h(r, key, body)
@@ -209,6 +190,38 @@ func (a *API) authenticated(limit int64, badBody string, h v1Handler) http.Handl
 		}
 		WriteJSON(w, http.StatusOK, v)
 	})
+}
+
+// authenticate checks X-Identity (an unknown key is refused before a byte
+// of the body is read), reads the body under limit and the body timeout,
+// and checks X-Signature over the exact bytes; it answers a refusal
+// itself and returns false. A store that failed is 503 here too.
+func (a *API) authenticate(w http.ResponseWriter, r *http.Request, limit int64, badBody string) (string, []byte, bool) {
+	key := r.Header.Get("X-Identity")
+	signer, unsigned, aerr := a.identify(r, key)
+	if aerr != nil {
+		// The body stays unread: close rather than drain it.
+		w.Header().Set("Connection", "close")
+		WriteError(w, aerr)
+		return "", nil, false
+	}
+	body, aerr := a.readBody(w, r, limit, badBody)
+	if aerr != nil {
+		WriteError(w, aerr)
+		return "", nil, false
+	}
+	if aerr := verifySignature(signer, r, body); aerr != nil {
+		if !unsigned {
+			WriteError(w, aerr)
+			return "", nil, false
+		}
+		a.acceptedUnsigned(key, r)
+	}
+	if a.b.StoreFailed() != nil {
+		WriteError(w, StoreUnavailable())
+		return "", nil, false
+	}
+	return key, body, true
 }
 
 // acceptedUnsigned warns the operator of a request served without a valid

@@ -90,5 +90,9 @@ func (s *Service) SetWithdrawalStatus(id, status, txHash string) (any, error) {
 	}
 	s.pilot.WithdrawalEntered(s.nowLocked(), w.ID, status, w.Address)
 	v := api.WithdrawalView(w)
+	// A withdrawal has no notify_url: its notifications go to the listen
+	// feed only.
+	s.notifyLocked(hook{Key: "withdrawal:" + w.ID, Resource: "withdrawal", ID: w.ID, Status: status, At: now},
+		w.Merchant, "", "", v)
 	return &v, nil
 }

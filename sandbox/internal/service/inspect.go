@@ -32,6 +32,7 @@ func (s *Service) recordRequest(sv api.Served) {
 	rec.At = s.nowLocked()
 	s.jr.logRequest(rec)
 	s.unlock()
+	s.reqFeed.Publish(rec)
 	s.reqMu.Lock()
 	if len(s.reqLog) < RequestLogSize {
 		s.reqLog = append(s.reqLog, rec)

@@ -48,10 +48,8 @@ func (s *Service) paymentMovedLocked(p *payment) {
 		}
 		s.pilot.PaymentEntered(s.nowLocked(), p.ID, p.Status, p.Amount, comment)
 	}
-	if p.NotifyURL != "" {
-		s.enqueueLocked(hook{Key: "payment:" + p.ID, Resource: "payment", ID: p.ID, Status: p.Status, At: s.nowLocked()},
-			p.NotifyURL, p.Token, api.PaymentView(p))
-	}
+	s.notifyLocked(hook{Key: "payment:" + p.ID, Resource: "payment", ID: p.ID, Status: p.Status, At: s.nowLocked()},
+		p.Merchant, p.NotifyURL, p.Token, api.PaymentView(p))
 }
 
 // CreatePayment creates a payment from a request the API checked field by

@@ -92,9 +92,7 @@ func (s *Service) SetPayoutStatus(id, status string) (any, error) {
 	}
 	s.pilot.PayoutEntered(now, p.ID, status, p.Requisites)
 	v := api.PayoutView(p)
-	if p.NotifyURL != "" {
-		s.enqueueLocked(hook{Key: "payout:" + p.ID, Resource: "payout", ID: p.ID, Status: status, At: now},
-			p.NotifyURL, "", v)
-	}
+	s.notifyLocked(hook{Key: "payout:" + p.ID, Resource: "payout", ID: p.ID, Status: status, At: now},
+		p.Merchant, p.NotifyURL, "", v)
 	return &v, nil
 }

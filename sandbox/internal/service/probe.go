@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/feed"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
@@ -112,3 +113,6 @@ func (p Probe) Mux() *http.ServeMux { return p.s.mux }
 
 // Self is the set of addresses webhooks never dial.
 func (p Probe) Self() *webhook.SelfAddrs { return p.s.cfg.Self }
+
+// Feed is the merchants' listen feed.
+func (p Probe) Feed() *feed.Hub[feed.Notification] { return p.s.feed }

@@ -15,8 +15,9 @@ import (
 // delivery only once the section has committed, so no receiver hears of a
 // change the store then failed to keep.
 type heldHook struct {
-	key string
-	dl  delivery
+	key  string
+	dl   delivery // none when dl.rec is nil: the change is only for the listen feed
+	note heldNote // nothing when merchant is empty
 }
 
 // begin opens a section: it takes the Server's lock, and everything the
@@ -203,7 +204,7 @@ func (s *Service) waitSynced(n uint64) {
 			g.mu.Unlock()
 			for _, b := range send {
 				for _, h := range b.hooks {
-					s.hooks.queue(h.key, h.dl)
+					s.release(h)
 				}
 			}
 			g.mu.Lock()
@@ -245,7 +246,7 @@ func (s *Service) checkpointLocked() {
 	case s.storeErr != nil: // the store rolled the transaction back: nothing of it is visible
 	case g.st == nil:
 		for _, h := range s.held {
-			s.hooks.queue(h.key, h.dl)
+			s.release(h)
 		}
 	default:
 		seq := g.st.lastCommit()
@@ -275,13 +276,6 @@ func (s *Service) orStoreErr(err error) error {
 		return serr // the control's own answer came from a store that failed
 	}
 	return err
-}
-
-// enqueueLocked sends a webhook of the current section (see outboxLocked).
-func (s *Service) enqueueLocked(h hook, target, token string, v any) {
-	if key, dl, ok := s.hooks.prepare(h, target, token, v); ok {
-		s.outboxLocked(key, dl)
-	}
 }
 
 // outboxLocked records a delivery in the store's outbox within the current

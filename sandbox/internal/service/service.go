@@ -23,6 +23,7 @@ import (
 	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/feed"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
@@ -102,6 +103,9 @@ type Service struct {
 	grp      groupCommit      // sections sharing one commit (section.go)
 	requests map[routeKey]int // per method and route, never per raw path
 
+	feed    *feed.Hub[feed.Notification] // GET /sandbox/listen: each merchant's notifications (listen.go)
+	reqFeed *feed.Log[any]               // GET /sandbox/requests?follow=1: the request log as it grows
+
 	ctl   *api.ControlServer  // the /sandbox/ controls, inspection and login, and their guard
 	creds map[string]Merchant // per API key, fixed by Open
 
@@ -122,8 +126,9 @@ func Open(cfg Config) (*Service, error) {
 	for _, m := range cfg.Merchants {
 		s.creds[m.APIKey] = m
 	}
+	s.feed, s.reqFeed = newFeeds(cfg, feed.RunBase(time.Now()))
 	s.ctl = api.NewControlServer(api.ControlConfig{AllowRemote: cfg.AllowRemote, ControlToken: cfg.ControlToken,
-		Logger: cfg.Logger}, s)
+		Logger: cfg.Logger, Requests: s.reqFeed}, s)
 	restored, err := s.openStore()
 	if err != nil {
 		return nil, err
@@ -132,7 +137,7 @@ func Open(cfg Config) (*Service, error) {
 		RetryWait: cfg.WebhookRetryWait, LogSize: DeliveryLogSize, Workers: cfg.WebhookConcurrency,
 		PerReceiver: cfg.WebhookPerReceiver, Now: s.Now, Logger: cfg.Logger, Persist: s.deliveryUpdated})}
 	s.api = api.New(s, api.Config{BaseURL: cfg.BaseURL, RequestBodyTimeout: cfg.RequestBodyTimeout,
-		LargeBodyConcurrency: cfg.LargeBodyConcurrency, Logger: cfg.Logger})
+		LargeBodyConcurrency: cfg.LargeBodyConcurrency, Logger: cfg.Logger, Feed: s.feed})
 	s.mux = s.routes()
 	s.handler = s.api.Pipeline(s.mux)
 	s.pilot = autopilot.New(pilotTarget{s}, cfg.Autopilot, cfg.RealClock)
@@ -214,6 +219,8 @@ func (s *Service) Close() {
 	}
 	s.mu.Unlock()
 	s.pilot.Close()
+	s.feed.Close() // the listeners' streams end
+	s.reqFeed.Close()
 	s.hooks.close() // deliveries cut short stay in the outbox for the next start
 	s.begin()
 	defer s.commit()

@@ -372,7 +372,7 @@ func (d *Dispatcher) Prepare(h Hook, target, token string, v any) (string, Outgo
 	}
 	json.Unmarshal(body, &ids) // both payloads carry ext_id; a missing one stays empty
 	rec := &Delivery{ID: "dlv_" + uuid.NewString(), Resource: h.Resource, ResourceID: h.ID, ExtID: ids.ExtID,
-		ResourceStatus: h.Status, URL: redactURL(target), State: Pending, CreatedAt: h.At}
+		ResourceStatus: h.Status, URL: RedactURL(target), State: Pending, CreatedAt: h.At}
 	return h.Key, Outgoing{URL: target, Token: token, Body: body, Rec: rec}, true
 }
 
@@ -537,12 +537,12 @@ func (d *Dispatcher) logGaveUp(dl Outgoing, attempts int) {
 		slog.Int("attempts", attempts), slog.String("delivery_id", dl.Rec.ID))
 }
 
-// redactURL masks the secrets a notify_url may carry: its user
+// RedactURL masks the secrets a notify_url may carry: its user
 // information, name and password alike (http://SECRET@host/ carries the
 // credential as the name alone), and every query value (?api_key=...).
 // The log is shown to anyone who can reach the inspection endpoints and
 // the dashboard.
-func redactURL(s string) string {
+func RedactURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return "(unparsable URL)"
