@@ -1,10 +1,10 @@
 package service
 
 import (
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	"strings"
 
 	"github.com/paykit-dev/paykit-go/internal/spec"
-	"github.com/paykit-dev/paykit-go/sandbox/internal/amount"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
@@ -17,7 +17,7 @@ func (s *Service) payPage(id string) (web.PayData, bool) {
 		s.commit()
 		return web.PayData{}, false
 	}
-	d := web.PayData{Merchant: p.Merchant.Name, ExtID: p.ExtID, Amount: amount.Scaled(p.Amount, 2), Status: p.Status,
+	d := web.PayData{Merchant: p.Merchant.Name, ExtID: p.ExtID, Amount: ledger.Scaled(p.Amount, 2), Status: p.Status,
 		StatusClass: "st st-" + strings.ToLower(p.Status), Method: web.MethodText(p.Method),
 		AmountText: web.MoneyText(p.Amount, "RUB"), AmountRUBText: web.MoneyText(p.Amount, "RUB"),
 		ReqLabel: "Card number", ReqValue: p.ReqValue, BankName: p.Bank.Name, Holder: p.Holder,
@@ -31,7 +31,7 @@ func (s *Service) payPage(id string) (web.PayData, bool) {
 	if p.Method == spec.MethodCrossBorder {
 		// The payer sends the local currency: that is the amount to show
 		// big and to copy; the RUB figure is what it is worth.
-		d.AmountLocal, d.Currency = amount.Scaled(p.AmountLocal, 2), p.Currency
+		d.AmountLocal, d.Currency = ledger.Scaled(p.AmountLocal, 2), p.Currency
 		d.AmountText, d.AmountCopy = web.MoneyText(p.AmountLocal, p.Currency), d.AmountLocal
 	}
 	s.commit()

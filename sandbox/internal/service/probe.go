@@ -82,6 +82,7 @@ func (p Probe) LastCommit() uint64 { return p.s.grp.st.lastCommit() }
 // in flight) and returns it.
 func (p Probe) ReplacePilot(cfg autopilot.Config) *autopilot.Pilot {
 	p.s.pilot = autopilot.New(pilotTarget(p), cfg, false)
+	p.s.refuse = p.s.pilot.RefuseCreate
 	return p.s.pilot
 }
 

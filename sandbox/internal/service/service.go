@@ -87,10 +87,11 @@ type Service struct {
 	// the timer for good.
 	expiryTimer *time.Timer
 	closed      bool
-	api         *api.API         // the merchant API and health (package api)
-	handler     http.Handler     // api's pipeline around mux
-	pilot       *autopilot.Pilot // nil with the autopilot off (autopilot.go)
-	removeDB    func()           // the test binary's own database file (Config.TestDB), removed by Close
+	api         *api.API                            // the merchant API and health (package api)
+	handler     http.Handler                        // api's pipeline around mux
+	pilot       *autopilot.Pilot                    // nil with the autopilot off (autopilot.go)
+	refuse      func(decimal.Decimal) *ledger.Error // the autopilot's refusal of a create (nil: off)
+	removeDB    func()                              // the test binary's own database file (Config.TestDB), removed by Close
 
 	// mu guards the state; every section under it (begin) ends with commit, which
 	// commits the store before the answer is written.
@@ -141,6 +142,9 @@ func Open(cfg Config) (*Service, error) {
 	s.mux = s.routes()
 	s.handler = s.api.Pipeline(s.mux)
 	s.pilot = autopilot.New(pilotTarget{s}, cfg.Autopilot, cfg.RealClock)
+	if s.pilot != nil {
+		s.refuse = s.pilot.RefuseCreate // the 404.04 test amount
+	}
 	s.begin()
 	s.armExpiryLocked(s.nowLocked()) // a stored payment's expiry resumes
 	s.commit()
