@@ -57,9 +57,9 @@ type ListenNotification struct {
 	Position uint64 `json:"-"`
 	// Kind is "payment", "payout" or "withdrawal".
 	Kind string `json:"kind"`
-	// ID is the resource's id; Status the status it entered, as the body
-	// writes it.
-	ID     string `json:"id"`
+	// ID is the resource's id.
+	ID string `json:"id"`
+	// Status is the status it entered, as the body writes it.
 	Status string `json:"status"`
 	// NotifyURL is the resource's notify_url, its password and query
 	// values masked as the delivery log shows them; empty when it has none
@@ -80,9 +80,13 @@ type ListenNotification struct {
 // restart cannot be told (Reason "restart", Count -1, From 0 when the
 // position resumed from belongs to another run or sandbox).
 type ListenMissed struct {
-	From   uint64 `json:"from"`
-	To     uint64 `json:"to"`
-	Count  int    `json:"count"`
+	// From and To are the first and last positions missed.
+	From uint64 `json:"from"`
+	// To: see From.
+	To uint64 `json:"to"`
+	// Count is how many were missed (-1: cannot tell, a restart).
+	Count int `json:"count"`
+	// Reason is "slow", "window" or "restart".
 	Reason string `json:"reason"`
 }
 

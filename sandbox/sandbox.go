@@ -303,9 +303,9 @@ func Open(cfg Config) (*Server, error) {
 	if cfg.MaxSamePendingAmount <= 0 {
 		cfg.MaxSamePendingAmount = DefaultMaxSamePendingAmount
 	}
-	self := webhook.NewSelfAddrs(cfg.ListenAddrs)
+	self := service.NewSelfAddrs(cfg.ListenAddrs)
 	if cfg.WebhookClient == nil {
-		cfg.WebhookClient = webhook.NewClient(self)
+		cfg.WebhookClient = webhook.NewClient(self.IsSelf)
 	} else {
 		c := *cfg.WebhookClient
 		c.CheckRedirect = webhook.NoRedirects

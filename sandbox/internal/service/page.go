@@ -1,8 +1,9 @@
 package service
 
 import (
-	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	"strings"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 
 	"github.com/paykit-dev/paykit-go/internal/spec"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"

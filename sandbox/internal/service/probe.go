@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/feed"
-	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
@@ -113,7 +112,7 @@ func (p Probe) Commit() { p.s.commit() }
 func (p Probe) Mux() *http.ServeMux { return p.s.mux }
 
 // Self is the set of addresses webhooks never dial.
-func (p Probe) Self() *webhook.SelfAddrs { return p.s.cfg.Self }
+func (p Probe) Self() *SelfAddrs { return p.s.cfg.Self }
 
 // Feed is the merchants' listen feed.
 func (p Probe) Feed() *feed.Hub[feed.Notification] { return p.s.feed }

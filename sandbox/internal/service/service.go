@@ -42,7 +42,7 @@ type Config struct {
 	MaxSamePendingAmount int
 	BaseURL              string
 	WebhookClient        *http.Client
-	Self                 *webhook.SelfAddrs // the addresses webhooks never dial
+	Self                 *SelfAddrs // the addresses webhooks never dial
 	WebhookConcurrency   int
 	WebhookPerReceiver   int
 	ControlToken         string
