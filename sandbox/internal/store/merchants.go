@@ -14,9 +14,15 @@ import "github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 // the merchant's terminals within one transaction see one value; what a
 // store keeps points at kept.
 type merchants struct {
-	kept   map[string]*merchant
-	fresh  map[string]*merchant         // a Reset in the transaction: kept from its commit on
-	tx     map[string]*merchant         // the transaction's copies, by API key
+	kept  map[string]*merchant
+	fresh map[string]*merchant // a Reset in the transaction: kept from its commit on
+	tx    map[string]*merchant // the transaction's copies, by API key
+	// spare holds the copies of ended transactions, reused by get: no
+	// copy is held past its transaction (the service hands out values,
+	// and a payment leaving a transaction loses its Merchant and
+	// Terminal), so a steady stream of sections copies without
+	// allocating.
+	spare  map[string]*merchant
 	saved  map[*terminal]ledger.Balance // what the transaction saved of a terminal's copy: its balances then
 	savedM map[*merchant]int            // and of a merchant's: its transfer counter then
 }
@@ -52,10 +58,17 @@ func (ms *merchants) get(key string) *merchant {
 	if k == nil {
 		return nil
 	}
-	c := &merchant{APIKey: k.APIKey, Name: k.Name, Transfers: k.Transfers, Terminals: make([]*terminal, len(k.Terminals))}
+	c := ms.spare[key]
+	if c == nil || len(c.Terminals) != len(k.Terminals) {
+		c = &merchant{Terminals: make([]*terminal, len(k.Terminals))}
+		for i := range c.Terminals {
+			c.Terminals[i] = new(terminal)
+		}
+	}
+	delete(ms.spare, key)
+	c.APIKey, c.Name, c.Transfers = k.APIKey, k.Name, k.Transfers
 	for i, t := range k.Terminals {
-		tc := *t
-		c.Terminals[i] = &tc
+		*c.Terminals[i] = *t
 	}
 	if ms.tx == nil {
 		ms.tx = map[string]*merchant{}
@@ -135,6 +148,12 @@ func (ms *merchants) commit() {
 // rollback drops the transaction's copies and what it saved.
 func (ms *merchants) rollback() {
 	ms.fresh = nil
+	if len(ms.tx) > 0 && ms.spare == nil {
+		ms.spare = map[string]*merchant{}
+	}
+	for k, c := range ms.tx {
+		ms.spare[k] = c
+	}
 	clear(ms.tx)
 	clear(ms.saved)
 	clear(ms.savedM)
