@@ -1,6 +1,7 @@
 package paykit
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,17 +27,20 @@ import (
 
 // attempt is what one HTTP attempt of a call came to.
 type attempt struct {
-	n          int // counts from 1
-	start, end time.Time
-	status     int // 0 when no response arrived
+	n          int       // counts from 1
+	start, end time.Time // end only when an Observer or the debug log reports it
+	status     int       // 0 when no response arrived
 	header     http.Header
 	code       string // the API error code of a non-2xx answer, sanitized
 	body       []byte
 	buf        *[]byte // the pooled buffer body lives in (see bodyPool)
 	tooLarge   bool    // the body was over MaxResponseBytes; the status is kept
 	err        error
-	preSend    bool    // err positively happened before anything was sent
-	secrets    secrets // what the attempt sent that its answer must not bring into an error
+	preSend    bool // err positively happened before anything was sent
+	// resent: a layer below the SDK wrote the request more than once
+	// within this attempt (see oneSend); any of them may have been applied.
+	resent  bool
+	secrets secrets // what the attempt sent that its answer must not bring into an error
 }
 
 // newRequest builds and signs the call's first request. The URL is the base
@@ -50,7 +54,8 @@ func (c *Client) newRequest(ctx context.Context, k *call) (*retryablehttp.Reques
 		// change something. The hooks are set before WithClientTrace,
 		// which composes a caller's own ClientTrace into them: assigning
 		// them afterwards would silence the caller's hooks.
-		k.trace.hooks = httptrace.ClientTrace{GetConn: k.trace.onGetConn, GotConn: k.trace.onGotConn}
+		k.trace.hooks = httptrace.ClientTrace{GetConn: k.trace.onGetConn, GotConn: k.trace.onGotConn,
+			WroteHeaders: k.trace.onWroteHeaders}
 		ctx = httptrace.WithClientTrace(ctx, &k.trace.hooks)
 	}
 	hreq, err := http.NewRequestWithContext(ctx, k.op.method, "", nil)
@@ -64,10 +69,10 @@ func (c *Client) newRequest(ctx context.Context, k *call) (*retryablehttp.Reques
 		u.RawQuery = k.query.Encode()
 	}
 	hreq.Host = u.Host
+	// The body is not given to retryablehttp, whose SetBody sets GetBody,
+	// which lets net/http send a write again by itself: attemptTransport
+	// gives each attempt a body of its own (oneSend). Reads have none.
 	req, err := retryablehttp.FromRequest(hreq)
-	if err == nil && k.body != nil {
-		err = req.SetBody(k.body)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("paykit: %s: building request: %w", k.op.name, err)
 	}
@@ -216,15 +221,51 @@ func (a *attemptCtx) Value(key any) any {
 // errNoResponse: a RoundTripper returned neither a response nor an error.
 var errNoResponse = errors.New("paykit: the HTTP transport returned no response and no error")
 
-// connTrace learns whether an attempt obtained a connection: until it has,
-// nothing can have been sent.
+// connTrace learns whether an attempt of a write obtained a connection
+// (until it has, nothing can have been sent) and how many times its
+// request was written: more than once is a resend below the SDK.
 type connTrace struct {
 	hooks            httptrace.ClientTrace
 	getConn, gotConn atomic.Bool
+	writes           atomic.Int32
 }
 
 func (t *connTrace) onGetConn(string)                { t.getConn.Store(true) }
 func (t *connTrace) onGotConn(httptrace.GotConnInfo) { t.gotConn.Store(true) }
+func (t *connTrace) onWroteHeaders()                 { t.writes.Add(1) }
+
+// oneSend gives req, an attempt's own copy of a write's request, a body
+// that can be sent once: net/http's HTTP/1.1 and HTTP/2 transports, and
+// any layer that resends through GetBody, can then not put the write on
+// the wire a second time within the attempt.
+//
+// What each layer does with it (Go's net/http, transport.go and
+// h2_bundle.go):
+//   - GetBody is nil, so neither transport can rewind the body: HTTP/1.1
+//     resends a request with a body only through GetBody, HTTP/2 after a
+//     stream reset (PROTOCOL_ERROR, REFUSED_STREAM) or a GOAWAY only
+//     through GetBody. The one resend HTTP/2 keeps is on a connection it
+//     found unusable before opening the stream, when nothing was sent.
+//   - The body is never nil, even for a write without one (CancelPayment,
+//     CancelDispute, Do without a body): HTTP/2 resends a request with a
+//     nil body whatever GetBody says. Over HTTP/1.1 such a write carries
+//     "Transfer-Encoding: chunked" and an empty body instead of
+//     "Content-Length: 0"; over HTTP/2 an empty DATA frame ends it.
+//   - The body is a reader net/http knows to be in memory, so HTTP/1.1
+//     still writes headers and body in one write.
+//
+// A layer that keeps the bytes it read and sends them again (a retrying
+// RoundTripper passed in with WithHTTPClient, a proxy on the far side of
+// a connection) cannot be stopped from below. Through net/http it still
+// reports each write to the request's httptrace hooks, and a second one
+// marks the attempt resent, so the call treats it as possibly applied
+// (more than once, for a money move: ErrUnknownOutcome). A transport that
+// does not use net/http's client, or drops the request's context, is not
+// seen: only the answer it returns is.
+func oneSend(req *http.Request, body []byte) *http.Request {
+	req.Body, req.GetBody, req.ContentLength = io.NopCloser(bytes.NewReader(body)), nil, int64(len(body))
+	return req
+}
 
 func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	k := callOf(req.Context())
@@ -244,6 +285,7 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	trace := &k.trace
 	trace.getConn.Store(false)
 	trace.gotConn.Store(false)
+	trace.writes.Store(0)
 	if t.timeout > 0 {
 		// A caller's earlier deadline bounds the attempt already; a call
 		// nothing can cancel shares a deadline window.
@@ -258,11 +300,15 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			defer cancel() // the body is read before RoundTrip returns
 		}
 	}
-	if ctx != req.Context() {
+	switch {
+	case k.op.class != classRead:
+		req = oneSend(req.WithContext(ctx), k.body)
+	case ctx != req.Context():
 		req = req.WithContext(ctx)
 	}
 
 	resp, err := t.base.RoundTrip(req)
+	a.resent = trace.writes.Load() > 1
 	switch {
 	case err != nil:
 	case resp == nil:
@@ -290,9 +336,14 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			a.code = invalidCode
 		}
 	}
-	a.end = time.Now()
+	// The end is read only for those who report durations: a clock read
+	// is a system call on some virtual machines.
+	logging := t.logger.Enabled(ctx, slog.LevelDebug)
+	if logging || info != nil {
+		a.end = time.Now()
+	}
 	k.log = append(k.log, a)
-	if t.logger.Enabled(ctx, slog.LevelDebug) {
+	if logging {
 		t.logAttempt(ctx, req, k, &a)
 	}
 	if info != nil {

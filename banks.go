@@ -39,25 +39,81 @@ type bankList struct {
 // the bank's name, a create's params its code. Only a non-empty list is
 // kept: an empty one proves nothing about any bank.
 type bankCache struct {
-	mu    sync.Mutex
-	names map[string]string // lower-case code -> name; nil until a list was read
-	gen   uint64            // counts the lists read into names
-	busy  chan struct{}     // closed when the ListBanks in flight ends
+	mu sync.Mutex
+	// names maps a lower-case code to its first non-blank name; nil until
+	// a list was read.
+	names map[string]string
+	// more maps a lower-case code to its further names when the list
+	// gives it several, and a code listed only without a name (null,
+	// missing or blank) to none: such an entry is evidence of nothing.
+	more map[string][]string
+	gen  uint64        // counts the lists read into names
+	busy chan struct{} // closed when the ListBanks in flight ends
 }
 
-// bankNames returns the cached names once they are newer than generation
-// after (0 takes any), reading ListBanks when they are not. One ListBanks
+// bankIndex is one list read into the cache.
+type bankIndex struct {
+	names map[string]string
+	more  map[string][]string
+}
+
+// index reads a list; codes are keyed in lower case, and a code listed
+// more than once has every name its entries give.
+func index(banks []Bank) bankIndex {
+	all := make(map[string][]string, len(banks))
+	for _, bk := range banks {
+		code := strings.ToLower(strings.TrimSpace(bk.Code))
+		if code == "" {
+			continue
+		}
+		ns := all[code] // a name listed twice is compared twice: no quadratic dedup
+		if name := strings.TrimSpace(bk.Name); name != "" {
+			ns = append(ns, name)
+		}
+		all[code] = ns // listed, even without a name
+	}
+	x := bankIndex{names: make(map[string]string, len(all))}
+	for code, ns := range all {
+		if len(ns) > 0 {
+			x.names[code], ns = ns[0], ns[1:]
+			if len(ns) == 0 {
+				continue
+			}
+		}
+		if x.more == nil {
+			x.more = map[string][]string{}
+		}
+		x.more[code] = ns
+	}
+	return x
+}
+
+// namesOf returns every name the list gives code (lower case), and
+// whether the list has the code at all.
+func (x bankIndex) namesOf(code string) (names []string, listed bool) {
+	first, named := x.names[code]
+	more, nameless := x.more[code]
+	if named {
+		names = append([]string{first}, more...)
+	} else {
+		names = more
+	}
+	return names, named || nameless
+}
+
+// bankNames returns the cached list once it is newer than generation
+// after (0 takes any), reading ListBanks when it is not. One ListBanks
 // is in flight at a time, with no lock held across it; other calls wait
-// for it only as long as their own context allows. fresh says the names
-// were read while this call waited.
-func (c *Client) bankNames(ctx context.Context, after uint64) (names map[string]string, gen uint64, fresh bool, err error) {
+// for it only as long as their own context allows. fresh says the list
+// was read while this call waited.
+func (c *Client) bankNames(ctx context.Context, after uint64) (x bankIndex, gen uint64, fresh bool, err error) {
 	b := &c.banks
 	for {
 		b.mu.Lock()
 		if b.names != nil && b.gen > after {
-			names, gen = b.names, b.gen
+			x, gen = bankIndex{names: b.names, more: b.more}, b.gen
 			b.mu.Unlock()
-			return names, gen, fresh, nil
+			return x, gen, fresh, nil
 		}
 		if busy := b.busy; busy != nil {
 			b.mu.Unlock()
@@ -66,7 +122,7 @@ func (c *Client) bankNames(ctx context.Context, after uint64) (names map[string]
 				fresh = true
 				continue
 			case <-ctx.Done():
-				return nil, 0, false, fmt.Errorf("waiting for ListBanks: %w", ctx.Err())
+				return bankIndex{}, 0, false, fmt.Errorf("waiting for ListBanks: %w", ctx.Err())
 			}
 		}
 		busy := make(chan struct{})
@@ -79,50 +135,100 @@ func (c *Client) bankNames(ctx context.Context, after uint64) (names map[string]
 		}
 		b.mu.Lock()
 		if err == nil {
-			b.names = make(map[string]string, len(banks))
-			for _, bk := range banks {
-				b.names[strings.ToLower(bk.Code)] = bk.Name
-			}
+			x := index(banks)
+			b.names, b.more = x.names, x.more
 			b.gen++
 		}
 		b.busy = nil
 		close(busy)
 		b.mu.Unlock()
 		if err != nil {
-			return nil, 0, false, err
+			return bankIndex{}, 0, false, err
 		}
 		fresh = true
 	}
 }
 
 // bankVerdict compares the bank name a domestic payment read back carries
-// with the bank code the call asked for, through ListBanks: the name the
-// code has there, compared without regard to case or spacing. A cached
-// list may be stale (a bank renamed, one added), so a name that differs,
-// or a code the list lacks, is believed only after one more ListBanks
-// (within the caller's context); a list that cannot be read, or is
-// empty, cannot tell.
+// with the bank code the call asked for, through ListBanks, names compared
+// as sameName compares them (case, spacing, Unicode form, ё and е; a
+// Latin name against a Cyrillic one is not excused here, since the rule
+// is the list's). The name is the asked bank's when it is one of the
+// names the list gives that code (or the code itself). It is
+// evidence of another bank only when it is the name the list gives
+// another code and none the asked code has: a name the list does not give
+// at all (a stale list, a legal name such as "ПАО Сбербанк" beside
+// "Sberbank"), a code the list lacks or lists without a name, cannot tell.
+// A cached list may be stale (a bank renamed, one added), so anything but
+// same is believed only after one more ListBanks (within the caller's
+// context); a list that cannot be read, or is empty, cannot tell.
 func (c *Client) bankVerdict(ctx context.Context, code, name string) (sameness, error) {
 	if strings.TrimSpace(name) == "" {
 		return cannotTell, errors.New("the payment names no bank")
 	}
 	var gen uint64
 	for {
-		names, g, fresh, err := c.bankNames(ctx, gen)
+		x, g, fresh, err := c.bankNames(ctx, gen)
 		if err != nil {
 			return cannotTell, fmt.Errorf("the payment's bank cannot be compared: %w", err)
 		}
-		want, known := names[strings.ToLower(strings.TrimSpace(code))]
-		var v sameness
-		switch {
-		case !known:
-			v, err = cannotTell, fmt.Errorf("bank %q is not in ListBanks, so the payment's bank cannot be compared", truncate(code, 40))
-		default:
-			v, err = sameName("payment's bank", name, want, true)
-		}
+		v, err := x.verdict(code, name)
 		if v == same || fresh || gen != 0 {
 			return v, err
 		}
 		gen = g // read the list again, once
 	}
+}
+
+// verdict is bankVerdict on one list. The name's canonical form is made
+// once: a list or a name of megabytes costs their length, not its product.
+func (x bankIndex) verdict(code, name string) (sameness, error) {
+	code = strings.ToLower(strings.TrimSpace(code))
+	own, listed := x.namesOf(code)
+	got := formOf(name)
+	if got.compare(formOf(code)) == same {
+		return same, nil
+	}
+	undecided := false
+	for _, n := range own {
+		switch got.compare(formOf(n)) {
+		case same:
+			return same, nil
+		case cannotTell:
+			undecided = true
+		}
+	}
+	switch {
+	case !listed:
+		return cannotTell, fmt.Errorf("bank %q is not in ListBanks, so the payment's bank cannot be compared", truncate(code, 40))
+	case len(own) == 0:
+		return cannotTell, fmt.Errorf("ListBanks gives bank %q no name, so the payment's bank cannot be compared", truncate(code, 40))
+	case undecided:
+		return cannotTell, fmt.Errorf("the payment's bank %q cannot be compared with the names of bank %q", truncate(name, 40), truncate(code, 40))
+	}
+	if other := x.codeNamed(got, code); other != "" {
+		return different, fmt.Errorf("the payment's bank is %q, not %q: ListBanks gives that name to bank %q",
+			truncate(name, 40), truncate(own[0], 40), truncate(other, 40))
+	}
+	return cannotTell, fmt.Errorf("the payment's bank %q is no name ListBanks gives, so it cannot be compared with bank %q",
+		truncate(name, 40), truncate(code, 40))
+}
+
+// codeNamed returns the least code other than except that the list gives
+// the name got, "" if none.
+func (x bankIndex) codeNamed(got nameForm, except string) string {
+	found := ""
+	for code := range x.names {
+		if code == except || found != "" && code > found {
+			continue
+		}
+		ns, _ := x.namesOf(code)
+		for _, n := range ns {
+			if got.compare(formOf(n)) == same {
+				found = code
+				break
+			}
+		}
+	}
+	return found
 }

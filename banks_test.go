@@ -160,3 +160,76 @@ func TestBankVerdictRefreshesOnceBeforeConcluding(t *testing.T) {
 	assert.Error(t, err)
 	assert.Equal(t, int32(4), calls.Load(), "nothing to look up")
 }
+
+// Issue 35 §2: a payment's bank name is evidence of another bank only when
+// it is the name ListBanks gives another code and none the asked code has
+// (a code listed twice has both names). A name the list does not give
+// (a legal name, a stale list), or a code listed without a name (null,
+// missing, blank: never cached as ""), cannot tell.
+func TestBankVerdictNameEvidence(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Write([]byte(`{"banks":[{"code":"sber","name":"Sberbank"},{"code":"SBER","name":"СберБанк"},{"code":"vtb","name":"VTB"},` +
+			`{"code":"alfa","name":null},{"code":"tbank"},{"code":"ozon","name":"  "},{"code":"ozon","name":null}]}`))
+	}))
+	for _, tc := range []struct {
+		code, name string
+		want       sameness
+		why        string
+		lists      int32 // ListBanks read by this comparison
+	}{
+		{"sber", "Sberbank", same, "", 1},
+		{"sber", "СБЕРБАНК", same, "", 0},    // its second listed name
+		{"Sber", "  sberbank ", same, "", 0}, // case, spacing
+		{"sber", "SBER", same, "", 0},        // its code
+		{"sber", "Сбе\u0301рбанк", cannotTell, `cannot be compared with the names of bank "sber"`, 1},
+		{"sber", "ПАО Сбербанк", cannotTell, `"ПАО Сбербанк" is no name ListBanks gives`, 1},
+		{"sber", "VTB", different, `the payment's bank is "VTB", not "Sberbank": ListBanks gives that name to bank "vtb"`, 1},
+		{"alfa", "Alfa-Bank", cannotTell, `ListBanks gives bank "alfa" no name`, 1},
+		{"alfa", "VTB", cannotTell, `ListBanks gives bank "alfa" no name`, 1},
+		{"tbank", "VTB", cannotTell, `ListBanks gives bank "tbank" no name`, 1},
+		{"ozon", "Sberbank", cannotTell, `ListBanks gives bank "ozon" no name`, 1},
+		{"mts", "VTB", cannotTell, `bank "mts" is not in ListBanks`, 1},
+	} {
+		before := calls.Load()
+		v, err := c.bankVerdict(ctx, tc.code, tc.name)
+		assert.Equal(t, tc.want, v, "bankVerdict(%q, %q)", tc.code, tc.name)
+		if tc.why == "" {
+			assert.NoError(t, err)
+		} else {
+			assert.ErrorContains(t, err, tc.why)
+		}
+		assert.Equal(t, tc.lists, calls.Load()-before, "ListBanks reads for (%q, %q)", tc.code, tc.name)
+	}
+}
+
+// Over loopback: a payment read back under a name ListBanks does not give
+// (a legal name, a list that lags a rename) or at a bank it lists without
+// a name is an unknown outcome, never someone else's.
+func TestCreatePaymentBankNameNotEvidence(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, stored, list string
+	}{
+		{"legal name", "ПАО Сбербанк", sberList("Sberbank")},
+		{"list lags a rename", "Sber Bank", sberList("Sberbank")},
+		{"null name", "Sberbank", `{"banks":[{"code":"sber","name":null,"is_active":true},{"code":"vtb","name":"VTB","is_active":true}]}`},
+		{"missing name", "Sberbank", `{"banks":[{"code":"sber","is_active":true},{"code":"vtb","name":"VTB","is_active":true}]}`},
+		{"blank name", "VTB", `{"banks":[{"code":"sber","name":" ","is_active":true},{"code":"vtb","name":"VTB","is_active":true}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := &lostCreate{route: "/v1/payments", get: func(x string) (int, string) { return storedPayment(x, tc.stored) },
+				banks: func(*http.Request) (int, string) { return 200, tc.list }}
+			c, _ := serverClient(t, srv)
+			_, err := c.CreatePayment(ctx, CreatePaymentParams{ExtID: "order-9", Amount: dec("1500.50"), Bank: "sber"})
+			require.ErrorIs(t, err, ErrUnknownOutcome)
+			assert.NotErrorIs(t, err, ErrDuplicateExtID, "a name that proves nothing is not a difference")
+			assert.ErrorContains(t, err, `GetPaymentByExtID("order-9")`)
+			assert.Equal(t, []string{"POST /v1/payments", "POST /v1/payments", "GET /v1/payments/by-ext-id/order-9",
+				"GET /v1/banks"}, srv.requests(), "the list read once: fresh, it is not read again")
+		})
+	}
+}

@@ -10,7 +10,9 @@ package paykit
 // BenchmarkVsRaw runs both sides of each pair inside ONE benchmark, in
 // alternating blocks, and reports the median ratio of adjacent blocks: on a
 // shared 2-core machine two separate benchmark runs differ by more than the
-// gap being measured, while adjacent blocks see the same machine. The
+// gap being measured, while adjacent blocks see the same machine.
+// BenchmarkVsRawPerCall alternates single calls, for a machine so loaded
+// that blocks of 50 calls are preempted unevenly. The
 // scaling benchmarks (AllPayouts, Concurrent, WebhookHandlerConcurrent)
 // show how the cost grows with work. See BENCHMARKS.md for the commands and
 // the figures.
@@ -573,6 +575,77 @@ func runBlocked(b *testing.B, sdk, raw benchCall) {
 	b.ReportMetric(sa-ra, "extra-allocs/call")
 }
 
+// BenchmarkVsRawPerCall is BenchmarkVsRaw at the finest grain, for a
+// machine too loaded for blocks of 50 calls (a block of 3 ms is preempted
+// unevenly): one op is one SDK call and one raw call, in alternating
+// order, each timed alone, so both sides of a pair see the machine within
+// microseconds of each other. It reports the ratio of the sides' median
+// call times ("ratio"), the ratio of their means without each side's
+// slowest 5% of calls ("trimmed-ratio", where preemptions land), and, as
+// Control, the same for two identical default Clients: the method's
+// resolution.
+func BenchmarkVsRawPerCall(b *testing.B) {
+	srv := newBenchServer(b, nil, nil)
+	for _, p := range benchPairs(b, srv) {
+		if p.name != "GetPayment" {
+			continue
+		}
+		b.Run(p.name, func(b *testing.B) { runPerCall(b, p.sdk, p.raw) })
+	}
+	x, y := newBenchClient(b, srv), newBenchClient(b, srv)
+	b.Run("Control", func(b *testing.B) {
+		runPerCall(b,
+			func(ctx context.Context, _ int) error { _, err := x.GetPayment(ctx, paymentID); return err },
+			func(ctx context.Context, _ int) error { _, err := y.GetPayment(ctx, paymentID); return err })
+	})
+}
+
+func runPerCall(b *testing.B, sdk, raw benchCall) {
+	ctx := context.Background()
+	i := 0
+	timed := func(f benchCall) float64 {
+		i++
+		t0 := time.Now()
+		if err := f(ctx, i); err != nil {
+			b.Fatal(err)
+		}
+		return float64(time.Since(t0))
+	}
+	for range pairBlock { // warm up: connections dialled, pools filled
+		timed(sdk)
+		timed(raw)
+	}
+	var s, r []float64
+	for b.Loop() {
+		if len(s)%2 == 0 {
+			s = append(s, timed(sdk))
+			r = append(r, timed(raw))
+		} else {
+			r = append(r, timed(raw))
+			s = append(s, timed(sdk))
+		}
+	}
+	slices.Sort(s)
+	slices.Sort(r)
+	b.ReportMetric(quantile(s, 0.5)/quantile(r, 0.5), "ratio")
+	b.ReportMetric(trimmedMean(s, 0.95)/trimmedMean(r, 0.95), "trimmed-ratio")
+	b.ReportMetric(quantile(s, 0.5), "sdk-median-ns")
+	b.ReportMetric(quantile(r, 0.5), "raw-median-ns")
+}
+
+// trimmedMean is the mean of the smallest keep share of sorted xs.
+func trimmedMean(xs []float64, keep float64) float64 {
+	n := max(1, int(float64(len(xs))*keep))
+	if n > len(xs) {
+		return 0
+	}
+	sum := 0.0
+	for _, x := range xs[:n] {
+		sum += x
+	}
+	return sum / float64(n)
+}
+
 // quantile of sorted xs, interpolated linearly.
 func quantile(xs []float64, q float64) float64 {
 	if len(xs) == 0 {
@@ -930,6 +1003,18 @@ type writeCounter struct {
 func (c writeCounter) Write(p []byte) (int, error) {
 	c.writes.Add(1)
 	return c.Conn.Write(p)
+}
+
+// countWrites makes tr count the writes of the connections it dials.
+func countWrites(tr *http.Transport, writes *atomic.Int32) {
+	d := &net.Dialer{}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return writeCounter{c, writes}, nil
+	}
 }
 
 // BenchmarkAllPayoutsMillion iterates over 1,000,000 payouts served in

@@ -81,10 +81,10 @@ type facts struct {
 	amount            decimal.Decimal
 }
 
-// want compares a decoded resource (the answer, or the copy read back) with
-// what the call asked beyond its identity, such as a create's amount; the
-// error says why when the verdict is not same.
-type want[P any] func(ctx context.Context, got P) (sameness, error)
+// want compares a decoded resource (the answer, or the copy read back, as
+// from says) with what the call asked beyond its identity, such as a
+// create's amount; the error says why when the verdict is not same.
+type want[P any] func(ctx context.Context, got P, from seenIn) (sameness, error)
 
 func send[T any](ctx context.Context, c *Client, k *call, w want[*T]) (*T, error) {
 	return sendInto(ctx, c, k, new(T), w)
@@ -129,11 +129,16 @@ func sendInto[T any](ctx context.Context, c *Client, k *call, out *T, w want[*T]
 	case last.status < 200 || last.status >= 300:
 		apiErr := c.apiError(last)
 		// "Already done" on a retry after an attempt that may have done
-		// it: read back below. Anything else is the answer.
-		if apiErr.Code == "" || apiErr.Code != k.op.doneCode || !k.applied(len(k.log)-1) {
+		// it, or on a send a layer below repeated: read back below.
+		// Anything else is the answer.
+		if apiErr.Code == "" || apiErr.Code != k.op.doneCode || !k.applied(len(k.log)-1) && !last.resent {
 			return nil, c.conclude(k, apiErr)
 		}
 		cause = apiErr
+	case last.resent && k.op.class == classMoneyMove:
+		// The service applied the last send; an earlier one of the same
+		// attempt may have moved the money too.
+		cause = errResent
 	default:
 		// 4. Decode and check: the answer must be the resource, about what
 		// was asked, as asked.
@@ -188,7 +193,7 @@ func accept[P any](ctx context.Context, k *call, a *attempt, out P, w want[P]) e
 		return &answerError{err.Error()}
 	}
 	if w != nil {
-		if v, err := w(ctx, out); v != same {
+		if v, err := w(ctx, out, inAnswer); v != same {
 			return &answerError{err.Error()}
 		}
 	}
@@ -231,7 +236,7 @@ func readBack[T any](ctx context.Context, c *Client, k *call, w want[*T]) (*T, e
 		return nil, err
 	}
 	if w != nil {
-		switch v, err := w(ctx, got); v {
+		switch v, err := w(ctx, got, inReadBack); v {
 		case different:
 			return nil, &mismatchError{err}
 		case cannotTell:
@@ -243,6 +248,11 @@ func readBack[T any](ctx context.Context, c *Client, k *call, w want[*T]) (*T, e
 	}
 	return got, nil
 }
+
+// errResent is a money move's 2xx to an attempt a layer below the SDK
+// sent more than once.
+var errResent = errors.New("a layer below the SDK sent the request more than once within one attempt, " +
+	"so it may have been applied more than once")
 
 // answerError is an answer that arrived but is not the resource asked
 // for: undecodable, incomplete, about another resource, or not as asked.

@@ -776,14 +776,7 @@ func TestPostGoesOutInOneWrite(t *testing.T) {
 	}), nil)
 	var writes atomic.Int32
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	d := &net.Dialer{}
-	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return writeCounter{c, &writes}, nil
-	}
+	countWrites(tr, &writes)
 	t.Cleanup(tr.CloseIdleConnections)
 	c, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithHTTPClient(&http.Client{Transport: tr}))
 	require.NoError(t, err)

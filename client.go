@@ -3,6 +3,7 @@ package paykit
 import (
 	"cmp"
 	"context"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,6 +88,17 @@ type clientConfig struct {
 // X-Identity and X-Signature to the redirect's host). hc.Timeout bounds
 // each attempt, body included (see DefaultAttemptTimeout); zero leaves
 // attempts bounded only by the context.
+//
+// A write (every method but GET) reaches hc's transport with a body it
+// can read once and no GetBody, so neither net/http's HTTP/1.1 and HTTP/2
+// transports nor a RoundTripper that resends through GetBody can put it on
+// the wire twice within one attempt. A RoundTripper that keeps the bytes
+// it read and sends them again cannot be stopped; when it sends through
+// net/http with the request's context, the SDK sees each write (httptrace)
+// and treats the attempt as possibly applied, so a money move it sent
+// twice ends in ErrUnknownOutcome. A transport that is not net/http's, or
+// that drops the request's context, is seen only by the answer it returns:
+// do not give the SDK one that resends.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *clientConfig) error {
 		if hc == nil {
@@ -334,7 +346,9 @@ func (c *Client) GoString() string { return c.String() }
 // it does: it is re-sent only after a failure known to come before
 // sending, and when its answer is lost, or a 2xx cannot be decoded into
 // out, the error matches ErrUnknownOutcome. An out that is not a non-nil
-// pointer (nothing could be decoded into it) is refused before sending.
+// pointer, or points to a type encoding/json never decodes into (a func,
+// a channel, a complex number, or a slice, array, map or pointer of one),
+// is refused before sending.
 func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
 	u, err := url.ParseRequestURI(path)
 	switch {
@@ -346,7 +360,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 	case method == http.MethodGet && body != nil:
 		return invalid("body", "a GET has no body")
 	case out != nil && !decodable(out):
-		return invalid("out", "must be nil or a non-nil pointer to decode the answer into")
+		return invalid("out", "must be nil or a non-nil pointer to a value encoding/json can decode the answer into")
 	}
 	var q url.Values
 	if u.RawQuery != "" {
@@ -364,10 +378,42 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 }
 
 // decodable reports whether encoding/json can decode into out: a non-nil
-// pointer. Anything else fails only after the request has been sent.
+// pointer to a type it decodes. Anything else fails only after the
+// request has been sent.
 func decodable(out any) bool {
 	v := reflect.ValueOf(out)
-	return v.Kind() == reflect.Pointer && !v.IsNil()
+	return v.Kind() == reflect.Pointer && !v.IsNil() && decodableType(v.Type().Elem(), 0)
+}
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// decodableType reports whether encoding/json can decode an answer into a
+// t: not a func, a channel, a complex number or an unsafe.Pointer, nor a
+// pointer, slice, array or map of one (nor a map whose keys it cannot
+// take), unless t decodes itself. A struct's fields are not looked into:
+// one the answer does not name is never decoded.
+func decodableType(t reflect.Type, depth int) bool {
+	if depth > 8 || reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return true // deeper than any answer type: let encoding/json judge
+	}
+	switch t.Kind() {
+	case reflect.Func, reflect.Chan, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
+		return false
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return decodableType(t.Elem(), depth+1)
+	case reflect.Map:
+		switch k := t.Key(); {
+		case reflect.PointerTo(k).Implements(textUnmarshaler),
+			k.Kind() == reflect.String, k.Kind() >= reflect.Int && k.Kind() <= reflect.Uintptr:
+		default:
+			return false
+		}
+		return decodableType(t.Elem(), depth+1)
+	}
+	return true
 }
 
 // rawOut is Do's answer: decoded into the caller's value, with no facts

@@ -184,10 +184,13 @@ func boundData(d []byte, sec secrets) json.RawMessage {
 // decodeError turns a non-2xx response into an *Error. It never fails: a
 // proxy's HTML 502 gives its status and a short excerpt. The call's
 // secrets, should the answer echo them, are replaced before anything is
-// cut to length, so that no part of one survives at a cut.
+// cut to length, so that no part of one survives at a cut: as written,
+// and inside each JSON string once unescaped (Data and an excerpt keep
+// the body's escapes, which would hide a secret from a scrub of the
+// bytes).
 func decodeError(status int, body []byte, sec secrets) *Error {
 	e := &Error{HTTPStatus: status}
-	body = sec.scrubBytes(body)
+	body = sec.scrubJSON(sec.scrubBytes(body))
 	var wire struct {
 		Error   flexString      `json:"error"`
 		Message json.RawMessage `json:"message"`

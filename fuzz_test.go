@@ -1,8 +1,10 @@
 package paykit
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -10,11 +12,14 @@ import (
 // FuzzDecodeError feeds arbitrary bodies and statuses to the error decoder:
 // it must never panic, always yield the status, keep its message short,
 // printable and free of long digit runs once formatted, and never bring
-// back the call's API key or signature, whole or in part at a cut.
+// back the call's API key or signature, whole or in part at a cut: not as
+// written, and not once the JSON it keeps (Data, a message that is not a
+// string) is decoded, whatever the body escapes ("\u0070k_…", "\/").
 func FuzzDecodeError(f *testing.F) {
-	const key, sig = "pk_fz_QZX7w", "9c4f0e3d2b1a09f8e7d6c5b4a39281706f5e4d3c2b1a0f9e8d7c6b5a49382716"
+	const key, sig = "pk_fz/QZX7w", "9c4f0e3d2b1a09f8e7d6c5b4a3928170/f5e4d3c2b1a0f9e8d7c6b5a49382716"
 	sec := secrets{apiKey: key, signature: sig}
-	// sig[1] is 'c': the escaped seed below hides the signature from a
+	esc := func(s string) string { return strings.ReplaceAll(s, "/", `\/`) }
+	// sig[1] is 'c': the escaped seeds below hide the signature from a
 	// scrub of the raw body.
 	for _, seed := range []string{
 		`{"error":"PAY_003","message":"exists","data":{"ext_id":"o-1"}}`,
@@ -25,23 +30,30 @@ func FuzzDecodeError(f *testing.F) {
 		"\xff\xfe\x00garbage", ``, `null`, `{"error":null}`, `{"error":"X","data":{"ext_id":{"a":1}}}`,
 		`{"error":"PAY_002","message":"key ` + key + ` sig ` + sig[:1] + `\u0063` + sig[2:] + `","data":{"k":"` + key + `"}}`,
 		`<p>` + strings.Repeat(".", maxExcerpt-6) + key + sig + `</p>`,
+		// Escaped inside data, where the raw bytes are kept: a letter, a
+		// slash, a key of the object; and in a message that is an object.
+		`{"error":"PAY_002","message":"m","data":{"k":"\u0070k_fz/QZX7w","s":"` + esc(sig) + `"}}`,
+		`{"error":"PAY_002","message":"m","data":{"` + esc(key) + `":[1,"` + sig[:9] + `\u002f` + sig[10:] + `"]}}`,
+		`{"error":"PAY_002","message":{"echo":"` + esc(key) + `"},"data":{"ext_id":"` + esc(sig) + `"}}`,
+		`{"error":"","data":{"k":"` + esc(key) + `"}}`,
 	} {
 		f.Add(500, []byte(seed))
 		f.Add(404, []byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, status int, body []byte) {
 		e := decodeError(status, body, sec)
-		// A part of a secret that the body sends on its own (or may, once
-		// unescaped) is the server's; one left by a whole secret is a leak.
-		// A body that is JSON is read once unescaped as well; one that is
-		// not and holds a backslash may hide anything, so nothing is asked.
-		said := string(sec.scrubBytes(body))
-		if strings.Contains(string(body), `\`) {
-			var v any
-			if json.Unmarshal(body, &v) != nil {
-				said = key + sig
-			}
-			said += jsonStrings(v, sec)
+		// A part of a secret that the body says on its own is the
+		// server's; one left by a whole secret is a leak. What a JSON
+		// body says is its strings once unescaped (each scrubbed, as the
+		// decoder scrubs); a body that is not JSON and holds a backslash
+		// may hide anything, so nothing is asked.
+		said, isJSON := jsonTokens(body, sec)
+		switch {
+		case isJSON:
+		case strings.Contains(string(body), `\`):
+			said = key + sig
+		default:
+			said = string(sec.scrubBytes(body))
 		}
 		var parts []string
 		for _, p := range []string{key[:5], sig[:8], sig[56:]} {
@@ -49,18 +61,21 @@ func FuzzDecodeError(f *testing.F) {
 				parts = append(parts, p)
 			}
 		}
-		for i, text := range []string{e.Error(), e.Code, e.Message, string(e.Data), e.ExtID()} {
+		data, _ := jsonTokens(e.Data, secrets{})
+		msg, _ := jsonTokens([]byte(e.Message), secrets{})
+		for i, text := range []string{e.Error(), e.Code, e.Message, string(e.Data), e.ExtID(), data, msg, fmt.Sprintf("%#v", e)} {
 			for _, p := range parts {
 				if strings.Contains(text, p) {
 					// Not the text itself: it would print the secret.
-					t.Fatalf("a secret, or part of one, is left in form %d (Error, Code, Message, Data, ExtID)", i)
+					t.Fatalf("a secret, or part of one, is left in form %d (Error, Code, Message, Data, ExtID, "+
+						"Data decoded, Message decoded, %%#v)", i)
 				}
 			}
 		}
 		if e.HTTPStatus != status {
 			t.Fatalf("status %d became %d", status, e.HTTPStatus)
 		}
-		msg := e.Error()
+		text := e.Error()
 		if e.Code == "" && len(e.Message) > maxExcerpt+len("…") {
 			t.Fatalf("excerpt of %d bytes", len(e.Message))
 		}
@@ -71,29 +86,42 @@ func FuzzDecodeError(f *testing.F) {
 			_ = errors.Is(e, s)
 		}
 		_ = e.ExtID()
-		if strings.Count(msg, "\n") > 0 && e.Code == "" {
-			t.Fatalf("excerpt has a line break: %q", msg)
+		if strings.Count(text, "\n") > 0 && e.Code == "" {
+			t.Fatalf("excerpt has a line break: %q", text)
 		}
 	})
 }
 
-// jsonStrings gives the keys and strings of a decoded JSON value, each
-// scrubbed as the decoder scrubs what it decodes, one per line.
-func jsonStrings(v any, sec secrets) string {
-	var b strings.Builder
-	switch v := v.(type) {
-	case string:
-		b.WriteString(sec.scrub(v) + "\n")
-	case []any:
-		for _, x := range v {
-			b.WriteString(jsonStrings(x, sec))
-		}
-	case map[string]any:
-		for k, x := range v {
-			b.WriteString(sec.scrub(k) + "\n" + jsonStrings(x, sec))
-		}
+// jsonTokens gives what a JSON text says: the text itself, less each
+// string that held a secret once unescaped, then its keys, strings and
+// numbers in order (duplicates included), each unescaped and scrubbed as
+// the decoder scrubs, one per line; false if b is not JSON.
+func jsonTokens(b []byte, sec secrets) (string, bool) {
+	if !json.Valid(b) {
+		return "", false
 	}
-	return b.String()
+	var raw, decoded strings.Builder
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var from int64
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return raw.String() + "\n" + decoded.String(), true
+		}
+		chunk := b[from:d.InputOffset()]
+		from = d.InputOffset()
+		switch v := tok.(type) {
+		case string:
+			decoded.WriteString(sec.scrub(v) + "\n")
+			if sec.scrub(v) != v {
+				chunk = []byte("\n")
+			}
+		case json.Number:
+			decoded.WriteString(v.String() + "\n")
+		}
+		raw.Write(chunk)
+	}
 }
 
 // FuzzDecodeResources decodes arbitrary bodies into every resource type.

@@ -10,8 +10,10 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -35,6 +37,15 @@ import (
 // and PAY_004's 503 mean this attempt applied nothing, a 2xx means the
 // request was applied if it could be (its body may still be anything), and
 // a read "as stored" shows what is stored. Everything else is scripted.
+//
+// The layers below the SDK are scripted too (issue 35): the service speaks
+// HTTP/1.1 or HTTP/2 (banks bit 0x80; over HTTP/2 behind h2Front, which
+// resets a stream, sends GOAWAY or drops the connection after the service
+// acted, all of which make Go's HTTP/2 client send a request again if it
+// can), and a layer between the SDK and the transport may send a request
+// again after its connection failed (0x40, resender). Without such a layer
+// the service must never see the write more often than the SDK attempted
+// it.
 func FuzzOutcomeTruth(f *testing.F) {
 	for _, s := range oracleSeeds {
 		f.Add(s.op, s.world, s.banks, s.script)
@@ -202,12 +213,16 @@ type oracleWorld struct {
 	status PaymentStatus // a state change's payment
 	prev   PaymentStatus // its status before this call changed it: what a stale read shows
 	ours   int           // applications of this call's request
+	posts  int           // deliveries of this call's request
 	// bankName is the bank's name now; banks says how GET /v1/banks
 	// answers: 0 as stored, 1 down, 2 hanging, 3 empty, 4 formatted
-	// otherwise.
+	// otherwise, 5 under the name before a rename, 6 with a null name.
 	bankName string
 	banks    uint8
-	stop     chan struct{} // closed when the run ends: hanging handlers return
+	// h2: the service speaks HTTP/2 (TLS, through an h2Front that can
+	// reset a stream after the service acted); otherwise HTTP/1.1.
+	h2   bool
+	stop chan struct{} // closed when the run ends: hanging handlers return
 }
 
 // next consumes one byte of the script; an exhausted script is zeros, a
@@ -224,8 +239,23 @@ func (w *oracleWorld) next() byte {
 }
 
 func runOracle(t *testing.T, op *oracleOp, world, banks uint8, script []byte) {
-	w := &oracleWorld{op: op, script: script, bankName: oracleBankName, banks: banks % 5, stop: make(chan struct{}),
-		askedBank: oracleBankCode}
+	runOracleBelow(t, op, world, banks, script, oracleLayer{})
+}
+
+// oracleLayer is what a test puts between the SDK and the run's
+// transport, in place of the world's.
+type oracleLayer struct {
+	wrap func(*http.Transport) http.RoundTripper
+	// resends: the layer keeps the bytes it read and may send them
+	// again, which the SDK cannot stop, only see: a money move it
+	// delivered twice must end in ErrUnknownOutcome, and the service may
+	// apply it twice.
+	resends bool
+}
+
+func runOracleBelow(t *testing.T, op *oracleOp, world, banks uint8, script []byte, below oracleLayer) {
+	w := &oracleWorld{op: op, script: script, bankName: oracleBankName, banks: (banks & bModes) % 7, stop: make(chan struct{}),
+		askedBank: oracleBankCode, h2: banks&bHTTP2 != 0}
 	if world&0x80 != 0 {
 		w.askedBank = strings.ToUpper(oracleBankCode) // codes are case-insensitive
 	}
@@ -251,19 +281,37 @@ func runOracle(t *testing.T, op *oracleOp, world, banks uint8, script []byte) {
 		w.prev = w.status
 	}
 
-	srv := httptest.NewServer(w)
-	tr := &http.Transport{}
+	var url string
+	var tr *http.Transport
+	if w.h2 {
+		front := newH2Front(t, w)
+		url, tr = front.URL, frontTransport()
+		defer front.Close()
+	} else {
+		srv := httptest.NewServer(w)
+		url, tr = srv.URL, &http.Transport{}
+		defer func() {
+			srv.CloseClientConnections()
+			srv.Close()
+		}()
+	}
 	defer func() {
 		close(w.stop)
 		tr.CloseIdleConnections()
-		srv.CloseClientConnections()
-		srv.Close()
 	}()
-	hc := &http.Client{Transport: tr, Timeout: oracleAttemptTimeout}
+	var rt http.RoundTripper = tr
+	switch {
+	case below.wrap != nil:
+		rt = below.wrap(tr)
+	case banks&bResender != 0:
+		rt = resender{tr}
+	}
+	attempts := &attemptCounter{base: rt}
+	hc := &http.Client{Transport: attempts, Timeout: oracleAttemptTimeout}
 	if world&0x20 != 0 {
 		hc.Timeout = 0 // only the caller's deadline ends a hang
 	}
-	c, err := NewClient(srv.URL, testKey, HMACSigner(testSecret), WithMaxRetries(3), WithHTTPClient(hc),
+	c, err := NewClient(url, testKey, HMACSigner(testSecret), WithMaxRetries(3), WithHTTPClient(hc),
 		WithRetryWait(time.Millisecond, 2*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -285,13 +333,21 @@ func runOracle(t *testing.T, op *oracleOp, world, banks uint8, script []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	holds := w.holdsAsked()
-	state := fmt.Sprintf("%s world=%d banks=%d script=%x: applied %d times, holds as asked %v; err: %v",
-		op.name, world, banks, script, w.ours, holds, err)
+	state := fmt.Sprintf("%s world=%d banks=%d script=%x: applied %d times, delivered %d times in %d attempts, holds as asked %v; err: %v",
+		op.name, world, banks, script, w.ours, w.posts, attempts.n.Load(), holds, err)
 	if elapsed > oracleDeadline+oracleMargin {
 		t.Errorf("returned after %s, past the deadline of %s: %s", elapsed, oracleDeadline, state)
 	}
-	if w.ours > 1 {
+	switch {
+	case w.ours > 1 && below.resends:
+		if !errors.Is(err, ErrUnknownOutcome) {
+			t.Errorf("applied twice by a layer below the SDK, and not answered ErrUnknownOutcome: %s", state)
+		}
+	case w.ours > 1:
 		t.Errorf("applied twice: %s", state)
+	case !below.resends && banks&bResender == 0 && w.posts > int(attempts.n.Load()):
+		// net/http alone never sends a write again within an attempt.
+		t.Errorf("the transport delivered the write more often than the SDK attempted it: %s", state)
 	}
 	switch {
 	case err == nil:
@@ -383,7 +439,11 @@ func (w *oracleWorld) apply() bool {
 }
 
 func (w *oracleWorld) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	io.Copy(io.Discard, r.Body)
+	if _, err := io.Copy(io.Discard, r.Body); err != nil {
+		// A request cut short (a layer that sent a body it had already
+		// read, say) is no request: the service acts on none.
+		return
+	}
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == w.op.path:
 		w.write(rw, r)
@@ -398,10 +458,13 @@ func (w *oracleWorld) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 
 // write answers one attempt of the call's POST as the script says.
 func (w *oracleWorld) write(rw http.ResponseWriter, r *http.Request) {
+	w.mu.Lock()
+	w.posts++
+	w.mu.Unlock()
 	b := w.next()
 	applyBit := b&0x80 != 0
-	switch b & 0x7f % 10 {
-	case 0, 9: // as the service would: apply, or refuse as it must
+	switch b & 0x7f % 11 {
+	case 0, 10: // as the service would: apply, or refuse as it must
 		if w.apply() {
 			oracleAnswer(rw, w.createdStatus(), w.resource(false, false, false), "")
 			return
@@ -424,6 +487,10 @@ func (w *oracleWorld) write(rw http.ResponseWriter, r *http.Request) {
 	case 4: // the answer is lost: the connection closes
 		if applyBit {
 			w.apply()
+		}
+		if w.h2 {
+			frontFault(rw, faultCloseConn)
+			return
 		}
 		oracleHangUp(rw)
 	case 5: // a hang, until the client gives up
@@ -451,7 +518,53 @@ func (w *oracleWorld) write(rw http.ResponseWriter, r *http.Request) {
 			w.apply()
 		}
 		oracleTruncated(rw, w.resource(false, false, false))
+	case 9: // the layers below are asked to deliver it again
+		if applyBit {
+			w.apply()
+		}
+		if w.h2 { // a stream reset, or GOAWAY, Go's client acts on by resending
+			frontFault(rw, []byte{faultRSTProtocol, faultRSTRefused, faultGoAway}[int(w.next())%3])
+			return
+		}
+		oracleHangUp(rw) // the connection closes after the request was read: a resender's cue
 	}
+}
+
+// attemptCounter counts the attempts of the call's write: the SDK hands
+// each to its transport once.
+type attemptCounter struct {
+	base http.RoundTripper
+	n    atomic.Int32
+}
+
+func (c *attemptCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet {
+		c.n.Add(1)
+	}
+	return c.base.RoundTrip(req)
+}
+
+// resender is a layer below the SDK (a RoundTripper passed in with
+// WithHTTPClient, or what a proxy does) that sends a request again when
+// its connection failed: through GetBody when the request has one, else
+// the request as it is, body and all.
+type resender struct{ base http.RoundTripper }
+
+func (r resender) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.base.RoundTrip(req)
+	if err == nil || req.Method == http.MethodGet || req.Context().Err() != nil {
+		return resp, err
+	}
+	again := req
+	if req.GetBody != nil {
+		body, gerr := req.GetBody()
+		if gerr != nil {
+			return nil, err
+		}
+		again = req.Clone(req.Context())
+		again.Body = body
+	}
+	return r.base.RoundTrip(again)
 }
 
 // refusal is the business error a request the model cannot apply gets.
@@ -583,6 +696,10 @@ func (w *oracleWorld) bankList(rw http.ResponseWriter, r *http.Request) {
 		}
 	case 3:
 		oracleAnswer(rw, 200, `{"banks":[]}`, "")
+	case bLagging: // the list lags a rename
+		oracleAnswer(rw, 200, `{"banks":[{"code":"sber","name":"Sberbank","is_active":true},{"code":"vtb","name":"VTB","is_active":true}]}`, "")
+	case bNullName: // the list names the bank without a name
+		oracleAnswer(rw, 200, `{"banks":[{"code":"sber","name":null,"is_active":true},{"code":"vtb","name":"VTB","is_active":true}]}`, "")
 	case 4:
 		oracleAnswer(rw, 200, fmt.Sprintf(`{"banks":[{"code":"SBER","name":%q,"is_active":true},{"code":"VTB","name":"vtb","is_active":true}]}`,
 			strings.ToUpper(name)), "")
@@ -691,9 +808,18 @@ func oracleHangUp(rw http.ResponseWriter) {
 }
 
 // oracleTruncated sends a 200 announcing the whole body, half of it, and
-// closes the connection.
+// closes the connection (over HTTP/2, resets the stream).
 func oracleTruncated(rw http.ResponseWriter, body string) {
-	conn, buf, err := rw.(http.Hijacker).Hijack()
+	hj, ok := rw.(http.Hijacker)
+	if !ok {
+		rw.Header().Set("Content-Type", "application/json")
+		rw.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		rw.WriteHeader(http.StatusOK)
+		io.WriteString(rw, body[:len(body)/2])
+		rw.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	}
+	conn, buf, err := hj.Hijack()
 	if err != nil {
 		return
 	}
@@ -709,7 +835,7 @@ type oracleSeed struct {
 }
 
 // Script bytes, for reading the seeds: a POST attempt's byte is its kind
-// (b&0x7f%10) with the apply bit 0x80; some kinds read more bytes.
+// (b&0x7f%11) with the apply bit 0x80; some kinds read more bytes.
 const (
 	sAsService  = 0
 	sOther      = 1
@@ -720,6 +846,7 @@ const (
 	s5xx        = 6
 	s429        = 7
 	sTruncated  = 8
+	sResend     = 9 // then a byte: over HTTP/2 the fault (RST PROTOCOL_ERROR, REFUSED_STREAM, GOAWAY)
 	sApply      = 0x80
 	rAsStored   = 0
 	rDown       = 1
@@ -733,6 +860,11 @@ const (
 	bHang       = 2
 	bEmpty      = 3
 	bFormatted  = 4
+	bLagging    = 5
+	bNullName   = 6
+	bModes      = 0x3f // the bits of the bank list's mode; the others are the transport's
+	bResender   = 0x40 // a layer below the SDK resends after a failed connection
+	bHTTP2      = 0x80 // the service speaks HTTP/2
 	wNoTimeout  = 0x20
 	wStaleBanks = 0x40
 	wUpperBank  = 0x80
@@ -750,6 +882,10 @@ var oracleSeeds = func() []oracleSeed {
 		// Point 2: the bank renamed after the cache was filled.
 		{0, wStaleBanks, bAsStored, []byte{sLost | sApply, sAsService, rAsStored}},
 		{0, wStaleBanks | wUpperBank, bFormatted, []byte{sLost | sApply, sAsService, rFormatted}},
+		{0, wStaleBanks, bLagging, []byte{sLost | sApply, sAsService, rAsStored}},
+		{0, wStaleBanks, bLagging, []byte{sOther | sApply, rAsStored}},
+		{0, 0, bNullName, []byte{sLost | sApply, sAsService, rAsStored}},
+		{0, 2, bLagging, []byte{sLost, sAsService, rAsStored}},
 		// Point 3: a payout read back as SBER, +7 912 345-67-89.
 		{1, wUpperBank, bAsStored, []byte{sLost | sApply, sAsService, rFormatted}},
 		{1, 0, bAsStored, []byte{sHang | sApply, sAsService, rFormatted}},
@@ -797,6 +933,24 @@ var oracleSeeds = func() []oracleSeed {
 			for _, world := range worlds {
 				seeds = append(seeds, oracleSeed{o, world, bAsStored, script})
 			}
+		}
+		// Issue 35: the layers below the SDK, in the world where the
+		// write applies. HTTP/2 resets a stream, sends GOAWAY or drops
+		// the connection after the service acted; a layer resends.
+		world := applicableWorld(oracleOps[op])
+		for _, s := range []struct {
+			banks  uint8
+			script []byte
+		}{
+			{bHTTP2, []byte{sResend | sApply, o % 3, sAsService, rAsStored}},
+			{bHTTP2, []byte{sLost | sApply, sAsService, rAsStored}},
+			{bHTTP2, []byte{sTruncated | sApply, sAsService, rStale, rAsStored}},
+			{bHTTP2, []byte{sResend, 1, sHang, sAsService, rAsStored}},
+			{bHTTP2 | bResender, []byte{sResend | sApply, 2, sAsService, rAsStored}},
+			{bResender, []byte{sResend | sApply, sAsService, rAsStored}},
+			{bResender, []byte{sLost, s5xx | sApply, 0, 0, sAsService, rAsStored}},
+		} {
+			seeds = append(seeds, oracleSeed{o, world, s.banks, s.script})
 		}
 	}
 	return seeds

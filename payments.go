@@ -336,14 +336,17 @@ type createPaymentBody struct {
 // the payment back by ext_id: it is returned, Reconciled, when its amount
 // (by value), method and bank code (without regard to case) match. A GET
 // of a domestic payment carries only the bank's name: it is compared,
-// without regard to case or spacing, with the name ListBanks gives the
-// code, cached per Client and read again once, within ctx, before a
-// differing name or an unknown code is believed. The country, client_id,
-// notify_url and token cannot be compared. Only when a field
-// provably differs is it someone else's: ErrDuplicateExtID, as a PAY_003
-// on the first attempt always is. A read-back that cannot be compared (a
-// field missing, ListBanks failing, empty or timing out) leaves the outcome
-// unknown.
+// without regard to case, spacing, Unicode form or ё against е, with the
+// names ListBanks gives the code (cached per Client and read again once,
+// within ctx, before anything but a match is believed). It proves another
+// bank only when ListBanks gives it to another code and not to this one;
+// a name ListBanks does not give at all (a legal name such as "ПАО
+// Сбербанк", a list that lags a rename), or a code listed without a name,
+// cannot be compared. The country, client_id, notify_url and token cannot
+// be compared. Only when a field provably differs is it someone else's:
+// ErrDuplicateExtID, as a PAY_003 on the first attempt always is. A
+// read-back that cannot be compared (a field missing, ListBanks failing,
+// empty or timing out) leaves the outcome unknown.
 //
 // When the call fails after an attempt may have reached the service, the
 // error matches ErrUnknownOutcome beside its cause: read the payment back
@@ -356,7 +359,9 @@ func (c *Client) CreatePayment(ctx context.Context, params CreatePaymentParams) 
 		Bank: params.Bank, Country: params.Country, ClientID: params.ClientID,
 		NotifyURL: params.NotifyURL, NotificationToken: params.NotificationToken}
 	return send(ctx, c, &call{op: opCreatePayment, path: "/v1/payments", in: in, extID: params.ExtID},
-		func(ctx context.Context, got *Payment) (sameness, error) { return c.paymentMatches(ctx, params, got) })
+		func(ctx context.Context, got *Payment, _ seenIn) (sameness, error) {
+			return c.paymentMatches(ctx, params, got)
+		})
 }
 
 // paymentMatches compares a payment, created or read back, with every
@@ -567,7 +572,7 @@ func (c *Client) transition(ctx context.Context, op *operation, id, suffix strin
 // inStatus is a state change's want: the payment is in a target state. A
 // payment without a status cannot be compared.
 func inStatus(states ...PaymentStatus) want[*Payment] {
-	return func(_ context.Context, got *Payment) (sameness, error) {
+	return func(_ context.Context, got *Payment, _ seenIn) (sameness, error) {
 		switch {
 		case got.Status == "":
 			return cannotTell, errors.New("the payment carries no status")

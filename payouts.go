@@ -173,13 +173,15 @@ type createPayoutBody struct {
 // when its amount, method, requisites, holder name and bank all match, so
 // a lost answer turns into neither a second payout nor a false failure.
 // Amounts compare by value, the method and bank code without regard to
-// case, the requisites by their digits (a card number, or a phone number
-// in E.164 without separators: "+7 912 345-67-89" is 79123456789), the
-// holder name without regard to case or spacing; a bank the call did not
-// send is not compared. Only when a field provably differs is it someone
-// else's: ErrDuplicateExtID. One that cannot be compared (missing from the
-// payout, or a number that is not plain digits, such as a masked one)
-// leaves the outcome unknown.
+// case; a phone number (SBP) in any of its Russian forms ("+7 912
+// 345-67-89", "8 912 3456789", "79123456789" and "9123456789" are one
+// number); a card number by its digits, or a masked one by the digits it
+// shows, which settle the create's own answer but not a read-back; the
+// holder name without regard to case, spacing, Unicode form or ё against
+// е. A bank the call did not send is not compared. Only when a field
+// provably differs is it someone else's: ErrDuplicateExtID. One that
+// cannot be compared (missing from the payout, a number in a form that
+// does not map, a masked card read back) leaves the outcome unknown.
 //
 // When the call fails after an attempt may have reached the service, the
 // error matches ErrUnknownOutcome beside its cause: read the payout back
@@ -191,22 +193,27 @@ func (c *Client) CreatePayout(ctx context.Context, params CreatePayoutParams) (*
 	in := createPayoutBody{ExtID: params.ExtID, Amount: amount(params.Amount), Method: params.Method,
 		Requisites: params.Requisites, HolderName: params.HolderName, Bank: params.Bank, NotifyURL: params.NotifyURL}
 	return send(ctx, c, &call{op: opCreatePayout, path: "/v1/payouts", in: in, extID: params.ExtID},
-		func(_ context.Context, got *Payout) (sameness, error) { return payoutMatches(params, got) })
+		func(_ context.Context, got *Payout, from seenIn) (sameness, error) {
+			return payoutMatches(params, got, from)
+		})
 }
 
-// payoutMatches compares a payout, created or read back, with params: the
-// amount by value, the method and bank code without regard to case, the
-// requisites by their digits (a card number, or a phone number in E.164
-// without separators: "+7 912 345-67-89" is 79123456789), the holder name
-// without regard to case or spacing. A field missing from the payout cannot
-// be compared; a bank the call did not send is not compared at all (the
-// service may choose one).
-func payoutMatches(params CreatePayoutParams, got *Payout) (sameness, error) {
+// payoutMatches compares a payout, created or read back (from), with
+// params: the amount by value, the method and bank code without regard to
+// case, the requisites as the method makes them a phone number (samePhone)
+// or a card number (sameCard), the holder name as sameName compares names.
+// A field missing from the payout cannot be compared; a bank the call did
+// not send is not compared at all (the service may choose one).
+func payoutMatches(params CreatePayoutParams, got *Payout, from seenIn) (sameness, error) {
 	var v comparison
 	v.add(sameAmount("payout", got.Amount, params.Amount))
 	v.add(sameCode("payout's method", string(got.Method), string(params.Method)))
-	v.add(sameNumber("payout's requisites", got.Requisites, params.Requisites))
-	v.add(sameName("payout's holder name", got.HolderName, params.HolderName, false))
+	if params.Method == PayoutMethodSBP {
+		v.add(samePhone("payout's requisites", got.Requisites, params.Requisites))
+	} else {
+		v.add(sameCard("payout's requisites", got.Requisites, params.Requisites, from))
+	}
+	v.add(sameName("payout's holder name", got.HolderName, params.HolderName))
 	if params.Bank != "" {
 		v.add(sameCode("payout's bank", got.Bank, params.Bank))
 	}

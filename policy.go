@@ -235,9 +235,13 @@ func preSendError(err error) bool {
 }
 
 // mayHaveApplied: a 2xx was applied; a 5xx other than PAY_004 or a
-// transport error not provably before sending may have been.
+// transport error not provably before sending may have been; so may any
+// answer to an attempt a layer below sent more than once (the answer is
+// the last send's).
 func (a *attempt) mayHaveApplied() bool {
 	switch {
+	case a.resent:
+		return true
 	case a.err != nil:
 		return !a.preSend
 	case a.status >= 200 && a.status < 300:

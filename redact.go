@@ -3,6 +3,7 @@ package paykit
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -318,6 +319,50 @@ func (sec secrets) scrubBytes(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// scrubJSON scrubs the secrets from the strings (keys and values) of a
+// JSON text once each is unescaped: "\u0070k_live…", or a signature with
+// its '/' written "\/", is the secret to whoever decodes it, though
+// scrubBytes finds nothing. A string whose unescaped text held a secret is
+// written again, escaped as encoding/json escapes it; everything else is
+// kept byte for byte. Text that is not JSON is scanned all the same: a
+// quoted run that does not decode as a JSON string is left as it is. b
+// itself is never changed.
+func (sec secrets) scrubJSON(b []byte) []byte {
+	if sec.apiKey == "" && sec.signature == "" || bytes.IndexByte(b, '\\') < 0 {
+		return b
+	}
+	var out []byte
+	last := 0
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			continue
+		}
+		j, escaped := i+1, false
+		for ; j < len(b) && b[j] != '"'; j++ {
+			if b[j] == '\\' {
+				escaped = true
+				j++
+			}
+		}
+		if j >= len(b) {
+			break
+		}
+		var s string
+		if escaped && json.Unmarshal(b[i:j+1], &s) == nil {
+			if t := sec.scrub(s); t != s {
+				q, _ := json.Marshal(t)
+				out = append(append(out, b[last:i]...), q...)
+				last = j + 1
+			}
+		}
+		i = j
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
 }
 
 // scrubAnswer scrubs an *answerError, whose text may quote the answer's

@@ -202,6 +202,29 @@ func storedPayout(extID, requisites, bank string) (int, string) {
 		`"holder_name":"IVAN IVANOV","bank":%q,"status":"pending","created_at":"2026-11-22T10:00:00Z"}`, payoutID, extID, requisites, bank)
 }
 
+// requireSettled checks how a create settled by reading back ended, as
+// want says: "same" succeeded (the caller checks the result; true is
+// returned), "duplicate" is the PAY_003 alone (someone else's), "unknown"
+// is ErrUnknownOutcome, never the PAY_003's sentinel, naming read.
+func requireSettled(t *testing.T, err error, want, read string) bool {
+	t.Helper()
+	switch want {
+	case "same":
+		require.NoError(t, err)
+		return true
+	case "duplicate":
+		opRequireAPIError(t, err, "PAY_003", http.StatusConflict)
+		opAssertOnlySentinels(t, err, "ErrDuplicateExtID")
+	case "unknown":
+		require.ErrorIs(t, err, ErrUnknownOutcome)
+		assert.NotErrorIs(t, err, ErrDuplicateExtID, "a comparison that cannot be made is not a difference")
+		assert.ErrorContains(t, err, read, "names the read that settles it")
+	default:
+		t.Fatalf("want %q", want)
+	}
+	return false
+}
+
 // The review's point 3: a payout read back with the bank code in another
 // case or the phone number formatted otherwise is the call's own; one
 // with other digits is someone else's; a masked number cannot tell.
@@ -227,19 +250,10 @@ func TestCreatePayoutComparesCanonicalForms(t *testing.T) {
 			c, _ := serverClient(t, srv)
 			p, err := c.CreatePayout(ctx, params)
 			assert.Equal(t, []string{"POST /v1/payouts", "POST /v1/payouts", "GET /v1/payouts/by-ext-id/po-1"}, srv.requests())
-			switch tc.want {
-			case "same":
-				require.NoError(t, err)
+			if requireSettled(t, err, tc.want, `GetPayoutByExtID("po-1")`) {
 				assert.True(t, p.Reconciled)
 				assert.Equal(t, tc.requisites, p.Requisites, "the payout as read back")
 				assert.Equal(t, tc.bank, p.Bank)
-			case "duplicate":
-				opRequireAPIError(t, err, "PAY_003", http.StatusConflict)
-				opAssertOnlySentinels(t, err, "ErrDuplicateExtID")
-			case "unknown":
-				require.ErrorIs(t, err, ErrUnknownOutcome)
-				assert.NotErrorIs(t, err, ErrDuplicateExtID)
-				assert.ErrorContains(t, err, `GetPayoutByExtID("po-1")`)
 			}
 			if err != nil {
 				assert.NotContains(t, err.Error(), "912", "no phone number in the error")
@@ -255,16 +269,14 @@ func TestSamenessRules(t *testing.T) {
 		got, asked string
 		want       sameness
 	}{
-		{"79123456789", "+7 912 345-67-89", same},
 		{"4111 1111 1111 1111", "4111111111111111", same},
 		{"4111-1111-1111-1112", "4111111111111111", different},
-		{"4111 **** **** 1111", "4111111111111111", cannotTell},
 		{"", "4111111111111111", cannotTell},
 		{"card#1", "card#1", same},
 		{"card#1", "card#2", cannotTell},
 	} {
-		v, _ := sameNumber("requisites", tc.got, tc.asked)
-		assert.Equal(t, tc.want, v, "sameNumber(%q, %q)", tc.got, tc.asked)
+		v, _ := sameCard("requisites", tc.got, tc.asked, inReadBack)
+		assert.Equal(t, tc.want, v, "sameCard(%q, %q)", tc.got, tc.asked)
 	}
 	for _, tc := range []struct {
 		got, asked string
@@ -277,7 +289,7 @@ func TestSamenessRules(t *testing.T) {
 		got, asked string
 		want       sameness
 	}{{"IVAN  IVANOV", "Ivan Ivanov", same}, {"Petr Ivanov", "Ivan Ivanov", different}, {"", "Ivan Ivanov", cannotTell}} {
-		v, err := sameName("holder name", tc.got, tc.asked, false)
+		v, err := sameName("holder name", tc.got, tc.asked)
 		assert.Equal(t, tc.want, v, "sameName(%q, %q)", tc.got, tc.asked)
 		if err != nil {
 			assert.NotContains(t, err.Error(), "Ivan", "a holder's name is not echoed")
@@ -298,4 +310,261 @@ func TestSamenessRules(t *testing.T) {
 	v, err := c.result()
 	assert.Equal(t, different, v, "one field that provably differs decides")
 	assert.EqualError(t, err, "y")
+}
+
+// Issue 35 §2: a Russian phone number in its usual forms is one number. A
+// form that does not map cannot be compared; only two numbers that both
+// map, to other digits, are different.
+func TestSamePhoneRussianForms(t *testing.T) {
+	t.Parallel()
+	forms := []string{"+79123456789", "+7 912 345-67-89", "+7 (912) 345-67-89", "89123456789", "8 (912) 345-67-89",
+		"8-912-345-67-89", "79123456789", "7 912 345 67 89", "9123456789", "(912) 345-67-89", "912.345.67.89",
+		" +7\u00a0912\u00a0345\u201167\u201189 "}
+	others := []string{"+79123456780", "89123456780", "9123456780", "+7 495 123-45-67", "8 (812) 123-45-67"}
+	unmappable := []string{"+89123456789", "8-10-7-912-345-67-89", "0079123456789", "+7 912 ***-**-89", "912345678",
+		"+375 29 123-45-67", "+7 912 345-67-8", "79123456789 ext. 5", "1234567890", "+9123456789", "phone"}
+	check := func(got, asked string, want sameness) {
+		t.Helper()
+		v, err := samePhone("payout's requisites", got, asked)
+		assert.Equal(t, want, v, "samePhone(%q, %q)", got, asked)
+		if err != nil {
+			assert.NotContains(t, err.Error(), "912", "no phone number in the error")
+		}
+	}
+	for _, a := range forms {
+		for _, b := range forms {
+			check(a, b, same)
+		}
+		for _, o := range others {
+			check(a, o, different)
+			check(o, a, different)
+		}
+		for _, u := range unmappable {
+			check(a, u, cannotTell)
+			check(u, a, cannotTell)
+		}
+	}
+	check("+375 29 123-45-67", "+375 29 123-45-68", cannotTell) // another country's: not mapped
+	check("+375 29 123-45-67", "+375291234567", same)           // the same digits
+	check("+375 29 123-45-67", "375291234567", cannotTell)      // not if only one is international
+	check("", "79123456789", cannotTell)
+}
+
+// Over loopback: a payout whose phone the service reads back in another
+// of its forms (79123456789 for 89123456789, the national ten digits, or
+// +7) is the merchant's own, not someone else's.
+func TestCreatePayoutPhoneReadBackInAnotherForm(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		asked, stored string
+		want          string // "same", "duplicate", "unknown"
+	}{
+		{"89123456789", "79123456789", "same"},
+		{"8 (912) 345-67-89", "+79123456789", "same"},
+		{"9123456789", "79123456789", "same"},
+		{"+7 912 345 67 89", "9123456789", "same"},
+		{"89123456789", "79123456780", "duplicate"},
+		{"89123456789", "+19123456789", "unknown"}, // not a Russian form: cannot tell
+	} {
+		t.Run(tc.asked+" read back as "+tc.stored, func(t *testing.T) {
+			t.Parallel()
+			srv := &lostCreate{route: "/v1/payouts", get: func(x string) (int, string) { return storedPayout(x, tc.stored, "sber") }}
+			c, _ := serverClient(t, srv)
+			p, err := c.CreatePayout(ctx, CreatePayoutParams{ExtID: "po-1", Amount: dec("2500"), Method: PayoutMethodSBP,
+				Requisites: tc.asked, HolderName: "Ivan Ivanov", Bank: "sber"})
+			assert.Equal(t, []string{"POST /v1/payouts", "POST /v1/payouts", "GET /v1/payouts/by-ext-id/po-1"}, srv.requests())
+			if requireSettled(t, err, tc.want, `GetPayoutByExtID("po-1")`) {
+				assert.True(t, p.Reconciled)
+				assert.Equal(t, payoutID, p.ID)
+				assert.Equal(t, tc.stored, p.Requisites, "the payout as read back")
+				assertDec(t, "2500.00", p.Amount, "amount")
+			}
+			if err != nil {
+				assert.NotContains(t, err.Error(), "912", "no phone number in the error")
+			}
+		})
+	}
+}
+
+// Issue 35 §2: holder names compare after NFC for the Cyrillic letters
+// that decompose and the ё/е fold; any other form this cannot decide
+// without the Unicode tables cannot be compared.
+func TestSameNameUnicodeForms(t *testing.T) {
+	t.Parallel()
+	const asked = "Пётр Йорданов"
+	for _, tc := range []struct {
+		got  string
+		want sameness
+	}{
+		{"Пётр Йорданов", same},
+		{"ПЕТР ЙОРДАНОВ", same},               // ё written е, upper case
+		{"Пе\u0308тр И\u0306орданов", same},   // decomposed Ё and Й
+		{"ПЕ\u0308ТР  И\u0306ОРДАНОВ ", same}, // and in upper case, spaced
+		{"  пётр \t йорданов ", same},         // spacing
+		{"Павел Йорданов", different},         // another name
+		{"Петр Иорданов", different},          // И is not Й
+		{"Пётр Йорданов\u0301", cannotTell},   // a combining mark left over
+		{"Пётр Йорданов\u0483", cannotTell},   // a Cyrillic combining mark
+		{"Пётр\u00adЙорданов", cannotTell},    // an invisible soft hyphen
+		{"Pyotr Yordanov", cannotTell},        // transliterated
+		{"Πέτρος Γιορντάνοφ", cannotTell},     // Greek: not decidable here
+		{"", cannotTell},
+	} {
+		v, err := sameName("payout's holder name", tc.got, asked)
+		assert.Equal(t, tc.want, v, "sameName(%q, %q)", tc.got, asked)
+		v2, _ := sameName("payout's holder name", asked, tc.got)
+		assert.Equal(t, v, v2, "symmetric: sameName(%q, %q)", asked, tc.got)
+		if err != nil {
+			assert.NotContains(t, err.Error(), "Йорданов", "a holder's name is not echoed")
+			assert.NotContains(t, err.Error(), "ЙОРДАНОВ", "a holder's name is not echoed")
+		}
+	}
+	v, _ := sameName("holder name", "José Martí", "Jose\u0301 Marti\u0301")
+	assert.Equal(t, cannotTell, v, "a Latin letter decomposed: NFC would be needed")
+	v, _ = sameName("holder name", "Jose\u0301 Marti\u0301", "Jose\u0301 Marti\u0301")
+	assert.Equal(t, same, v, "equal as they stand")
+	v, _ = sameName("holder name", "José Martí", "José Martín")
+	assert.Equal(t, different, v)
+	v, _ = sameName("holder name", "O’Brien Анна‑Мария", "o'brien анна-мария")
+	assert.Equal(t, same, v, "typographic apostrophe and non-breaking hyphen")
+}
+
+// storedPayoutFor is a payout as GET by ext_id shows it, with its holder.
+func storedPayoutFor(extID, requisites, holder string) (int, string) {
+	return http.StatusOK, fmt.Sprintf(`{"id":%q,"ext_id":%q,"amount":"2500.00","currency":"RUB","method":"card","requisites":%q,`+
+		`"holder_name":%q,"bank":"sber","status":"pending","created_at":"2026-11-22T10:00:00Z"}`, payoutID, extID, requisites, holder)
+}
+
+// Over loopback: a holder's name read back composed, in upper case or
+// with е for ё is the merchant's own payout.
+func TestCreatePayoutHolderNameForms(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		stored, want string
+	}{
+		{"ПЕТР ЙОРДАНОВ", "same"},
+		{"Пётр Йорданов", "same"},
+		{"Петр Иорданов", "duplicate"},
+		{"Пётр Йорданов\u0301", "unknown"},
+	} {
+		t.Run(tc.stored, func(t *testing.T) {
+			t.Parallel()
+			srv := &lostCreate{route: "/v1/payouts", get: func(x string) (int, string) { return storedPayoutFor(x, "2200000000000004", tc.stored) }}
+			c, _ := serverClient(t, srv)
+			p, err := c.CreatePayout(ctx, CreatePayoutParams{ExtID: "po-1", Amount: dec("2500"), Method: PayoutMethodCard,
+				Requisites: "2200 0000 0000 0004", HolderName: "Пе\u0308тр И\u0306орданов", Bank: "sber"})
+			assert.Equal(t, []string{"POST /v1/payouts", "POST /v1/payouts", "GET /v1/payouts/by-ext-id/po-1"}, srv.requests())
+			if requireSettled(t, err, tc.want, `GetPayoutByExtID("po-1")`) {
+				assert.True(t, p.Reconciled)
+				assert.Equal(t, tc.stored, p.HolderName, "as read back")
+			}
+		})
+	}
+}
+
+// ownAnswer is a payout service that creates on the first POST and
+// answers it with the payout as stored (a masked card number, say), and
+// answers GET by ext_id with the same.
+type ownAnswer struct {
+	stored string // the payout's JSON
+	mu     sync.Mutex
+	seen   []string
+}
+
+func (s *ownAnswer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.seen = append(s.seen, r.Method+" "+r.URL.EscapedPath())
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if r.Method == http.MethodPost {
+		w.WriteHeader(http.StatusCreated)
+	}
+	w.Write([]byte(s.stored))
+}
+
+// Issue 35 §2: a masked card number whose visible digits agree is the
+// call's own in the create's own answer, cannot tell in a read-back after
+// a lost answer; visible digits that disagree are another card in both.
+func TestCreatePayoutMaskedCard(t *testing.T) {
+	t.Parallel()
+	params := CreatePayoutParams{ExtID: "po-1", Amount: dec("2500"), Method: PayoutMethodCard,
+		Requisites: "2200 0000 0000 0004", HolderName: "Ivan Ivanov", Bank: "sber"}
+	payout := func(requisites string) string {
+		_, body := storedPayoutFor("po-1", requisites, "IVAN IVANOV")
+		return body
+	}
+	noCard := func(t *testing.T, err error) {
+		t.Helper()
+		if err != nil {
+			assert.NotContains(t, err.Error(), "220000", "no card number in the error")
+		}
+	}
+
+	t.Run("own answer, visible digits agree", func(t *testing.T) {
+		t.Parallel()
+		for _, masked := range []string{"220000******0004", "2200 00** **** 0004", "**** **** **** 0004", "220000…0004"} {
+			srv := &ownAnswer{stored: payout(masked)}
+			c, _ := serverClient(t, srv)
+			p, err := c.CreatePayout(ctx, params)
+			require.NoError(t, err, masked)
+			assert.False(t, p.Reconciled, "the create's own answer")
+			assert.Equal(t, masked, p.Requisites)
+			assert.Equal(t, payoutID, p.ID)
+			assert.Equal(t, []string{"POST /v1/payouts"}, srv.seen, "nothing read back")
+		}
+	})
+	t.Run("own answer, visible digits disagree", func(t *testing.T) {
+		t.Parallel()
+		srv := &ownAnswer{stored: payout("220000******0005")}
+		c, _ := serverClient(t, srv)
+		_, err := c.CreatePayout(ctx, params)
+		require.ErrorIs(t, err, ErrUnknownOutcome, "created by this call, but not as asked")
+		assert.Equal(t, []string{"POST /v1/payouts", "GET /v1/payouts/by-ext-id/po-1"}, srv.seen)
+		noCard(t, err)
+	})
+	t.Run("read back, visible digits agree", func(t *testing.T) {
+		t.Parallel()
+		srv := &lostCreate{route: "/v1/payouts", get: func(x string) (int, string) { return storedPayoutFor(x, "220000******0004", "IVAN IVANOV") }}
+		c, _ := serverClient(t, srv)
+		_, err := c.CreatePayout(ctx, params)
+		requireSettled(t, err, "unknown", `GetPayoutByExtID("po-1")`) // an earlier payout to a card sharing those digits is possible
+		noCard(t, err)
+	})
+	t.Run("read back, visible digits disagree", func(t *testing.T) {
+		t.Parallel()
+		srv := &lostCreate{route: "/v1/payouts", get: func(x string) (int, string) { return storedPayoutFor(x, "220000******0005", "IVAN IVANOV") }}
+		c, _ := serverClient(t, srv)
+		_, err := c.CreatePayout(ctx, params)
+		requireSettled(t, err, "duplicate", "")
+		noCard(t, err)
+	})
+}
+
+// The masked-card rule, form by form.
+func TestSameCardMasked(t *testing.T) {
+	t.Parallel()
+	const card = "2200000000000004"
+	for _, tc := range []struct {
+		got              string
+		answer, readBack sameness
+	}{
+		{"220000******0004", same, cannotTell},
+		{"2200-00XX-XXXX-0004", same, cannotTell},
+		{"•••• 0004", same, cannotTell},
+		{"220000******0005", different, different},
+		{"220001******0004", different, different},
+		{"****************", cannotTell, cannotTell},        // shows nothing
+		{"22**00**0004", cannotTell, cannotTell},            // two runs
+		{"220000000000******00004", cannotTell, cannotTell}, // shows more digits than the card has
+		{"2200000000000004", same, same},
+		{"2200000000000005", different, different},
+	} {
+		v, err := sameCard("payout's requisites", tc.got, card, inAnswer)
+		assert.Equal(t, tc.answer, v, "in the answer: %q", tc.got)
+		v2, _ := sameCard("payout's requisites", tc.got, card, inReadBack)
+		assert.Equal(t, tc.readBack, v2, "read back: %q", tc.got)
+		if err != nil {
+			assert.NotContains(t, err.Error(), "2200")
+		}
+	}
 }

@@ -87,7 +87,7 @@ func (c *Client) CreateTransfer(ctx context.Context, params CreateTransferParams
 	}
 	in := createTransferBody{FromTerminalID: params.FromTerminalID, ToTerminalID: params.ToTerminalID, Amount: amount(params.Amount)}
 	return send(ctx, c, &call{op: opCreateTransfer, path: "/v1/transfers", in: in},
-		func(_ context.Context, got *Transfer) (sameness, error) {
+		func(_ context.Context, got *Transfer, _ seenIn) (sameness, error) {
 			if !got.Success {
 				return cannotTell, errTransferNotSuccess
 			}

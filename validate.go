@@ -103,7 +103,8 @@ func checkPositive(field string, d decimal.Decimal) error {
 // (the spec is silent; see doc.go, "What the spec does not say"): kopecks
 // for RUB, TRC-20 USDT's six decimals. Only the value counts, not how it
 // is written: 1500.500 is two decimals; 300.00000000000004, float
-// arithmetic's residue, is not.
+// arithmetic's residue, is not. Every amount the SDK sends passes here, so
+// they refuse one written with too many digits too (checkWritten).
 func checkRUB(field string, d decimal.Decimal) error {
 	return checkScale(field, d, spec.RUBScale, "RUB")
 }
@@ -113,10 +114,23 @@ func checkUSDT(field string, d decimal.Decimal) error {
 }
 
 func checkScale(field string, d decimal.Decimal, places int32, currency string) error {
-	if d.Exponent() >= -places || d.Equal(d.Truncate(places)) {
-		return nil
+	if d.Exponent() < -places && !d.Equal(d.Truncate(places)) {
+		return invalid(field, fmt.Sprintf("has more than %d decimal places, finer than %s can move", places, currency))
 	}
-	return invalid(field, fmt.Sprintf("has more than %d decimal places, finer than %s can move", places, currency))
+	return checkWritten(field, d)
+}
+
+// checkWritten refuses an amount the SDK could send but not read back: the
+// decoder refuses a number of more than maxAmountDigits digits (a hostile
+// server's million digits), so the service's echo of one would turn a
+// confirmed move into an unknown outcome. The digits counted are those
+// amount writes, trailing zeros included (1500.50 followed by forty zeros
+// is refused; written 1500.50, the same value is not).
+func checkWritten(field string, d decimal.Decimal) error {
+	if checkNumber([]byte(amount(d))) != nil {
+		return invalid(field, fmt.Sprintf("is written with more than %d digits, more than the SDK reads back", maxAmountDigits))
+	}
+	return nil
 }
 
 // checkURL validates an optional absolute http(s) URL, such as notify_url.

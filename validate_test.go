@@ -7,8 +7,13 @@ package paykit
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -405,4 +410,155 @@ func TestAmountScale(t *testing.T) {
 	require.NoError(t, err)
 	assertDec(t, "100.12345678", w.Amount, "amount")
 	assertDec(t, "2.123456789", w.Fee, "fee")
+}
+
+// echoMoney is a service that applies every write and echoes the amount
+// it was sent, digit for digit, as the real one does: what the SDK sends,
+// it must be able to read back.
+type echoMoney struct {
+	mu    sync.Mutex
+	posts []string // the bodies received
+}
+
+func (s *echoMoney) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	s.posts = append(s.posts, string(body))
+	s.mu.Unlock()
+	var in map[string]json.RawMessage
+	json.Unmarshal(body, &in)
+	w.Header().Set("Content-Type", "application/json")
+	switch r.URL.Path {
+	case "/v1/transfers":
+		fmt.Fprintf(w, `{"success":true,"from_terminal_id":%s,"to_terminal_id":%s,"amount":%s,"currency":"USDT"}`,
+			in["from_terminal_id"], in["to_terminal_id"], in["amount"])
+	case "/v1/payouts":
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"id":%q,"ext_id":%s,"amount":%s,"currency":"RUB","method":%s,"requisites":%s,"holder_name":%s,`+
+			`"bank":"","status":"pending","created_at":"2026-11-22T10:00:00Z"}`,
+			payoutID, in["ext_id"], in["amount"], in["method"], in["requisites"], in["holder_name"])
+	}
+}
+
+func (s *echoMoney) bodies() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.posts...)
+}
+
+// Issue 35 §3: an amount written with more than 40 digits (the most the
+// decoder reads) is refused before sending; one of 40 is sent and its
+// echo read back, so a confirmed move never reads as unknown for its own
+// amount.
+func TestAmountWrittenWithMoreDigitsThanReadBack(t *testing.T) {
+	t.Parallel()
+	usdt40 := strings.Repeat("9", 34) + ".123456" // 40 digits
+	usdt41 := "9" + usdt40
+	rub40 := strings.Repeat("9", 38) + ".50"
+	transfer := func(c *Client, amount string) (decimal.Decimal, error) {
+		tr, err := c.CreateTransfer(ctx, CreateTransferParams{FromTerminalID: "term-a", ToTerminalID: "term-b", Amount: dec(amount)})
+		if err != nil {
+			return decimal.Decimal{}, err
+		}
+		return tr.Amount, nil
+	}
+	payout := func(c *Client, amount string) (decimal.Decimal, error) {
+		p, err := c.CreatePayout(ctx, CreatePayoutParams{ExtID: "po-1", Amount: dec(amount), Method: PayoutMethodCard,
+			Requisites: "2200000000000004", HolderName: "Ivan Ivanov"})
+		if err != nil {
+			return decimal.Decimal{}, err
+		}
+		return p.Amount, nil
+	}
+	for _, tc := range []struct {
+		name   string
+		call   func(*Client, string) (decimal.Decimal, error)
+		amount string
+		sent   bool
+	}{
+		{"transfer of 40 digits", transfer, usdt40, true},
+		{"transfer of 41 digits", transfer, usdt41, false},
+		{"transfer of 10.5 with 40 trailing zeros", transfer, "10.5" + strings.Repeat("0", 40), false},
+		{"payout of 40 digits", payout, rub40, true},
+		{"payout of 41 digits", payout, "1" + rub40, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := &echoMoney{}
+			c, _ := serverClient(t, srv)
+			got, err := tc.call(c, tc.amount)
+			if !tc.sent {
+				var ve *ValidationError
+				require.ErrorAs(t, err, &ve)
+				assert.Equal(t, "amount", ve.Field)
+				assert.ErrorIs(t, err, ErrInvalidParameters)
+				assert.NotErrorIs(t, err, ErrUnknownOutcome)
+				assert.EqualError(t, err, "paykit: invalid amount: is written with more than 40 digits, more than the SDK reads back")
+				assert.Empty(t, srv.bodies(), "nothing sent")
+				return
+			}
+			require.NoError(t, err, "the echo of what was sent is read back")
+			require.Len(t, srv.bodies(), 1)
+			body := srv.bodies()[0]
+			i := strings.Index(body, `"amount":`+tc.amount)
+			require.GreaterOrEqual(t, i, 0, "sent digit for digit")
+			assert.Contains(t, ",}", body[i+len(`"amount":`+tc.amount):][:1], "sent digit for digit, no more")
+			assertDec(t, tc.amount, got, "amount")
+		})
+	}
+	err := CreatePaymentParams{ExtID: "o-1", Amount: dec("1500.50" + strings.Repeat("0", 40))}.validate()
+	assert.ErrorIs(t, err, ErrInvalidParameters, "a payment amount in bounds, written with too many digits")
+}
+
+// Issue 35 §3: Do refuses, before any network call, an out encoding/json
+// cannot decode into (a func, a channel, a complex number, a map with keys
+// it cannot take, or a pointer, slice, array or map of one), which a POST
+// would otherwise report as an unknown outcome once applied; every out it
+// can decode into is still taken.
+func TestDoRefusesAnOutOfATypeJSONCannotDecode(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int32
+	c, _ := serverClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{}`))
+	}))
+	var (
+		fn     func()
+		ch     chan int
+		fnPtr  *func()
+		cplx   complex128
+		fns    []func()
+		chans  map[string]chan int
+		boolKm map[bool]int
+		arr    [2]func()
+	)
+	for name, out := range map[string]any{"*func()": &fn, "*chan int": &ch, "**func()": &fnPtr, "*complex128": &cplx,
+		"*[]func()": &fns, "*map[string]chan int": &chans, "*map[bool]int": &boolKm, "*[2]func()": &arr} {
+		err := c.Do(ctx, http.MethodPost, "/v1/transfers", map[string]string{"amount": "1"}, out)
+		var ve *ValidationError
+		require.ErrorAs(t, err, &ve, name)
+		assert.Equal(t, "out", ve.Field, name)
+		assert.NotErrorIs(t, err, ErrUnknownOutcome, name)
+	}
+	assert.Equal(t, int32(0), requests.Load(), "nothing sent")
+
+	var (
+		raw     json.RawMessage
+		m       map[string]any
+		intKeys map[int]string
+		when    time.Time
+		withFn  struct{ F func() } // a field the answer does not name is never decoded
+		anyV    any
+	)
+	for name, out := range map[string]any{"*json.RawMessage": &raw, "*map[string]any": &m, "*map[int]string": &intKeys,
+		"*time.Time (decodes itself)": &when, "*struct{F func()}": &withFn, "*any": &anyV} {
+		err := c.Do(ctx, http.MethodPost, "/v1/transfers", nil, out)
+		if name == "*time.Time (decodes itself)" {
+			assert.ErrorIs(t, err, ErrUnknownOutcome, "sent; its answer is no time")
+			continue
+		}
+		assert.NoError(t, err, name)
+	}
+	assert.Equal(t, int32(6), requests.Load(), "each decodable out sent once")
 }

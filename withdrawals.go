@@ -135,7 +135,7 @@ func (c *Client) CreateWithdrawal(ctx context.Context, params CreateWithdrawalPa
 	in := createWithdrawalBody{TerminalID: params.TerminalID, Amount: amount(params.Amount),
 		Address: params.Address, SubtractFeeFromAmount: params.SubtractFeeFromAmount}
 	return send(ctx, c, &call{op: opCreateWithdrawal, path: "/v1/withdrawals", in: in},
-		func(_ context.Context, got *Withdrawal) (sameness, error) {
+		func(_ context.Context, got *Withdrawal, _ seenIn) (sameness, error) {
 			var v comparison
 			// The spec does not say whether a fee taken off shows in it.
 			amt, err := sameAmount("withdrawal", got.Amount, params.Amount)

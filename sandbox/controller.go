@@ -91,11 +91,8 @@ func (c localController) Advance(ctx context.Context, d time.Duration) (time.Tim
 	if err := checkAdvance(d); err != nil {
 		return time.Time{}, err
 	}
-	c.s.Advance(d)
-	if err := c.s.svc.StoreFailed(); err != nil {
-		return time.Time{}, err
-	}
-	return c.s.Now(), nil
+	now, err := c.s.svc.Advance(d)
+	return now, goError(err)
 }
 
 func (c localController) InjectFault(ctx context.Context, f Fault) error {
@@ -109,8 +106,7 @@ func (c localController) Reset(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c.s.Reset()
-	return c.s.svc.StoreFailed()
+	return goError(c.s.svc.Reset())
 }
 
 func (c localController) FlushWebhooks(ctx context.Context) error { return c.s.FlushWebhooks(ctx) }

@@ -40,7 +40,7 @@ const (
 // terminal, "cancelled" cancels it (transfer not found).
 func (s *Server) VerifyPayment(id, outcome string) error {
 	_, err := s.svc.VerifyPayment(id, outcome)
-	return goError(s.svc, err)
+	return goError(err)
 }
 
 // ReviewDispute plays the review of an open dispute: "approved" completes
@@ -48,7 +48,7 @@ func (s *Server) VerifyPayment(id, outcome string) error {
 // was given, else the payment's), "rejected" cancels it again.
 func (s *Server) ReviewDispute(id, outcome string) error {
 	_, err := s.svc.ReviewDispute(id, outcome)
-	return goError(s.svc, err)
+	return goError(err)
 }
 
 // Payout statuses.
@@ -67,7 +67,7 @@ const (
 // the payout has a notify_url.
 func (s *Server) SetPayoutStatus(id, status string) error {
 	_, err := s.svc.SetPayoutStatus(id, status)
-	return goError(s.svc, err)
+	return goError(err)
 }
 
 // Withdrawal statuses.
@@ -85,7 +85,7 @@ const (
 // recorded as tx_hash; completing without one records a random 64-hex hash.
 func (s *Server) SetWithdrawalStatus(id, status, txHash string) error {
 	_, err := s.svc.SetWithdrawalStatus(id, status, txHash)
-	return goError(s.svc, err)
+	return goError(err)
 }
 
 // Delivery is one webhook notification as the sandbox recorded it: what
@@ -130,18 +130,18 @@ var (
 var ErrStore = service.ErrStore
 
 // goError is an error of the service as the exported Go methods return
-// it: the store's failure when the store failed (ErrStore), else a rule's
-// refusal (*ledger.Error) as the sentinel of its kind with the same text.
-func goError(svc *service.Service, err error) error {
-	if serr := svc.StoreFailed(); serr != nil {
-		return serr // the control's own answer came from a store that failed
-	}
+// it: a rule's refusal (*ledger.Error) as the sentinel of its kind with
+// the same text, and what became of a change the store failed
+// (ledger.NotKept, MaybeKept) as ErrStore.
+func goError(err error) error {
 	var le *ledger.Error
 	if !errors.As(err, &le) {
 		return err
 	}
 	sentinel := ErrInvalidArgument
 	switch le.Kind {
+	case ledger.NotKept, ledger.MaybeKept:
+		return outcomeError{le}
 	case ledger.NotFound:
 		sentinel = ErrNotFound
 	case ledger.WrongState, ledger.Conflict:
@@ -159,6 +159,13 @@ type refusal struct {
 
 func (e refusal) Error() string { return e.msg }
 func (e refusal) Unwrap() error { return e.sentinel }
+
+// outcomeError is a control's change the store failed to keep, or may have
+// failed to: ErrStore (errors.Is), with what became of it.
+type outcomeError struct{ out *ledger.Error }
+
+func (e outcomeError) Error() string { return ErrStore.Error() + ": " + e.out.Message }
+func (e outcomeError) Unwrap() error { return ErrStore }
 
 // The conversion fails to compile when Fault and the body of
 // POST /sandbox/faults part ways.
@@ -178,3 +185,15 @@ const (
 	// told so: it never holds up the sandbox.
 	DefaultListenBuffer = service.ListenBuffer
 )
+
+// WebhookFaults make deliveries arrive twice, late or out of order on
+// purpose (Config.WebhookFaults). Its fields are documented where it is
+// defined, in the sandbox's webhook layer.
+type WebhookFaults = webhook.Faults
+
+// ParseWebhookFaults reads the binary's -webhook-faults syntax,
+// "duplicate=0.1,reorder=0.1,delay=2s,seed=42" (any of the four, each at
+// most once), refusing a rate outside [0,1], a negative delay or an
+// unknown name with an error that says which; WebhookFaults.String writes
+// it back.
+func ParseWebhookFaults(s string) (WebhookFaults, error) { return webhook.ParseFaults(s) }

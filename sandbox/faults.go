@@ -61,4 +61,4 @@ type Fault struct {
 // InjectFault arms f for the next Count matching requests. It returns an
 // error wrapping ErrInvalidArgument for an unknown mode, a path that does
 // not start with "/" or negative numbers.
-func (s *Server) InjectFault(f Fault) error { return goError(s.svc, s.svc.InjectFault(api.Fault(f))) }
+func (s *Server) InjectFault(f Fault) error { return goError(s.svc.InjectFault(api.Fault(f))) }

@@ -75,6 +75,9 @@ type WebhooksState struct {
 	// receiver is slow or down (nothing is dropped) and is 0 once every
 	// webhook so far has been delivered or given up on.
 	Backlog int `json:"backlog"`
+	// Faults are the delivery faults in force (Config.WebhookFaults, its
+	// seed filled in when it was 0), nil when none.
+	Faults *WebhookFaults `json:"faults,omitempty"`
 }
 
 // AutopilotState is the autopilot part of State.

@@ -2,7 +2,10 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"math"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"time"
@@ -118,6 +121,15 @@ type Config struct {
 	// check, comes from a newer sandbox or is held by another process is
 	// refused (Open returns the error), never reset.
 	DBPath string
+	// WebhookFaults make webhook deliveries arrive twice, late or out of
+	// order on purpose, at the rates given, so that a receiver can be
+	// shown to survive them (the binary's -webhook-faults). A rate outside
+	// [0,1] or a negative delay is refused by Open with
+	// ErrInvalidArgument. Seed 0 (with any fault set) picks a seed at
+	// random; /sandbox/state and the dashboard show the seed in use, so a
+	// run can be replayed. The listen feed is not affected: it carries
+	// each notification once, in order.
+	WebhookFaults WebhookFaults
 }
 
 // Merchant is one account of the sandbox: the API key that X-Identity
@@ -290,6 +302,12 @@ func Open(cfg Config) (*Server, error) {
 	if err := checkControlToken(cfg.ControlToken); err != nil {
 		return nil, err
 	}
+	if err := cfg.WebhookFaults.Check(); err != nil {
+		return nil, fmt.Errorf("sandbox: %w: %v", ErrInvalidArgument, err)
+	}
+	if cfg.WebhookFaults.On() && cfg.WebhookFaults.Seed == 0 {
+		cfg.WebhookFaults.Seed = rand.Int64N(math.MaxInt64) + 1
+	}
 	realClock := cfg.Now == nil
 	if realClock {
 		cfg.Now = time.Now
@@ -330,7 +348,7 @@ func Open(cfg Config) (*Server, error) {
 		LargeBodyConcurrency: cfg.LargeBodyConcurrency, WebhookMaxAttempts: cfg.WebhookMaxAttempts,
 		WebhookRetryWait: cfg.WebhookRetryWait, AllowRemote: cfg.AllowRemote, Logger: cfg.Logger,
 		RequestBodyTimeout: cfg.RequestBodyTimeout, Autopilot: cfg.Autopilot, DBPath: cfg.DBPath,
-		OpenAPI: openapiYAML, TestDB: testDBPath}
+		OpenAPI: openapiYAML, TestDB: testDBPath, WebhookFaults: cfg.WebhookFaults}
 	for _, b := range banks {
 		sc.Banks = append(sc.Banks, ledger.Bank(b))
 	}
@@ -392,7 +410,7 @@ func (s *Server) FlushWebhooks(ctx context.Context) error { return s.svc.FlushWe
 func (s *Server) ResendWebhook(id string) (Delivery, error) {
 	d, err := s.svc.ResendWebhook(id)
 	if err != nil {
-		return Delivery{}, goError(s.svc, err)
+		return Delivery{}, goError(err)
 	}
 	return d.(Delivery), nil
 }

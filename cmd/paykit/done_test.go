@@ -163,6 +163,43 @@ func TestJQStreams(t *testing.T) {
 	}
 }
 
+// TestJQStreamsToHead: the case with the binary and a real pipe:
+// paykit … --jq 'repeat(…)' | head -3 ends once head has its lines (exit
+// 141, as for any read whose reader went away).
+func TestJQStreamsToHead(t *testing.T) {
+	e := newEnv(t)
+	e.createPayouts("10", "head-1")
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "payouts", "list", "--jq", "repeat(.payouts[0].ext_id)")
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "PAYKIT_CONFIG=/nonexistent/x",
+		"PAYKIT_BASE_URL=" + e.srv.URL, "PAYKIT_API_KEY=" + testKey, "PAYKIT_SECRET=" + testSecret}
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = wr, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	wr.Close() // the child holds its own copy
+	sc := bufio.NewScanner(rd)
+	for i := 0; i < 3; i++ {
+		if !sc.Scan() || sc.Text() != "head-1" {
+			t.Fatalf("line %d: %q, %v (held output never comes)", i, sc.Text(), sc.Err())
+		}
+	}
+	rd.Close() // head exits
+	err = cmd.Wait()
+	if ctx.Err() != nil {
+		t.Fatal("paykit did not end when its reader went away")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 141 || errb.Len() != 0 {
+		t.Fatalf("exit %d (%v), stderr %q", code, err, errb.String())
+	}
+}
+
 // linesThenFail takes lines whole lines, then fails every write with EPIPE.
 type linesThenFail struct {
 	lines int

@@ -92,7 +92,7 @@
 // # Exit codes
 //
 //	0  success
-//	1  the API refused the call (its error code is printed), or a network failure before anything was sent
+//	1  the API refused the call (its error code is printed), or a network failure (a money move's: before anything was sent)
 //	2  usage: a bad flag, argument or value, or a money move without --yes off a terminal; nothing was sent
 //	3  unknown outcome: a money move may or may not have happened; the command that settles it is printed
 //	4  credentials refused: by the service (401/403), or missing, or a config file readable by others

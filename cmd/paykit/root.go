@@ -35,8 +35,8 @@ const (
 	// in run, reported with a trace that holds no values.
 	exitInternal = 70
 	// exitBrokenPipe is the shell's code for SIGPIPE (128 + 13): a read
-	// whose stdout's reader went away, as paykit ended before main
-	// asked for SIGPIPE (see brokenPipe).
+	// whose stdout's reader went away ends with the code it had when
+	// SIGPIPE killed it, before main caught the signal (see brokenPipe).
 	exitBrokenPipe = 141
 	// exitInterrupted is the shell's code for a command ended by SIGINT
 	// (128 + 2): Ctrl-C, or the SIGTERM of a supervisor.
@@ -131,7 +131,7 @@ func version() string {
 const exitCodesHelp = `
 Exit codes:
   0  success
-  1  the API refused the call (its error code is printed), or a network failure before sending
+  1  the API refused the call (its error code is printed), or a network failure (a money move's: before sending)
   2  usage: a bad flag, argument or value, or a money move without --yes off a terminal; nothing sent
   3  unknown outcome: the call may or may not have taken effect; the settling command is printed
   4  credentials refused: by the service, or missing, or a config file others can read;

@@ -37,8 +37,7 @@ func (s *Service) InjectFault(f api.Fault) error {
 	}
 	s.begin()
 	s.setFaultsLocked(append(slices.Clone(s.faultsLocked()), f))
-	s.commit()
-	return s.orStoreErr(nil) // ErrStore: the fault was not kept
+	return orNil(s.end()) // NotKept or MaybeKept when the fault was not kept, or may not be
 }
 
 // Arrived counts the request under its route pattern and consumes one

@@ -30,9 +30,9 @@ func (s *Service) Terminals(key string) []terminal {
 // Transfer moves USDT between two terminals of the merchant in one
 // section (the ledger's rule), so no reader ever sees the debit without
 // the credit.
-func (s *Service) Transfer(key, fromID, toID string, amount decimal.Decimal) *ledger.Error {
+func (s *Service) Transfer(key, fromID, toID string, amount decimal.Decimal) (lerr *ledger.Error) {
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	return ledger.TransferFunds(s.tx, s.tx.Merchant(key), fromID, toID, amount)
 }
 
@@ -47,9 +47,9 @@ func withdrawalCopy(w *withdrawal) withdrawal {
 
 // CreateWithdrawal holds the money of a withdrawal on its terminal (the
 // ledger's rule: amount+fee, or amount alone when SubtractFee).
-func (s *Service) CreateWithdrawal(key string, in api.NewWithdrawal) (withdrawal, *ledger.Error) {
+func (s *Service) CreateWithdrawal(key string, in api.NewWithdrawal) (_ withdrawal, lerr *ledger.Error) {
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	w, lerr := ledger.CreateWithdrawal(s.tx, s.tx.Merchant(key), in, s.tickLocked())
 	if lerr != nil {
 		return withdrawal{}, lerr
@@ -59,9 +59,9 @@ func (s *Service) CreateWithdrawal(key string, in api.NewWithdrawal) (withdrawal
 }
 
 // Withdrawal is the merchant's withdrawal id.
-func (s *Service) Withdrawal(key, id string) (withdrawal, *ledger.Error) {
+func (s *Service) Withdrawal(key, id string) (_ withdrawal, lerr *ledger.Error) {
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	w := s.tx.Withdrawal(id)
 	if w == nil || w.Merchant == nil || w.Merchant.APIKey != key {
 		return withdrawal{}, &ledger.Error{Kind: ledger.NotFound, Code: spec.CodeWDR003, Message: "withdrawal not found"}
@@ -71,9 +71,9 @@ func (s *Service) Withdrawal(key, id string) (withdrawal, *ledger.Error) {
 
 // SetWithdrawalStatus plays the blockchain side of a withdrawal (see
 // sandbox.Server.SetWithdrawalStatus) and returns the withdrawal's view.
-func (s *Service) SetWithdrawalStatus(id, status, txHash string) (any, error) {
+func (s *Service) SetWithdrawalStatus(id, status, txHash string) (_ any, err error) {
 	s.begin()
-	defer s.commit()
+	defer s.endErr(&err)
 	now := s.tickLocked().Truncate(time.Second)
 	if lerr := ledger.CheckWithdrawalTarget(status); lerr != nil {
 		return nil, controlError(lerr)

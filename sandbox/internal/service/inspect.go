@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
 // RequestRecord is one line of the request log (sandbox.RequestRecord,
@@ -81,7 +82,8 @@ type StateView struct {
 		PendingSteps int  `json:"pending_steps"`
 	} `json:"autopilot"`
 	Webhooks struct {
-		Backlog int `json:"backlog"`
+		Backlog int             `json:"backlog"`
+		Faults  *webhook.Faults `json:"faults,omitempty"`
 	} `json:"webhooks"`
 }
 
@@ -102,7 +104,7 @@ func (s *Service) StateView() StateView {
 	now := s.tickLocked()
 	st := StateView{Now: now, Merchants: []MerchantState{}}
 	st.Autopilot.Enabled, st.Autopilot.PendingSteps = s.pilot != nil, s.pilot.Pending()
-	st.Webhooks.Backlog = s.hooks.backlog()
+	st.Webhooks.Backlog, st.Webhooks.Faults = s.hooks.backlog(), s.webhookFaults()
 	for i, mc := range s.cfg.Merchants {
 		m := s.tx.Merchant(mc.APIKey)
 		ms := MerchantState{Index: i, Terminals: []api.TerminalBody{}, Transfers: m.Transfers}

@@ -44,13 +44,12 @@ func (s *Service) payPage(id string) (web.PayData, bool) {
 // POST /v1/payments/{id}/confirm without a receipt; any other status is
 // left alone. ErrNotFound for an unknown id.
 func (s *Service) payerPaid(id string) error {
-	err := s.payerPress(id)
-	return s.orStoreErr(err)
+	return s.payerPress(id)
 }
 
-func (s *Service) payerPress(id string) error {
+func (s *Service) payerPress(id string) (err error) {
 	s.begin()
-	defer s.commit()
+	defer s.endErr(&err)
 	s.tickLocked()
 	p := s.tx.Payment(id)
 	if p == nil {

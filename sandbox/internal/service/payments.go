@@ -55,9 +55,9 @@ func (s *Service) paymentMovedLocked(p *payment) {
 // CreatePayment creates a payment from a request the API checked field by
 // field: what needs the state (a repeated ext_id, a bank and a terminal to
 // offer, the same-amount limit) is the ledger's rule, in one section.
-func (s *Service) CreatePayment(key string, in api.NewPayment) (payment, *ledger.Error) {
+func (s *Service) CreatePayment(key string, in api.NewPayment) (_ payment, lerr *ledger.Error) {
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	now := s.tickLocked()
 	p, lerr := ledger.CreatePayment(s.tx, s.tx.Merchant(key), in, ledger.Env{
 		Now: now, TTL: s.cfg.PaymentTTL, USDTRate: s.cfg.USDTRate, LocalRates: s.cfg.LocalRates, Banks: s.cfg.Banks,
@@ -100,9 +100,9 @@ func (s *Service) Payment(key, id string) (payment, *ledger.Error) {
 }
 
 // PaymentByExtID is the merchant's payment by its ext_id.
-func (s *Service) PaymentByExtID(key, extID string) (payment, *ledger.Error) {
+func (s *Service) PaymentByExtID(key, extID string) (_ payment, lerr *ledger.Error) {
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	s.tickLocked()
 	m := s.tx.Merchant(key)
 	if m == nil {
@@ -117,9 +117,9 @@ func (s *Service) PaymentByExtID(key, extID string) (payment, *ledger.Error) {
 
 // changePayment runs change on the merchant's payment id in one section
 // (expiry applied first) and returns the payment as it left it.
-func (s *Service) changePayment(key, id string, change func(*payment) *ledger.Error) (payment, *ledger.Error) {
+func (s *Service) changePayment(key, id string, change func(*payment) *ledger.Error) (_ payment, lerr *ledger.Error) {
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	s.tickLocked()
 	p, lerr := s.lookupPayment(s.tx.Merchant(key), id)
 	if lerr != nil {
@@ -180,9 +180,9 @@ func (s *Service) ReviewDispute(id, outcome string) (any, error) {
 
 // controlPayment moves payment id by a control's event (or refuses the
 // control's bad outcome, outcomeErr), in the controls' error form.
-func (s *Service) controlPayment(id string, event ledger.PaymentEvent, outcomeErr *ledger.Error) (any, error) {
+func (s *Service) controlPayment(id string, event ledger.PaymentEvent, outcomeErr *ledger.Error) (_ any, err error) {
 	s.begin()
-	defer s.commit()
+	defer s.endErr(&err)
 	s.tickLocked()
 	if outcomeErr != nil {
 		return nil, controlError(outcomeErr)

@@ -20,9 +20,9 @@ func payoutCopy(p *payout) payout {
 
 // CreatePayout creates a payout from a request the API checked field by
 // field (the ledger's rule: a repeated ext_id is PAY_003).
-func (s *Service) CreatePayout(key string, in api.NewPayout) (payout, *ledger.Error) {
+func (s *Service) CreatePayout(key string, in api.NewPayout) (_ payout, lerr *ledger.Error) {
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	now := s.tickLocked()
 	p, lerr := ledger.CreatePayout(s.tx, s.tx.Merchant(key), in, now)
 	if lerr != nil {
@@ -33,9 +33,9 @@ func (s *Service) CreatePayout(key string, in api.NewPayout) (payout, *ledger.Er
 }
 
 // Payout is the merchant's payout id.
-func (s *Service) Payout(key, id string) (payout, *ledger.Error) {
+func (s *Service) Payout(key, id string) (_ payout, lerr *ledger.Error) {
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	p := s.tx.Payout(id)
 	if p == nil || p.Merchant == nil || p.Merchant.APIKey != key {
 		return payout{}, payoutNotFound
@@ -44,9 +44,9 @@ func (s *Service) Payout(key, id string) (payout, *ledger.Error) {
 }
 
 // PayoutByExtID is the merchant's payout by its ext_id.
-func (s *Service) PayoutByExtID(key, extID string) (payout, *ledger.Error) {
+func (s *Service) PayoutByExtID(key, extID string) (_ payout, lerr *ledger.Error) {
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	m := s.tx.Merchant(key)
 	if m == nil {
 		return payout{}, payoutNotFound
@@ -76,9 +76,9 @@ func (s *Service) Payouts(key string, q api.PayoutQuery) ([]payout, int) {
 
 // SetPayoutStatus plays the provider's side of a payout (see
 // sandbox.Server.SetPayoutStatus) and returns the payout's view.
-func (s *Service) SetPayoutStatus(id, status string) (any, error) {
+func (s *Service) SetPayoutStatus(id, status string) (_ any, err error) {
 	s.begin()
-	defer s.commit()
+	defer s.endErr(&err)
 	now := s.tickLocked()
 	if lerr := ledger.CheckPayoutTarget(status); lerr != nil {
 		return nil, controlError(lerr)

@@ -116,3 +116,10 @@ func (p Probe) Self() *SelfAddrs { return p.s.cfg.Self }
 
 // Feed is the merchants' listen feed.
 func (p Probe) Feed() *feed.Hub[feed.Notification] { return p.s.feed }
+
+// Open is how many sections left their changes in the open transaction.
+func (p Probe) Open() int {
+	p.s.mu.Lock()
+	defer p.s.mu.Unlock()
+	return p.s.grp.open
+}

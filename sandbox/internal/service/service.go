@@ -55,7 +55,8 @@ type Config struct {
 	Banks                []ledger.Bank
 	Autopilot            autopilot.Config
 	DBPath               string
-	OpenAPI              []byte // the document GET /openapi.yaml serves
+	WebhookFaults        webhook.Faults // its seed chosen when it was 0
+	OpenAPI              []byte         // the document GET /openapi.yaml serves
 	// TestDB, when set, gives a Service without DBPath a file of its own
 	// and the function that removes it after Close (the sandbox's tests).
 	TestDB func() (path string, remove func())
@@ -136,7 +137,8 @@ func Open(cfg Config) (*Service, error) {
 	}
 	s.hooks = webhooks{webhook.New(webhook.Config{Client: cfg.WebhookClient, MaxAttempts: cfg.WebhookMaxAttempts,
 		RetryWait: cfg.WebhookRetryWait, LogSize: DeliveryLogSize, Workers: cfg.WebhookConcurrency,
-		PerReceiver: cfg.WebhookPerReceiver, Now: s.Now, Logger: cfg.Logger, Persist: s.deliveryUpdated})}
+		PerReceiver: cfg.WebhookPerReceiver, Now: s.Now, Logger: cfg.Logger, Persist: s.deliveryUpdated,
+		Faults: cfg.WebhookFaults, RealTimers: cfg.RealClock})}
 	s.api = api.New(s, api.Config{BaseURL: cfg.BaseURL, RequestBodyTimeout: cfg.RequestBodyTimeout,
 		LargeBodyConcurrency: cfg.LargeBodyConcurrency, Logger: cfg.Logger, Feed: s.feed})
 	s.mux = s.routes()
@@ -166,10 +168,10 @@ func Open(cfg Config) (*Service, error) {
 // controls, the pages, inspection and the OpenAPI document.
 func (s *Service) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	s.api.Routes(mux)        // the merchant API and health (package api)
-	s.ctl.ControlRoutes(mux) // the /sandbox/ controls (controls.go)
-	s.ctl.LoginRoutes(mux)
-	web.Routes(mux, webBackend{s}) // the payment page and the dashboard at /sandbox/ui (views.go)
+	s.api.Routes(mux)                             // the merchant API and health (package api)
+	s.ctl.ControlRoutes(mux)                      // the /sandbox/ controls (controls.go)
+	s.ctl.Guard().LoginRoutes(mux)                // the dashboard's login (package guard)
+	web.Routes(mux, webBackend{s}, s.ctl.Guard()) // the payment page and the dashboard at /sandbox/ui (views.go)
 	s.ctl.InspectionRoutes(mux)
 	api.OpenAPIRoutes(mux, s.cfg.OpenAPI)
 	return mux
@@ -202,11 +204,12 @@ func (s *Service) resetLocked() {
 
 // Reset puts the sandbox back to its configured start (see
 // sandbox.Server.Reset).
-func (s *Service) Reset() {
+func (s *Service) Reset() (err error) {
 	s.begin()
-	defer s.commit()
+	defer s.endErr(&err)
 	s.resetLocked()
 	s.pilot.Clear()
+	return nil
 }
 
 // Close stops webhook delivery and the timers, writes what is pending and
@@ -255,9 +258,8 @@ func (s *Service) ResendWebhook(id string) (any, error) {
 		return nil, err
 	}
 	s.outboxLocked(key, dl)
-	s.commit()
-	if err := s.StoreFailed(); err != nil {
-		return nil, err
+	if out := s.end(); out != nil {
+		return nil, out
 	}
 	return s.hooks.snapshot(dl.rec), nil
 }
@@ -280,10 +282,24 @@ func (s *Service) nowLocked() time.Time {
 const MaxClockOffset = 100 * 365 * 24 * time.Hour
 
 // Advance moves the clock forward by d (a negative d is ignored, the
-// total clamped at 100 years), expires what is due, runs the autopilot
-// steps now due, and returns the clock.
-func (s *Service) Advance(d time.Duration) time.Time {
+// total clamped at 100 years), expires what is due, releases the
+// deliveries the webhook faults held until then, runs the autopilot steps
+// now due, and returns the clock; the error is what became of the change
+// when the store failed (NotKept, MaybeKept).
+func (s *Service) Advance(d time.Duration) (time.Time, error) {
+	err := s.advance(d)
+	now := s.Now() // after the lock is released
+	s.hooks.wake(now)
+	s.pilot.Run(now)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return s.Now(), nil
+}
+
+func (s *Service) advance(d time.Duration) (err error) {
 	s.begin()
+	defer s.endErr(&err)
 	if d > 0 {
 		off := s.offsetLocked()
 		if d > MaxClockOffset-off {
@@ -295,9 +311,7 @@ func (s *Service) Advance(d time.Duration) time.Time {
 		s.jr.saveOffset(off)
 	}
 	s.expireDueLocked(s.nowLocked())
-	s.commit()
-	s.pilot.Run(s.Now()) // after the lock is released
-	return s.Now()
+	return nil
 }
 
 // Stats counts what one merchant created since the last Reset.

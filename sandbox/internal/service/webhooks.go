@@ -44,6 +44,7 @@ type deliverer interface {
 	Backlog() int
 	Flush(ctx context.Context) error
 	Close()
+	Wake(now time.Time)
 }
 
 // webhooks is the Server's side of its deliverer: the store's form of a
@@ -79,3 +80,14 @@ func (w webhooks) bodies() map[string][]byte       { return w.d.Bodies() }
 func (w webhooks) backlog() int                    { return w.d.Backlog() }
 func (w webhooks) flush(ctx context.Context) error { return w.d.Flush(ctx) }
 func (w webhooks) close()                          { w.d.Close() }
+
+// wake releases the deliveries the faults delayed or held until now.
+func (w webhooks) wake(now time.Time) { w.d.Wake(now) }
+
+// webhookFaults are the delivery faults in force, nil when none.
+func (s *Service) webhookFaults() *webhook.Faults {
+	if f := s.cfg.WebhookFaults; f.On() {
+		return &f
+	}
+	return nil
+}

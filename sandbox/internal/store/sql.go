@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
@@ -80,7 +81,8 @@ type SQL struct {
 	walErr    error       // under walMu: what syncWAL answers once closed
 	walIdent  os.FileInfo // the -wal file as opened (sameFile); nil without deferSync
 	walPath   string      // its name, beside the file a symbolic link names
-	rescued   bool        // the commits of a removed -wal file were copied into the database (rescueWAL)
+	rescued   bool        // rescueWAL ran (under the caller's lock)
+	rescuedOK atomic.Bool // it copied every commit of the removed -wal file into the database, synced
 
 	// stmts holds the queries of the sections prepared once on the one
 	// connection (nil: not to be prepared), so that SQLite parses each
@@ -202,8 +204,10 @@ func OpenSQL(drv Driver, deps SQLDeps, path string) (*SQL, error) {
 // SyncWAL makes every commit returned so far durable: one fsync of the
 // -wal file, which holds their frames (see groupCommit). It is called
 // without the Server's lock, while other sections commit. It fails when
-// the path no longer names the file synced, which SQLite would go on
-// writing into unseen by a restart. After close it answers close's
+// the database's or the -wal file's name no longer reaches the file
+// opened (sameFile), which SQLite would go on writing into unseen by a
+// restart, unless the removed -wal file's commits were copied into the
+// database (rescueWAL). After close it answers close's
 // outcome: closing checkpointed the WAL into the database and synced it.
 func (st *SQL) SyncWAL() error {
 	st.walMu.Lock()
@@ -211,10 +215,22 @@ func (st *SQL) SyncWAL() error {
 	if st.wal == nil {
 		return st.walErr
 	}
+	if syncFault != nil {
+		if err := syncFault(); err != nil {
+			return fmt.Errorf("syncing the WAL of %s: %w", st.path, err)
+		}
+	}
 	if err := st.wal.Sync(); err != nil {
 		return fmt.Errorf("syncing the WAL of %s: %w", st.path, err)
 	}
-	return st.sameWAL()
+	// The commits synced are where a restart finds them only if the names
+	// still reach the files: a failed commit (a removed file) does not end
+	// the syncs of the commits before it.
+	err := st.sameFile()
+	if errors.Is(err, errWALMoved) && st.rescuedOK.Load() {
+		return nil // every commit so far was copied into the database and synced
+	}
+	return err
 }
 
 // DeferSync tells that a commit returns before it is on disk: SyncWAL
@@ -595,6 +611,16 @@ func (st *SQL) sameWAL() error {
 	return fmt.Errorf("%w: %s (%s): what it holds would not be there at the next start", errWALMoved, name, why)
 }
 
+// Salvage keeps what can still be kept once the sandbox's store failed,
+// called with no transaction open: when the -wal file's name no longer
+// reaches the file SQLite writes (a sync found it so), its commits are
+// copied into the database (rescueWAL). Anything else it leaves alone.
+func (st *SQL) Salvage() {
+	if errors.Is(st.sameWAL(), errWALMoved) {
+		st.rescueWAL()
+	}
+}
+
 // rescueWAL copies every commit of a -wal file that was removed or
 // replaced under the store into the database file, once, when no
 // transaction is open: a checkpoint, which SQLite syncs. The commits
@@ -612,6 +638,7 @@ func (st *SQL) rescueWAL() {
 	if err == nil && busy != 0 {
 		err = errors.New("the checkpoint could not complete")
 	}
+	st.rescuedOK.Store(err == nil)
 	if l := st.deps.Logger; l != nil {
 		if err != nil {
 			l.Error("the -wal file was removed or replaced: copying its commits into the database failed; "+

@@ -77,7 +77,12 @@ func (st *SQL) Outbox(key string, o webhook.Outgoing) {
 		o.Rec.ID, key, o.URL, o.Token, o.Body, string(rec), o.Rec.State)
 }
 
-// DeliveryUpdated records a delivery's attempts and state, lazily.
+// DeliveryUpdated records a delivery's attempts and state: an attempt
+// lazily (written with the next commit of a change), an end so that the
+// next Commit writes it even when nothing else changed (the sandbox
+// commits it at once: a delivery not recorded as ended is sent again at
+// the next start). Neither makes a section wait for its sync: the
+// delivery log is a diagnostic nobody's answer reads.
 func (st *SQL) DeliveryUpdated(rec webhook.Delivery) {
 	if st.closed {
 		return
@@ -86,6 +91,9 @@ func (st *SQL) DeliveryUpdated(rec webhook.Delivery) {
 		st.dlv = map[string]webhook.Delivery{}
 	}
 	st.dlv[rec.ID] = rec
+	if rec.State != webhook.Pending && st.q() != nil {
+		st.wrote = true
+	}
 }
 
 // DiagEvery and diagAfter say how often a commit carries the request
