@@ -141,7 +141,7 @@ func goError(err error) error {
 	sentinel := ErrInvalidArgument
 	switch le.Kind {
 	case ledger.NotKept, ledger.MaybeKept:
-		return outcomeError{le}
+		return service.Outcome{Out: le}
 	case ledger.NotFound:
 		sentinel = ErrNotFound
 	case ledger.WrongState, ledger.Conflict:
@@ -159,13 +159,6 @@ type refusal struct {
 
 func (e refusal) Error() string { return e.msg }
 func (e refusal) Unwrap() error { return e.sentinel }
-
-// outcomeError is a control's change the store failed to keep, or may have
-// failed to: ErrStore (errors.Is), with what became of it.
-type outcomeError struct{ out *ledger.Error }
-
-func (e outcomeError) Error() string { return ErrStore.Error() + ": " + e.out.Message }
-func (e outcomeError) Unwrap() error { return ErrStore }
 
 // The conversion fails to compile when Fault and the body of
 // POST /sandbox/faults part ways.

@@ -5,13 +5,16 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
 // failingStore is a store whose next commit of a change fails, as a full
@@ -157,5 +160,26 @@ func TestDBFileRemovedUnderARunningSandbox(t *testing.T) {
 			wantDec(t, e.balance(DefaultMainTerminalID), "1000")
 			eq(t, ready(), 503)
 		})
+	}
+}
+
+// After the store failed, the pages say so: the payer's I-paid answers 503
+// (not "payment not found"), and a dashboard form shows that the database
+// cannot be used, as the Go control's ErrStore says.
+func TestPagesSayTheStoreFailed(t *testing.T) {
+	e := newEnv(t, Config{})
+	id := e.createPayment(`{"ext_id":"pg-1","amount":1500}`).str("id")
+	e.failNextCommit()
+	wantStatus(t, e.do("POST", "/v1/transfers", `{"from_terminal_id":"term_sandbox_main","to_terminal_id":"term_sandbox_reserve","amount":1}`),
+		503, "SANDBOX_STORE")
+	res, err := e.ts.Client().PostForm(e.ts.URL+"/pay/"+id, url.Values{"token": {web.PageToken(id)}})
+	must(t, err)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "database cannot be used") {
+		t.Fatalf("I-paid after the store failed: %d %q", res.StatusCode, body)
+	}
+	if err := e.sb.VerifyPayment(id, OutcomeCompleted); !errors.Is(err, ErrStore) {
+		t.Fatalf("VerifyPayment after the store failed: %v", err)
 	}
 }

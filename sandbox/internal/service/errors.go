@@ -53,3 +53,22 @@ func controlError(e *ledger.Error) *ledger.Error {
 	}
 	return &ledger.Error{Kind: e.Kind, Code: e.Code, Field: e.Field, Message: KindText(e.Kind) + ": " + e.Message}
 }
+
+// Outcome is what became of a change the store failed to keep, or may
+// have failed to (a *ledger.Error of kind NotKept or MaybeKept), as the Go
+// controls and the pages show it: ErrStore (errors.Is), with the outcome's
+// words.
+type Outcome struct{ Out *ledger.Error }
+
+func (e Outcome) Error() string { return ErrStore.Error() + ": " + e.Out.Message }
+func (e Outcome) Unwrap() error { return ErrStore }
+
+// stored is err with a store's outcome (NotKept, MaybeKept) as an Outcome;
+// any other error as it is.
+func stored(err error) error {
+	var le *ledger.Error
+	if errors.As(err, &le) && (le.Kind == ledger.NotKept || le.Kind == ledger.MaybeKept) {
+		return Outcome{le}
+	}
+	return err
+}

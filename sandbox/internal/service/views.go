@@ -30,56 +30,45 @@ func (b webBackend) Dashboard(page, errMsg string, refresh int) web.Data {
 }
 
 func (b webBackend) PayPage(id string) (web.PayData, bool) { return b.s.payPage(id) }
-func (b webBackend) PayerPaid(id string) error             { return b.s.payerPaid(id) }
+func (b webBackend) PayerPaid(id string) error             { return stored(b.s.payerPaid(id)) }
 func (b webBackend) StoreDown(err error) bool              { return errors.Is(err, ErrStore) }
 
-// ActionStatus is the status the JSON control answers a refusal with, by
-// its kind.
-func (b webBackend) ActionStatus(err error) int {
-	var le *ledger.Error
-	if errors.As(err, &le) {
-		switch le.Kind {
-		case ledger.NotFound:
-			return http.StatusNotFound
-		case ledger.WrongState, ledger.Conflict:
-			return http.StatusConflict
-		}
-	}
-	return http.StatusBadRequest
-}
+// ActionStatus is the status the JSON control answers a refusal with: the
+// API's table, by its kind.
+func (b webBackend) ActionStatus(err error) int { return api.ControlStatus(err) }
 
 func (b webBackend) Invalid(msg string) error { return refusal(ledger.Invalid, msg) }
 
 func (b webBackend) VerifyPayment(id, outcome string) error {
 	_, err := b.s.VerifyPayment(id, outcome)
-	return err
+	return stored(err)
 }
 
 func (b webBackend) ReviewDispute(id, outcome string) error {
 	_, err := b.s.ReviewDispute(id, outcome)
-	return err
+	return stored(err)
 }
 
 func (b webBackend) SetPayoutStatus(id, status string) error {
 	_, err := b.s.SetPayoutStatus(id, status)
-	return err
+	return stored(err)
 }
 
 func (b webBackend) SetWithdrawalStatus(id, status, txHash string) error {
 	_, err := b.s.SetWithdrawalStatus(id, status, txHash)
-	return err
+	return stored(err)
 }
 
 func (b webBackend) Advance(d time.Duration) { b.s.Advance(d) }
 
 func (b webBackend) InjectFault(f web.FaultForm) error {
-	return b.s.InjectFault(api.Fault{Method: f.Method, Path: f.Path, Mode: f.Mode, Code: f.Code,
-		Count: f.Count, Status: f.Status, DelayMS: f.DelayMS, RetryAfterS: f.RetryAfterS})
+	return stored(b.s.InjectFault(api.Fault{Method: f.Method, Path: f.Path, Mode: f.Mode, Code: f.Code,
+		Count: f.Count, Status: f.Status, DelayMS: f.DelayMS, RetryAfterS: f.RetryAfterS}))
 }
 
 func (b webBackend) ResendWebhook(id string) error {
 	_, err := b.s.ResendWebhook(id)
-	return err
+	return stored(err)
 }
 
 func (b webBackend) Reset() { b.s.Reset() }
