@@ -75,7 +75,7 @@ func (p Probe) Waiting() int {
 func (p Probe) Entering() int32 { return p.s.grp.entering.Load() }
 
 // LastCommit is the SQL store's last commit of a change (under Lock).
-func (p Probe) LastCommit() uint64 { return p.s.grp.st.lastCommit() }
+func (p Probe) LastCommit() uint64 { return p.s.grp.st.LastCommit() }
 
 // ReplacePilot puts a new autopilot with cfg in place (no request may be
 // in flight) and returns it.

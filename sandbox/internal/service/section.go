@@ -110,16 +110,16 @@ func (s *Service) end() *ledger.Error {
 		}
 		return nil
 	}
-	if s.storeErr == nil && g.entering.Load() > 0 && g.open < maxGroup-1 && g.st.pending() {
+	if s.storeErr == nil && g.entering.Load() > 0 && g.open < maxGroup-1 && g.st.Pending() {
 		g.open++
 	} else {
 		s.checkpointLocked()
 	}
 	g.mu.Lock()
-	g.committed = max(g.committed, g.st.lastCommit()) // Close's own commit too
+	g.committed = max(g.committed, g.st.LastCommit()) // Close's own commit too
 	synced := g.synced
 	g.mu.Unlock()
-	need := g.st.needs(synced)
+	need := g.st.Needs(synced)
 	// Still under the lock, right after the section's own checkpoint: a
 	// store failed now failed before that commit (a failed sync sets
 	// storeErr under the lock), so the section's changes were rolled
@@ -209,23 +209,26 @@ type groupCommit struct {
 	waiting   int          // under mu: sections in waitSynced, for the tests
 }
 
-// durableStore is what the group commit asks of the store (storage.SQL, through durable).
+// durableStore is what the group commit asks of the store: storage.SQL
+// as it is, with a driver that defers the sync.
 type durableStore interface {
-	// lastCommit is the sequence number of the last commit of a change.
-	lastCommit() uint64
-	// pending says that the open transaction holds changes and nothing
+	// LastCommit is the sequence number of the last commit of a change.
+	LastCommit() uint64
+	// Pending says that the open transaction holds changes and nothing
 	// failed: its commit may be left to a later section.
-	pending() bool
-	// needs is the commit the section's answer waits for (what it wrote
+	Pending() bool
+	// Needs is the commit the section's answer waits for (what it wrote
 	// or read; at most synced when nothing), and starts the next section;
 	// commits up to synced are on disk.
-	needs(synced uint64) uint64
-	// syncWAL makes every commit returned so far durable.
-	syncWAL() error
-	// salvage keeps what can still be kept once the store failed, with no
+	Needs(synced uint64) uint64
+	// SyncWAL makes every commit returned so far durable.
+	SyncWAL() error
+	// Salvage keeps what can still be kept once the store failed, with no
 	// transaction open: the commits of a removed -wal file.
-	salvage()
+	Salvage()
 }
+
+var _ durableStore = (*storage.SQL)(nil)
 
 // maxGroup bounds the sections one commit covers, so that a steady stream
 // of requests (someone is always waiting to begin) still commits, and the
@@ -280,7 +283,7 @@ func (s *Service) waitSynced(n uint64) *ledger.Error {
 			if g.open > 0 {
 				s.checkpointLocked()
 			}
-			g.st.salvage()
+			g.st.Salvage()
 			s.mu.Unlock()
 		}
 		g.mu.Lock()
@@ -349,7 +352,7 @@ func (s *Service) checkpointLocked() {
 			s.release(h)
 		}
 	default:
-		seq := g.st.lastCommit()
+		seq := g.st.LastCommit()
 		g.mu.Lock()
 		g.committed = max(g.committed, seq)
 		if len(s.held) > 0 { // sent once the commit is synced (waitSynced)
@@ -419,7 +422,7 @@ func (s *Service) openStore() ([]webhook.Stored, error) {
 	jr := newSQLJournal(st)
 	s.st, s.jr = store{core: st}, jr
 	if st.DeferSync() {
-		s.grp.st, s.grp.sync = durable{st}, st.SyncWAL
+		s.grp.st, s.grp.sync = st, st.SyncWAL
 		s.grp.cond.L = &s.grp.mu
 	}
 	s.mu.Lock()

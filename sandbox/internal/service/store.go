@@ -181,12 +181,3 @@ func (j *sqlJournal) restore() (restoredState, error) {
 	}
 	return out, nil
 }
-
-// durable is the SQL store as the group commit asks it (durableStore).
-type durable struct{ st *storage.SQL }
-
-func (d durable) lastCommit() uint64         { return d.st.LastCommit() }
-func (d durable) pending() bool              { return d.st.Pending() }
-func (d durable) needs(synced uint64) uint64 { return d.st.Needs(synced) }
-func (d durable) syncWAL() error             { return d.st.SyncWAL() }
-func (d durable) salvage()                   { d.st.Salvage() }
