@@ -7,7 +7,7 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
-// pilotTarget is the autopilot's view of the Server: the controls a step
+// pilotTarget is the autopilot's view of the Service: the controls a step
 // calls, the clock, and the one read of the state (for resume).
 type pilotTarget struct{ s *Service }
 

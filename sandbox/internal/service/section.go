@@ -22,7 +22,7 @@ type heldHook struct {
 	note heldNote // nothing when merchant is empty
 }
 
-// begin opens a section: it takes the Server's lock, and everything the
+// begin opens a section: it takes the Service's lock, and everything the
 // rules change until commit is one transaction of the store.
 func (s *Service) begin() {
 	if s.grp.st == nil {
@@ -35,7 +35,7 @@ func (s *Service) begin() {
 	s.tx = s.st.core.Begin() // the open transaction when the section before left it to this one
 }
 
-// lock takes the Server's lock outside a section, to read its memory or
+// lock takes the Service's lock outside a section, to read its memory or
 // note a diagnostic (kept with the next commit): counted as begin counts,
 // so that a section ending meanwhile may leave its commit to the group;
 // unlock then commits that group when nobody else is coming to.
@@ -138,7 +138,7 @@ func (s *Service) end() *ledger.Error {
 // groupCommit is the group commit of a store whose commits return before
 // they are on disk (Config.DBPath: SQLite in WAL mode with
 // synchronous=NORMAL writes a commit's frames to the -wal file without
-// syncing it). Each section commits under the Server's lock, which it then
+// syncing it). Each section commits under the Service's lock, which it then
 // releases, and waits outside it until a sync of the -wal file that
 // started after its commit returned has completed; the first waiter finds
 // no sync running and runs one (the leader), covering every commit made
@@ -182,19 +182,20 @@ func (s *Service) end() *ledger.Error {
 // file may not.
 //
 // A section that only reads waits as well when it read a change not yet
-// synced, or when a commit not yet synced changed the Server's own memory
-// (terminals, clock, faults), whose reads the store cannot see: nothing
-// is visible to one request before it is durable (see storage.SQL.Needs).
+// synced, or when a commit not yet synced changed what the store keeps
+// beside the resources (terminals, clock, faults), which it does not track
+// by id: nothing is visible to one request before it is durable (see
+// storage.SQL.Needs).
 //
 // A section that ends while others wait to take the lock (they arrived
 // while it ran) leaves its changes in the open transaction: the last of
 // them, the one that finds nobody waiting, or the maxGroup-th, commits
-// for all, and a failed commit fails every section in it, memory going
-// back to the previous commit (keptState).
+// for all, and a failed commit fails every section in it: the store rolls
+// the transaction back, and nothing of it is visible.
 type groupCommit struct {
 	st       durableStore // nil: commits are durable when they return (memory)
-	entering atomic.Int32 // sections and lock users waiting for the Server's lock
-	open     int          // under the Server's lock: sections whose changes wait in the open transaction
+	entering atomic.Int32 // sections and lock users waiting for the Service's lock
+	open     int          // under the Service's lock: sections whose changes wait in the open transaction
 
 	mu        sync.Mutex
 	cond      sync.Cond    // on mu: a sync or a commit ended
@@ -299,7 +300,7 @@ func (s *Service) waitSynced(n uint64) *ledger.Error {
 		}
 		if len(send) > 0 {
 			// Queued in commit order, before any later leader's, and
-			// without mu: the dispatcher takes the Server's lock to log.
+			// without mu: the dispatcher takes the Service's lock to log.
 			g.mu.Unlock()
 			for _, b := range send {
 				for _, h := range b.hooks {
@@ -319,11 +320,11 @@ func (s *Service) waitSynced(n uint64) *ledger.Error {
 
 // checkpointLocked commits what the section did so far and sends its held
 // webhooks (with -db, once the commit is synced); the section may go on
-// (expiry of a long backlog commits in batches). When the commit fails, or a commit failed before, the store
-// rolls the section back and the Server's own memory (terminals, transfer
-// counters, clock offset, faults) goes back to the last commit: nothing a
-// 503 answered is visible anywhere, not in /sandbox/state, the dashboard or
-// Server.Terminals.
+// (expiry of a long backlog commits in batches). When the commit fails, or
+// a commit failed before, the store rolls the transaction back, the
+// terminals, transfer counters, clock offset and faults with it: nothing a
+// 503 answered is visible anywhere, not in /sandbox/state, the dashboard
+// or Server.Terminals.
 func (s *Service) checkpointLocked() {
 	var err error
 	if s.storeErr != nil {

@@ -40,7 +40,7 @@ func inFlight(tx storage.Txn) []autopilot.InFlight {
 
 // journal keeps the sandbox's diagnostics, apart from its resources: the
 // clock offset, the faults, the request counters and log, and the
-// delivery log's updates. In memory they live in the Server alone
+// delivery log's updates. In memory they live in the Service alone
 // (memJournal keeps nothing); with Config.DBPath they are written with
 // the next change, so that a restart finds them.
 type journal interface {
@@ -57,7 +57,7 @@ type journal interface {
 	deliveryUpdated(rec Delivery)
 }
 
-// memJournal is the journal without Config.DBPath: the Server's memory is
+// memJournal is the journal without Config.DBPath: the Service's memory is
 // the only copy, and nothing survives it.
 type memJournal struct{}
 
@@ -99,7 +99,7 @@ func startMerchants(cfg []Merchant) []*merchant {
 // RequestRecord) stay the one definition of that form, here.
 type sqlJournal struct {
 	st       *storage.SQL
-	counters map[routeKey]int // under Server.mu: the Server's, as of the last saveCounters
+	counters map[routeKey]int // under Service.mu: the Service's, as of the last saveCounters
 	list     func() []storage.Counter
 }
 
@@ -142,7 +142,7 @@ func (j *sqlJournal) logRequest(r RequestRecord) {
 func (j *sqlJournal) deliveryUpdated(rec Delivery) { j.st.DeliveryUpdated(rec) }
 
 // restoredState is what a file gives back at start besides the
-// resources, decoded: the Server takes it in openStore.
+// resources, decoded: the Service takes it in openStore.
 type restoredState struct {
 	offset     time.Duration
 	faults     []api.Fault

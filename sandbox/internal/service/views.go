@@ -21,7 +21,7 @@ import (
 // calls the same method the JSON controls call, so the dashboard can never
 // do something the controls cannot.
 
-// webBackend is the Server as the pages' web.Backend: every form action is
+// webBackend is the Service as the pages' web.Backend: every form action is
 // the control the JSON API and the Go controls call.
 type webBackend struct{ s *Service }
 
