@@ -202,7 +202,7 @@ func TestListenWire(t *testing.T) {
 		}
 	}
 	first := event()
-	pos := e.sb.feed.Log(e.key).Last()
+	pos := e.sb.svc.Probe().Feed().Log(e.key).Last()
 	if want := "event: session\ndata: {\"token\":\"my-token\",\"position\":" + strconv.FormatUint(pos, 10) + "}\n"; first != want {
 		t.Fatalf("session event:\n%q\nwant\n%q", first, want)
 	}
@@ -355,12 +355,12 @@ func TestListenAcrossRestart(t *testing.T) {
 			sb2, ts2 := run()
 			t.Cleanup(func() { ts2.Close(); sb2.Close() }) // after the listener's stop
 			e2 := &env{t: t, sb: sb2, ts: ts2, key: DefaultAPIKey, sec: DefaultSecret}
-			if b := sb2.feed.Log(DefaultAPIKey).Base(); b < last {
+			if b := sb2.svc.Probe().Feed().Log(DefaultAPIKey).Base(); b < last {
 				t.Fatalf("the new run's positions begin at %d, below the old run's %d", b+1, last)
 			}
 			l2 := listen(t, e2.remote(t, e2.key, e2.sec), ListenAfter(last))
 			s := l2.session()
-			if s.Position != sb2.feed.Log(DefaultAPIKey).Base() {
+			if s.Position != sb2.svc.Probe().Feed().Log(DefaultAPIKey).Base() {
 				t.Fatalf("session resumes from %d, want the new run's base", s.Position)
 			}
 			m := l2.next().Missed
@@ -447,7 +447,7 @@ func TestStalledListenerNeverBlocks(t *testing.T) {
 	cancel()
 	<-served
 	s := w.buf.String()
-	first := e.sb.feed.Log(e.key).Base() + 1
+	first := e.sb.svc.Probe().Feed().Log(e.key).Base() + 1
 	wantMissed := "event: missed\ndata: {\"from\":" + strconv.FormatUint(first, 10) + ",\"to\":" + strconv.FormatUint(first+39, 10) +
 		",\"count\":40,\"reason\":\"slow\"}\n\n"
 	if !strings.Contains(s, wantMissed) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/service"
 )
 
 // readyz is GET /readyz's status.
@@ -172,12 +173,8 @@ func (e *env) untilCommittedAndWaiting(n int) {
 	e.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		e.sb.mu.Lock()
-		open := e.sb.grp.open
-		e.sb.mu.Unlock()
-		e.sb.grp.mu.Lock()
-		waiting := e.sb.grp.waiting
-		e.sb.grp.mu.Unlock()
+		open := e.sb.svc.Probe().Open()
+		waiting := e.sb.svc.Probe().Waiting()
 		if open == 0 && waiting == n {
 			return
 		}
@@ -270,7 +267,7 @@ func TestFailedCommitLeavesEarlierCommitsTheirAnswer(t *testing.T) {
 
 // transferOp moves amount from the main terminal to the reserve.
 func transferOp(amount int64) backendOp {
-	return func(b apiBackend, key, _ string) (any, *ledger.Error) {
+	return func(b *service.Service, key, _ string) (any, *ledger.Error) {
 		return nil, b.Transfer(key, DefaultMainTerminalID, DefaultReserveTerminalID, decimal.NewFromInt(amount))
 	}
 }
