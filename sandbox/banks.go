@@ -1,8 +1,6 @@
 package sandbox
 
-import (
-	"slices"
-)
+import "github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 
 // Bank is one entry of GET /v1/banks (Config.Banks). Country is an extra
 // field of the sandbox ("RU" for Russian banks) so that a client can tell
@@ -21,30 +19,13 @@ type Bank struct {
 	Country string `json:"country"`
 }
 
-type bank = Bank
-
 // DefaultBanks returns the bank list a Config without Banks serves.
 // gazprom is inactive on purpose: creating a payment with bank "gazprom"
 // answers PAY_004, the way a real bank with no free requisites does.
-func DefaultBanks() []Bank { return slices.Clone(defaultBanks) }
-
-var defaultBanks = []bank{
-	{"sber", "Sberbank", true, "RU"},
-	{"tinkoff", "T-Bank", true, "RU"},
-	{"vtb", "VTB", true, "RU"},
-	{"alfa", "Alfa-Bank", true, "RU"},
-	{"raif", "Raiffeisenbank", true, "RU"},
-	{"gazprom", "Gazprombank", false, "RU"},
-	{"eskhata", "Bank Eskhata", true, "TJ"},
-	{"amonatbonk", "Amonatbonk", true, "TJ"},
-	{"dushanbecity", "Dushanbe City Bank", true, "TJ"},
-	{"kaspi", "Kaspi Bank", true, "KZ"},
-	{"halyk", "Halyk Bank", true, "KZ"},
-	{"jusan", "Jusan Bank", true, "KZ"},
-	{"kapitalbank", "Kapitalbank", true, "UZ"},
-	{"hamkorbank", "Hamkorbank", true, "UZ"},
-	{"ipakyuli", "Ipak Yuli Bank", true, "UZ"},
-	{"mbank", "MBank", true, "KG"},
-	{"optima", "Optima Bank", true, "KG"},
-	{"demir", "Demir Bank", true, "KG"},
+func DefaultBanks() []Bank {
+	out := make([]Bank, len(ledger.DefaultBanks))
+	for i, b := range ledger.DefaultBanks {
+		out[i] = Bank(b)
+	}
+	return out
 }

@@ -57,31 +57,19 @@ func (s *Server) Controller() Controller { return localController{s} }
 type localController struct{ s *Server }
 
 func (c localController) VerifyPayment(ctx context.Context, id, outcome string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return c.s.VerifyPayment(id, outcome)
+	return unlessDone(ctx, func() error { return c.s.VerifyPayment(id, outcome) })
 }
 
 func (c localController) ReviewDispute(ctx context.Context, id, outcome string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return c.s.ReviewDispute(id, outcome)
+	return unlessDone(ctx, func() error { return c.s.ReviewDispute(id, outcome) })
 }
 
 func (c localController) SetPayoutStatus(ctx context.Context, id, status string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return c.s.SetPayoutStatus(id, status)
+	return unlessDone(ctx, func() error { return c.s.SetPayoutStatus(id, status) })
 }
 
 func (c localController) SetWithdrawalStatus(ctx context.Context, id, status, txHash string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return c.s.SetWithdrawalStatus(id, status, txHash)
+	return unlessDone(ctx, func() error { return c.s.SetWithdrawalStatus(id, status, txHash) })
 }
 
 func (c localController) Advance(ctx context.Context, d time.Duration) (time.Time, error) {
@@ -96,17 +84,11 @@ func (c localController) Advance(ctx context.Context, d time.Duration) (time.Tim
 }
 
 func (c localController) InjectFault(ctx context.Context, f Fault) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return c.s.InjectFault(f)
+	return unlessDone(ctx, func() error { return c.s.InjectFault(f) })
 }
 
 func (c localController) Reset(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return goError(c.s.svc.Reset())
+	return unlessDone(ctx, func() error { return goError(c.s.svc.Reset()) })
 }
 
 func (c localController) FlushWebhooks(ctx context.Context) error { return c.s.FlushWebhooks(ctx) }
@@ -120,6 +102,15 @@ func (c localController) State(ctx context.Context) (State, error) {
 		return State{}, err
 	}
 	return st, nil
+}
+
+// unlessDone runs f unless ctx has ended, as a Remote's request would
+// not be made.
+func unlessDone(ctx context.Context, f func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return f()
 }
 
 // checkAdvance refuses, before any request, a d the clock control cannot

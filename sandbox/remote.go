@@ -1,9 +1,8 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 
 	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/remote"
 )
 
 // Remote is a typed client of a running sandbox's /sandbox/ controls and
@@ -159,25 +159,25 @@ func (r *Remote) Advance(ctx context.Context, d time.Duration) (time.Time, error
 	if err := checkAdvance(d); err != nil {
 		return time.Time{}, err
 	}
-	err := r.post(ctx, "/sandbox/clock/advance", map[string]int64{"seconds": int64(d / time.Second)}, &out)
+	err := r.conn().Post(ctx, "/sandbox/clock/advance", map[string]int64{"seconds": int64(d / time.Second)}, &out)
 	return out.Now, err
 }
 
 // InjectFault installs a fault (see Fault).
 func (r *Remote) InjectFault(ctx context.Context, f Fault) error {
-	return r.post(ctx, "/sandbox/faults", f, nil)
+	return r.conn().Post(ctx, "/sandbox/faults", f, nil)
 }
 
 // Reset puts the sandbox back to its starting state.
 func (r *Remote) Reset(ctx context.Context) error {
-	return r.post(ctx, "/sandbox/reset", struct{}{}, nil)
+	return r.conn().Post(ctx, "/sandbox/reset", struct{}{}, nil)
 }
 
 // FlushWebhooks waits until every webhook queued so far has been delivered
 // or given up on, as Server.FlushWebhooks does: call it before asserting
 // what a webhook did.
 func (r *Remote) FlushWebhooks(ctx context.Context) error {
-	return r.post(ctx, "/sandbox/webhooks/flush", struct{}{}, nil)
+	return r.conn().Post(ctx, "/sandbox/webhooks/flush", struct{}{}, nil)
 }
 
 // ResendWebhook sends a logged delivery (an id from Deliveries) again, as
@@ -187,14 +187,14 @@ func (r *Remote) ResendWebhook(ctx context.Context, id string) (Delivery, error)
 	if id == "" {
 		return d, fmt.Errorf("sandbox: ResendWebhook: %w: empty delivery id", ErrInvalidArgument)
 	}
-	err := r.post(ctx, "/sandbox/webhooks/"+url.PathEscape(id)+"/resend", struct{}{}, &d)
+	err := r.conn().Post(ctx, "/sandbox/webhooks/"+url.PathEscape(id)+"/resend", struct{}{}, &d)
 	return d, err
 }
 
 // State returns the balances and resource counts (GET /sandbox/state).
 func (r *Remote) State(ctx context.Context) (State, error) {
 	var s State
-	err := r.get(ctx, "/sandbox/state", &s)
+	err := r.conn().Get(ctx, "/sandbox/state", &s)
 	return s, err
 }
 
@@ -204,7 +204,7 @@ func (r *Remote) Requests(ctx context.Context) ([]RequestRecord, error) {
 	var out struct {
 		Requests []RequestRecord `json:"requests"`
 	}
-	err := r.get(ctx, "/sandbox/requests", &out)
+	err := r.conn().Get(ctx, "/sandbox/requests", &out)
 	return out.Requests, err
 }
 
@@ -214,7 +214,7 @@ func (r *Remote) Deliveries(ctx context.Context) ([]Delivery, error) {
 	var out struct {
 		Deliveries []Delivery `json:"deliveries"`
 	}
-	err := r.get(ctx, "/sandbox/webhooks", &out)
+	err := r.conn().Get(ctx, "/sandbox/webhooks", &out)
 	return out.Deliveries, err
 }
 
@@ -224,60 +224,19 @@ func (r *Remote) postID(ctx context.Context, kind, id, tail string, in any) erro
 	if id == "" {
 		return fmt.Errorf("sandbox: %w: empty %s id", ErrInvalidArgument, strings.TrimSuffix(kind, "s"))
 	}
-	return r.post(ctx, "/sandbox/"+kind+"/"+url.PathEscape(id)+tail, in, nil)
+	return r.conn().Post(ctx, "/sandbox/"+kind+"/"+url.PathEscape(id)+tail, in, nil)
 }
 
-func (r *Remote) post(ctx context.Context, path string, in, out any) error {
-	body, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	return r.do(ctx, http.MethodPost, path, body, out)
-}
-
-func (r *Remote) get(ctx context.Context, path string, out any) error {
-	return r.do(ctx, http.MethodGet, path, nil, out)
-}
-
-func (r *Remote) do(ctx context.Context, method, path string, body []byte, out any) error {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, r.base+path, rd)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if r.token != "" {
-		req.Header.Set("Authorization", "Bearer "+r.token)
-	}
-	res, err := r.hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("sandbox: %s %s: %w", method, path, err)
-	}
-	defer res.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(res.Body, 16<<20))
-	if err != nil {
-		return fmt.Errorf("sandbox: %s %s: %w", method, path, err)
-	}
-	if res.StatusCode/100 != 2 {
-		e := &ControlError{StatusCode: res.StatusCode}
-		var eb struct{ Error, Message string }
-		if json.Unmarshal(data, &eb) == nil {
-			e.Code, e.Message = eb.Error, eb.Message
-		} else {
-			e.Message = http.StatusText(res.StatusCode)
-		}
-		return e
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("sandbox: %s %s: decoding the answer: %w", method, path, err)
-	}
-	return nil
+// conn is the Remote on the wire (package remote), its refusals
+// *ControlError.
+func (r *Remote) conn() *remote.Conn {
+	return &remote.Conn{Base: r.base, Token: r.token, HC: r.hc, APIKey: r.apiKey, Signer: r.signer,
+		Refused: func(status int, code, message string) error {
+			return &ControlError{StatusCode: status, Code: code, Message: message}
+		},
+		// A 4xx other than 429 ends a feed: another try cannot change it.
+		Final: func(err error) bool {
+			var ce *ControlError
+			return errors.As(err, &ce) && ce.StatusCode/100 == 4 && ce.StatusCode != http.StatusTooManyRequests
+		}}
 }

@@ -2,15 +2,10 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
-	"strings"
 
 	paykit "github.com/paykit-dev/paykit-go"
-	"github.com/paykit-dev/paykit-go/sandbox/internal/sse"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/remote"
 )
 
 // WithMerchant makes the Remote authenticate as a merchant where a route
@@ -147,55 +142,9 @@ func (r *Remote) Listen(ctx context.Context, fn func(ListenEvent) error, opts ..
 	if err := checkListenToken(o.token); err != nil {
 		return err
 	}
-	q := url.Values{}
-	if len(o.events) > 0 {
-		q.Set("events", strings.Join(o.events, ","))
-	}
-	s := r.stream("/sandbox/listen", true)
-	s.Resume, s.After = o.resume, o.after
-	return s.Run(ctx, func(ev sse.Event) error {
-		switch ev.Name {
-		case "session":
-			var v ListenSession
-			if err := json.Unmarshal(ev.Data, &v); err != nil {
-				return sse.ErrBadEvent
-			}
-			if o.token == "" {
-				o.token = v.Token // the same token on every reconnection
-			}
-			// Where this connection's notifications begin: after a
-			// restart, the new run's start, so the next reconnection
-			// neither hears of the restart again nor gets its
-			// notifications twice.
-			s.Resume, s.After = true, v.Position
-			return fn(ListenEvent{Session: &v})
-		case "notification":
-			var v ListenNotification
-			var body struct {
-				Body *string `json:"body"`
-			}
-			if ev.ID == 0 || json.Unmarshal(ev.Data, &v) != nil || json.Unmarshal(ev.Data, &body) != nil || body.Body == nil {
-				return sse.ErrBadEvent
-			}
-			v.Position, v.Body = ev.ID, []byte(*body.Body)
-			return fn(ListenEvent{Notification: &v})
-		case "missed":
-			var v ListenMissed
-			if err := json.Unmarshal(ev.Data, &v); err != nil {
-				return sse.ErrBadEvent
-			}
-			return fn(ListenEvent{Missed: &v})
-		}
-		return nil // an event of a later sandbox: not ours to read
-	}, func() url.Values {
-		qq := url.Values{}
-		for k, v := range q {
-			qq[k] = v
-		}
-		if o.token != "" {
-			qq.Set("token", o.token)
-		}
-		return qq
+	return r.conn().Listen(ctx, o.events, o.token, o.resume, o.after, func(ev remote.Event) error {
+		return fn(ListenEvent{Session: (*ListenSession)(ev.Session),
+			Notification: (*ListenNotification)(ev.Notification), Missed: (*ListenMissed)(ev.Missed)})
 	})
 }
 
@@ -237,68 +186,7 @@ func (r *Remote) FollowRequests(ctx context.Context, fn func(RequestEvent) error
 	if fn == nil {
 		return fmt.Errorf("sandbox: FollowRequests: %w: no function to call with the records", ErrInvalidArgument)
 	}
-	s := r.stream("/sandbox/requests", false)
-	return s.Run(ctx, func(ev sse.Event) error {
-		switch ev.Name {
-		case "session":
-			var v struct {
-				Position uint64 `json:"position"`
-			}
-			if err := json.Unmarshal(ev.Data, &v); err != nil {
-				return sse.ErrBadEvent
-			}
-			s.Resume, s.After = true, v.Position
-		case "request":
-			var v RequestRecord
-			if ev.ID == 0 || json.Unmarshal(ev.Data, &v) != nil {
-				return sse.ErrBadEvent
-			}
-			return fn(RequestEvent{Position: ev.ID, Record: &v})
-		case "missed":
-			var v ListenMissed
-			if err := json.Unmarshal(ev.Data, &v); err != nil {
-				return sse.ErrBadEvent
-			}
-			return fn(RequestEvent{Missed: &v})
-		}
-		return nil
-	}, func() url.Values { return url.Values{"follow": {"1"}} })
-}
-
-// stream is the feed at path of this Remote, signed as the merchant or
-// with the control token; a refusal is a *ControlError, and one with a
-// 4xx other than 429 ends the stream (another try cannot change it).
-func (r *Remote) stream(path string, merchant bool) *sse.Stream {
-	return &sse.Stream{URL: r.base + path, Client: r.hc,
-		Auth: func(req *http.Request) error {
-			if !merchant {
-				if r.token != "" {
-					req.Header.Set("Authorization", "Bearer "+r.token)
-				}
-				return nil
-			}
-			req.Header.Set("X-Identity", r.apiKey)
-			sig, err := r.signer.Sign(req, nil)
-			if err != nil {
-				return fmt.Errorf("sandbox: signing the listen request: %w", err)
-			}
-			if strings.ContainsAny(sig, "\r\n") {
-				return errors.New("sandbox: signing the listen request: the signature contains a line break")
-			}
-			req.Header.Set("X-Signature", sig)
-			return nil
-		},
-		Refused: func(status int, data []byte) error {
-			e := &ControlError{StatusCode: status, Message: http.StatusText(status)}
-			var eb struct{ Error, Message string }
-			if json.Unmarshal(data, &eb) == nil {
-				e.Code, e.Message = eb.Error, eb.Message
-			}
-			return e
-		},
-		Final: func(err error) bool {
-			var ce *ControlError
-			return errors.As(err, &ce) && ce.StatusCode/100 == 4 && ce.StatusCode != http.StatusTooManyRequests
-		},
-	}
+	return r.conn().FollowRequests(ctx, func(ev remote.RequestEvent) error {
+		return fn(RequestEvent{Position: ev.Position, Record: (*RequestRecord)(ev.Record), Missed: (*ListenMissed)(ev.Missed)})
+	})
 }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -250,9 +249,6 @@ type Server struct {
 	svc *service.Service // the application: every section of the state
 }
 
-// defaultMerchantName is the display name of a Merchant without Name.
-const defaultMerchantName = "Sandbox merchant"
-
 // New builds a Server from cfg, filling in defaults. It panics when two
 // merchants share an API key, as http.ServeMux does on a duplicate pattern:
 // that is a programming error, not a runtime condition. It also panics when
@@ -274,32 +270,9 @@ func Open(cfg Config) (*Server, error) {
 	if len(cfg.Merchants) == 0 {
 		cfg.Merchants = []Merchant{DefaultMerchant(DefaultAPIKey, DefaultSecret)}
 	}
-	cfg.Merchants = slices.Clone(cfg.Merchants) // the caller's slice is left as it was
-	for i := range cfg.Merchants {
-		if cfg.Merchants[i].Name == "" {
-			cfg.Merchants[i].Name = defaultMerchantName
-		}
-	}
-	seen := map[string]bool{}
-	for _, m := range cfg.Merchants {
-		if m.APIKey == "" {
-			panic("sandbox: merchant with an empty APIKey")
-		}
-		if seen[m.APIKey] {
-			panic("sandbox: two merchants share one APIKey")
-		}
-		seen[m.APIKey] = true
-	}
 	banks := DefaultBanks()
 	if cfg.Banks != nil {
-		banks = slices.Clone(cfg.Banks)
-	}
-	codes := map[string]bool{}
-	for _, b := range banks {
-		if b.Code == "" || codes[b.Code] {
-			panic("sandbox: a bank with an empty or repeated Code")
-		}
-		codes[b.Code] = true
+		banks = cfg.Banks
 	}
 	if err := checkControlToken(cfg.ControlToken); err != nil {
 		return nil, err

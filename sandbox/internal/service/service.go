@@ -120,10 +120,41 @@ type merchant = ledger.Merchant
 
 type terminal = ledger.Terminal
 
+// defaultMerchantName is the display name of a Merchant without Name.
+const defaultMerchantName = "Sandbox merchant"
+
+// checkConfig panics on the programming errors sandbox.New documents (an
+// empty or repeated API key, an empty or repeated bank code), as
+// http.ServeMux does on a duplicate pattern, and names the merchants
+// configured without a name.
+func checkConfig(cfg Config) {
+	seen := map[string]bool{}
+	for i, m := range cfg.Merchants {
+		if m.APIKey == "" {
+			panic("sandbox: merchant with an empty APIKey")
+		}
+		if seen[m.APIKey] {
+			panic("sandbox: two merchants share one APIKey")
+		}
+		seen[m.APIKey] = true
+		if m.Name == "" {
+			cfg.Merchants[i].Name = defaultMerchantName
+		}
+	}
+	codes := map[string]bool{}
+	for _, b := range cfg.Banks {
+		if b.Code == "" || codes[b.Code] {
+			panic("sandbox: a bank with an empty or repeated Code")
+		}
+		codes[b.Code] = true
+	}
+}
+
 // Open builds the Service over the store cfg.DBPath names (memory without
 // one), with the state a file gives back, and starts what runs by itself:
 // expiry, the outbox's deliveries, the autopilot's steps.
 func Open(cfg Config) (*Service, error) {
+	checkConfig(cfg)
 	s := &Service{cfg: cfg, requests: map[routeKey]int{}, creds: make(map[string]Merchant, len(cfg.Merchants))}
 	for _, m := range cfg.Merchants {
 		s.creds[m.APIKey] = m
