@@ -69,13 +69,10 @@ func (c *Client) newRequest(ctx context.Context, k *call) (*retryablehttp.Reques
 		u.RawQuery = k.query.Encode()
 	}
 	hreq.Host = u.Host
-	// A write's body is not given to retryablehttp (whose SetBody would
-	// set GetBody, which lets net/http send it again by itself):
-	// attemptTransport gives each attempt a body of its own (oneSend).
+	// The body is not given to retryablehttp, whose SetBody sets GetBody,
+	// which lets net/http send a write again by itself: attemptTransport
+	// gives each attempt a body of its own (oneSend). Reads have none.
 	req, err := retryablehttp.FromRequest(hreq)
-	if err == nil && k.body != nil && k.op.class == classRead {
-		err = req.SetBody(k.body)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("paykit: %s: building request: %w", k.op.name, err)
 	}
@@ -237,10 +234,10 @@ func (t *connTrace) onGetConn(string)                { t.getConn.Store(true) }
 func (t *connTrace) onGotConn(httptrace.GotConnInfo) { t.gotConn.Store(true) }
 func (t *connTrace) onWroteHeaders()                 { t.writes.Add(1) }
 
-// oneSend gives an attempt of a write its own copy of the request with a
-// body that can be sent once: net/http's HTTP/1.1 and HTTP/2 transports,
-// and any layer that resends through GetBody, can then not put the write
-// on the wire a second time within the attempt.
+// oneSend gives req, an attempt's own copy of a write's request, a body
+// that can be sent once: net/http's HTTP/1.1 and HTTP/2 transports, and
+// any layer that resends through GetBody, can then not put the write on
+// the wire a second time within the attempt.
 //
 // What each layer does with it (Go's net/http, transport.go and
 // h2_bundle.go):
@@ -265,7 +262,6 @@ func (t *connTrace) onWroteHeaders()                 { t.writes.Add(1) }
 // (more than once, for a money move: ErrUnknownOutcome). A transport that
 // does not use net/http's client, or drops the request's context, is not
 // seen: only the answer it returns is.
-// req is the attempt's own copy, changed in place.
 func oneSend(req *http.Request, body []byte) *http.Request {
 	req.Body, req.GetBody, req.ContentLength = io.NopCloser(bytes.NewReader(body)), nil, int64(len(body))
 	return req

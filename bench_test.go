@@ -10,7 +10,9 @@ package paykit
 // BenchmarkVsRaw runs both sides of each pair inside ONE benchmark, in
 // alternating blocks, and reports the median ratio of adjacent blocks: on a
 // shared 2-core machine two separate benchmark runs differ by more than the
-// gap being measured, while adjacent blocks see the same machine. The
+// gap being measured, while adjacent blocks see the same machine.
+// BenchmarkVsRawPerCall alternates single calls, for a machine so loaded
+// that blocks of 50 calls are preempted unevenly. The
 // scaling benchmarks (AllPayouts, Concurrent, WebhookHandlerConcurrent)
 // show how the cost grows with work. See BENCHMARKS.md for the commands and
 // the figures.

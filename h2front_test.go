@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -55,22 +57,14 @@ func frontFault(w http.ResponseWriter, f byte) {
 }
 
 // frontCert is httptest's certificate and a pool that trusts it.
-var frontCert = func() func() ([]tls.Certificate, *x509.CertPool) {
-	var once sync.Once
-	var certs []tls.Certificate
-	var pool *x509.CertPool
-	return func() ([]tls.Certificate, *x509.CertPool) {
-		once.Do(func() {
-			s := httptest.NewUnstartedServer(http.NotFoundHandler())
-			s.StartTLS()
-			certs = s.TLS.Certificates
-			pool = x509.NewCertPool()
-			pool.AddCert(s.Certificate())
-			s.Close()
-		})
-		return certs, pool
-	}
-}()
+var frontCert = sync.OnceValues(func() ([]tls.Certificate, *x509.CertPool) {
+	s := httptest.NewUnstartedServer(http.NotFoundHandler())
+	s.StartTLS()
+	defer s.Close()
+	pool := x509.NewCertPool()
+	pool.AddCert(s.Certificate())
+	return s.TLS.Certificates, pool
+})
 
 func newH2Front(t testing.TB, h http.Handler) *h2Front {
 	t.Helper()
@@ -270,6 +264,43 @@ func (f *h2Front) pumpBack(client, backend net.Conn) {
 		}
 		if _, err := client.Write(fr.append(out)); err != nil {
 			return
+		}
+	}
+}
+
+// The front's faults are what they claim: after each, Go's HTTP/2 client
+// sends a request it can rewind again by itself. Were a Go release to stop
+// doing so, the tests that prove the SDK prevents it would pass without
+// proving anything; this one would fail.
+func TestH2FrontMakesGoResend(t *testing.T) {
+	t.Parallel()
+	for _, fault := range []byte{faultRSTProtocol, faultRSTRefused, faultGoAway} {
+		var deliveries atomic.Int32
+		front := newH2Front(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, err := io.ReadAll(r.Body); err != nil {
+				return
+			}
+			if deliveries.Add(1) == 1 {
+				frontFault(w, fault)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		tr := frontTransport()
+		req, err := http.NewRequest(http.MethodPost, front.URL+"/v1/transfers", strings.NewReader(`{"amount":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := (&http.Client{Transport: tr}).Do(req) // GetBody set by NewRequest
+		if err != nil {
+			t.Fatalf("fault %c: %v", fault, err)
+		}
+		resp.Body.Close()
+		tr.CloseIdleConnections()
+		front.Close()
+		if resp.StatusCode != http.StatusNoContent || resp.ProtoMajor != 2 || deliveries.Load() != 2 {
+			t.Errorf("fault %c: HTTP %d over HTTP/%d after %d deliveries; want 204 over HTTP/2 after 2",
+				fault, resp.StatusCode, resp.ProtoMajor, deliveries.Load())
 		}
 	}
 }

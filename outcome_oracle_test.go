@@ -216,7 +216,7 @@ type oracleWorld struct {
 	posts  int           // deliveries of this call's request
 	// bankName is the bank's name now; banks says how GET /v1/banks
 	// answers: 0 as stored, 1 down, 2 hanging, 3 empty, 4 formatted
-	// otherwise.
+	// otherwise, 5 under the name before a rename, 6 with a null name.
 	bankName string
 	banks    uint8
 	// h2: the service speaks HTTP/2 (TLS, through an h2Front that can
@@ -254,7 +254,7 @@ type oracleLayer struct {
 }
 
 func runOracleBelow(t *testing.T, op *oracleOp, world, banks uint8, script []byte, below oracleLayer) {
-	w := &oracleWorld{op: op, script: script, bankName: oracleBankName, banks: banks % 5, stop: make(chan struct{}),
+	w := &oracleWorld{op: op, script: script, bankName: oracleBankName, banks: (banks & bModes) % 7, stop: make(chan struct{}),
 		askedBank: oracleBankCode, h2: banks&bHTTP2 != 0}
 	if world&0x80 != 0 {
 		w.askedBank = strings.ToUpper(oracleBankCode) // codes are case-insensitive
@@ -696,6 +696,10 @@ func (w *oracleWorld) bankList(rw http.ResponseWriter, r *http.Request) {
 		}
 	case 3:
 		oracleAnswer(rw, 200, `{"banks":[]}`, "")
+	case bLagging: // the list lags a rename
+		oracleAnswer(rw, 200, `{"banks":[{"code":"sber","name":"Sberbank","is_active":true},{"code":"vtb","name":"VTB","is_active":true}]}`, "")
+	case bNullName: // the list names the bank without a name
+		oracleAnswer(rw, 200, `{"banks":[{"code":"sber","name":null,"is_active":true},{"code":"vtb","name":"VTB","is_active":true}]}`, "")
 	case 4:
 		oracleAnswer(rw, 200, fmt.Sprintf(`{"banks":[{"code":"SBER","name":%q,"is_active":true},{"code":"VTB","name":"vtb","is_active":true}]}`,
 			strings.ToUpper(name)), "")
@@ -856,6 +860,9 @@ const (
 	bHang       = 2
 	bEmpty      = 3
 	bFormatted  = 4
+	bLagging    = 5
+	bNullName   = 6
+	bModes      = 0x3f // the bits of the bank list's mode; the others are the transport's
 	bResender   = 0x40 // a layer below the SDK resends after a failed connection
 	bHTTP2      = 0x80 // the service speaks HTTP/2
 	wNoTimeout  = 0x20
@@ -875,6 +882,10 @@ var oracleSeeds = func() []oracleSeed {
 		// Point 2: the bank renamed after the cache was filled.
 		{0, wStaleBanks, bAsStored, []byte{sLost | sApply, sAsService, rAsStored}},
 		{0, wStaleBanks | wUpperBank, bFormatted, []byte{sLost | sApply, sAsService, rFormatted}},
+		{0, wStaleBanks, bLagging, []byte{sLost | sApply, sAsService, rAsStored}},
+		{0, wStaleBanks, bLagging, []byte{sOther | sApply, rAsStored}},
+		{0, 0, bNullName, []byte{sLost | sApply, sAsService, rAsStored}},
+		{0, 2, bLagging, []byte{sLost, sAsService, rAsStored}},
 		// Point 3: a payout read back as SBER, +7 912 345-67-89.
 		{1, wUpperBank, bAsStored, []byte{sLost | sApply, sAsService, rFormatted}},
 		{1, 0, bAsStored, []byte{sHang | sApply, sAsService, rFormatted}},

@@ -239,3 +239,40 @@ func TestBodilessWriteOnTheWire(t *testing.T) {
 		assert.Equal(t, int32(1), writes.Load(), "writes of the request")
 	}
 }
+
+// Do with any write method, with a body or without, is sent once over
+// HTTP/2 when the service acts and resets the stream, and ends in
+// ErrUnknownOutcome naming the read to make (on the old code a DELETE or
+// PUT was delivered twice and answered as a success).
+func TestDoWritesAreNotResentByHTTP2(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		method string
+		body   any
+	}{{http.MethodDelete, nil}, {http.MethodPut, map[string]string{"status": "x"}}, {http.MethodPatch, nil}, {http.MethodPost, nil}} {
+		t.Run(tc.method, func(t *testing.T) {
+			t.Parallel()
+			var deliveries atomic.Int32
+			front := newH2Front(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if _, err := io.ReadAll(r.Body); err != nil {
+					return
+				}
+				if deliveries.Add(1) == 1 {
+					frontFault(w, faultRSTProtocol) // applied, then reset
+					return
+				}
+				writeCanned(w, http.StatusOK, []byte(`{}`))
+			}))
+			defer front.Close()
+			tr := frontTransport()
+			defer tr.CloseIdleConnections()
+			c, err := NewClient(front.URL, testKey, HMACSigner(testSecret), WithHTTPClient(&http.Client{Transport: tr}))
+			require.NoError(t, err)
+			var out map[string]any
+			err = c.Do(ctx, tc.method, "/v1/things/1", tc.body, &out)
+			require.ErrorIs(t, err, ErrUnknownOutcome)
+			assert.Contains(t, err.Error(), "read the resource with a GET")
+			assert.Equal(t, int32(1), deliveries.Load(), "deliveries")
+		})
+	}
+}

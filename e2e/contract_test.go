@@ -70,6 +70,14 @@ func TestDocumentIsValid(t *testing.T) {
 				if !slices.Equal(op.Tags, []string{"sandbox"}) {
 					t.Errorf("%s: tags %v, want [sandbox]", name, op.Tags)
 				}
+				if path == "/sandbox/listen" {
+					// The listen feed is a merchant's: signed as /v1 is.
+					if op.Security == nil || len(*op.Security) != 1 || len((*op.Security)[0]) != 2 ||
+						op.Responses.Status(http.StatusUnauthorized) == nil {
+						t.Errorf("%s: must be signed with X-Identity and X-Signature, with a 401 answer", name)
+					}
+					continue
+				}
 				if op.Security == nil || len(*op.Security) != 0 {
 					t.Errorf("%s: must be unsigned (security: [])", name)
 				}
@@ -423,6 +431,13 @@ func TestContract(t *testing.T) {
 	// 401: a wrong secret on all 18 operations, and no headers at all.
 	env.unauthorized(ctx)
 
+	// The listen feed's refusals: an unknown kind (400), a wrong signature (401).
+	env.signed(ctx, "GET", "/sandbox/listen?events=refund", "", nil, 400)
+	if status, _ := raw(ctx, t, env.http, "GET", env.url+"/sandbox/listen", "", nil,
+		http.Header{"X-Identity": {sandbox.DefaultAPIKey}, "X-Signature": {"0000"}}); status != http.StatusUnauthorized {
+		t.Errorf("GET /sandbox/listen with a wrong signature: HTTP %d, want 401", status)
+	}
+
 	// The document endpoint.
 	status, body := raw(ctx, t, env.http, "GET", env.url+"/openapi.yaml", "", nil, nil)
 	if status != 200 || len(body) == 0 {
@@ -465,6 +480,8 @@ var notYetProduced = map[string]string{
 	"sandboxFlushWebhooks 409 SANDBOX_CONFLICT": "needs a delivery still pending a whole minute into the request; " +
 		"the Go FlushWebhooks it wraps fails that way in sandbox's TestWebhooksPayoutGiveUpAndClose (a cancelled context)",
 	"sandboxReadyz 503": "the in-memory sandbox is always ready; only a failing persistent store (-db) answers it",
+	"sandboxListen 200": "a stream that lasts, which this harness reads whole; sandbox's TestListenWire holds its " +
+		"events byte for byte and TestListenFeed every field",
 }
 
 // contractEnv is one sandbox served over loopback behind the validator, an

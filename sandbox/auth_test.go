@@ -111,7 +111,9 @@ const strongToken = "7c1e9a4f3b2d8e6a0f5c9b1d4e7a2c8f3b6d9e0a1c4f7b2e5d8a3c6f9b0
 // that says why and how to make one, and never shows the token; New
 // panics with the same message.
 func TestWeakControlTokenRefused(t *testing.T) {
-	for _, tok := range []string{"a", "ctl-77", "secretsecretsecretsecretsecret", "0123456789abcdef"} {
+	for _, tok := range []string{"a", "ctl-77", "secretsecretsecretsecretsecret", "0123456789abcdef",
+		// Issue 37's: a sequence there and back, a keyboard walk, words.
+		"0123456789abcdeffedcba9876543210", "1qaz2wsx3edc4rfv5tgb6yhn7ujm8ik9ol0p", "paykit-sandbox-staging-control-token"} {
 		sb, err := Open(Config{AllowRemote: true, ControlToken: tok})
 		if err == nil {
 			sb.Close()
@@ -301,8 +303,9 @@ func TestRemoteModeNeedsTheControlToken(t *testing.T) {
 
 // The sandbox wires its Config into the control-token guard: wrong tokens
 // are counted per address and logged through Config.Logger (the address
-// and the count, never the token), and the one past the free failures
-// blocks the address. (The throttling itself is tested in package api.)
+// and the count, never the token), the one past the free failures blocks
+// the address's guesses, and never the right token or login. (The
+// throttling itself is tested in package guard.)
 func TestWrongControlTokensReachTheSandboxLog(t *testing.T) {
 	var logs syncBuffer
 	sb := New(Config{AllowRemote: true, ControlToken: strongToken, Now: func() time.Time { return base },
@@ -324,5 +327,30 @@ func TestWrongControlTokensReachTheSandboxLog(t *testing.T) {
 	}
 	if !strings.Contains(out, `"msg":"wrong control token","client":"203.0.113.7","via":"bearer","failures":6,"blocked_for":"1s"`) {
 		t.Fatalf("the sixth failure is not logged with its block:\n%s", out)
+	}
+	// Behind a proxy that address is everyone's: the next guess is
+	// throttled, the right token and the right login still pass.
+	send := func(req *http.Request) *httptest.ResponseRecorder {
+		req.RemoteAddr = "203.0.113.7:6666"
+		rec := httptest.NewRecorder()
+		sb.ServeHTTP(rec, req)
+		return rec
+	}
+	bearer := func(tok string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", "http://sandbox.example/sandbox/state", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		return send(req)
+	}
+	if rec := bearer("guess-blocked"); rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "1" {
+		t.Fatalf("a guess during the block: %d %q", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	if rec := bearer(strongToken); rec.Code != http.StatusOK {
+		t.Fatalf("the right token from the blocked address: %d %s", rec.Code, rec.Body)
+	}
+	login := httptest.NewRequest("POST", "http://sandbox.example/sandbox/login", strings.NewReader(url.Values{"token": {strongToken}}.Encode()))
+	login.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	login.Header.Set("Origin", "http://sandbox.example")
+	if rec := send(login); rec.Code != http.StatusSeeOther || len(rec.Result().Cookies()) != 1 {
+		t.Fatalf("the right login from the blocked address: %d %v", rec.Code, rec.Header())
 	}
 }

@@ -91,8 +91,7 @@ func (c localController) Advance(ctx context.Context, d time.Duration) (time.Tim
 	if err := checkAdvance(d); err != nil {
 		return time.Time{}, err
 	}
-	c.s.Advance(d)
-	if err := c.s.storeFailed(); err != nil {
+	if err := c.s.advance(d); err != nil {
 		return time.Time{}, err
 	}
 	return c.s.Now(), nil
@@ -109,8 +108,7 @@ func (c localController) Reset(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c.s.Reset()
-	return c.s.storeFailed()
+	return c.s.reset()
 }
 
 func (c localController) FlushWebhooks(ctx context.Context) error { return c.s.FlushWebhooks(ctx) }

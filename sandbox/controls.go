@@ -59,9 +59,11 @@ func (b controlBackend) SetWithdrawalStatus(id, status, txHash string) (any, err
 	return v, controlRefusal(err)
 }
 
-func (b controlBackend) Advance(d time.Duration) time.Time {
-	b.s.Advance(d)
-	return b.s.Now()
+func (b controlBackend) Advance(d time.Duration) (time.Time, error) {
+	if err := b.s.advance(d); err != nil {
+		return time.Time{}, controlRefusal(err)
+	}
+	return b.s.Now(), nil
 }
 
 func (b controlBackend) InjectFault(f api.Fault) error {
@@ -80,7 +82,7 @@ func (b controlBackend) ResendWebhook(id string) (any, error) {
 	return d, nil
 }
 
-func (b controlBackend) Reset()             { b.s.Reset() }
+func (b controlBackend) Reset() error       { return controlRefusal(b.s.reset()) }
 func (b controlBackend) StoreFailed() error { return b.s.storeFailed() }
 func (b controlBackend) State() any         { return b.s.State() }
 func (b controlBackend) Requests() any      { return b.s.Requests() }
@@ -89,11 +91,18 @@ func (b controlBackend) Deliveries() any    { return b.s.Deliveries() }
 // controlRefusal is a Go control's error as the routes take it: a
 // *ledger.Error of its sentinel's kind (ErrNotFound NotFound,
 // ErrWrongState WrongState, anything else Invalid) whose message is the
-// error's text. A failed store is left as it is: the routes see it in
-// StoreFailed.
+// error's text. A control's section that the store failed is its outcome,
+// ledger.NotKept or ledger.MaybeKept, which the routes answer 503 or 500;
+// another ErrStore (the store had failed before) is not kept.
 func controlRefusal(err error) error {
-	if err == nil || errors.Is(err, ErrStore) {
-		return err
+	var out outcomeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &out):
+		return out.out
+	case errors.Is(err, ErrStore):
+		return errNotKept
 	}
 	kind := ledger.Invalid
 	switch {

@@ -178,6 +178,20 @@
 // unknown fields, so a notify_url pointing at /sandbox/reset resets
 // nothing. Receivers on loopback and private addresses stay reachable.
 //
+// Config.WebhookFaults (the binary's -webhook-faults
+// duplicate=0.1,reorder=0.1,delay=2s,seed=42) makes deliveries arrive
+// twice, held back behind the resource's next notification, or late on the
+// sandbox clock, at the rates given; the same seed and the same
+// notifications replay the same faults. State.Webhooks.Faults, GET
+// /sandbox/state and the dashboard show them with the seed in use.
+//
+// GET /sandbox/listen is a merchant's live feed (Server-Sent Events) of
+// every notification of its resources, those without a notify_url
+// included, signed as /v1 is (no control token); Remote.Listen follows it,
+// reconnecting and resuming from the last position (see Remote.Listen and
+// sandbox/README.md for the events). GET /sandbox/requests?follow=1
+// streams the request log the same way (Remote.FollowRequests).
+//
 // # Hosted payment page
 //
 // GET /pay/{id} (no authentication) renders the amount, requisites, status
@@ -222,9 +236,11 @@
 // form (/sandbox/login) that sets an HttpOnly, SameSite=Strict session
 // cookie holding an HMAC of the token, never the token. A token that could
 // be guessed (under 128 bits of estimated entropy) is refused at start, and
-// wrong ones are slowed per client address: after five, the address is
-// answered 429 with a Retry-After that doubles with each further failure
-// (up to 15 minutes), and each failure is logged without the token.
+// wrong ones are throttled per client address: after five, the address's
+// wrong tokens are answered 429 with a Retry-After that doubles with each
+// further failure (up to 15 minutes), and each counted failure is logged
+// without the token. The right token always passes, so guesses from behind
+// the same reverse proxy or NAT never lock its holder out.
 // Loopback-only sandboxes need no token. The controls:
 //
 //	POST /sandbox/payments/{id}/verify          {"outcome":"completed"} or {"outcome":"cancelled"}
@@ -464,29 +480,39 @@
 // their commit, so no receiver hears of a change the file may not keep.
 // Reads cost no fsync; a read waits for one only when it reads a change
 // not yet synced. Diagnostics (request log lines, request counters, a
-// delivery's attempts and end) ride along with the next commit, or are
-// written at Close, so a GET never writes to the file itself; the request
-// lines and counters only with the first commit after 64 commits or 200 ms
-// since they were last written, so a kill loses those of at most that
-// interval before the last change and those after it, never a resource. A
-// webhook whose delivery had not been recorded as ended at a kill, or that
-// Close cut short, is sent again at the next start: delivery is at least
-// once.
+// delivery's attempts) ride along with the next commit, or are written at
+// Close, so a GET never writes to the file itself; the request lines and
+// counters only with the first commit after 64 commits or 200 ms since
+// they were last written, so a kill loses those of at most that interval
+// before the last change and those after it, never a resource. A
+// delivery's end is committed when it ends (not fsynced for itself: the
+// next change's fsync covers it), so a kill loses none, and a power cut
+// only those since the last fsync. A webhook whose delivery had not been
+// recorded as ended at a kill, or that Close cut short, is sent again at
+// the next start: delivery is at least once.
 //
 // If a commit fails (disk full, the file damaged underneath, or the file
 // or its -wal file removed or replaced while the sandbox runs: every
 // change and every /readyz probe checks that their names still reach the
 // files it opened, and the commits of a removed -wal file are copied into
 // the database when that is seen), the Server stops trusting its
-// memory: every API request answers 503 SANDBOX_STORE, Go controls return
-// ErrStore and GET /readyz answers 503, until it is restarted, which
-// resumes from the last committed state. The change that failed is visible
-// nowhere (State, the dashboard and Terminals show the last commit), and so
-// is any later one. A failed fsync of the -wal file fails every change it
-// covered and every later one alike (503, ErrStore, their webhooks never
-// sent); those changes are already committed, so State and Terminals may
-// show them, and the file may or may not hold them after a restart, which
-// their 503 never denied.
+// memory: every API request that arrives afterwards answers 503
+// SANDBOX_STORE, Go controls return ErrStore and GET /readyz answers 503,
+// until it is restarted, which resumes from the last committed state. The
+// change that failed is visible nowhere (State, the dashboard and
+// Terminals show the last commit), and so is any later one.
+//
+// A 503 SANDBOX_STORE always means "not kept": the change is nowhere, now
+// or after a restart, and may be asked again. Whatever the order of the
+// failures, each change is answered what is true of it: the changes
+// committed before a failed commit (in the -wal file, waiting for their
+// fsync) still get their fsync and their 2xx; a failed fsync of the -wal
+// file leaves the disk's content unknown (the kernel may have dropped the
+// pages, or written some), so every change it covered answers 500
+// SANDBOX_STORE, "may or may not be kept", never 503, and its webhooks are
+// not sent then (one that is in the file is sent at the next start). A
+// client that gets the 500 reads the resource back after the restart
+// before asking again; the SDK calls it an unknown outcome.
 //
 // At start the file is checked before anything is written to it, and
 // refused with an error that names it, never reset: a file that is not

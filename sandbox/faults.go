@@ -92,8 +92,7 @@ func (s *Server) InjectFault(f Fault) error {
 	s.begin()
 	s.faults = append(s.faults, &f)
 	s.jr.saveFaults(s.faults)
-	s.commit()
-	return s.orStoreErr(nil) // ErrStore: the fault was not kept
+	return storeOutcome(s.end()) // ErrStore when the fault was not kept, or may not be
 }
 
 // Arrived counts the request under its route pattern and consumes one

@@ -31,10 +31,10 @@ func (b apiBackend) Terminals(key string) []terminal {
 // Transfer moves USDT between two terminals of the merchant in one
 // section (the ledger's rule), so no reader ever sees the debit without
 // the credit.
-func (b apiBackend) Transfer(key, fromID, toID string, amount decimal.Decimal) *ledger.Error {
+func (b apiBackend) Transfer(key, fromID, toID string, amount decimal.Decimal) (lerr *ledger.Error) {
 	s := b.s
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	return ledger.TransferFunds(s.st.core, s.merchants[key], fromID, toID, amount)
 }
 
@@ -57,10 +57,10 @@ func withdrawalCopy(w *withdrawal) withdrawal {
 
 // CreateWithdrawal holds the money of a withdrawal on its terminal (the
 // ledger's rule: amount+fee, or amount alone when SubtractFee).
-func (b apiBackend) CreateWithdrawal(key string, in api.NewWithdrawal) (withdrawal, *ledger.Error) {
+func (b apiBackend) CreateWithdrawal(key string, in api.NewWithdrawal) (_ withdrawal, lerr *ledger.Error) {
 	s := b.s
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	w, lerr := ledger.CreateWithdrawal(s.st.core, s.merchants[key], in, s.tickLocked())
 	if lerr != nil {
 		return withdrawal{}, lerr
@@ -70,10 +70,10 @@ func (b apiBackend) CreateWithdrawal(key string, in api.NewWithdrawal) (withdraw
 }
 
 // Withdrawal is the merchant's withdrawal id.
-func (b apiBackend) Withdrawal(key, id string) (withdrawal, *ledger.Error) {
+func (b apiBackend) Withdrawal(key, id string) (_ withdrawal, lerr *ledger.Error) {
 	s := b.s
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	w := s.st.core.Withdrawal(id)
 	if w == nil || w.Merchant == nil || w.Merchant != s.merchants[key] {
 		return withdrawal{}, &ledger.Error{Kind: ledger.NotFound, Code: spec.CodeWDR003, Message: "withdrawal not found"}
@@ -104,12 +104,12 @@ func controlError(e *ledger.Error) error {
 // recorded as tx_hash; completing without one records a random 64-hex hash.
 func (s *Server) SetWithdrawalStatus(id, status, txHash string) error {
 	_, err := s.setWithdrawalStatus(id, status, txHash)
-	return s.orStoreErr(err)
+	return err
 }
 
-func (s *Server) setWithdrawalStatus(id, status, txHash string) (*api.WithdrawalBody, error) {
+func (s *Server) setWithdrawalStatus(id, status, txHash string) (_ *api.WithdrawalBody, err error) {
 	s.begin()
-	defer s.commit()
+	defer s.endErr(&err)
 	now := s.tickLocked().Truncate(time.Second)
 	if lerr := ledger.CheckWithdrawalTarget(status); lerr != nil {
 		return nil, controlError(lerr)

@@ -199,11 +199,12 @@ func TestReadersWaitOnlyForChangesTheyRead(t *testing.T) {
 	}
 }
 
-// A failed sync is a failed commit for every section it covered and every
-// later one: each is told (ErrStore: the API answers 503 SANDBOX_STORE,
-// /readyz 503), the webhooks of their commits are never sent, and a
-// section that commits afterwards is refused too, while the writer whose
-// sync succeeded before keeps its payment after a restart.
+// A failed sync fails every section it covered and every later one: each
+// it covered is told that its change may have been kept (MaybeKept: the
+// API answers 500 SANDBOX_STORE, never 503), the webhooks of their commits
+// are not sent, a section that commits afterwards is refused (503), and
+// /readyz is 503, while the writer whose sync succeeded before keeps its
+// payment after a restart.
 func TestFailedSyncFailsEveryWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sandbox.db")
 	sink := newHookSink(t, 0)
@@ -229,7 +230,9 @@ func TestFailedSyncFailsEveryWriter(t *testing.T) {
 	<-g.entered
 	g.release <- errors.New("input/output error (injected)")
 	for range 4 {
-		<-out // each handler's value; the API answers 503 on storeFailed, below
+		if r := <-out; r.err == nil || r.err.Kind != ledger.MaybeKept {
+			t.Errorf("%s, covered by the failed sync: %+v, want MaybeKept", r.name, r)
+		}
 	}
 	<-advanced
 	if err := e.sb.storeFailed(); !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), "injected") {
@@ -337,9 +340,10 @@ func TestWritersQueuedForTheLockShareACommit(t *testing.T) {
 	}
 }
 
-// A failed group commit fails every section in it: each is told
-// (ErrStore: the API answers 503 SANDBOX_STORE), and after a restart none
-// of their changes is in the file, while the commit before them is.
+// A failed group commit fails every section in it: each is told that its
+// change was not kept (NotKept: the API answers 503 SANDBOX_STORE), and
+// after a restart none of their changes is in the file, while the commit
+// before them is.
 func TestFailedGroupCommitFailsEveryWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sandbox.db")
 	e := dbEnv(t, path, nil, Config{})
@@ -348,7 +352,9 @@ func TestFailedGroupCommitFailsEveryWriter(t *testing.T) {
 	out := make(chan result, 4)
 	e.fourQueued(out)
 	for range 4 {
-		<-out // each handler's value; the API answers 503 on storeFailed, below
+		if r := <-out; r.err == nil || r.err.Kind != ledger.NotKept {
+			t.Errorf("%s, in the failed group commit: %+v, want NotKept", r.name, r)
+		}
 	}
 	if err := e.sb.storeFailed(); !errors.Is(err, ErrStore) {
 		t.Fatalf("after the failed group commit: %v", err)

@@ -28,5 +28,13 @@ func (s *Server) ready(ctx context.Context) error {
 	if s.storeErr != nil {
 		return s.storeErr
 	}
-	return s.st.core.Ping()
+	err := s.st.core.Ping()
+	if err != nil && s.grp.open > 0 {
+		// Sections left their changes in the open transaction: its commit
+		// meets the same failure now (rolled back, they are told it was
+		// not kept), and a removed -wal file's commits are copied into the
+		// database before this probe answers, not at some later change.
+		s.checkpointLocked()
+	}
+	return err
 }

@@ -18,10 +18,10 @@ const DefaultRequestBodyTimeout = api.DefaultRequestBodyTimeout
 // controls, the pages, inspection and the OpenAPI document.
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	s.api.Routes(mux)        // the merchant API and health (package api)
-	s.ctl.ControlRoutes(mux) // the /sandbox/ controls (controls.go's controlBackend)
-	s.ctl.LoginRoutes(mux)
-	web.Routes(mux, webBackend{s}) // the payment page and the dashboard at /sandbox/ui (ui.go)
+	s.api.Routes(mux)                             // the merchant API and health (package api)
+	s.ctl.ControlRoutes(mux)                      // the /sandbox/ controls (controls.go's controlBackend)
+	s.ctl.Guard().LoginRoutes(mux)                // the dashboard's login (package guard)
+	web.Routes(mux, webBackend{s}, s.ctl.Guard()) // the payment page and the dashboard at /sandbox/ui (ui.go)
 	s.ctl.InspectionRoutes(mux)
 	api.OpenAPIRoutes(mux, openapiYAML)
 	return mux

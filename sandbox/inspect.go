@@ -116,6 +116,9 @@ type WebhooksState struct {
 	// receiver is slow or down (nothing is dropped) and is 0 once every
 	// webhook so far has been delivered or given up on.
 	Backlog int `json:"backlog"`
+	// Faults are the delivery faults in force (Config.WebhookFaults, its
+	// seed filled in when it was 0), nil when none.
+	Faults *WebhookFaults `json:"faults,omitempty"`
 }
 
 // AutopilotState is the autopilot part of State.
@@ -174,7 +177,7 @@ func (s *Server) State() State {
 	now := s.tickLocked()
 	st := State{Now: now, Merchants: []MerchantState{},
 		Autopilot: AutopilotState{Enabled: s.pilot != nil, PendingSteps: s.pilot.Pending()},
-		Webhooks:  WebhooksState{Backlog: s.hooks.backlog()}}
+		Webhooks:  WebhooksState{Backlog: s.hooks.backlog(), Faults: s.webhookFaults()}}
 	for i, mc := range s.cfg.Merchants {
 		m := s.merchants[mc.APIKey]
 		ms := MerchantState{Index: i, Terminals: []TerminalState{}, Transfers: m.Transfers}

@@ -532,3 +532,119 @@ func must2[T any](v T, err error) T {
 	}
 	return v
 }
+
+// follower follows a Remote's request log in the background.
+func follow(t *testing.T, r *Remote) (chan RequestEvent, context.CancelFunc, chan error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	events, done := make(chan RequestEvent, 4096), make(chan error, 1)
+	go func() {
+		done <- r.FollowRequests(ctx, func(ev RequestEvent) error { events <- ev; return nil })
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return events, cancel, done
+}
+
+func nextRequest(t *testing.T, events chan RequestEvent) RequestEvent {
+	t.Helper()
+	select {
+	case ev := <-events:
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no request event within 10 s")
+	}
+	return RequestEvent{}
+}
+
+// TestFollowRequests: the request log live, with the control token, masked
+// as the log is: the records of the run so far first, then each request as
+// it is answered, positions increasing; a follower that comes back with
+// its position gets what it missed.
+func TestFollowRequests(t *testing.T) {
+	const tok = "ctl-77-9f3c2a7b1e8d4c6f0a5b9e2d"
+	e := newEnv(t, Config{AllowRemote: true, ControlToken: tok})
+	wantStatus(t, e.do("GET", "/v1/balance", ""), 200, "")
+
+	anon, _ := NewRemote(e.ts.URL)
+	var ce *ControlError
+	if err := anon.FollowRequests(context.Background(), func(RequestEvent) error { return nil }); !errors.As(err, &ce) || ce.StatusCode != 401 {
+		t.Fatalf("without the control token: %v, want 401", err)
+	}
+	r, _ := NewRemote(e.ts.URL, WithControlToken(tok))
+	events, cancel, done := follow(t, r)
+	// The past of this run first: the balance, then the refused follow.
+	first := nextRequest(t, events)
+	if first.Record == nil || first.Record.Route != "/v1/balance" || first.Record.Status != 200 {
+		t.Fatalf("first record %+v, want GET /v1/balance 200", first.Record)
+	}
+	if rec := nextRequest(t, events).Record; rec == nil || rec.Path != "/sandbox/requests" || rec.Status != 401 {
+		t.Fatalf("second record %+v, want the refused follow", rec)
+	}
+	wantStatus(t, e.do("GET", "/v1/payments/by-ext-id/4111111111111111", ""), 404, "PAY_006")
+	live := nextRequest(t, events)
+	if rec := live.Record; rec == nil || rec.Method != "GET" || rec.Route != "/v1/payments/by-ext-id/{extId}" ||
+		rec.Path != "/v1/payments/by-ext-id/************1111" || rec.Status != 404 || rec.Code != "PAY_006" {
+		t.Fatalf("live record %+v, want the masked GET 404 PAY_006", live.Record)
+	}
+	if live.Position <= first.Position {
+		t.Fatalf("positions %d then %d: not increasing", first.Position, live.Position)
+	}
+	cancel()
+	<-done
+	done <- nil // for the cleanup
+	// The follow is logged once the server has ended it.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if rs := e.sb.Requests(); len(rs) > 0 && rs[0].Path == "/sandbox/requests" && rs[0].Status == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the ended follow was never logged")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	wantStatus(t, e.do("GET", "/v1/terminals", ""), 200, "")
+	// Resumed by hand, as a reconnection does: what came after, and no more.
+	req, _ := http.NewRequest(http.MethodGet, e.ts.URL+"/sandbox/requests?follow=1", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Last-Event-ID", strconv.FormatUint(live.Position, 10))
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	res, err := e.ts.Client().Do(req.WithContext(ctx))
+	must(t, err)
+	defer res.Body.Close()
+	rd := bufio.NewReader(res.Body)
+	var lines []string
+	for len(lines) < 10 {
+		line, err := rd.ReadString('\n')
+		must(t, err)
+		lines = append(lines, line)
+	}
+	if lines[0] != "event: session\n" || lines[1] != "data: {\"position\":"+strconv.FormatUint(live.Position, 10)+"}\n" ||
+		lines[3] != "id: "+strconv.FormatUint(live.Position+1, 10)+"\n" || lines[4] != "event: request\n" ||
+		!strings.Contains(lines[5], `"route":"/sandbox/requests","path":"/sandbox/requests","status":200`) ||
+		lines[6] != "\n" || lines[7] != "id: "+strconv.FormatUint(live.Position+2, 10)+"\n" ||
+		lines[8] != "event: request\n" || !strings.Contains(lines[9], `"route":"/v1/terminals"`) {
+		t.Fatalf("resumed stream:\n%s", strings.Join(lines, ""))
+	}
+}
+
+// TestListenOutlivesServerTimeouts: the binary's http.Server has a read
+// and a write timeout (a minute, two); a feed lifts them for its own
+// request, so a listener is not cut off after them. Here they are 50 ms,
+// and a notification comes after both have passed.
+func TestListenOutlivesServerTimeouts(t *testing.T) {
+	sb := New(Config{Now: func() time.Time { return base }})
+	ts := httptest.NewUnstartedServer(sb)
+	ts.Config.ReadTimeout, ts.Config.WriteTimeout = 50*time.Millisecond, 50*time.Millisecond
+	ts.Start()
+	t.Cleanup(func() { ts.Close(); sb.Close() })
+	e := &env{t: t, sb: sb, ts: ts, key: DefaultAPIKey, sec: DefaultSecret}
+	l := listen(t, e.remote(t, e.key, e.sec))
+	l.session()
+	<-time.After(200 * time.Millisecond) // both timeouts pass: what is tested, not a synchronisation
+	id := e.createPayment(`{"ext_id":"t1","amount":150}`).str("id")
+	wantStatus(t, e.do("POST", "/v1/payments/"+id+"/cancel", ""), 200, "")
+	ev := l.next()
+	if ev.Notification == nil || ev.Notification.ID != id {
+		t.Fatalf("after the timeouts: %+v, want the notification on the same connection", ev)
+	}
+}

@@ -42,13 +42,12 @@ func (s *Server) payPage(id string) (web.PayData, bool) {
 // POST /v1/payments/{id}/confirm without a receipt; any other status is
 // left alone. ErrNotFound for an unknown id.
 func (s *Server) payerPaid(id string) error {
-	err := s.payerPress(id)
-	return s.orStoreErr(err)
+	return s.payerPress(id)
 }
 
-func (s *Server) payerPress(id string) error {
+func (s *Server) payerPress(id string) (err error) {
 	s.begin()
-	defer s.commit()
+	defer s.endErr(&err)
 	s.tickLocked()
 	p := s.st.core.Payment(id)
 	if p == nil {

@@ -66,10 +66,10 @@ func (s *Server) paymentMovedLocked(p *payment) {
 // CreatePayment creates a payment from a request the API checked field by
 // field: what needs the state (a repeated ext_id, a bank and a terminal to
 // offer, the same-amount limit) is the ledger's rule, in one section.
-func (b apiBackend) CreatePayment(key string, in api.NewPayment) (payment, *ledger.Error) {
+func (b apiBackend) CreatePayment(key string, in api.NewPayment) (_ payment, lerr *ledger.Error) {
 	s := b.s
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	now := s.tickLocked()
 	p, lerr := ledger.CreatePayment(s.st.core, s.merchants[key], in, ledger.Env{
 		Now: now, TTL: s.cfg.PaymentTTL, USDTRate: s.cfg.USDTRate, LocalRates: s.rates, Banks: s.ledgerBanks,
@@ -110,10 +110,10 @@ func (b apiBackend) Payment(key, id string) (payment, *ledger.Error) {
 }
 
 // PaymentByExtID is the merchant's payment by its ext_id.
-func (b apiBackend) PaymentByExtID(key, extID string) (payment, *ledger.Error) {
+func (b apiBackend) PaymentByExtID(key, extID string) (_ payment, lerr *ledger.Error) {
 	s := b.s
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	s.tickLocked()
 	m := s.merchants[key]
 	if m == nil {
@@ -128,10 +128,10 @@ func (b apiBackend) PaymentByExtID(key, extID string) (payment, *ledger.Error) {
 
 // changePayment runs change on the merchant's payment id in one section
 // (expiry applied first) and returns the payment as it left it.
-func (b apiBackend) changePayment(key, id string, change func(*payment) *ledger.Error) (payment, *ledger.Error) {
+func (b apiBackend) changePayment(key, id string, change func(*payment) *ledger.Error) (_ payment, lerr *ledger.Error) {
 	s := b.s
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	s.tickLocked()
 	p, lerr := s.lookupPayment(s.merchants[key], id)
 	if lerr != nil {
@@ -189,7 +189,7 @@ const (
 // terminal, "cancelled" cancels it (transfer not found).
 func (s *Server) VerifyPayment(id, outcome string) error {
 	_, err := s.verifyPayment(id, outcome)
-	return s.orStoreErr(err)
+	return err
 }
 
 func (s *Server) verifyPayment(id, outcome string) (*api.PaymentBody, error) {
@@ -202,7 +202,7 @@ func (s *Server) verifyPayment(id, outcome string) (*api.PaymentBody, error) {
 // was given, else the payment's), "rejected" cancels it again.
 func (s *Server) ReviewDispute(id, outcome string) error {
 	_, err := s.reviewDispute(id, outcome)
-	return s.orStoreErr(err)
+	return err
 }
 
 func (s *Server) reviewDispute(id, outcome string) (*api.PaymentBody, error) {
@@ -212,9 +212,9 @@ func (s *Server) reviewDispute(id, outcome string) (*api.PaymentBody, error) {
 
 // controlPayment moves payment id by a control's event (or refuses the
 // control's bad outcome, outcomeErr), in the controls' error form.
-func (s *Server) controlPayment(id string, event ledger.PaymentEvent, outcomeErr *ledger.Error) (*api.PaymentBody, error) {
+func (s *Server) controlPayment(id string, event ledger.PaymentEvent, outcomeErr *ledger.Error) (_ *api.PaymentBody, err error) {
 	s.begin()
-	defer s.commit()
+	defer s.endErr(&err)
 	s.tickLocked()
 	if outcomeErr != nil {
 		return nil, controlError(outcomeErr)

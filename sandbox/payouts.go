@@ -29,10 +29,10 @@ func payoutCopy(p *payout) payout {
 
 // CreatePayout creates a payout from a request the API checked field by
 // field (the ledger's rule: a repeated ext_id is PAY_003).
-func (b apiBackend) CreatePayout(key string, in api.NewPayout) (payout, *ledger.Error) {
+func (b apiBackend) CreatePayout(key string, in api.NewPayout) (_ payout, lerr *ledger.Error) {
 	s := b.s
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	now := s.tickLocked()
 	p, lerr := ledger.CreatePayout(s.st.core, s.merchants[key], in, now)
 	if lerr != nil {
@@ -43,10 +43,10 @@ func (b apiBackend) CreatePayout(key string, in api.NewPayout) (payout, *ledger.
 }
 
 // Payout is the merchant's payout id.
-func (b apiBackend) Payout(key, id string) (payout, *ledger.Error) {
+func (b apiBackend) Payout(key, id string) (_ payout, lerr *ledger.Error) {
 	s := b.s
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	p := s.st.core.Payout(id)
 	if p == nil || p.Merchant == nil || p.Merchant != s.merchants[key] {
 		return payout{}, payoutNotFound
@@ -55,10 +55,10 @@ func (b apiBackend) Payout(key, id string) (payout, *ledger.Error) {
 }
 
 // PayoutByExtID is the merchant's payout by its ext_id.
-func (b apiBackend) PayoutByExtID(key, extID string) (payout, *ledger.Error) {
+func (b apiBackend) PayoutByExtID(key, extID string) (_ payout, lerr *ledger.Error) {
 	s := b.s
 	s.begin()
-	defer s.commit()
+	defer s.endInto(&lerr)
 	m := s.merchants[key]
 	if m == nil {
 		return payout{}, payoutNotFound
@@ -94,12 +94,12 @@ func (b apiBackend) Payouts(key string, q api.PayoutQuery) ([]payout, int) {
 // the payout has a notify_url.
 func (s *Server) SetPayoutStatus(id, status string) error {
 	_, err := s.setPayoutStatus(id, status)
-	return s.orStoreErr(err)
+	return err
 }
 
-func (s *Server) setPayoutStatus(id, status string) (*api.PayoutBody, error) {
+func (s *Server) setPayoutStatus(id, status string) (_ *api.PayoutBody, err error) {
 	s.begin()
-	defer s.commit()
+	defer s.endErr(&err)
 	now := s.tickLocked()
 	if lerr := ledger.CheckPayoutTarget(status); lerr != nil {
 		return nil, controlError(lerr)

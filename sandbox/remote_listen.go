@@ -61,9 +61,9 @@ type ListenNotification struct {
 	Position uint64 `json:"-"`
 	// Kind is "payment", "payout" or "withdrawal".
 	Kind string `json:"kind"`
-	// ID is the resource's id; Status the status it entered, as the body
-	// writes it.
-	ID     string `json:"id"`
+	// ID is the resource's id.
+	ID string `json:"id"`
+	// Status is the status the resource entered, as the body writes it.
 	Status string `json:"status"`
 	// NotifyURL is the resource's notify_url, its password and query
 	// values masked as the delivery log shows them; empty when it has none
@@ -84,9 +84,14 @@ type ListenNotification struct {
 // restart cannot be told (Reason "restart", Count -1, From 0 when the
 // position resumed from belongs to another run or sandbox).
 type ListenMissed struct {
-	From   uint64 `json:"from"`
-	To     uint64 `json:"to"`
-	Count  int    `json:"count"`
+	// From is the first position not received (0: unknown, see above).
+	From uint64 `json:"from"`
+	// To is the last position not received.
+	To uint64 `json:"to"`
+	// Count is how many were lost in that range, -1 when it cannot be
+	// told. With ListenEvents, a Reason "window" counts every kind.
+	Count int `json:"count"`
+	// Reason is "slow", "window" or "restart".
 	Reason string `json:"reason"`
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"sync"
@@ -123,6 +125,15 @@ type Config struct {
 	// check, comes from a newer sandbox or is held by another process is
 	// refused (Open returns the error), never reset.
 	DBPath string
+	// WebhookFaults make webhook deliveries arrive twice, late or out of
+	// order on purpose, at the rates given, so that a receiver can be
+	// shown to survive them (the binary's -webhook-faults). A rate outside
+	// [0,1] or a negative delay is refused by Open with
+	// ErrInvalidArgument. Seed 0 (with any fault set) picks a seed at
+	// random; /sandbox/state and the dashboard show the seed in use, so a
+	// run can be replayed. The listen feed is not affected: it carries
+	// each notification once, in order.
+	WebhookFaults WebhookFaults
 }
 
 // Merchant is one account of the sandbox: the API key that X-Identity
@@ -340,6 +351,12 @@ func Open(cfg Config) (*Server, error) {
 	if err := checkControlToken(cfg.ControlToken); err != nil {
 		return nil, err
 	}
+	if err := cfg.WebhookFaults.Check(); err != nil {
+		return nil, fmt.Errorf("sandbox: %w: %v", ErrInvalidArgument, err)
+	}
+	if cfg.WebhookFaults.On() && cfg.WebhookFaults.Seed == 0 {
+		cfg.WebhookFaults.Seed = rand.Int64N(math.MaxInt64) + 1
+	}
 	realClock := cfg.Now == nil
 	if realClock {
 		cfg.Now = time.Now
@@ -396,7 +413,8 @@ func Open(cfg Config) (*Server, error) {
 	}
 	s.hooks = webhooks{webhook.New(webhook.Config{Client: cfg.WebhookClient, MaxAttempts: cfg.WebhookMaxAttempts,
 		RetryWait: cfg.WebhookRetryWait, LogSize: DefaultDeliveryLogSize, Workers: cfg.WebhookConcurrency,
-		PerReceiver: cfg.WebhookPerReceiver, Now: s.Now, Logger: cfg.Logger, Persist: s.deliveryUpdated})}
+		PerReceiver: cfg.WebhookPerReceiver, Now: s.Now, Logger: cfg.Logger, Persist: s.deliveryUpdated,
+		Faults: cfg.WebhookFaults, RealTimers: realClock})}
 	s.api = api.New(apiBackend{s}, api.Config{BaseURL: cfg.BaseURL, RequestBodyTimeout: cfg.RequestBodyTimeout,
 		LargeBodyConcurrency: cfg.LargeBodyConcurrency, Logger: cfg.Logger, Feed: s.feed})
 	s.mux = s.routes()
@@ -441,11 +459,16 @@ func (s *Server) resetLocked() {
 // Reset puts the sandbox back to the state New built: configured merchants
 // and balances, no payments, payouts or withdrawals, no faults, clock offset
 // zero. Webhooks already queued are still delivered.
-func (s *Server) Reset() {
+func (s *Server) Reset() { s.reset() }
+
+// reset is Reset, returning what became of it when the store failed
+// (storeOutcome), for the controls.
+func (s *Server) reset() (err error) {
 	s.begin()
-	defer s.commit()
+	defer s.endErr(&err)
 	s.resetLocked()
 	s.pilot.Clear()
+	return nil
 }
 
 // Close stops webhook delivery: queued deliveries are dropped and attempts
@@ -508,8 +531,7 @@ func (s *Server) ResendWebhook(id string) (Delivery, error) {
 		return Delivery{}, err
 	}
 	s.outboxLocked(key, dl)
-	s.commit()
-	if err := s.storeFailed(); err != nil {
+	if err := storeOutcome(s.end()); err != nil {
 		return Delivery{}, err
 	}
 	return s.hooks.snapshot(dl.rec), nil
@@ -539,10 +561,14 @@ const maxClockOffset = 100 * 365 * 24 * time.Hour
 // A negative d is ignored and the total offset is clamped at 100 years:
 // time in the sandbox never runs backwards, not even when huge advances
 // would overflow.
-func (s *Server) Advance(d time.Duration) {
-	defer func() { s.pilot.Run(s.Now()) }() // after s.mu is released
+func (s *Server) Advance(d time.Duration) { s.advance(d) }
+
+// advance is Advance, returning what became of it when the store failed
+// (storeOutcome), for the controls.
+func (s *Server) advance(d time.Duration) (err error) {
+	defer func() { now := s.Now(); s.hooks.wake(now); s.pilot.Run(now) }() // after s.mu is released
 	s.begin()
-	defer s.commit()
+	defer s.endErr(&err)
 	if d > 0 {
 		if d > maxClockOffset-s.offset {
 			s.offset = maxClockOffset
@@ -552,6 +578,7 @@ func (s *Server) Advance(d time.Duration) {
 		s.jr.saveOffset(s.offset)
 	}
 	s.expireDueLocked(s.nowLocked())
+	return nil
 }
 
 // Terminals returns a snapshot of the terminals of the merchant with the

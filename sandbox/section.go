@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/paykit-dev/paykit-go/internal/mask"
+	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
@@ -23,10 +25,15 @@ type heldHook struct {
 }
 
 // ErrStore is wrapped by the errors of a store that cannot be used: a
-// commit that failed (disk full, the file removed or damaged underneath).
-// After one the Server answers every request 503 SANDBOX_STORE and /readyz
-// 503, because what it holds in memory may no longer match the file;
-// restarting it on the same file resumes from the last committed state.
+// commit that failed (disk full, the file removed or damaged underneath),
+// or a sync of the -wal file that failed. A Go control returns it when its
+// own change was not kept, or may have been (a failed sync: the control
+// routes answer that 500, "may or may not be kept", and a 503 only what
+// was not kept); a control whose change was kept before the store failed
+// returns its own answer. After a failure the Server answers every later
+// request 503 SANDBOX_STORE and /readyz 503, because what it holds in
+// memory may no longer match the file; restarting it on the same file
+// resumes from the last committed state.
 var ErrStore = errors.New("sandbox: the database cannot be used")
 
 // begin opens a section: it takes the Server's lock, and everything the
@@ -54,19 +61,74 @@ func (s *Server) unlock() {
 	s.mu.Unlock()
 }
 
-// commit ends the section. Its transaction is committed under the lock,
-// or, when others wait to take the lock, left open for the last of them
-// to commit with theirs (fewer pages written and fewer commits under the
-// lock); then the lock is released, and the section's answer is written
-// only once what it changed, and what it read of others' changes, is
-// committed and on disk (groupCommit). Its webhooks are released after
-// the same sync.
-func (s *Server) commit() {
+// commit ends the section (end), for a section whose answer does not
+// depend on what became of its changes, or that asks storeFailed.
+func (s *Server) commit() { s.end() }
+
+// endInto ends the section (end) and, when its changes were not kept or
+// may have been, puts that outcome in *lerr instead of the rule's answer:
+// the API answers it (NotKept 503, MaybeKept 500).
+func (s *Server) endInto(lerr **ledger.Error) {
+	if out := s.end(); out != nil {
+		*lerr = out
+	}
+}
+
+// endErr ends the section (end) and, when its changes were not kept or may
+// have been, puts that outcome in *err instead of the control's own answer
+// (storeOutcome): the Go controls return it, the control routes answer it.
+func (s *Server) endErr(err *error) {
+	if out := s.end(); out != nil {
+		*err = storeOutcome(out)
+	}
+}
+
+// outcomeError is a section's outcome as a Go control returns it: ErrStore
+// (errors.Is), with what became of the change (ledger.NotKept or
+// ledger.MaybeKept), which the control routes answer (503 or 500).
+type outcomeError struct{ out *ledger.Error }
+
+func (e outcomeError) Error() string { return ErrStore.Error() + ": " + e.out.Message }
+func (e outcomeError) Unwrap() error { return ErrStore }
+
+// storeOutcome is out as a Go control's error (nil when kept).
+func storeOutcome(out *ledger.Error) error {
+	if out == nil {
+		return nil
+	}
+	return outcomeError{out}
+}
+
+// The outcomes of a section whose store failed (end).
+var (
+	errNotKept = &ledger.Error{Kind: ledger.NotKept, Code: spec.CodeSandboxStore,
+		Message: "the sandbox's database failed: the change was not kept"}
+	errMaybeKept = &ledger.Error{Kind: ledger.MaybeKept, Code: spec.CodeSandboxStore,
+		Message: "the sandbox's database failed while making the change durable: it may or may not be kept"}
+)
+
+// end ends the section and says what became of its changes: nil when they
+// are kept (committed and, with -db, synced) or there were none to keep
+// and what the section read is durable; errNotKept when they were rolled
+// back (the section's commit failed, or the store had failed before it:
+// nothing of it is anywhere); errMaybeKept when they were committed and
+// the sync that would have made them durable failed (see groupCommit).
+// Its transaction is committed under the lock, or, when others wait to
+// take the lock, left open for the last of them to commit with theirs
+// (fewer pages written and fewer commits under the lock); then the lock
+// is released, and end returns only once what the section changed, and
+// what it read of others' changes, is committed and on disk
+// (groupCommit). Its webhooks are released after the same sync.
+func (s *Server) end() *ledger.Error {
 	g := &s.grp
 	if g.st == nil {
 		s.checkpointLocked()
+		failed := s.storeErr != nil
 		s.mu.Unlock()
-		return
+		if failed {
+			return errNotKept
+		}
+		return nil
 	}
 	if s.storeErr == nil && g.entering.Load() > 0 && g.open < maxGroup-1 && g.st.pending() {
 		g.open++
@@ -78,10 +140,19 @@ func (s *Server) commit() {
 	synced := g.synced
 	g.mu.Unlock()
 	need := g.st.needs(synced)
+	// Still under the lock, right after the section's own checkpoint: a
+	// store failed now failed before that commit (a failed sync sets
+	// storeErr under the lock), so the section's changes were rolled
+	// back, whatever it waited for.
+	rolledBack := s.storeErr != nil
 	s.mu.Unlock()
-	if need > synced {
-		s.waitSynced(need)
+	switch {
+	case rolledBack:
+		return errNotKept
+	case need > synced:
+		return s.waitSynced(need)
 	}
+	return nil
 }
 
 // groupCommit is the group commit of a store whose commits return before
@@ -107,12 +178,28 @@ func (s *Server) commit() {
 // prefix of the commits (SQLite recovers the WAL up to the last frame
 // whose checksum chain holds), which includes every one acknowledged.
 //
-// A failed sync is a failed commit for every section it covered and every
-// later one: ErrStore (503 SANDBOX_STORE, /readyz 503) until a restart,
-// and their webhooks are never sent. Those commits cannot be undone, so
-// the memory may show their changes, which the 503 on every request then
-// hides; the file may or may not hold them after a restart (as after a
-// failed fsync inside SQLite's own COMMIT), which a 503 does not deny.
+// What a section is told when the store fails (end) is true of its own
+// changes, whatever the order of the failures:
+//
+//   - A failed commit (disk full, the file removed) rolls back the
+//     sections of its group: not kept (ledger.NotKept, 503 SANDBOX_STORE),
+//     and so is every section after it, refused until a restart. The
+//     sections whose own commit returned before it are in the -wal file:
+//     they still get their sync, and answer as if nothing failed when it
+//     succeeds (their webhooks are sent); a retry of them would make them
+//     twice.
+//   - A failed sync of the -wal file: the disk may or may not have kept
+//     what it covered (after a failed fsync the kernel may have dropped
+//     the pages, or written some; a second fsync proves nothing), so every
+//     section whose commit returned and is not yet synced is told that it
+//     may have been kept (ledger.MaybeKept, 500 SANDBOX_STORE), never 503;
+//     their webhooks are not sent now (the outbox rows that are kept are
+//     sent at the next start). Sections whose changes waited in the open
+//     transaction are rolled back: not kept.
+//
+// After either the sandbox is not ready (/readyz 503, ErrStore) and
+// refuses every request until a restart: its memory may hold commits the
+// file may not.
 //
 // A section that only reads waits as well when it read a change not yet
 // synced, or when a commit not yet synced changed the Server's own memory
@@ -135,7 +222,8 @@ type groupCommit struct {
 	committed uint64       // under mu: the last commit of a change that returned
 	synced    uint64       // under mu: every commit up to this one is on disk
 	syncing   bool         // under mu: a leader runs a sync now
-	err       error        // under mu: a sync or a commit failed: nothing is synced any more
+	err       error        // under mu: a sync failed: nothing is synced any more
+	failed    bool         // under mu: a commit failed: committed is the last one there will be
 	held      []heldBatch  // under mu: webhooks of commits not yet synced, oldest first
 	syncs     int          // under mu: syncs made, for the tests
 	waiting   int          // under mu: sections in waitSynced, for the tests
@@ -154,6 +242,9 @@ type durableStore interface {
 	needs(synced uint64) uint64
 	// syncWAL makes every commit returned so far durable.
 	syncWAL() error
+	// salvage keeps what can still be kept once the store failed, with no
+	// transaction open: the commits of a removed -wal file.
+	salvage()
 }
 
 // maxGroup bounds the sections one commit covers, so that a steady stream
@@ -167,15 +258,24 @@ type heldBatch struct {
 	hooks []heldHook
 }
 
-// waitSynced returns once commit n is on disk or a sync or commit failed
-// (then storeErr is set), leading a sync when none runs and commit n has
-// returned.
-func (s *Server) waitSynced(n uint64) {
+// waitSynced returns nil once commit n is on disk, leading a sync when
+// none runs and commit n has returned; errNotKept when commit n never came
+// (the group's commit failed or was rolled back); errMaybeKept when it
+// returned and a sync failed before it was on disk.
+func (s *Server) waitSynced(n uint64) *ledger.Error {
 	g := &s.grp
 	g.mu.Lock()
 	g.waiting++
 	defer func() { g.waiting--; g.mu.Unlock() }()
-	for g.synced < n && g.err == nil {
+	for g.synced < n {
+		switch {
+		case g.err != nil && n <= g.committed:
+			return errMaybeKept
+		case g.err != nil, g.failed && n > g.committed:
+			// No commit comes after a failure: the transaction n waited
+			// for was rolled back.
+			return errNotKept
+		}
 		if g.syncing || g.committed < n { // a sync runs, or the transaction is still open
 			g.cond.Wait()
 			continue
@@ -193,6 +293,14 @@ func (s *Server) waitSynced(n uint64) {
 					l.Error("database sync failed: answering 503 until restarted", slog.String("error", err.Error()))
 				}
 			}
+			// A sync fails too when it finds the -wal file removed: its
+			// commits, the acknowledged ones included, are copied into the
+			// database now (no later commit or probe will: the store has
+			// failed). The open transaction, if any, is rolled back first.
+			if g.open > 0 {
+				s.checkpointLocked()
+			}
+			g.st.salvage()
 			s.mu.Unlock()
 		}
 		g.mu.Lock()
@@ -223,6 +331,7 @@ func (s *Server) waitSynced(n uint64) {
 		g.syncing = false
 		g.cond.Broadcast()
 	}
+	return nil
 }
 
 // checkpointLocked commits what the section did so far and sends its held
@@ -244,7 +353,10 @@ func (s *Server) checkpointLocked() {
 		}
 		if g := &s.grp; g.st != nil {
 			g.mu.Lock()
-			g.err, g.held = err, nil // the sections of the group wait for a commit that will not come
+			// The sections of the group wait for a commit that will not
+			// come; those whose commit returned before still get their
+			// sync (and their webhooks).
+			g.failed = true
 			g.cond.Broadcast()
 			g.mu.Unlock()
 		}
@@ -334,15 +446,6 @@ func (s *Server) storeFailed() error {
 	return s.storeErr
 }
 
-// orStoreErr is the error a Go control returns: the store's when it
-// failed, else the control's own.
-func (s *Server) orStoreErr(err error) error {
-	if serr := s.storeFailed(); serr != nil {
-		return serr // the control's own answer came from a store that failed
-	}
-	return err
-}
-
 // outboxLocked records a delivery in the store's outbox within the current
 // section and holds it until the section commits.
 func (s *Server) outboxLocked(key string, dl delivery) {
@@ -350,11 +453,20 @@ func (s *Server) outboxLocked(key string, dl delivery) {
 	s.held = append(s.held, heldHook{key: key, dl: dl})
 }
 
-// deliveryUpdated is the dispatcher's report of an attempt or an end.
+// deliveryUpdated is the dispatcher's report of an attempt or an end. An
+// attempt is kept with the next commit; an end is committed now (with
+// whatever waits in the open transaction), since a delivery not recorded as
+// ended is sent again at the next start, and on a quiet sandbox the next
+// commit may be far off. It is not synced for itself: a kill keeps it (the
+// -wal file's writes are the kernel's), a power cut before the next sync may
+// not, and the webhook is then sent again, as at-least-once allows.
 func (s *Server) deliveryUpdated(rec Delivery) {
 	s.lock()
 	defer s.unlock()
 	s.jr.deliveryUpdated(rec)
+	if rec.State != webhook.Pending && s.grp.st != nil {
+		s.checkpointLocked()
+	}
 }
 
 // openStore opens the store Config.DBPath names (or the in-memory one),

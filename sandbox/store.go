@@ -201,3 +201,4 @@ func (d durable) lastCommit() uint64         { return d.st.LastCommit() }
 func (d durable) pending() bool              { return d.st.Pending() }
 func (d durable) needs(synced uint64) uint64 { return d.st.Needs(synced) }
 func (d durable) syncWAL() error             { return d.st.SyncWAL() }
+func (d durable) salvage()                   { d.st.Salvage() }

@@ -22,10 +22,6 @@ import (
 // the control the JSON API and the Go controls call.
 type webBackend struct{ s *Server }
 
-func (b webBackend) Guard(w http.ResponseWriter, r *http.Request) bool {
-	return b.s.ctl.Guard(w, r, false)
-}
-
 func (b webBackend) Dashboard(page, errMsg string, refresh int) web.Data {
 	return b.s.dashboard(page, errMsg, refresh)
 }
@@ -99,6 +95,9 @@ func (s *Server) dashboard(page, errMsg string, refresh int) web.Data {
 	now := s.tickLocked()
 	d.Now = now.Format("2006-01-02 15:04:05 UTC")
 	d.Backlog = s.hooks.backlog()
+	if f := s.webhookFaults(); f != nil {
+		d.WebhookFaults = web.Faults(f.Duplicate, f.Reorder, f.Delay, f.Seed)
+	}
 	if p := s.pilot; p != nil {
 		cfg := p.Config()
 		d.Autopilot = &web.Autopilot{Steps: p.Pending(), Verify: web.Delay(cfg.VerifyDelay), Review: web.Delay(cfg.ReviewDelay),
@@ -221,7 +220,7 @@ func (s *Server) uiDeliveries() []web.Delivery {
 	out := make([]web.Delivery, 0, len(ds))
 	for _, d := range ds {
 		v := web.Delivery{ID: d.ID, ExtID: d.ExtID, ResendOf: d.ResendOf, Resource: d.Resource + " " + d.ResourceID,
-			Status: d.ResourceStatus, Target: d.URL, State: d.State}
+			Status: d.ResourceStatus, Target: d.URL, State: d.State, Faults: web.DeliveryFaults(d.Faults, d.DelayedBy)}
 		if b, ok := bodies[d.ID]; ok {
 			v.Payload, v.PayloadSize = web.PayloadText(b), len(b)
 		}

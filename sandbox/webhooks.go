@@ -67,6 +67,7 @@ type deliverer interface {
 	Backlog() int
 	Flush(ctx context.Context) error
 	Close()
+	Wake(now time.Time)
 }
 
 // webhooks is the Server's side of its deliverer: the store's form of a
@@ -102,3 +103,26 @@ func (w webhooks) bodies() map[string][]byte       { return w.d.Bodies() }
 func (w webhooks) backlog() int                    { return w.d.Backlog() }
 func (w webhooks) flush(ctx context.Context) error { return w.d.Flush(ctx) }
 func (w webhooks) close()                          { w.d.Close() }
+
+// wake releases the deliveries the faults delayed or held until now.
+func (w webhooks) wake(now time.Time) { w.d.Wake(now) }
+
+// WebhookFaults make deliveries arrive twice, late or out of order on
+// purpose (Config.WebhookFaults). Its fields are documented where it is
+// defined, in the sandbox's webhook layer.
+type WebhookFaults = webhook.Faults
+
+// ParseWebhookFaults reads the binary's -webhook-faults syntax,
+// "duplicate=0.1,reorder=0.1,delay=2s,seed=42" (any of the four, each at
+// most once), refusing a rate outside [0,1], a negative delay or an
+// unknown name with an error that says which; WebhookFaults.String writes
+// it back.
+func ParseWebhookFaults(s string) (WebhookFaults, error) { return webhook.ParseFaults(s) }
+
+// webhookFaults are the delivery faults in force, nil when none.
+func (s *Server) webhookFaults() *WebhookFaults {
+	if f := s.cfg.WebhookFaults; f.On() {
+		return &f
+	}
+	return nil
+}

@@ -62,6 +62,9 @@ type FileConfig struct {
 	WebhookConcurrency int `json:"webhook_concurrency"`
 	// WebhookPerReceiver is -webhook-per-receiver.
 	WebhookPerReceiver int `json:"webhook_per_receiver"`
+	// WebhookFaults is -webhook-faults, in its syntax:
+	// "duplicate=0.1,reorder=0.1,delay=2s,seed=42".
+	WebhookFaults string `json:"webhook_faults,omitempty"`
 	// Autopilot is -autopilot and its delays.
 	Autopilot FileAutopilot `json:"autopilot"`
 }
@@ -210,6 +213,7 @@ func effective(f *flags, env environment) (*config, error) {
 	dur("webhook-retry-wait", &fc.WebhookRetryWait, *f.retryWait)
 	num("webhook-concurrency", &fc.WebhookConcurrency, *f.hookTotal)
 	num("webhook-per-receiver", &fc.WebhookPerReceiver, *f.hookPer)
+	str("webhook-faults", &fc.WebhookFaults, *f.hookFaults)
 	ap := &fc.Autopilot
 	boolean("autopilot", &ap.Enabled, *f.autopilot)
 	boolean("autopilot-ignore-test-values", &ap.IgnoreTestValues, *f.ignoreTV)
@@ -263,6 +267,10 @@ func effective(f *flags, env environment) (*config, error) {
 	if fc.LogFormat != "text" && fc.LogFormat != "json" {
 		return nil, usage("-log-format must be text or json, not %q", fc.LogFormat)
 	}
+	faults, err := sandbox.ParseWebhookFaults(fc.WebhookFaults)
+	if err != nil {
+		return nil, usage("-webhook-faults (%s, webhook_faults): %v", envName("webhook-faults"), err)
+	}
 	merchants, err := fc.merchants(env)
 	if err != nil {
 		return nil, &UsageError{msg: err.Error()}
@@ -295,6 +303,7 @@ func effective(f *flags, env environment) (*config, error) {
 		WebhookRetryWait:     fc.WebhookRetryWait.Duration,
 		WebhookConcurrency:   fc.WebhookConcurrency,
 		WebhookPerReceiver:   fc.WebhookPerReceiver,
+		WebhookFaults:        faults,
 		AllowRemote:          fc.AllowRemote,
 		ControlToken:         token,
 		DBPath:               fc.DB,

@@ -33,7 +33,17 @@ import (
 // test binary and returns its path. The binary is built without -race even
 // when the tests run with it: what is under test is the product as shipped,
 // and the race detector's slowdown would change the timing of the kills.
-var buildSandbox = func() func(t *testing.T) string {
+var buildSandbox = sandboxBuilder()
+
+// buildFaultSandbox builds it with the paykit_faultinject tag, for the
+// fault oracle: the binary then reads PAYKIT_FAULT_SYNC_FAIL (see
+// sandbox/internal/store/faultinject.go); the shipped binary has no such
+// hook.
+var buildFaultSandbox = sandboxBuilder("paykit_faultinject")
+
+// sandboxBuilder returns a builder of cmd/paykit-sandbox with tags, which
+// links it once per test binary.
+func sandboxBuilder(tags ...string) func(t *testing.T) string {
 	var (
 		once sync.Once
 		exe  string
@@ -43,32 +53,43 @@ var buildSandbox = func() func(t *testing.T) string {
 	return func(t *testing.T) string {
 		t.Helper()
 		once.Do(func() {
-			binDir, err = os.MkdirTemp("", "paykit-sandbox-bin-")
+			var dir string
+			dir, err = os.MkdirTemp("", "paykit-sandbox-bin-")
 			if err != nil {
 				return
 			}
-			exe = filepath.Join(binDir, "paykit-sandbox")
-			cmd := exec.Command("go", "build", "-o", exe, "github.com/paykit-dev/paykit-go/cmd/paykit-sandbox")
+			binDirsMu.Lock()
+			binDirs = append(binDirs, dir)
+			binDirsMu.Unlock()
+			exe = filepath.Join(dir, "paykit-sandbox")
+			args := []string{"build", "-o", exe}
+			if len(tags) > 0 {
+				args = append(args, "-tags", strings.Join(tags, ","))
+			}
+			cmd := exec.Command("go", append(args, "github.com/paykit-dev/paykit-go/cmd/paykit-sandbox")...)
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as released
 			out, err = cmd.CombinedOutput()
 		})
 		if err != nil {
-			t.Fatalf("go build cmd/paykit-sandbox: %v\n%s", err, out)
+			t.Fatalf("go build cmd/paykit-sandbox %v: %v\n%s", tags, err, out)
 		}
 		return exe
 	}
-}()
+}
 
-// binDir is the directory buildSandbox made, removed by TestMain.
-var binDir string
+// binDirs are the directories sandboxBuilder made, removed by TestMain.
+var (
+	binDirsMu sync.Mutex
+	binDirs   []string
+)
 
-// TestMain removes the binary buildSandbox made: t.TempDir would remove it
-// after the first test that built it, and each test building its own copy
-// would link the binary several times.
+// TestMain removes the binaries sandboxBuilder made: t.TempDir would remove
+// them after the first test that built them, and each test building its
+// own copy would link the binary several times.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
+	for _, dir := range binDirs {
+		os.RemoveAll(dir)
 	}
 	os.Exit(code)
 }
@@ -89,6 +110,12 @@ type proc struct {
 // of the test if it still runs.
 func startProc(t *testing.T, exe, dir string, args ...string) *proc {
 	t.Helper()
+	return startProcEnv(t, exe, dir, nil, args...)
+}
+
+// startProcEnv is startProc with env added to the process's environment.
+func startProcEnv(t *testing.T, exe, dir string, env []string, args ...string) *proc {
+	t.Helper()
 	logf, err := os.CreateTemp(dir, "stderr-*.log")
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +128,7 @@ func startProc(t *testing.T, exe, dir string, args ...string) *proc {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = logf
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -74,6 +74,12 @@ Inspection (JSON GETs, loopback Host only unless -allow-remote):
   GET /sandbox/state      terminals with balances; payments, payouts and withdrawals counted by status
   curl http://127.0.0.1:8080/sandbox/webhooks -H 'Content-Type: application/json'
 
+Listen (signed as the API: X-Identity and X-Signature over GET and the request URI; no control token):
+  GET /sandbox/listen[?token=T][&events=payment,payout,withdrawal]
+                          Server-Sent Events: every notification of the merchant's resources, with the
+                          headers and body a notify_url gets; resume with Last-Event-ID (or ?after=N)
+Follow the request log (as the inspection views): GET /sandbox/requests?follow=1 (Server-Sent Events)
+
 Health (no credentials, any Host): GET /healthz (up), GET /readyz (ready to serve); the
 healthcheck subcommand exits 0 only when /readyz answers 200 (a scratch image has no curl).
 
@@ -162,6 +168,7 @@ func (osEnv) Environ() []string         { return os.Environ() }
 type flags struct {
 	fs                                                          *flag.FlagSet
 	addr, apiKey, secret, controlToken, logFormat, configPath   *string
+	hookFaults                                                  *string
 	db                                                          *string
 	ttl, retryWait                                              *time.Duration
 	samePending, attempts, hookTotal, hookPer                   *int
@@ -197,6 +204,10 @@ func newFlags(name string, out io.Writer) *flags {
 		"accept the merchant's requests without a valid X-Signature (for a validation proxy that re-serialises bodies); loud in the log and the dashboard")
 	f.hookTotal = fs.Int("webhook-concurrency", sandbox.DefaultWebhookConcurrency, "webhook attempts in flight at once")
 	f.hookPer = fs.Int("webhook-per-receiver", sandbox.DefaultWebhookPerReceiver, "webhook attempts in flight to one receiver (host:port)")
+	f.hookFaults = fs.String("webhook-faults", "",
+		"make webhook deliveries misbehave on purpose: duplicate=0.1,reorder=0.1,delay=2s,seed=42 (rates in [0,1]: sent twice, "+
+			"held back behind the resource's next notification; each delivery late by up to delay; the seed replays a run, "+
+			"one is picked and printed when none is given)")
 	f.logFormat = fs.String("log-format", "text", "log format on stderr: text or json")
 	f.db = fs.String("db", "", "SQLite file that keeps every merchant's state across restarts (created when missing; "+
 		"a file that is corrupt, from a newer sandbox or held by another process is refused, never reset); empty: in memory")
@@ -348,6 +359,10 @@ func serve(ctx context.Context, eff *config, stdout, stderr io.Writer, o Options
 	}
 	if cfg.Autopilot.Enabled {
 		fmt.Fprintln(stdout, "  autopilot: on (test values: -help, or /sandbox/ui/testvalues)")
+	}
+	if f := sb.State().Webhooks.Faults; f != nil {
+		// The seed in use, picked when none was given: what replays the run.
+		fmt.Fprintf(stdout, "  webhook faults: %s (on purpose; the same seed replays this run)\n", f)
 	}
 	fmt.Fprintln(stdout, "  controls:  POST /sandbox/... with Content-Type: application/json; inspection: GET /sandbox/state, /sandbox/requests, /sandbox/webhooks (see -help)")
 	fmt.Fprintln(stdout, "  health:    GET /healthz, GET /readyz (no credentials)")

@@ -156,8 +156,9 @@ const (
 	// CodeAUTH001 is a request whose X-Identity or X-Signature is missing
 	// or wrong (401).
 	CodeAUTH001 = "AUTH_001"
-	// CodeSandboxStore is every answer once the sandbox's database failed
-	// (503).
+	// CodeSandboxStore is every answer once the sandbox's database failed:
+	// 503 when the change was not kept, 500 when it was committed and the
+	// sync that would make it durable failed (it may or may not be kept).
 	CodeSandboxStore = "SANDBOX_STORE"
 	// CodeSandboxBusy is a large body refused while too many are read at
 	// once (503).

@@ -6,8 +6,9 @@
 // types and nothing of how resources are stored: Backend, the merchant
 // API (/v1/) and the health endpoints, one section of the sandbox per
 // call; and Controls, the /sandbox/ controls and inspection views, which
-// ControlServer serves behind Guard (the loopback Host, the control
-// token, JSON for a control POST), which the dashboard's routes call too.
+// ControlServer serves behind package guard's Guard (the loopback Host,
+// the control token, JSON for a control POST), which it shares with the
+// dashboard's routes and login page.
 package api
 
 import (
@@ -68,6 +69,10 @@ func FromLedger(e *ledger.Error) *Error {
 		return NewError(http.StatusServiceUnavailable, e.Code, e.Message)
 	case e.Kind == ledger.TooMany:
 		return NewError(http.StatusTooManyRequests, e.Code, e.Message)
+	case e.Kind == ledger.NotKept:
+		return StoreUnavailable()
+	case e.Kind == ledger.MaybeKept:
+		return StoreUncertain()
 	case e.Field != "":
 		return Invalid(e.Code, e.Field, e.Message)
 	default:
@@ -75,10 +80,25 @@ func FromLedger(e *ledger.Error) *Error {
 	}
 }
 
-// StoreUnavailable is the answer of every request once the store failed.
+// StoreUnavailable is the answer of a request whose change the store did
+// not keep (its commit failed, or the store had failed before), and of
+// every request once the store failed: 503 means not kept, so the request
+// may be sent again once the sandbox is restarted.
 func StoreUnavailable() *Error {
 	return NewError(http.StatusServiceUnavailable, spec.CodeSandboxStore,
 		"the sandbox's database cannot be used; see its log, fix the cause and restart it")
+}
+
+// StoreUncertain is the answer of a request whose change was committed
+// when the store failed before making it durable (a failed sync of the
+// -wal file): it may or may not be in the file after a restart, which a
+// 503 would deny. 500, as any server error after which a change may have
+// been made; the SDK calls it an unknown outcome and names the read that
+// settles it.
+func StoreUncertain() *Error {
+	return NewError(http.StatusInternalServerError, spec.CodeSandboxStore,
+		"the sandbox's database failed while making this change durable: it may or may not be kept; "+
+			"restart the sandbox and read it back before asking it again")
 }
 
 type errorBody struct {

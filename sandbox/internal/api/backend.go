@@ -17,7 +17,11 @@ import (
 // the change is committed), a rule's *ledger.Error, plain values. Each
 // change is one section of the sandbox (begin, the rule, the store,
 // commit) and has committed or been refused when the method returns. The
-// API key names the merchant; an unknown one finds nothing.
+// API key names the merchant; an unknown one finds nothing. A method that
+// returns a *ledger.Error says there what became of its section's changes
+// when the store failed: ledger.NotKept (rolled back, nowhere) or
+// ledger.MaybeKept (committed, the sync that would make it durable
+// failed), instead of the rule's own answer.
 type Backend interface {
 	// Credential is how requests of apiKey are authenticated: its signer,
 	// and whether a request without a valid signature is accepted. ok is
@@ -25,8 +29,9 @@ type Backend interface {
 	// fixed when the sandbox opens.
 	Credential(apiKey string) (signer paykit.Signer, unsigned, ok bool)
 	// StoreFailed is the store's failure, nil while it is usable: every
-	// answer is then 503 SANDBOX_STORE, and a change whose commit failed is
-	// answered so too.
+	// request that arrives afterwards is answered 503 SANDBOX_STORE, as is
+	// a read that ends afterwards; a change is answered by its own
+	// section's outcome.
 	StoreFailed() error
 	// Ready says whether the sandbox can serve (GET /readyz).
 	Ready(ctx context.Context) error

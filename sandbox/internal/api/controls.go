@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/feed"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/guard"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
 // Error codes of the /sandbox/ controls. They are the sandbox's own: the
@@ -26,16 +28,16 @@ const (
 	// fault mode.
 	CodeControlInvalid = "SANDBOX_INVALID"
 	// CodeControlForbidden (403) refuses a control or inspection request
-	// whose Host is not loopback while remote control is off.
-	CodeControlForbidden = "SANDBOX_FORBIDDEN"
+	// whose Host is not loopback while remote control is off (package
+	// guard's refusal).
+	CodeControlForbidden = guard.CodeForbidden
 	// CodeControlMediaType (415) refuses a control POST without
-	// Content-Type: application/json: a web page can send text/plain or a
-	// form cross-origin without a preflight, but not JSON.
-	CodeControlMediaType = "SANDBOX_UNSUPPORTED_MEDIA_TYPE"
-	// CodeControlUnauthorized (401, and 429 for an address blocked for its
-	// wrong tokens) refuses a control, inspection or dashboard request
-	// without the control token.
-	CodeControlUnauthorized = "SANDBOX_UNAUTHORIZED"
+	// Content-Type: application/json (package guard's refusal).
+	CodeControlMediaType = guard.CodeMediaType
+	// CodeControlUnauthorized (401, and 429 for a wrong token from a
+	// throttled address) refuses a control, inspection or dashboard
+	// request without the control token (package guard's refusal).
+	CodeControlUnauthorized = guard.CodeUnauthorized
 )
 
 // WrongStateText is the text of sandbox.ErrWrongState, which begins the
@@ -73,7 +75,7 @@ type Controls interface {
 	SetWithdrawalStatus(id, status, txHash string) (any, error)
 	// Advance moves the sandbox clock forward by d (the sandbox bounds
 	// the total) and returns the clock's new time.
-	Advance(d time.Duration) time.Time
+	Advance(d time.Duration) (time.Time, error)
 	// InjectFault arms a fault.
 	InjectFault(f Fault) error
 	// FlushWebhooks waits until every queued webhook is delivered or
@@ -83,7 +85,7 @@ type Controls interface {
 	// ResendWebhook sends a logged delivery again and returns the new one.
 	ResendWebhook(id string) (any, error)
 	// Reset puts the sandbox back to its starting state.
-	Reset()
+	Reset() error
 	// StoreFailed is the store's failure, once it failed; nil before.
 	StoreFailed() error
 	// State is the sandbox's state for GET /sandbox/state.
@@ -116,23 +118,31 @@ type ControlConfig struct {
 	Requests *feed.Log[any]
 }
 
-// ControlServer serves the /sandbox/ controls, the inspection views and
-// the dashboard's login, and guards them (Guard, which the dashboard's
-// routes call too).
+// ControlServer serves the /sandbox/ controls and the inspection views
+// behind its guard (package guard), which the dashboard's routes and the
+// login page share.
 type ControlServer struct {
-	cfg   ControlConfig
-	b     Controls
-	fails *loginFailures
+	g        *guard.Guard
+	b        Controls
+	requests *feed.Log[any] // ControlConfig.Requests
 }
 
-// NewControlServer builds the controls' routes over b.
+// NewControlServer builds the controls' routes over b, and their guard
+// from cfg: its refusals are the API's error bodies, and the sandbox's own
+// webhook deliveries are refused.
 func NewControlServer(cfg ControlConfig, b Controls) *ControlServer {
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	return &ControlServer{cfg: cfg, b: b, fails: newLoginFailures(now, cfg.Logger)}
+	g := guard.New(guard.Config{AllowRemote: cfg.AllowRemote, ControlToken: cfg.ControlToken,
+		Logger: cfg.Logger, Now: cfg.Now, DeliveryAgent: webhook.UserAgent,
+		Refuse: func(w http.ResponseWriter, status int, code, msg string) {
+			WriteError(w, NewError(status, code, msg))
+		}})
+	return &ControlServer{g: g, b: b, requests: cfg.Requests}
 }
+
+// Guard is the guard of the controls, which the dashboard's routes and
+// the login page (its LoginRoutes) share, so that a wrong token counts the
+// same wherever it is tried.
+func (c *ControlServer) Guard() *guard.Guard { return c.g }
 
 // ControlRoutes registers the unsigned JSON controls. They exist for
 // non-Go users of the binary; Go code calls the sandbox's methods.
@@ -178,7 +188,11 @@ func (c *ControlServer) ControlRoutes(mux *http.ServeMux) {
 			if req.Seconds < int64(math.MaxInt64/time.Second) {
 				d = time.Duration(req.Seconds) * time.Second
 			}
-			return map[string]string{"now": Timestamp(c.b.Advance(d))}, nil
+			now, err := c.b.Advance(d)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]string{"now": Timestamp(now)}, nil
 		})
 	})
 	mux.HandleFunc("POST /sandbox/faults", func(w http.ResponseWriter, r *http.Request) {
@@ -207,22 +221,22 @@ func (c *ControlServer) ControlRoutes(mux *http.ServeMux) {
 	})
 	mux.HandleFunc("POST /sandbox/reset", func(w http.ResponseWriter, r *http.Request) {
 		var req struct{}
-		c.control(w, r, &req, func() (any, error) { c.b.Reset(); return struct{}{}, nil })
+		c.control(w, r, &req, func() (any, error) { return struct{}{}, c.b.Reset() })
 	})
 	mux.HandleFunc("/sandbox/", func(w http.ResponseWriter, r *http.Request) {
-		if !c.Guard(w, r, false) {
+		if !c.g.Admit(w, r, false) {
 			return
 		}
 		WriteError(w, NewError(http.StatusNotFound, CodeControlNotFound, "no such control: "+r.Method+" "+r.URL.Path))
 	})
 }
 
-// control guards the request (Guard), decodes the body into req, runs do
-// and answers its result, or its refusal (controlRefusal). A store that
-// failed before or during the control is 503 SANDBOX_STORE: what the
-// control did was not kept.
+// control guards the request (the guard's Admit), decodes the body into
+// req, runs do and answers its result, or its refusal (controlRefusal). A
+// store that failed before or during the control is 503 SANDBOX_STORE:
+// what the control did was not kept.
 func (c *ControlServer) control(w http.ResponseWriter, r *http.Request, req any, do func() (any, error)) {
-	if !c.Guard(w, r, true) {
+	if !c.g.Admit(w, r, true) {
 		return
 	}
 	buf, err := io.ReadAll(http.MaxBytesReader(w, r.Body, controlBodyCap))
@@ -239,9 +253,10 @@ func (c *ControlServer) control(w http.ResponseWriter, r *http.Request, req any,
 		return
 	}
 	v, err := do()
+	var out *ledger.Error
 	switch {
-	case c.b.StoreFailed() != nil:
-		WriteError(w, StoreUnavailable())
+	case errors.As(err, &out) && (out.Kind == ledger.NotKept || out.Kind == ledger.MaybeKept):
+		WriteError(w, FromLedger(out)) // the control's own outcome, not the store's state now
 	case err == nil:
 		WriteJSON(w, http.StatusOK, v)
 	default:

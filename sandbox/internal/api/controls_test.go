@@ -55,10 +55,10 @@ func (f *fakeControls) SetWithdrawalStatus(id, status, txHash string) (any, erro
 	f.ran("withdrawal " + id + " " + status + " " + txHash)
 	return fakeView{ID: id, Status: status}, f.err
 }
-func (f *fakeControls) Advance(d time.Duration) time.Time {
+func (f *fakeControls) Advance(d time.Duration) (time.Time, error) {
 	f.ran("advance")
 	f.advanced = d
-	return f.now.Add(d)
+	return f.now.Add(d), f.err
 }
 func (f *fakeControls) InjectFault(fl Fault) error {
 	f.ran("fault")
@@ -76,7 +76,7 @@ func (f *fakeControls) ResendWebhook(id string) (any, error) {
 	f.ran("resend " + id)
 	return fakeView{ID: "dlv_new"}, f.err
 }
-func (f *fakeControls) Reset()             { f.ran("reset") }
+func (f *fakeControls) Reset() error       { f.ran("reset"); return f.err }
 func (f *fakeControls) StoreFailed() error { return f.storeErr }
 func (f *fakeControls) State() any         { return map[string]int{"backlog": 3} }
 func (f *fakeControls) Requests() any      { return []fakeView{{ID: "r1"}} }
@@ -87,7 +87,7 @@ func (f *fakeControls) Deliveries() any    { return []fakeView{} }
 func controlMux(c *ControlServer) *http.ServeMux {
 	mux := http.NewServeMux()
 	c.ControlRoutes(mux)
-	c.LoginRoutes(mux)
+	c.Guard().LoginRoutes(mux)
 	c.InspectionRoutes(mux)
 	return mux
 }
@@ -214,10 +214,19 @@ func TestControlRefusalsByKind(t *testing.T) {
 			c.status, `{"error":"`+c.code+`","message":"`+c.text+`","data":{}}`)
 	}
 	store := `{"error":"SANDBOX_STORE","message":"the sandbox's database cannot be used; see its log, fix the cause and restart it","data":{}}`
-	// Failed during the control: whatever it answered was not kept.
-	f := &fakeControls{failing: errors.New("disk full")}
+	// Failed during the control: the control's own outcome is answered,
+	// not the store's state when it ends (a later section may have failed
+	// it): not kept 503, may be kept 500, kept 200.
+	f := &fakeControls{failing: errors.New("disk full"), err: &ledger.Error{Kind: ledger.NotKept, Message: "x"}}
 	mux := controlMux(NewControlServer(ControlConfig{}, f))
 	wantAnswer(t, ctlDo(mux, "POST", "/sandbox/payouts/po-1/status", `{"status":"failed"}`), 503, store)
+	f = &fakeControls{failing: errors.New("disk full"), err: &ledger.Error{Kind: ledger.MaybeKept, Message: "x"}}
+	mux = controlMux(NewControlServer(ControlConfig{}, f))
+	wantAnswer(t, ctlDo(mux, "POST", "/sandbox/clock/advance", `{"seconds":60}`), 500,
+		`{"error":"SANDBOX_STORE","message":"the sandbox's database failed while making this change durable: it may or may not be kept; restart the sandbox and read it back before asking it again","data":{}}`)
+	f = &fakeControls{failing: errors.New("disk full")}
+	mux = controlMux(NewControlServer(ControlConfig{}, f))
+	wantAnswer(t, ctlDo(mux, "POST", "/sandbox/payouts/po-1/status", `{"status":"failed"}`), 200, `{"id":"po-1","status":"failed"}`)
 	// Failed before: the control is not run at all.
 	f.calls = nil
 	wantAnswer(t, ctlDo(mux, "POST", "/sandbox/reset", `{}`), 503, store)

@@ -8,22 +8,22 @@ import "net/http"
 func (c *ControlServer) InspectionRoutes(mux *http.ServeMux) {
 	view := func(pattern string, v func() any) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			if !c.Guard(w, r, false) {
+			if !c.g.Admit(w, r, false) {
 				return
 			}
 			WriteJSON(w, http.StatusOK, v())
 		})
 	}
 	mux.HandleFunc("GET /sandbox/requests", func(w http.ResponseWriter, r *http.Request) {
-		if !c.Guard(w, r, false) {
+		if !c.g.Admit(w, r, false) {
 			return
 		}
 		if f := r.URL.Query().Get("follow"); f != "" && f != "0" && f != "false" {
-			if c.cfg.Requests == nil {
+			if c.requests == nil {
 				WriteError(w, NewError(http.StatusNotFound, CodeControlNotFound, "this sandbox does not follow its request log"))
 				return
 			}
-			followRequests(w, r, c.cfg.Requests)
+			followRequests(w, r, c.requests)
 			return
 		}
 		WriteJSON(w, http.StatusOK, map[string]any{"requests": c.b.Requests()})

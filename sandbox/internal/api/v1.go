@@ -181,7 +181,11 @@ func (a *API) authenticated(limit int64, badBody string, h v1Handler) http.Handl
 			return
 		}
 		v, aerr := h(r, key, body)
-		if a.b.StoreFailed() != nil { // this request's commit failed: nothing it did is kept
+		if aerr == nil && r.Method == http.MethodGet && a.b.StoreFailed() != nil {
+			// A read shows nothing once the store failed: what it read
+			// may not be durable. A change's answer is its own section's
+			// outcome (Backend: NotKept 503, MaybeKept 500), not the
+			// store's state now, which a later section may have failed.
 			aerr = StoreUnavailable()
 		}
 		if aerr != nil {

@@ -32,6 +32,9 @@ type fakeBackend struct {
 	served    []Served
 	payoutsIn PayoutQuery
 	fault     *Fault
+	// failing is the store's failure that a later section causes while
+	// this one runs (StoreFailed answers it once the call is made).
+	failing error
 }
 
 const (
@@ -65,6 +68,9 @@ func (b *fakeBackend) Served(s Served) { b.served = append(b.served, s) }
 
 func (b *fakeBackend) answer(call string) (ledger.Payment, *ledger.Error) {
 	b.calls = append(b.calls, call)
+	if b.failing != nil {
+		b.storeErr = b.failing
+	}
 	if b.refusal != nil {
 		return ledger.Payment{}, b.refusal
 	}
@@ -364,6 +370,37 @@ func TestV1StoreFailedNotFoundAndReadiness(t *testing.T) {
 	wantAnswer(t, serve(t, b, "GET", "/readyz", "", "-", nil), 200, `{"status":"ready"}`)
 	wantAnswer(t, serve(t, b, "DELETE", "/v1/payments", testKey, "", nil), 404,
 		`{"error":"NOT_FOUND","message":"no such endpoint: DELETE /v1/payments","data":{}}`)
+}
+
+// A change is answered by its own section's outcome, not by the store's
+// state when it ends: NotKept (rolled back) 503, MaybeKept (its sync
+// failed) 500, and kept 200 even when a later section's commit failed
+// meanwhile. A read that ends after the store failed shows nothing: 503.
+func TestV1StoreOutcomeOfTheRequestsOwnSection(t *testing.T) {
+	body := []byte(`{"ext_id":"order-1","amount":1500.50}`)
+	for _, tc := range []struct {
+		name    string
+		refusal *ledger.Error
+		status  int
+		body    string
+	}{
+		{"not kept", &ledger.Error{Kind: ledger.NotKept, Code: "SANDBOX_STORE", Message: "x"}, 503,
+			`{"error":"SANDBOX_STORE","message":"the sandbox's database cannot be used; see its log, fix the cause and restart it","data":{}}`},
+		{"may be kept", &ledger.Error{Kind: ledger.MaybeKept, Code: "SANDBOX_STORE", Message: "x"}, 500,
+			`{"error":"SANDBOX_STORE","message":"the sandbox's database failed while making this change durable: it may or may not be kept; restart the sandbox and read it back before asking it again","data":{}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &fakeBackend{payment: testPayment(), refusal: tc.refusal, failing: errors.New("disk full")}
+			wantAnswer(t, serve(t, b, "POST", "/v1/payments", testKey, "", body), tc.status, tc.body)
+		})
+	}
+	b := &fakeBackend{payment: testPayment(), failing: errors.New("disk full")}
+	if w := serve(t, b, "POST", "/v1/payments", testKey, "", body); w.Code != 200 {
+		t.Fatalf("a create its section kept, the store failing meanwhile: %d %s", w.Code, w.Body)
+	}
+	b = &fakeBackend{payment: testPayment(), failing: errors.New("disk full")}
+	wantAnswer(t, serve(t, b, "GET", "/v1/payments/"+testPaymentID, testKey, "", nil), 503,
+		`{"error":"SANDBOX_STORE","message":"the sandbox's database cannot be used; see its log, fix the cause and restart it","data":{}}`)
 }
 
 // A fault the backend hands out is served before authentication: without

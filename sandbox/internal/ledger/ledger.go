@@ -46,6 +46,16 @@ const (
 	// TooMany: the change would pass a limit on how many resources may be
 	// in one state at once (pending payments of one amount).
 	TooMany
+	// NotKept: the store could not keep the change: its commit failed, or
+	// the store had failed before it, and it was rolled back. It is
+	// nowhere, in memory or in the file, now or after a restart, so the
+	// change may be asked again.
+	NotKept
+	// MaybeKept: the change was committed, then the store failed before it
+	// was durable (the sync of its commit failed): it may or may not be in
+	// the file after a restart, so asking it again may make it twice. Read
+	// it back after a restart to know.
+	MaybeKept
 )
 
 // Error is a refusal of a rule.

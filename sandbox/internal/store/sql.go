@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -132,7 +133,8 @@ type SQL struct {
 	walErr    error       // under walMu: what syncWAL answers once closed
 	walIdent  os.FileInfo // the -wal file as opened (sameFile); nil without deferSync
 	walPath   string      // its name, beside the file a symbolic link names
-	rescued   bool        // the commits of a removed -wal file were copied into the database (rescueWAL)
+	rescued   bool        // rescueWAL ran (under the caller's lock)
+	rescuedOK atomic.Bool // it copied every commit of the removed -wal file into the database, synced
 
 	// stmts holds the queries of the sections prepared once on the one
 	// connection (nil: not to be prepared), so that SQLite parses each
@@ -280,8 +282,10 @@ func openWAL(path string) (*os.File, error) {
 // SyncWAL makes every commit returned so far durable: one fsync of the
 // -wal file, which holds their frames (see groupCommit). It is called
 // without the Server's lock, while other sections commit. It fails when
-// the path no longer names the file synced, which SQLite would go on
-// writing into unseen by a restart. After close it answers close's
+// the database's or the -wal file's name no longer reaches the file
+// opened (sameFile), which SQLite would go on writing into unseen by a
+// restart, unless the removed -wal file's commits were copied into the
+// database (rescueWAL). After close it answers close's
 // outcome: closing checkpointed the WAL into the database and synced it.
 func (st *SQL) SyncWAL() error {
 	st.walMu.Lock()
@@ -289,10 +293,22 @@ func (st *SQL) SyncWAL() error {
 	if st.wal == nil {
 		return st.walErr
 	}
+	if syncFault != nil {
+		if err := syncFault(); err != nil {
+			return fmt.Errorf("syncing the WAL of %s: %w", st.path, err)
+		}
+	}
 	if err := st.wal.Sync(); err != nil {
 		return fmt.Errorf("syncing the WAL of %s: %w", st.path, err)
 	}
-	return st.sameWAL()
+	// The commits synced are where a restart finds them only if the names
+	// still reach the files: a failed commit (a removed file) does not end
+	// the syncs of the commits before it.
+	err := st.sameFile()
+	if errors.Is(err, errWALMoved) && st.rescuedOK.Load() {
+		return nil // every commit so far was copied into the database and synced
+	}
+	return err
 }
 
 // DeferSync tells that a commit returns before it is on disk: SyncWAL
@@ -1223,7 +1239,12 @@ func (st *SQL) Outbox(key string, o webhook.Outgoing) {
 		o.Rec.ID, key, o.URL, o.Token, o.Body, string(rec), o.Rec.State)
 }
 
-// DeliveryUpdated records a delivery's attempts and state, lazily.
+// DeliveryUpdated records a delivery's attempts and state: an attempt
+// lazily (written with the next commit of a change), an end so that the
+// next Commit writes it even when nothing else changed (the sandbox
+// commits it at once: a delivery not recorded as ended is sent again at
+// the next start). Neither makes a section wait for its sync: the
+// delivery log is a diagnostic nobody's answer reads.
 func (st *SQL) DeliveryUpdated(rec webhook.Delivery) {
 	if st.closed {
 		return
@@ -1232,6 +1253,9 @@ func (st *SQL) DeliveryUpdated(rec webhook.Delivery) {
 		st.dlv = map[string]webhook.Delivery{}
 	}
 	st.dlv[rec.ID] = rec
+	if rec.State != webhook.Pending && st.q() != nil {
+		st.wrote = true
+	}
 }
 
 // DiagEvery and diagAfter say how often a commit carries the request
@@ -1409,6 +1433,16 @@ func (st *SQL) sameWAL() error {
 	return fmt.Errorf("%w: %s (%s): what it holds would not be there at the next start", errWALMoved, name, why)
 }
 
+// Salvage keeps what can still be kept once the sandbox's store failed,
+// called with no transaction open: when the -wal file's name no longer
+// reaches the file SQLite writes (a sync found it so), its commits are
+// copied into the database (rescueWAL). Anything else it leaves alone.
+func (st *SQL) Salvage() {
+	if errors.Is(st.sameWAL(), errWALMoved) {
+		st.rescueWAL()
+	}
+}
+
 // rescueWAL copies every commit of a -wal file that was removed or
 // replaced under the store into the database file, once, when no
 // transaction is open: a checkpoint, which SQLite syncs. The commits
@@ -1426,6 +1460,7 @@ func (st *SQL) rescueWAL() {
 	if err == nil && busy != 0 {
 		err = errors.New("the checkpoint could not complete")
 	}
+	st.rescuedOK.Store(err == nil)
 	if l := st.deps.Logger; l != nil {
 		if err != nil {
 			l.Error("the -wal file was removed or replaced: copying its commits into the database failed; "+

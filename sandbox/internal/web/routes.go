@@ -6,15 +6,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/guard"
 )
 
 // Backend is what the pages read and what their forms do, implemented by
 // package sandbox with the controls the Go API and the JSON controls use,
 // so a form can never do something the controls cannot.
 type Backend interface {
-	// Guard applies the loopback-Host rule of the JSON controls to a
-	// dashboard request; false means it has answered w itself.
-	Guard(w http.ResponseWriter, r *http.Request) bool
 	// Dashboard reads what dashboard page shows, with errMsg at the top.
 	Dashboard(page, errMsg string, refresh int) Data
 	// PayPage reads the payment page of payment id; false if there is none.
@@ -47,8 +46,10 @@ type FaultForm struct {
 
 // Routes registers the payment page, the dashboard's pages and assets,
 // and one POST route per dashboard action (forms cannot send the JSON the
-// controls take).
-func Routes(mux *http.ServeMux, b Backend) {
+// controls take). g admits every dashboard request as it admits the JSON
+// controls (the loopback Host, the control token); the payment page is
+// the payer's and needs neither.
+func Routes(mux *http.ServeMux, b Backend, g *guard.Guard) {
 	mux.HandleFunc("GET /pay/{id}", func(w http.ResponseWriter, r *http.Request) {
 		d, ok := b.PayPage(r.PathValue("id"))
 		if !ok {
@@ -61,16 +62,16 @@ func Routes(mux *http.ServeMux, b Backend) {
 
 	assets := http.FileServerFS(Assets)
 	mux.Handle("GET /pay/assets/", http.StripPrefix("/pay/assets", assets))
-	mux.Handle("GET /sandbox/ui/assets/", guard(b, false, http.StripPrefix("/sandbox/ui/assets", assets)))
+	mux.Handle("GET /sandbox/ui/assets/", admit(g, false, http.StripPrefix("/sandbox/ui/assets", assets)))
 
-	mux.Handle("GET /sandbox/ui", guard(b, false, page(b, "payments")))
-	mux.Handle("GET /sandbox/ui/{$}", guard(b, false, http.RedirectHandler("/sandbox/ui", http.StatusMovedPermanently)))
+	mux.Handle("GET /sandbox/ui", admit(g, false, page(b, "payments")))
+	mux.Handle("GET /sandbox/ui/{$}", admit(g, false, http.RedirectHandler("/sandbox/ui", http.StatusMovedPermanently)))
 	for _, p := range Pages {
-		mux.Handle("GET /sandbox/ui/"+p.Name, guard(b, false, page(b, p.Name)))
+		mux.Handle("GET /sandbox/ui/"+p.Name, admit(g, false, page(b, p.Name)))
 	}
 
 	act := func(pattern string, do func(r *http.Request) error) {
-		mux.Handle("POST "+pattern, guard(b, true, action(b, do)))
+		mux.Handle("POST "+pattern, admit(g, true, action(b, do)))
 	}
 	act("/sandbox/ui/payments/{id}/verify", func(r *http.Request) error {
 		return b.VerifyPayment(r.PathValue("id"), r.PostFormValue("outcome"))
@@ -134,11 +135,11 @@ func formInt(b Backend, r *http.Request, name string) (int64, error) {
 	return n, nil
 }
 
-// guard applies the Backend's loopback-Host rule to every dashboard route
-// and, for the POST forms, refuses cross-site submissions.
-func guard(b Backend, form bool, h http.Handler) http.Handler {
+// admit applies the controls' guard to every dashboard route and, for
+// the POST forms, refuses cross-site submissions.
+func admit(g *guard.Guard, form bool, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !b.Guard(w, r) {
+		if !g.Admit(w, r, false) {
 			return
 		}
 		if form {
@@ -147,7 +148,7 @@ func guard(b Backend, form bool, h http.Handler) http.Handler {
 				http.Error(w, "sandbox dashboard: unreadable form", http.StatusBadRequest)
 				return
 			}
-			if !SameOrigin(r) || subtle.ConstantTimeCompare([]byte(r.PostFormValue("token")), []byte(Token)) != 1 {
+			if !guard.SameOrigin(r) || subtle.ConstantTimeCompare([]byte(r.PostFormValue("token")), []byte(Token)) != 1 {
 				http.Error(w, "sandbox dashboard: cross-site form post refused: "+
 					"the form must come from a dashboard page of this sandbox", http.StatusForbidden)
 				return

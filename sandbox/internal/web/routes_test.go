@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/guard"
 )
 
 // fakeBackend records what the routes ask of it, so the tests see that
@@ -20,7 +22,6 @@ type fakeBackend struct {
 
 var errInvalid = errors.New("invalid argument")
 
-func (b *fakeBackend) Guard(http.ResponseWriter, *http.Request) bool { return true }
 func (b *fakeBackend) Dashboard(page, errMsg string, refresh int) Data {
 	b.calls = append(b.calls, "dashboard "+page+" "+errMsg)
 	return Data{Page: page, Error: errMsg, Token: Token}
@@ -50,7 +51,7 @@ func (b *fakeBackend) Reset()                                           {}
 func post(t *testing.T, b Backend, path string, form url.Values, origin string) *httptest.ResponseRecorder {
 	t.Helper()
 	mux := http.NewServeMux()
-	Routes(mux, b)
+	Routes(mux, b, guard.New(guard.Config{})) // the loopback Host passes
 	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8080"+path, strings.NewReader(form.Encode()))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if origin != "" {

@@ -40,6 +40,9 @@ type Data struct {
 	Autopilot *Autopilot
 	// Backlog is how many webhooks wait to be delivered (the sandbox's State.Webhooks).
 	Backlog int
+	// WebhookFaults says in words which delivery faults are on (Faults),
+	// empty when none.
+	WebhookFaults string
 }
 
 // Autopilot is what the pages say of a running autopilot: its delays,
@@ -122,6 +125,7 @@ type Terminal struct {
 // Delivery is one webhook of the webhooks page with its attempts.
 type Delivery struct {
 	ID, ExtID, ResendOf             string
+	Faults                          string // the faults it was given, in words; empty for none
 	Resource, Status, Target, State string
 	Payload                         string // indented JSON, card and phone numbers masked
 	PayloadSize                     int

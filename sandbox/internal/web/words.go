@@ -238,3 +238,41 @@ func Delay(d time.Duration) string {
 	}
 	return fmt.Sprintf("%d h %d min", d/time.Hour, d%time.Hour/time.Minute)
 }
+
+// Faults says the delivery faults of a sandbox in words: "each delivery
+// sent twice at a rate of 10%, held back behind the next at 10%, late by
+// up to 2s; seed 42 replays this run"; empty when none is on.
+func Faults(duplicate, reorder float64, delay time.Duration, seed int64) string {
+	var parts []string
+	if duplicate > 0 {
+		parts = append(parts, "sent twice at a rate of "+percent(duplicate))
+	}
+	if reorder > 0 {
+		parts = append(parts, "held back behind the next of its resource at "+percent(reorder))
+	}
+	if delay > 0 {
+		parts = append(parts, "late by up to "+delay.String())
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "deliveries " + strings.Join(parts, ", ") + "; seed " + strconv.FormatInt(seed, 10) + " replays this run"
+}
+
+// DeliveryFaults says which faults a delivery was given, in words.
+func DeliveryFaults(faults []string, delayed time.Duration) string {
+	var parts []string
+	for _, f := range faults {
+		switch f {
+		case "delay":
+			parts = append(parts, "delayed "+delayed.Round(time.Millisecond).String())
+		case "reorder":
+			parts = append(parts, "held back")
+		case "duplicate":
+			parts = append(parts, "duplicate")
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func percent(r float64) string { return strconv.FormatFloat(r*100, 'g', 4, 64) + "%" }

@@ -16,8 +16,10 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -62,9 +64,16 @@ type Delivery struct {
 	// CreatedAt is the sandbox clock when the status change queued the
 	// delivery, so it lines up with the resource's own timestamps.
 	CreatedAt time.Time `json:"created_at"`
-	// ResendOf is the ID of the delivery this one repeats (Dispatcher.Resend),
-	// empty for a delivery a status change made.
+	// ResendOf is the ID of the delivery this one repeats (Dispatcher.Resend,
+	// or the duplicate fault), empty for a delivery a status change made.
 	ResendOf string `json:"resend_of,omitempty"`
+	// Faults are the delivery faults (Config.Faults) this delivery was
+	// given: "delay", "reorder", "duplicate" (it is the copy); empty for
+	// none.
+	Faults []string `json:"faults,omitempty"`
+	// DelayedBy is the wait the delay fault put before its first attempt,
+	// on the sandbox clock.
+	DelayedBy time.Duration `json:"delayed_ns,omitempty"`
 }
 
 // ErrUnknownDelivery is Resend's answer for an id not in the log.
@@ -122,6 +131,17 @@ type Dispatcher struct {
 	pending   int                       // queued, in-flight or retrying deliveries
 	idle      chan struct{}             // closed when pending drops to zero
 
+	// The delivery faults (faults.go), under mu: the seeded draws, the
+	// queues whose head waits for its delay or hold, the clock they wait
+	// on, and the timers that wake them with the real clock.
+	faults     Faults
+	rng        *rand.Rand
+	seq        uint64
+	parked     []*hookQueue
+	clock      time.Time
+	realTimers bool
+	wakers     map[*time.Timer]struct{}
+
 	logMu  sync.Mutex
 	log    []logged // ring of the latest deliveries
 	logPos int      // next slot to overwrite once the ring is full
@@ -136,6 +156,7 @@ type hookQueue struct {
 	items    []Outgoing
 	attempts int         // attempts made on items[0]
 	timer    *time.Timer // the retry wait of items[0], nil when not waiting
+	parked   bool        // items[0] waits for its delay or hold (Dispatcher.parked)
 }
 
 // receiverQueue is the resource queues whose head is due to one receiver,
@@ -168,6 +189,14 @@ type Outgoing struct {
 	Body []byte
 	// Rec is the delivery's entry in the log.
 	Rec *Delivery
+
+	// The delivery faults' decisions (faults.go): no attempt before
+	// notBefore (a wait of wait), held for reordering until holdUntil (a
+	// wait of holdWait) or until the next delivery of the resource
+	// overtakes it; seq orders deliveries that become free together.
+	notBefore, holdUntil time.Time
+	wait, holdWait       time.Duration
+	seq                  uint64
 }
 
 // Config is what a Dispatcher is built with.
@@ -195,6 +224,14 @@ type Config struct {
 	// take the owner's lock: it is never called with the Dispatcher's
 	// held (Queue may be called under the owner's lock).
 	Persist func(Delivery)
+	// Faults make deliveries arrive twice, late or out of order on purpose
+	// (checked with Faults.Check by the owner); the zero value sends every
+	// delivery once, in order, at once.
+	Faults Faults
+	// RealTimers: Now is the real clock (plus an offset), so a delayed or
+	// held delivery is released by a timer as well as by Wake; otherwise
+	// only Wake releases it (an injected clock moves only when told).
+	RealTimers bool
 }
 
 // New returns a Dispatcher with no deliveries; Close stops it.
@@ -202,8 +239,12 @@ func New(c Config) *Dispatcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Dispatcher{client: c.Client, maxAttempts: c.MaxAttempts, wait: c.RetryWait, ctx: ctx, cancel: cancel,
 		queues: map[string]*hookQueue{}, receivers: map[string]*receiverQueue{}, logCap: c.LogSize, now: c.Now,
-		logger: c.Logger, workers: c.Workers, perReceiver: c.PerReceiver, persist: c.Persist}
+		logger: c.Logger, workers: c.Workers, perReceiver: c.PerReceiver, persist: c.Persist,
+		faults: c.Faults, rng: newRand(c.Faults.Seed), realTimers: c.RealTimers, wakers: map[*time.Timer]struct{}{}}
 }
+
+// Faults are the delivery faults the Dispatcher was made with.
+func (d *Dispatcher) Faults() Faults { return d.faults }
 
 // receiverOf is the host and port a delivery goes to: the unit of
 // Config.WebhookPerReceiver, and the target_host of the log lines.
@@ -334,7 +375,7 @@ func (d *Dispatcher) popLocked(q *hookQueue) {
 		close(d.idle)
 	}
 	if len(q.items) > 0 && !d.closed {
-		d.dueLocked(q)
+		d.readyLocked(q)
 	} else if len(q.items) == 0 {
 		delete(d.queues, q.key)
 	}
@@ -404,6 +445,7 @@ func (d *Dispatcher) Snapshot(rec *Delivery) Delivery {
 func copyRecord(rec *Delivery) Delivery {
 	c := *rec
 	c.Attempts = append([]Attempt{}, rec.Attempts...)
+	c.Faults = slices.Clone(rec.Faults)
 	return c
 }
 
@@ -436,6 +478,12 @@ func (d *Dispatcher) Queue(key string, dl Outgoing) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
+		return
+	}
+	d.seq++
+	dl.seq = d.seq
+	if d.faults.On() {
+		d.queueFaultyLocked(key, dl)
 		return
 	}
 	d.Record(key, dl)
@@ -659,6 +707,11 @@ func (d *Dispatcher) Close() {
 				q.timer.Stop()
 			}
 		}
+		for t := range d.wakers {
+			t.Stop()
+		}
+		clear(d.wakers)
+		d.parked = nil
 		d.mu.Unlock()
 		d.cancel()
 		d.wg.Wait()
