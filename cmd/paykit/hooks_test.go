@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"github.com/spf13/cobra"
 	"io"
 	"net/http"
@@ -84,6 +85,8 @@ func sameToken(t *testing.T, what string, h http.Header, want string) {
 		t.Errorf("%s: X-Notification-Token is not the one expected (%d values)", what, len(got))
 	}
 }
+
+var latencyCellRE = regexp.MustCompile(`\b[0-9.]+(ns|µs|ms|s)\b`)
 
 var durationRE = regexp.MustCompile(`\b[0-9]+ms\b`)
 
@@ -576,6 +579,10 @@ func TestSandboxLogs(t *testing.T) {
 	if rows := readCSV(t, "--path", r.stdout); r.code != 0 || len(rows) != 1 || rows[0]["status"] != "404" || rows[0]["method"] != "GET" {
 		t.Fatalf("--path route: exit %d, %q", r.code, r.stdout)
 	}
+	args := []string{"sandbox", "logs", "--path", "/v1/payments", "-o", "csv"}
+	r = e.run("", args...)
+	r.stdout = latencyCellRE.ReplaceAllString(r.stdout, "<latency>")
+	e.golden("sandbox_logs", r, args)
 	if r := e.run("", "sandbox", "logs", "--status", "abc"); r.code != 2 {
 		t.Errorf("--status abc: exit %d", r.code)
 	}
@@ -604,4 +611,77 @@ func TestSandboxLogs(t *testing.T) {
 		t.Errorf("--method POST printed a GET:\n%s", f.output())
 	}
 	_ = first
+}
+
+// TestListenReconnects: a feed that ends is followed again, resuming
+// after the last notification (Last-Event-ID); what the sandbox says was
+// missed is said on stderr, and so is the reconnection. The feed here is
+// scripted: the second connection must carry the first one's position.
+func TestListenReconnects(t *testing.T) {
+	recv := newReceiver(t)
+	resumed := make(chan string, 4)
+	var mu sync.Mutex
+	conns := 0
+	feed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/sandbox/listen" || r.Header.Get("X-Identity") != testKey || r.Header.Get("X-Signature") == "" {
+			http.Error(w, `{"error":"AUTH_001","message":"no"}`, http.StatusUnauthorized)
+			return
+		}
+		mu.Lock()
+		conns++
+		n := conns
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		note := func(id int, status string) {
+			body, _ := json.Marshal(fmt.Sprintf(`{"id":"p-1","status":%q}`, status))
+			fmt.Fprintf(w, "id: %d\nevent: notification\ndata: {\"kind\":\"payment\",\"id\":\"p-1\",\"status\":%q,\"notify_url\":\"\","+
+				"\"headers\":{\"Content-Type\":\"application/json\",\"X-Notification-Token\":\"lst_tok_0123456789\"},\"body\":%s}\n\n", id, status, body)
+		}
+		switch n {
+		case 1:
+			fmt.Fprint(w, "event: session\ndata: {\"token\":\"lst_tok_0123456789\",\"position\":6}\n\n")
+			note(7, "PROCESSING")
+			// The connection ends here: a restart, a network failure.
+		default:
+			resumed <- r.Header.Get("Last-Event-ID")
+			fmt.Fprint(w, "event: session\ndata: {\"token\":\"lst_tok_0123456789\",\"position\":7}\n\n")
+			fmt.Fprint(w, "event: missed\ndata: {\"from\":8,\"to\":10,\"count\":3,\"reason\":\"slow\"}\n\n")
+			note(11, "COMPLETED")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}
+	}))
+	t.Cleanup(feed.Close)
+	e := &testEnv{t: t}
+	l := e.background(map[string]string{"PAYKIT_BASE_URL": feed.URL, "PAYKIT_API_KEY": testKey, "PAYKIT_SECRET": testSecret},
+		"listen", "--forward-to", recv.url(), "-o", "json")
+	if tok := sessionToken(t, l); tok != "lst_tok_0123456789" {
+		t.Errorf("session token %q", tok)
+	}
+	if g := recv.next(t); string(g.body) != `{"id":"p-1","status":"PROCESSING"}` {
+		t.Errorf("forwarded %s", g.body)
+	}
+	select {
+	case id := <-resumed:
+		if id != "7" {
+			t.Errorf("resumed with Last-Event-ID %q, want 7", id)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no reconnection within 20s")
+	}
+	l.line(t, l.errs, `^paykit: reconnected; resuming after position 7$`)
+	l.line(t, l.errs, `^paykit: missed 3 notifications, positions 8 to 10 \(this listener fell behind and the sandbox dropped its oldest\)$`)
+	if g := recv.next(t); string(g.body) != `{"id":"p-1","status":"COMPLETED"}` {
+		t.Errorf("forwarded %s", g.body)
+	}
+	var d delivered
+	for _, want := range []string{"PROCESSING", "COMPLETED"} {
+		if err := json.Unmarshal([]byte(l.line(t, l.out, want)), &d); err != nil || d.Resource != "payment" || d.ID != "p-1" || d.Answer != 200 {
+			t.Errorf("-o json line %+v (%v)", d, err)
+		}
+	}
+	if d.Position != 11 {
+		t.Errorf("position %d, want 11", d.Position)
+	}
+	l.stop(t)
 }
