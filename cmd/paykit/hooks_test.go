@@ -611,6 +611,13 @@ func TestSandboxLogs(t *testing.T) {
 		t.Errorf("--method POST printed a GET:\n%s", f.output())
 	}
 	_ = first
+	// --timeout ends a follow as asked: exit 0.
+	if r := e.run("", "sandbox", "logs", "--follow", "--timeout", "300ms", "--method", "DELETE"); r.code != 0 || r.stdout != "" {
+		t.Errorf("--follow --timeout: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r := e.run("", "listen", "--print-json", "--timeout", "300ms"); r.code != 0 || !strings.Contains(r.stderr, "Ready") {
+		t.Errorf("listen --timeout: exit %d, %q", r.code, r.stderr)
+	}
 }
 
 // TestListenReconnects: a feed that ends is followed again, resuming

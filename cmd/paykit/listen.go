@@ -59,7 +59,8 @@ func newCmdListen(a *app, runF func(context.Context, *ListenOptions) error) *cob
 			"which listen prints at start: configure your receiver with it (WebhookHandler.Token), or choose\n" +
 			"it with --token. Withdrawals are only in the feed. It reconnects by itself and says when\n" +
 			"notifications were missed. --print-json prints the notifications (one JSON object a line, card\n" +
-			"and phone numbers masked unless --unmask) instead of forwarding them. Ctrl-C ends it (exit 130).",
+			"and phone numbers masked unless --unmask) instead of forwarding them. Ctrl-C ends it (exit 130),\n" +
+			"--timeout too (exit 0).",
 		Example: "  paykit --profile sandbox listen --forward-to http://127.0.0.1:8090/paykit/webhook\n" +
 			"  paykit --profile staging listen --forward-to http://127.0.0.1:8090/paykit/webhook --events payout --token demo-token\n" +
 			"  paykit --profile sandbox listen --print-json | jq .body.status",
@@ -122,6 +123,8 @@ func runListen(ctx context.Context, opts *ListenOptions) error {
 	err = r.Listen(ctx, l.event, lopts...)
 	var ce *sandbox.ControlError
 	switch {
+	case timedOut(a, err):
+		return nil // --timeout: it listened as long as asked
 	case errors.Is(err, sandbox.ErrInvalidArgument):
 		return usagef("%s", strings.TrimPrefix(err.Error(), "sandbox: "))
 	case errors.As(err, &ce) && ce.StatusCode == http.StatusUnauthorized:
@@ -233,4 +236,10 @@ func (l *listener) printNotification(n *sandbox.ListenNotification) error {
 	}
 	_, err = fmt.Fprintf(l.a.out, "%s\n", b)
 	return err
+}
+
+// timedOut tells a feed that ended because --timeout ran out: what a
+// command that follows until then was asked to do (exit 0).
+func timedOut(a *app, err error) bool {
+	return a.timeout > 0 && errors.Is(err, context.DeadlineExceeded)
 }

@@ -39,8 +39,8 @@ func newCmdSandboxLogs(a *app, runF func(context.Context, *SandboxLogsOptions) e
 		Long: "logs prints the requests the sandbox answered, oldest first (at most the 500 it keeps), with\n" +
 			"their paths masked as the sandbox's log masks them. --follow then prints each new one as the\n" +
 			"sandbox answers it, one line each (-o json: one JSON object a line), reconnecting by itself and\n" +
-			"saying so when records were lost, until Ctrl-C or --timeout. The control token of remote mode\n" +
-			"comes from " + controlTokenEnv + ".",
+			"saying so when records were lost, until Ctrl-C (exit 130) or --timeout (exit 0). The control\n" +
+			"token of remote mode comes from " + controlTokenEnv + ".",
 		Example: "  paykit --profile sandbox sandbox logs\n" +
 			"  paykit --profile sandbox sandbox logs --follow --path /v1/payouts --status 5xx\n" +
 			"  paykit --profile sandbox sandbox logs --method POST -o json",
@@ -122,7 +122,10 @@ func runSandboxLogs(ctx context.Context, opts *SandboxLogsOptions) error {
 		return err
 	}
 	if opts.Follow {
-		return a.controlTokenError(followLogs(ctx, a, r, f))
+		if err := followLogs(ctx, a, r, f); !timedOut(a, err) {
+			return a.controlTokenError(err)
+		}
+		return nil
 	}
 	recs, err := r.Requests(ctx)
 	if err != nil {
