@@ -84,7 +84,7 @@ func TestProofListenTrigger(t *testing.T) {
 				g := recv.next(t)
 				var body struct{ ID, Status string }
 				if err := json.Unmarshal(g.body, &body); err != nil || body.ID != out.ID || body.Status != want {
-					t.Errorf("the receiver got %s, want %s %s", g.body, out.ID, want)
+					t.Errorf("the receiver got payment %s %s, want %s %s", body.ID, body.Status, out.ID, want)
 				}
 				sameToken(t, want, g.header, tok)
 				if line := l.line(t, l.out, out.ID+"  "+want); !strings.Contains(line, "->  200  ") {
