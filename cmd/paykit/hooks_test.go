@@ -493,10 +493,16 @@ func TestTriggerSession(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	e.golden("trigger_payout_failed", r, []string{"trigger", "payout.failed"})
+	r = e.run("", "trigger", "payout.cancelled", "--json", "trigger,status,steps")
+	var shaped map[string]any
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &shaped) != nil || len(shaped) != 3 || shaped["status"] != "cancelled" || len(shaped["steps"].([]any)) != 2 {
+		t.Errorf("--json trigger,status,steps: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
 	e.step("trigger_unknown", 2, "trigger", "payout.lost")
 	e.step("trigger_token_payout", 2, "trigger", "payout.completed", "--token", "t")
-	if n := e.sb.RequestCount("POST", "/v1/payouts"); n != 1 {
-		t.Errorf("%d payouts created, want 1", n)
+	e.step("trigger_notify_withdrawal", 2, "trigger", "withdrawal.completed", "--notify-url", "http://127.0.0.1:1/h")
+	if n := e.sb.RequestCount("POST", "/v1/payouts"); n != 2 {
+		t.Errorf("%d payouts created, want 2", n)
 	}
 }
 

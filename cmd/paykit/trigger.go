@@ -283,6 +283,9 @@ func runTrigger(ctx context.Context, opts *TriggerOptions) error {
 			return err
 		}
 	}
+	if opts.NotifyURL != "" && plan.kind == "withdrawal" {
+		return usagef("--notify-url: a withdrawal has none (its notifications are in 'paykit listen' only)")
+	}
 	if opts.Token != "" && plan.kind != "payment" {
 		return usagef("--token is a payment's notification_token: a %s has none", plan.kind)
 	}
