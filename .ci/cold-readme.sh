@@ -49,9 +49,15 @@ set -o pipefail
 timed $test_cmd 2>&1 | tee "$log"
 timed bash -c 'cd cmd/paykit && go build -o "$0/paykit" . && "$0/paykit" --version' "$tmp"
 timed go run ./cmd/paykit-sandbox -version
-if [ -d "$GOMODCACHE/github.com/paykit-dev" ] || [ -d "$GOMODCACHE/cache/download/github.com/paykit-dev" ]; then
-  echo "cold-readme: the module cache holds a version of github.com/paykit-dev/*: something downloaded this module"
-  ls -R "$GOMODCACHE/cache/download/github.com/paykit-dev" 2>/dev/null | head
+# A module's content (its go.mod, its zip, or the extracted tree) in the
+# cache means it was downloaded. The go command's version stamping of a
+# build in the clone writes .info files of the clone's own commit there,
+# read from the clone's git: those are not downloads.
+fetched=$( { find "$GOMODCACHE/cache/download/github.com/paykit-dev" -name '*.mod' -o -name '*.zip' 2>/dev/null
+  ls -d "$GOMODCACHE"/github.com/paykit-dev/* 2>/dev/null; } || true)
+if [ -n "$fetched" ]; then
+  echo "cold-readme: the module cache holds github.com/paykit-dev/* content: something downloaded this module"
+  echo "$fetched" | head
   exit 1
 fi
 echo "cold-readme: passed; nothing fetched github.com/paykit-dev/*"

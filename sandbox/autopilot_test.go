@@ -420,8 +420,7 @@ func TestAutopilotResume(t *testing.T) {
 	if err := e.sb.SetPayoutStatus(po.ID, PayoutProcessing); err != nil {
 		t.Fatal(err)
 	}
-	pl := newPilot(e.sb, Autopilot{Enabled: true}, false)
-	e.sb.pilot = pl // safe: no request is in flight
+	pl := e.sb.svc.Probe().ReplacePilot(Autopilot{Enabled: true}) // safe: no request is in flight
 	t.Cleanup(pl.Close)
 	pl.Resume()
 	if n := e.sb.AutopilotPending(); n != 2 {

@@ -2,8 +2,6 @@ package sandbox
 
 import (
 	"slices"
-
-	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 // Bank is one entry of GET /v1/banks (Config.Banks). Country is an extra
@@ -49,9 +47,4 @@ var defaultBanks = []bank{
 	{"mbank", "MBank", true, "KG"},
 	{"optima", "Optima Bank", true, "KG"},
 	{"demir", "Demir Bank", true, "KG"},
-}
-
-// Banks is the bank list, as the API lists it.
-func (b apiBackend) Banks() []ledger.Bank {
-	return slices.Clone(b.s.ledgerBanks)
 }

@@ -91,10 +91,8 @@ func (c localController) Advance(ctx context.Context, d time.Duration) (time.Tim
 	if err := checkAdvance(d); err != nil {
 		return time.Time{}, err
 	}
-	if err := c.s.advance(d); err != nil {
-		return time.Time{}, err
-	}
-	return c.s.Now(), nil
+	now, err := c.s.svc.Advance(d)
+	return now, goError(err)
 }
 
 func (c localController) InjectFault(ctx context.Context, f Fault) error {
@@ -108,7 +106,7 @@ func (c localController) Reset(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return c.s.reset()
+	return goError(c.s.svc.Reset())
 }
 
 func (c localController) FlushWebhooks(ctx context.Context) error { return c.s.FlushWebhooks(ctx) }
@@ -118,7 +116,7 @@ func (c localController) State(ctx context.Context) (State, error) {
 		return State{}, err
 	}
 	st := c.s.State()
-	if err := c.s.storeFailed(); err != nil {
+	if err := c.s.svc.StoreFailed(); err != nil {
 		return State{}, err
 	}
 	return st, nil

@@ -12,25 +12,23 @@ import (
 
 // openSQL opens the SQL store on a new file with this binary's driver
 // (sqlite_test.go imports sandbox/sqlite).
-func openSQL(t *testing.T, start func() []*ledger.Merchant) (ledger.Store, map[string]*ledger.Merchant) {
+func openSQL(t *testing.T, start func() []*ledger.Merchant) ledger.Txn {
 	drv, ok := storage.Registered()
 	if !ok {
 		t.Fatal("no driver registered")
 	}
-	var ms map[string]*merchant
 	st, err := storage.OpenSQL(drv, storage.SQLDeps{Start: start, MaskKey: mask.Key, MaxSamePending: 100,
-		RequestLogSize: DefaultRequestLogSize, DeliveryLogSize: DefaultDeliveryLogSize,
-		Merchant: func(k string) *merchant { return ms[k] }}, filepath.Join(t.TempDir(), "s.db"))
+		RequestLogSize: DefaultRequestLogSize, DeliveryLogSize: DefaultDeliveryLogSize}, filepath.Join(t.TempDir(), "s.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	ms = st.Merchants()
+	st.LoadMerchants()
 	st.MarkWritten()
 	if err := st.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	return st, ms
+	return st
 }
 
 // The SQL store keeps only what is saved, as the memory store does
@@ -42,3 +40,11 @@ func TestSQLExpiryFollowsSavedStatus(t *testing.T) { storetest.ExpiryFollowsSave
 // The SQL store answers every query as the memory store does: order, ties,
 // filters and their far bounds, counts, in-flight, reset.
 func TestSQLQueriesAgree(t *testing.T) { storetest.QueriesAgree(t, openSQL) }
+
+func TestSQLMerchantsKeepOnlyWhatIsSaved(t *testing.T) {
+	storetest.MerchantsKeepOnlyWhatIsSaved(t, openSQL)
+}
+
+func TestSQLValuesFollowTheTransaction(t *testing.T) {
+	storetest.ValuesFollowTheTransaction(t, openSQL)
+}

@@ -445,17 +445,10 @@
 // every delivery still owed, however old). A file the sandbox creates is
 // readable by its owner only: it holds notification tokens.
 //
-// One set of rules: the API handlers, the controls, the dashboard and the
-// autopilot change resources through the same rules (creation, moves and
-// expiry, written once in sandbox/internal/ledger) over one store
-// interface with two implementations, Go maps (no DBPath) and SQLite
-// (sandbox/internal/store). Both hand out copies and keep only what is
-// saved, so a change the rules forget to save is lost in memory as on a
-// file, and a test in memory catches it. The maps serve the in-memory mode,
-// rather than an in-memory SQLite database, so that package sandbox and
-// sandboxtest need no SQL driver at all. The whole sandbox suite also runs
-// on files in CI (PAYKIT_SANDBOX_TEST_DB=file, read by the suite's own
-// test helpers, gives every Server of its test binaries a temporary file).
+// The API, the controls, the dashboard and the autopilot change the
+// sandbox through the same rules, in memory as on a file, and the whole
+// sandbox suite runs on files too in CI; docs/layout.md says how the
+// sandbox is built.
 //
 // With DBPath, memory does not grow with stored resources: the file holds
 // them, and memory holds only the merchants and terminals (as configured),
@@ -465,29 +458,23 @@
 // payouts and withdrawals.
 //
 // Durable before the answer: every request, control or timer that changes
-// state runs as one section whose changes (its webhooks' outbox rows
-// included) are committed together or not at all before its answer is
-// written; sections that end while others wait for the Server's lock leave
-// their changes to the last one's commit. The file is in WAL mode with
-// synchronous=NORMAL, so a commit writes its frames to the -wal file
-// without syncing it, and the sandbox fsyncs the -wal file itself, outside
-// its lock, before any answer that depends on the commit: an acknowledged
-// change survives power loss, not only a killed process, as with
-// synchronous=FULL. The commits made while one fsync runs share the next
-// (group commit), so concurrent clients share the wait for the disk
-// instead of each waiting for its own fsync in turn; BENCHMARKS.md has the
-// binary's figures. Webhooks are handed to delivery only after the fsync of
-// their commit, so no receiver hears of a change the file may not keep.
-// Reads cost no fsync; a read waits for one only when it reads a change
-// not yet synced. Diagnostics (request log lines, request counters, a
-// delivery's attempts) ride along with the next commit, or are written at
-// Close, so a GET never writes to the file itself; the request lines and
-// counters only with the first commit after 64 commits or 200 ms since
-// they were last written, so a kill loses those of at most that interval
-// before the last change and those after it, never a resource. A
-// delivery's end is committed when it ends (not fsynced for itself: the
-// next change's fsync covers it), so a kill loses none, and a power cut
-// only those since the last fsync. A webhook whose delivery had not been
+// state is committed together with its webhooks' outbox rows, or not at
+// all, and on disk (the -wal file fsynced, not only written) before its
+// answer is written: an acknowledged change survives power loss, not only
+// a killed process. Concurrent clients share each fsync (group commit, see
+// docs/layout.md; BENCHMARKS.md has the binary's figures). Webhooks are
+// handed to delivery only once their change is on disk, so no receiver
+// hears of a change the file may not keep. Reads cost no fsync; a read
+// waits for one only when it reads a change not yet synced. Diagnostics
+// (request log lines, request counters, a delivery's attempts) ride along
+// with the next commit, or are written at Close, so a GET never writes to
+// the file itself; the request lines and counters only with the first
+// commit after 64 commits or 200 ms since they were last written, so a
+// kill loses those of at most that interval before the last change and
+// those after it, never a resource. A delivery's end is committed when it
+// ends (not fsynced for itself: the next change's fsync covers it), so a
+// kill loses none, and a power cut only those since the last fsync. A
+// webhook whose delivery had not been
 // recorded as ended at a kill, or that Close cut short, is sent again at
 // the next start: delivery is at least once.
 //

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
 // failingStore is a store whose next commit of a change fails, as a full
@@ -19,17 +23,20 @@ import (
 // so the failure hits the change itself.
 type failingStore struct {
 	storage.Store
-	failNext bool // under Server.mu
-	changed  bool // the section saved a resource, a terminal or the clock
+	storage.Txn      // the store's transaction, as Begin returned it
+	failNext    bool // under Server.mu
+	changed     bool // the section saved a resource, a terminal or the clock
 }
 
-func (f *failingStore) AddPayment(p *payment) { f.changed = true; f.Store.AddPayment(p) }
-func (f *failingStore) SaveTerminal(m *merchant, t *terminal) {
+func (f *failingStore) Begin() storage.Txn { f.Txn = f.Store.Begin(); return f }
+
+func (f *failingStore) AddPayment(p *ledger.Payment) { f.changed = true; f.Txn.AddPayment(p) }
+func (f *failingStore) SaveTerminal(m *ledger.Merchant, t *ledger.Terminal) {
 	f.changed = true
-	f.Store.SaveTerminal(m, t)
+	f.Txn.SaveTerminal(m, t)
 }
-func (f *failingStore) SaveMerchant(m *merchant)    { f.changed = true; f.Store.SaveMerchant(m) }
-func (f *failingStore) Reset() map[string]*merchant { f.changed = true; return f.Store.Reset() }
+func (f *failingStore) SaveMerchant(m *ledger.Merchant) { f.changed = true; f.Txn.SaveMerchant(m) }
+func (f *failingStore) Reset()                          { f.changed = true; f.Txn.Reset() }
 
 func (f *failingStore) Commit() error {
 	changed := f.changed
@@ -38,28 +45,19 @@ func (f *failingStore) Commit() error {
 		f.failNext = false
 		return errors.New("database or disk is full (injected)")
 	}
-	return f.Store.Commit()
+	return f.Txn.Commit()
 }
-
-// failingJournal tells its failingStore of a change to the clock offset,
-// which commits with the resources.
-type failingJournal struct {
-	journal
-	f *failingStore
-}
-
-func (j failingJournal) saveOffset(d time.Duration) { j.f.changed = true; j.journal.saveOffset(d) }
 
 // failNextCommit wraps e's store so that its next commit of a change
 // fails.
 func (e *env) failNextCommit() {
-	e.sb.mu.Lock()
-	defer e.sb.mu.Unlock()
-	f, ok := e.sb.st.core.(*failingStore)
+	p := e.sb.svc.Probe()
+	p.Lock()
+	defer p.Unlock()
+	f, ok := p.Store().(*failingStore)
 	if !ok {
-		f = &failingStore{Store: e.sb.st.core}
-		e.sb.st.core = f
-		e.sb.jr = failingJournal{journal: e.sb.jr, f: f}
+		f = &failingStore{Store: p.Store()}
+		p.SetStore(f, func() { f.changed = true }) // the clock offset commits with the resources
 	}
 	f.failNext = true
 }
@@ -89,7 +87,7 @@ func TestFailedCommitLeavesNothingVisible(t *testing.T) {
 	}
 	wantStatus(t, transfer("100"), 200, "")
 	must(t, e.sb.InjectFault(Fault{Method: "GET", Path: "/v1/banks", Mode: FaultErrorBefore, Status: 502, Count: 5}))
-	_, sql := e.sb.st.core.(*storage.SQL)
+	_, sql := e.sb.svc.Probe().Store().(*storage.SQL)
 
 	e.failNextCommit()
 	wantStatus(t, transfer("50"), 503, "SANDBOX_STORE")
@@ -162,5 +160,26 @@ func TestDBFileRemovedUnderARunningSandbox(t *testing.T) {
 			wantDec(t, e.balance(DefaultMainTerminalID), "1000")
 			eq(t, ready(), 503)
 		})
+	}
+}
+
+// After the store failed, the pages say so: the payer's I-paid answers 503
+// (not "payment not found"), and a dashboard form shows that the database
+// cannot be used, as the Go control's ErrStore says.
+func TestPagesSayTheStoreFailed(t *testing.T) {
+	e := newEnv(t, Config{})
+	id := e.createPayment(`{"ext_id":"pg-1","amount":1500}`).str("id")
+	e.failNextCommit()
+	wantStatus(t, e.do("POST", "/v1/transfers", `{"from_terminal_id":"term_sandbox_main","to_terminal_id":"term_sandbox_reserve","amount":1}`),
+		503, "SANDBOX_STORE")
+	res, err := e.ts.Client().PostForm(e.ts.URL+"/pay/"+id, url.Values{"token": {web.PageToken(id)}})
+	must(t, err)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "database cannot be used") {
+		t.Fatalf("I-paid after the store failed: %d %q", res.StatusCode, body)
+	}
+	if err := e.sb.VerifyPayment(id, OutcomeCompleted); !errors.Is(err, ErrStore) {
+		t.Fatalf("VerifyPayment after the store failed: %v", err)
 	}
 }

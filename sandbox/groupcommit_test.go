@@ -13,6 +13,7 @@ import (
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/service"
 )
 
 // gatedSync holds every sync of the -wal file until the test releases it,
@@ -27,31 +28,22 @@ type gatedSync struct {
 // gateSync wraps the sync of e's group commit in a gatedSync.
 func (e *env) gateSync() *gatedSync {
 	g := &gatedSync{entered: make(chan struct{}), release: make(chan error)}
-	grp := &e.sb.grp
-	grp.mu.Lock()
-	defer grp.mu.Unlock()
-	real := grp.sync
-	grp.sync = func() error {
-		g.entered <- struct{}{}
-		if err := <-g.release; err != nil {
-			return err
+	g.ungate = e.sb.svc.Probe().WrapSync(func(real func() error) func() error {
+		return func() error {
+			g.entered <- struct{}{}
+			if err := <-g.release; err != nil {
+				return err
+			}
+			return real()
 		}
-		return real()
-	}
-	g.ungate = func() {
-		grp.mu.Lock()
-		defer grp.mu.Unlock()
-		grp.sync = real
-	}
+	})
 	e.t.Cleanup(g.ungate) // before the Server's Close
 	return g
 }
 
 // syncs is how many syncs of the -wal file (each an fsync) were made.
 func (e *env) syncs() int {
-	e.sb.grp.mu.Lock()
-	defer e.sb.grp.mu.Unlock()
-	return e.sb.grp.syncs
+	return e.sb.svc.Probe().Syncs()
 }
 
 // untilWaiting waits until n sections wait for a sync (one of them may
@@ -60,9 +52,7 @@ func (e *env) untilWaiting(n int) {
 	e.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		e.sb.grp.mu.Lock()
-		got := e.sb.grp.waiting
-		e.sb.grp.mu.Unlock()
+		got := e.sb.svc.Probe().Waiting()
 		if got == n {
 			return
 		}
@@ -82,18 +72,18 @@ type result struct {
 
 // backendOp is one operation of the API's Backend, as a section the tests
 // run without HTTP.
-type backendOp func(b apiBackend, key, arg string) (any, *ledger.Error)
+type backendOp func(b *service.Service, key, arg string) (any, *ledger.Error)
 
 // createPaymentOp creates a CARD payment of ext_id arg and amount; the
 // tests give distinct amounts, so that PAY_005 leaves them alone.
 func createPaymentOp(amount int64) backendOp {
-	return func(b apiBackend, key, extID string) (any, *ledger.Error) {
+	return func(b *service.Service, key, extID string) (any, *ledger.Error) {
 		return b.CreatePayment(key, api.NewPayment{ExtID: extID, Amount: decimal.NewFromInt(amount), Method: "CARD"})
 	}
 }
 
 // paymentByExtOp reads the payment of ext_id arg.
-func paymentByExtOp(b apiBackend, key, extID string) (any, *ledger.Error) {
+func paymentByExtOp(b *service.Service, key, extID string) (any, *ledger.Error) {
 	return b.PaymentByExtID(key, extID)
 }
 
@@ -101,7 +91,7 @@ func paymentByExtOp(b apiBackend, key, extID string) (any, *ledger.Error) {
 // reports on out.
 func (e *env) call(out chan<- result, name string, op backendOp, arg string) {
 	go func() {
-		v, lerr := op(apiBackend{e.sb}, e.key, arg)
+		v, lerr := op(e.sb.svc, e.key, arg)
 		out <- result{name: name, body: fmt.Sprint(v), err: lerr}
 	}()
 }
@@ -235,7 +225,7 @@ func TestFailedSyncFailsEveryWriter(t *testing.T) {
 		}
 	}
 	<-advanced
-	if err := e.sb.storeFailed(); !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), "injected") {
+	if err := e.sb.svc.StoreFailed(); !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), "injected") {
 		t.Fatalf("after the failed sync: %v", err)
 	}
 	if n := len(e.sb.Deliveries()); n != hooks {
@@ -286,9 +276,9 @@ func TestCloseCompletesAWaitingSync(t *testing.T) {
 func (e *env) untilEntering(n int32) {
 	e.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for e.sb.grp.entering.Load() != n {
+	for e.sb.svc.Probe().Entering() != n {
 		if time.Now().After(deadline) {
-			e.t.Fatalf("%d sections waiting to begin, want %d", e.sb.grp.entering.Load(), n)
+			e.t.Fatalf("%d sections waiting to begin, want %d", e.sb.svc.Probe().Entering(), n)
 		}
 		runtime.Gosched()
 	}
@@ -296,21 +286,22 @@ func (e *env) untilEntering(n int32) {
 
 // commits is how many commits of a change the SQL store made.
 func (e *env) commits() uint64 {
-	e.sb.mu.Lock()
-	defer e.sb.mu.Unlock()
-	return e.sb.grp.st.lastCommit()
+	p := e.sb.svc.Probe()
+	p.Lock()
+	defer p.Unlock()
+	return p.LastCommit()
 }
 
 // fourQueued starts four creates while the test holds the Server's lock,
 // and releases it once all four wait for it: each of the first three ends
 // while the others still wait, so the last commits for all.
 func (e *env) fourQueued(out chan<- result) {
-	e.sb.begin()
+	e.sb.svc.Probe().Begin()
 	for i := range 4 {
 		e.call(out, fmt.Sprint("w", i), createPaymentOp(int64(101+i)), fmt.Sprint("w", i))
 	}
 	e.untilEntering(4)
-	e.sb.commit()
+	e.sb.svc.Probe().Commit()
 }
 
 // Writers that queue for the Server's lock share one commit (and one
@@ -356,7 +347,7 @@ func TestFailedGroupCommitFailsEveryWriter(t *testing.T) {
 			t.Errorf("%s, in the failed group commit: %+v, want NotKept", r.name, r)
 		}
 	}
-	if err := e.sb.storeFailed(); !errors.Is(err, ErrStore) {
+	if err := e.sb.svc.StoreFailed(); !errors.Is(err, ErrStore) {
 		t.Fatalf("after the failed group commit: %v", err)
 	}
 	wantStatus(t, e.do("GET", "/v1/payments/by-ext-id/before", ""), 503, "SANDBOX_STORE")

@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"context"
-
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 )
 
@@ -16,25 +14,3 @@ const (
 	// requests (its storage usable), else 503 {"status":"unavailable"}.
 	ReadyzPath = api.ReadyzPath
 )
-
-// ready reports whether the sandbox can serve. The in-memory state is
-// always usable; a persistent store (Config.DBPath) adds its check here.
-func (s *Server) ready(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.storeErr != nil {
-		return s.storeErr
-	}
-	err := s.st.core.Ping()
-	if err != nil && s.grp.open > 0 {
-		// Sections left their changes in the open transaction: its commit
-		// meets the same failure now (rolled back, they are told it was
-		// not kept), and a removed -wal file's commits are copied into the
-		// database before this probe answers, not at some later change.
-		s.checkpointLocked()
-	}
-	return err
-}

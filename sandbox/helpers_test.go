@@ -15,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
 // base is the frozen start of the sandbox clock in tests.
@@ -264,3 +265,11 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// Payment statuses, by the names the tests were written with.
+const (
+	statusPending   = ledger.PaymentPending
+	statusCompleted = ledger.PaymentCompleted
+	statusCancelled = ledger.PaymentCancelled
+	statusDispute   = ledger.PaymentDispute
+)

@@ -38,7 +38,7 @@ func TestLargeBodiesAreReadFewAtATime(t *testing.T) {
 	}()
 	go pw.Write(bytes.Repeat([]byte("x"), 1<<16))
 	deadline := time.Now().Add(10 * time.Second)
-	for e.sb.api.LargeBodiesInFlight() == 0 && time.Now().Before(deadline) {
+	for e.sb.svc.LargeBodiesInFlight() == 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond) // polling with a deadline until the upload holds the slot
 	}
 	req, _ := http.NewRequest("POST", e.ts.URL+"/v1/payments/"+id+"/confirm", bytes.NewReader(make([]byte, 2<<20)))
@@ -137,9 +137,7 @@ func TestRequestCountersBounded(t *testing.T) {
 		req, _ := http.NewRequest(fmt.Sprintf("M%d", i), e.ts.URL+"/v1/banks", nil)
 		e.send(req)
 	}
-	e.sb.mu.Lock()
-	n := len(e.sb.requests)
-	e.sb.mu.Unlock()
+	n := e.sb.svc.Probe().Counters()
 	if n > 5 {
 		t.Fatalf("%d counters after 1200 distinct requests", n)
 	}

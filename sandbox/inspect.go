@@ -1,20 +1,20 @@
 package sandbox
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"time"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
-	"github.com/shopspring/decimal"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/service"
 )
 
 // DefaultRequestLogSize is how many requests GET /sandbox/requests and
 // Server.Requests keep: the latest ones, enough to debug a flow, bounded
 // so that a sandbox left running does not grow.
-const DefaultRequestLogSize = 500
+const DefaultRequestLogSize = service.RequestLogSize
 
 // RequestRecord is one request as the sandbox saw it, for
 // GET /sandbox/requests. It holds no header, no body and no query values:
@@ -39,56 +39,19 @@ type RequestRecord struct {
 	Fault string `json:"fault,omitempty"`
 	// Duration is the wall-clock time spent serving it.
 	Duration time.Duration `json:"duration_ns"`
-}
-
-// recordRequest appends the request to the ring and logs it.
-func (s *Server) recordRequest(sv api.Served) {
-	d := sv.Duration
-	rec := RequestRecord{Method: knownMethod(sv.Method), Route: routePath(sv.Pattern),
-		Path: api.MaskedPath(sv.Path), Status: sv.Status, Code: sv.Code, Fault: sv.Fault, Duration: d}
-	// No section: the line is kept with a later commit, and its time is
-	// read under the same lock (a line is no answer: it waits for no sync).
-	s.lock()
-	rec.At = s.nowLocked()
-	s.jr.logRequest(rec)
-	s.unlock()
-	s.reqFeed.Publish(rec)
-	s.reqMu.Lock()
-	if len(s.reqLog) < DefaultRequestLogSize {
-		s.reqLog = append(s.reqLog, rec)
-	} else {
-		s.reqLog[s.reqPos] = rec
-		s.reqPos = (s.reqPos + 1) % DefaultRequestLogSize
-	}
-	s.reqMu.Unlock()
-	if l := s.cfg.Logger; l != nil {
-		// Durations carry their unit ("1.25ms"): a JSON handler would
-		// otherwise write bare nanoseconds.
-		attrs := []slog.Attr{slog.String("method", rec.Method), slog.String("route", rec.Route),
-			slog.Int("status", rec.Status), slog.String("duration", d.String())}
-		if rec.Code != "" {
-			attrs = append(attrs, slog.String("code", rec.Code))
-		}
-		if rec.Fault != "" {
-			attrs = append(attrs, slog.String("fault", rec.Fault))
-		}
-		level := slog.LevelInfo
-		if rec.Status >= 500 {
-			level = slog.LevelError // an answer the sandbox could not give
-		}
-		l.LogAttrs(context.Background(), level, "request", attrs...)
-	}
+	// Merchant is the API key the request was authenticated with, shown by
+	// its start as the logs show keys ("pk_s…"); empty for a request no
+	// merchant signed (controls, inspection, the pages, a refused one).
+	Merchant string `json:"merchant,omitempty"`
 }
 
 // Requests returns the latest requests (at most DefaultRequestLogSize),
 // newest first, including the /sandbox/ ones.
 func (s *Server) Requests() []RequestRecord {
-	s.reqMu.Lock()
-	defer s.reqMu.Unlock()
-	n := len(s.reqLog)
-	out := make([]RequestRecord, 0, n)
-	for i := 0; i < n; i++ {
-		out = append(out, s.reqLog[((s.reqPos-1-i)%n+n)%n])
+	log := s.svc.RequestLog()
+	out := make([]RequestRecord, len(log))
+	for i, r := range log {
+		out[i] = RequestRecord(r)
 	}
 	return out
 }
@@ -166,26 +129,22 @@ type TerminalState struct {
 // MarshalJSON writes the amounts as GET /v1/terminals does: bare JSON
 // numbers with at least two decimals, so a script reads them the same way.
 func (t TerminalState) MarshalJSON() ([]byte, error) {
-	return json.Marshal(api.TerminalView(&terminal{ID: t.ID, Name: t.Name,
+	return json.Marshal(api.TerminalView(&ledger.Terminal{ID: t.ID, Name: t.Name,
 		Balance: ledger.Balance{Available: t.Balance, Frozen: t.BalanceFrozen}, Fee: t.WithdrawalFee, Active: t.IsActive}))
 }
 
 // State snapshots every merchant's terminals and resource counts.
 func (s *Server) State() State {
-	s.begin()
-	defer s.commit()
-	now := s.tickLocked()
-	st := State{Now: now, Merchants: []MerchantState{},
-		Autopilot: AutopilotState{Enabled: s.pilot != nil, PendingSteps: s.pilot.Pending()},
-		Webhooks:  WebhooksState{Backlog: s.hooks.backlog(), Faults: s.webhookFaults()}}
-	for i, mc := range s.cfg.Merchants {
-		m := s.merchants[mc.APIKey]
-		ms := MerchantState{Index: i, Terminals: []TerminalState{}, Transfers: m.Transfers}
+	v := s.svc.StateView()
+	st := State{Now: v.Now, Merchants: make([]MerchantState, 0, len(v.Merchants)),
+		Autopilot: AutopilotState(v.Autopilot), Webhooks: WebhooksState(v.Webhooks)}
+	for _, m := range v.Merchants {
+		ms := MerchantState{Index: m.Index, Terminals: make([]TerminalState, 0, len(m.Terminals)),
+			Payments: m.Payments, Payouts: m.Payouts, Withdrawals: m.Withdrawals, Transfers: m.Transfers}
 		for _, t := range m.Terminals {
-			ms.Terminals = append(ms.Terminals, TerminalState{ID: t.ID, Name: t.Name, Balance: t.Available,
-				BalanceFrozen: t.Frozen, WithdrawalFee: t.Fee, IsActive: t.Active})
+			ms.Terminals = append(ms.Terminals, TerminalState{ID: t.ID, Name: t.Name, Balance: decimal.Decimal(t.Balance),
+				BalanceFrozen: decimal.Decimal(t.BalanceFrozen), WithdrawalFee: decimal.Decimal(t.WithdrawalFee), IsActive: t.IsActive})
 		}
-		ms.Payments, ms.Payouts, ms.Withdrawals = s.st.core.Counts(m)
 		st.Merchants = append(st.Merchants, ms)
 	}
 	return st

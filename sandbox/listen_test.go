@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/receivertest"
 )
 
 // listener follows a Remote's listen feed in the background.
@@ -102,27 +104,6 @@ func (e *env) remote(t *testing.T, key, secret string) *Remote {
 	return r
 }
 
-// rawSink records each delivery's exact body and token.
-type rawSink struct {
-	mu     sync.Mutex
-	bodies []string
-	tokens []string
-	srv    *httptest.Server
-}
-
-func newRawSink(t *testing.T) *rawSink {
-	s := &rawSink{}
-	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		s.mu.Lock()
-		s.bodies = append(s.bodies, string(b))
-		s.tokens = append(s.tokens, r.Header.Get("X-Notification-Token"))
-		s.mu.Unlock()
-	}))
-	t.Cleanup(s.srv.Close)
-	return s
-}
-
 const wallet = "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
 
 // TestListenFeed: every notification of the merchant's resources, in
@@ -131,18 +112,18 @@ const wallet = "TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf"
 // which have no notify_url, are in it too.
 func TestListenFeed(t *testing.T) {
 	e := newEnv(t, Config{})
-	sink := newRawSink(t)
+	sink := receivertest.NewRecording(t)
 	l := listen(t, e.remote(t, e.key, e.sec))
 	sess := l.session()
 	if !strings.HasPrefix(sess.Token, "lst_") || len(sess.Token) != 36 {
 		t.Fatalf("session token has not the sandbox's form (lst_ and 32 hex digits)")
 	}
 
-	withHook := e.createPayment(`{"ext_id":"l1","amount":150,"notify_url":"` + sink.srv.URL + `","notification_token":"tok-1"}`).str("id")
+	withHook := e.createPayment(`{"ext_id":"l1","amount":150,"notify_url":"` + sink.URL + `","notification_token":"tok-1"}`).str("id")
 	bare := e.createPayment(`{"ext_id":"l2","amount":150}`).str("id")
 	wantStatus(t, e.do("POST", "/v1/payments/"+withHook+"/cancel", ""), 200, "")
 	wantStatus(t, e.do("POST", "/v1/payments/"+bare+"/cancel", ""), 200, "")
-	po := e.do("POST", "/v1/payouts", `{"ext_id":"l3","amount":1,"method":"card","requisites":"2200000000000004","holder_name":"A","notify_url":"`+sink.srv.URL+`?secret=s3"}`).str("id")
+	po := e.do("POST", "/v1/payouts", `{"ext_id":"l3","amount":1,"method":"card","requisites":"2200000000000004","holder_name":"A","notify_url":"`+sink.URL+`?secret=s3"}`).str("id")
 	must(t, e.sb.SetPayoutStatus(po, "processing"))
 	wd := e.do("POST", "/v1/withdrawals", `{"terminal_id":"term_sandbox_main","amount":1,"address":"`+wallet+`"}`).str("id")
 	must(t, e.sb.SetWithdrawalStatus(wd, "completed", ""))
@@ -150,9 +131,9 @@ func TestListenFeed(t *testing.T) {
 
 	type want struct{ kind, id, status, url, token string }
 	wants := []want{
-		{"payment", withHook, "CANCELLED", sink.srv.URL, "tok-1"},
+		{"payment", withHook, "CANCELLED", sink.URL, "tok-1"},
 		{"payment", bare, "CANCELLED", "", sess.Token},
-		{"payout", po, "processing", sink.srv.URL + "?secret=xxxxx", sess.Token},
+		{"payout", po, "processing", sink.URL + "?secret=xxxxx", sess.Token},
 		{"withdrawal", wd, "completed", "", sess.Token},
 	}
 	var got []*ListenNotification
@@ -173,13 +154,13 @@ func TestListenFeed(t *testing.T) {
 		}
 	}
 	l.quiet()
-	// The bodies are the very bytes the receiver got.
-	sink.mu.Lock()
-	defer sink.mu.Unlock()
-	if len(sink.bodies) != 2 || string(got[0].Body) != sink.bodies[0] || string(got[2].Body) != sink.bodies[1] {
-		t.Fatalf("feed bodies differ from the receiver's:\nfeed %s\n     %s\nsink %q", got[0].Body, got[2].Body, sink.bodies)
+	// The bodies are the very bytes the receiver got (two resources: in
+	// either order).
+	bodies, tokens := sink.Bodies(), sink.Tokens()
+	if len(bodies) != 2 || !slices.Contains(bodies, string(got[0].Body)) || !slices.Contains(bodies, string(got[2].Body)) {
+		t.Fatalf("feed bodies differ from the receiver's:\nfeed %s\n     %s\nsink %q", got[0].Body, got[2].Body, bodies)
 	}
-	if sink.tokens[1] != "" {
+	if i := slices.Index(bodies, string(got[2].Body)); tokens[i] != "" {
 		t.Errorf("the payout's real delivery carries a token; only the feed's copy has the session's")
 	}
 	for _, frag := range []string{`"id":"` + bare + `"`, `"status":"CANCELLED"`} {
@@ -221,7 +202,7 @@ func TestListenWire(t *testing.T) {
 		}
 	}
 	first := event()
-	pos := e.sb.feed.Log(e.key).Last()
+	pos := e.sb.svc.Probe().Feed().Log(e.key).Last()
 	if want := "event: session\ndata: {\"token\":\"my-token\",\"position\":" + strconv.FormatUint(pos, 10) + "}\n"; first != want {
 		t.Fatalf("session event:\n%q\nwant\n%q", first, want)
 	}
@@ -275,7 +256,11 @@ func TestListenSeesOnlyItsMerchant(t *testing.T) {
 	if err := r.Listen(context.Background(), nil); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("Listen without WithMerchant: %v, want ErrInvalidArgument", err)
 	}
-	if err := e.remote(t, "pk_a", "sk_a").Listen(context.Background(), nil, ListenToken("two words")); !errors.Is(err, ErrInvalidArgument) {
+	if err := e.remote(t, "pk_a", "sk_a").Listen(context.Background(), nil); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("Listen without a function: %v, want ErrInvalidArgument", err)
+	}
+	noop := func(ListenEvent) error { return nil }
+	if err := e.remote(t, "pk_a", "sk_a").Listen(context.Background(), noop, ListenToken("two words")); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("a token with a space: %v, want ErrInvalidArgument before any request", err)
 	}
 }
@@ -370,12 +355,12 @@ func TestListenAcrossRestart(t *testing.T) {
 			sb2, ts2 := run()
 			t.Cleanup(func() { ts2.Close(); sb2.Close() }) // after the listener's stop
 			e2 := &env{t: t, sb: sb2, ts: ts2, key: DefaultAPIKey, sec: DefaultSecret}
-			if b := sb2.feed.Log(DefaultAPIKey).Base(); b < last {
+			if b := sb2.svc.Probe().Feed().Log(DefaultAPIKey).Base(); b < last {
 				t.Fatalf("the new run's positions begin at %d, below the old run's %d", b+1, last)
 			}
 			l2 := listen(t, e2.remote(t, e2.key, e2.sec), ListenAfter(last))
 			s := l2.session()
-			if s.Position != sb2.feed.Log(DefaultAPIKey).Base() {
+			if s.Position != sb2.svc.Probe().Feed().Log(DefaultAPIKey).Base() {
 				t.Fatalf("session resumes from %d, want the new run's base", s.Position)
 			}
 			m := l2.next().Missed
@@ -462,7 +447,7 @@ func TestStalledListenerNeverBlocks(t *testing.T) {
 	cancel()
 	<-served
 	s := w.buf.String()
-	first := e.sb.feed.Log(e.key).Base() + 1
+	first := e.sb.svc.Probe().Feed().Log(e.key).Base() + 1
 	wantMissed := "event: missed\ndata: {\"from\":" + strconv.FormatUint(first, 10) + ",\"to\":" + strconv.FormatUint(first+39, 10) +
 		",\"count\":40,\"reason\":\"slow\"}\n\n"
 	if !strings.Contains(s, wantMissed) {
@@ -576,7 +561,7 @@ func TestFollowRequests(t *testing.T) {
 	if first.Record == nil || first.Record.Route != "/v1/balance" || first.Record.Status != 200 {
 		t.Fatalf("first record %+v, want GET /v1/balance 200", first.Record)
 	}
-	if rec := nextRequest(t, events).Record; rec == nil || rec.Path != "/sandbox/requests" || rec.Status != 401 {
+	if rec := nextRequest(t, events).Record; rec == nil || rec.Path != "/sandbox/requests" || rec.Status != 401 || rec.Merchant != "" {
 		t.Fatalf("second record %+v, want the refused follow", rec)
 	}
 	wantStatus(t, e.do("GET", "/v1/payments/by-ext-id/4111111111111111", ""), 404, "PAY_006")
@@ -584,6 +569,9 @@ func TestFollowRequests(t *testing.T) {
 	if rec := live.Record; rec == nil || rec.Method != "GET" || rec.Route != "/v1/payments/by-ext-id/{extId}" ||
 		rec.Path != "/v1/payments/by-ext-id/************1111" || rec.Status != 404 || rec.Code != "PAY_006" {
 		t.Fatalf("live record %+v, want the masked GET 404 PAY_006", live.Record)
+	}
+	if live.Record.Merchant != "pk_s…" || first.Record.Merchant != "pk_s…" {
+		t.Fatalf("merchant of a signed request %q, %q, want the key's start pk_s…", live.Record.Merchant, first.Record.Merchant)
 	}
 	if live.Position <= first.Position {
 		t.Fatalf("positions %d then %d: not increasing", first.Position, live.Position)

@@ -103,14 +103,14 @@ func TestOpenAPIRoutesMatchSandbox(t *testing.T) {
 	for _, op := range docOperations(t, openapiYAML) {
 		method, path, _ := strings.Cut(op, " ")
 		target := strings.NewReplacer("{id}", "7f0c4d7e-1d3a-4c55-9d6a-2b4f3c1e9a10", "{extId}", "order-1").Replace(path)
-		_, pattern := sb.mux.Handler(httptest.NewRequest(method, target, nil))
+		_, pattern := sb.svc.Probe().Mux().Handler(httptest.NewRequest(method, target, nil))
 		if pattern == "" || pattern == "/v1/" || pattern == "/sandbox/" {
 			t.Errorf("%s is documented but the sandbox has no route for it (pattern %q)", op, pattern)
 			continue
 		}
 		served[pattern] = true
 	}
-	for _, pattern := range sb.api.Patterns() {
+	for _, pattern := range sb.svc.Probe().Patterns() {
 		if pattern != "/v1/" && !served[pattern] {
 			t.Errorf("the sandbox serves %q but openapi.yaml does not document it", pattern)
 		}

@@ -1,20 +1,16 @@
 package sandbox
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
-	"time"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/sse"
 )
 
 // WithMerchant makes the Remote authenticate as a merchant where a route
@@ -145,6 +141,9 @@ func (r *Remote) Listen(ctx context.Context, fn func(ListenEvent) error, opts ..
 	if r.apiKey == "" || r.signer == nil {
 		return fmt.Errorf("sandbox: Listen: %w: no merchant credentials (NewRemote with WithMerchant)", ErrInvalidArgument)
 	}
+	if fn == nil {
+		return fmt.Errorf("sandbox: Listen: %w: no function to call with the events", ErrInvalidArgument)
+	}
 	if err := checkListenToken(o.token); err != nil {
 		return err
 	}
@@ -152,13 +151,14 @@ func (r *Remote) Listen(ctx context.Context, fn func(ListenEvent) error, opts ..
 	if len(o.events) > 0 {
 		q.Set("events", strings.Join(o.events, ","))
 	}
-	s := &sseStream{r: r, path: "/sandbox/listen", merchant: true, resume: o.resume, after: o.after}
-	return s.run(ctx, func(ev sseEvent) error {
-		switch ev.name {
+	s := r.stream("/sandbox/listen", true)
+	s.Resume, s.After = o.resume, o.after
+	return s.Run(ctx, func(ev sse.Event) error {
+		switch ev.Name {
 		case "session":
 			var v ListenSession
-			if err := json.Unmarshal(ev.data, &v); err != nil {
-				return errBadEvent
+			if err := json.Unmarshal(ev.Data, &v); err != nil {
+				return sse.ErrBadEvent
 			}
 			if o.token == "" {
 				o.token = v.Token // the same token on every reconnection
@@ -167,22 +167,22 @@ func (r *Remote) Listen(ctx context.Context, fn func(ListenEvent) error, opts ..
 			// restart, the new run's start, so the next reconnection
 			// neither hears of the restart again nor gets its
 			// notifications twice.
-			s.resume, s.after = true, v.Position
+			s.Resume, s.After = true, v.Position
 			return fn(ListenEvent{Session: &v})
 		case "notification":
 			var v ListenNotification
 			var body struct {
 				Body *string `json:"body"`
 			}
-			if ev.id == 0 || json.Unmarshal(ev.data, &v) != nil || json.Unmarshal(ev.data, &body) != nil || body.Body == nil {
-				return errBadEvent
+			if ev.ID == 0 || json.Unmarshal(ev.Data, &v) != nil || json.Unmarshal(ev.Data, &body) != nil || body.Body == nil {
+				return sse.ErrBadEvent
 			}
-			v.Position, v.Body = ev.id, []byte(*body.Body)
+			v.Position, v.Body = ev.ID, []byte(*body.Body)
 			return fn(ListenEvent{Notification: &v})
 		case "missed":
 			var v ListenMissed
-			if err := json.Unmarshal(ev.data, &v); err != nil {
-				return errBadEvent
+			if err := json.Unmarshal(ev.Data, &v); err != nil {
+				return sse.ErrBadEvent
 			}
 			return fn(ListenEvent{Missed: &v})
 		}
@@ -234,27 +234,30 @@ type RequestEvent struct {
 // It reconnects and resumes as Listen does. Filter by path, status or
 // method in fn.
 func (r *Remote) FollowRequests(ctx context.Context, fn func(RequestEvent) error) error {
-	s := &sseStream{r: r, path: "/sandbox/requests"}
-	return s.run(ctx, func(ev sseEvent) error {
-		switch ev.name {
+	if fn == nil {
+		return fmt.Errorf("sandbox: FollowRequests: %w: no function to call with the records", ErrInvalidArgument)
+	}
+	s := r.stream("/sandbox/requests", false)
+	return s.Run(ctx, func(ev sse.Event) error {
+		switch ev.Name {
 		case "session":
 			var v struct {
 				Position uint64 `json:"position"`
 			}
-			if err := json.Unmarshal(ev.data, &v); err != nil {
-				return errBadEvent
+			if err := json.Unmarshal(ev.Data, &v); err != nil {
+				return sse.ErrBadEvent
 			}
-			s.resume, s.after = true, v.Position
+			s.Resume, s.After = true, v.Position
 		case "request":
 			var v RequestRecord
-			if ev.id == 0 || json.Unmarshal(ev.data, &v) != nil {
-				return errBadEvent
+			if ev.ID == 0 || json.Unmarshal(ev.Data, &v) != nil {
+				return sse.ErrBadEvent
 			}
-			return fn(RequestEvent{Position: ev.id, Record: &v})
+			return fn(RequestEvent{Position: ev.ID, Record: &v})
 		case "missed":
 			var v ListenMissed
-			if err := json.Unmarshal(ev.data, &v); err != nil {
-				return errBadEvent
+			if err := json.Unmarshal(ev.Data, &v); err != nil {
+				return sse.ErrBadEvent
 			}
 			return fn(RequestEvent{Missed: &v})
 		}
@@ -262,212 +265,40 @@ func (r *Remote) FollowRequests(ctx context.Context, fn func(RequestEvent) error
 	}, func() url.Values { return url.Values{"follow": {"1"}} })
 }
 
-// errBadEvent ends a connection whose event cannot be read: the stream
-// is not what the sandbox writes, and the next connection resumes.
-var errBadEvent = errors.New("sandbox: the feed sent an event that cannot be read")
-
-// Bounds of a feed as Remote reads it: no answer, however malformed or
-// huge, makes it hold unbounded memory or spin.
-const (
-	maxEventBytes  = 4 << 20          // one event's lines
-	feedSilence    = 45 * time.Second // three keep-alives missed: the connection is dead
-	feedRetryFirst = 100 * time.Millisecond
-	feedRetryMax   = 5 * time.Second
-)
-
-// sseStream is one feed followed across reconnections.
-type sseStream struct {
-	r        *Remote
-	path     string
-	merchant bool // sign as the merchant (else the control token)
-	resume   bool
-	after    uint64 // the last position handed over
-}
-
-type sseEvent struct {
-	id      uint64
-	name    string
-	data    []byte
-	hasData bool
-}
-
-// errStop carries the caller's error out of a connection.
-type errStop struct{ err error }
-
-func (e errStop) Error() string { return e.err.Error() }
-
-// run connects, hands each event to handle and reconnects after the
-// connection ends, until ctx ends, handle's caller returns an error, or
-// the sandbox refuses for good.
-func (s *sseStream) run(ctx context.Context, handle func(sseEvent) error, query func() url.Values) error {
-	wait := feedRetryFirst
-	for {
-		got, err := s.connect(ctx, handle, query())
-		var stop errStop
-		var ce *ControlError
-		switch {
-		case errors.As(err, &stop):
-			return stop.err
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case errors.As(err, &ce) && ce.StatusCode/100 == 4 && ce.StatusCode != http.StatusTooManyRequests:
-			return err
-		}
-		if got {
-			wait = feedRetryFirst // it worked for a while: the next try is quick
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		wait = min(2*wait, feedRetryMax)
-	}
-}
-
-// connect makes one connection and reads it to its end; got says whether
-// an event arrived.
-func (s *sseStream) connect(ctx context.Context, handle func(sseEvent) error, q url.Values) (got bool, err error) {
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	u := s.r.base + s.path
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	req, err := http.NewRequestWithContext(cctx, http.MethodGet, u, nil)
-	if err != nil {
-		return false, errStop{err}
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	if s.resume {
-		req.Header.Set("Last-Event-ID", strconv.FormatUint(s.after, 10))
-	}
-	if s.merchant {
-		req.Header.Set("X-Identity", s.r.apiKey)
-		sig, err := s.r.signer.Sign(req, nil)
-		if err != nil {
-			return false, errStop{fmt.Errorf("sandbox: signing the listen request: %w", err)}
-		}
-		if strings.ContainsAny(sig, "\r\n") {
-			return false, errStop{errors.New("sandbox: signing the listen request: the signature contains a line break")}
-		}
-		req.Header.Set("X-Signature", sig)
-	} else if s.r.token != "" {
-		req.Header.Set("Authorization", "Bearer "+s.r.token)
-	}
-	hc := *s.r.hc
-	hc.Timeout = 0 // the stream lasts; silence is watched below
-	res, err := hc.Do(req)
-	if err != nil {
-		return false, err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		data, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
-		e := &ControlError{StatusCode: res.StatusCode, Message: http.StatusText(res.StatusCode)}
-		var eb struct{ Error, Message string }
-		if json.Unmarshal(data, &eb) == nil {
-			e.Code, e.Message = eb.Error, eb.Message
-		}
-		return false, e
-	}
-	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		return false, fmt.Errorf("sandbox: %s answered %q, not an event stream", s.path, ct)
-	}
-	// A watchdog: a connection silent for feedSilence is given up.
-	alive := make(chan struct{}, 1)
-	go func() {
-		t := time.NewTimer(feedSilence)
-		defer t.Stop()
-		for {
-			select {
-			case <-cctx.Done():
-				return
-			case <-alive:
-				t.Reset(feedSilence)
-			case <-t.C:
-				cancel()
-				return
+// stream is the feed at path of this Remote, signed as the merchant or
+// with the control token; a refusal is a *ControlError, and one with a
+// 4xx other than 429 ends the stream (another try cannot change it).
+func (r *Remote) stream(path string, merchant bool) *sse.Stream {
+	return &sse.Stream{URL: r.base + path, Client: r.hc,
+		Auth: func(req *http.Request) error {
+			if !merchant {
+				if r.token != "" {
+					req.Header.Set("Authorization", "Bearer "+r.token)
+				}
+				return nil
 			}
-		}
-	}()
-	rd := bufio.NewReaderSize(res.Body, 64<<10)
-	var ev sseEvent
-	var size int
-	for {
-		line, err := readLine(rd, maxEventBytes-size)
-		if err != nil {
-			return got, err
-		}
-		select {
-		case alive <- struct{}{}:
-		default:
-		}
-		size += len(line)
-		switch {
-		case len(line) == 0: // the end of an event
-			if ev.name != "" || ev.hasData {
-				if ev.name == "" {
-					ev.name = "message"
-				}
-				if err := handle(ev); err != nil {
-					if errors.Is(err, errBadEvent) {
-						return got, err
-					}
-					return got, errStop{err}
-				}
-				got = true
-				if ev.id != 0 {
-					s.resume, s.after = true, ev.id
-				}
+			req.Header.Set("X-Identity", r.apiKey)
+			sig, err := r.signer.Sign(req, nil)
+			if err != nil {
+				return fmt.Errorf("sandbox: signing the listen request: %w", err)
 			}
-			ev, size = sseEvent{}, 0
-		case line[0] == ':': // a comment: the keep-alive
-		default:
-			field, value, _ := bytes.Cut(line, []byte(":"))
-			value = bytes.TrimPrefix(value, []byte(" "))
-			switch string(field) {
-			case "id":
-				n, err := strconv.ParseUint(string(value), 10, 64)
-				if err != nil {
-					return got, errBadEvent
-				}
-				ev.id = n
-			case "event":
-				ev.name = string(value)
-			case "data":
-				if ev.hasData {
-					ev.data = append(ev.data, '\n')
-				}
-				ev.data, ev.hasData = append(ev.data, value...), true
+			if strings.ContainsAny(sig, "\r\n") {
+				return errors.New("sandbox: signing the listen request: the signature contains a line break")
 			}
-		}
-	}
-}
-
-// readLine reads one line without its end (LF, CRLF or CR-less), refusing
-// one longer than limit.
-func readLine(rd *bufio.Reader, limit int) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := rd.ReadSlice('\n')
-		if len(line)+len(chunk) > limit {
-			return nil, errors.New("sandbox: the feed sent an event larger than 4 MB")
-		}
-		line = append(line, chunk...)
-		switch {
-		case err == nil:
-			line = bytes.TrimSuffix(line[:len(line)-1], []byte("\r"))
-			return line, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		default:
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
+			req.Header.Set("X-Signature", sig)
+			return nil
+		},
+		Refused: func(status int, data []byte) error {
+			e := &ControlError{StatusCode: status, Message: http.StatusText(status)}
+			var eb struct{ Error, Message string }
+			if json.Unmarshal(data, &eb) == nil {
+				e.Code, e.Message = eb.Error, eb.Message
 			}
-			return nil, err
-		}
+			return e
+		},
+		Final: func(err error) bool {
+			var ce *ControlError
+			return errors.As(err, &ce) && ce.StatusCode/100 == 4 && ce.StatusCode != http.StatusTooManyRequests
+		},
 	}
 }

@@ -2,24 +2,20 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
 
 	paykit "github.com/paykit-dev/paykit-go"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
-	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
-	"github.com/paykit-dev/paykit-go/sandbox/internal/feed"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
-	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/service"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
@@ -131,8 +127,10 @@ type Config struct {
 	// [0,1] or a negative delay is refused by Open with
 	// ErrInvalidArgument. Seed 0 (with any fault set) picks a seed at
 	// random; /sandbox/state and the dashboard show the seed in use, so a
-	// run can be replayed. The listen feed is not affected: it carries
-	// each notification once, in order.
+	// run can be replayed. FlushWebhooks waits for delayed and held
+	// deliveries too: with an injected clock, Advance past them first.
+	// The listen feed is not affected: it carries each notification once,
+	// in order.
 	WebhookFaults WebhookFaults
 }
 
@@ -249,56 +247,11 @@ func DefaultMerchant(apiKey, secret string) Merchant {
 // payment page and the /sandbox/ controls. It is safe for concurrent use.
 // Create it with New and stop its webhook deliveries with Close.
 type Server struct {
-	cfg   Config
-	rates map[string]decimal.Decimal
-	banks []bank // never changed after New: read without a lock
-	// ledgerBanks are banks as the ledger's rules take them, made once.
-	ledgerBanks []ledger.Bank
-	mux         *http.ServeMux
-	hooks       webhooks
-	self        *webhook.SelfAddrs
-	// realClock: Config.Now was nil, so expiry runs on a timer at each
-	// valid_until; with an injected clock it runs on Advance and requests.
-	realClock   bool
-	expiryTimer *time.Timer      // under mu
-	closed      bool             // under mu: Close stops the timer for good
-	api         *api.API         // the merchant API and health (package api)
-	handler     http.Handler     // api's pipeline around mux
-	pilot       *autopilot.Pilot // nil with the autopilot off (autopilot.go)
-	removeDB    func()           // the test binary's own database file (testDBPath), removed by Close
-
-	// mu guards the state; every section under it (begin) ends with commit, which
-	// commits the store before the answer is written.
-	mu        sync.Mutex
-	st        store
-	jr        journal     // the diagnostics, kept apart from the resources
-	storeErr  error       // under mu: a failed commit; every later request is 503
-	held      []heldHook  // under mu: webhooks of the section, sent once it commits
-	kept      keptState   // under mu: memory as of the last commit (section.go)
-	grp       groupCommit // sections sharing one commit (section.go)
-	offset    time.Duration
-	merchants map[string]*merchant
-	faults    []*Fault
-	requests  map[routeKey]int // per method and route, never per raw path
-
-	feed    *feed.Hub[feed.Notification] // GET /sandbox/listen: each merchant's notifications (listen.go)
-	reqFeed *feed.Log[any]               // GET /sandbox/requests?follow=1: the request log as it grows
-
-	creds map[string]credential // per API key, fixed by Open
-
-	ctl *api.ControlServer // the /sandbox/ controls, inspection and login, and their guard
-
-	reqMu  sync.Mutex
-	reqLog []RequestRecord // ring of the latest requests
-	reqPos int             // next slot to overwrite once the ring is full
+	svc *service.Service // the application: every section of the state
 }
 
 // defaultMerchantName is the display name of a Merchant without Name.
 const defaultMerchantName = "Sandbox merchant"
-
-type merchant = ledger.Merchant
-
-type terminal = ledger.Terminal
 
 // New builds a Server from cfg, filling in defaults. It panics when two
 // merchants share an API key, as http.ServeMux does on a duplicate pattern:
@@ -370,9 +323,9 @@ func Open(cfg Config) (*Server, error) {
 	if cfg.MaxSamePendingAmount <= 0 {
 		cfg.MaxSamePendingAmount = DefaultMaxSamePendingAmount
 	}
-	self := webhook.NewSelfAddrs(cfg.ListenAddrs)
+	self := service.NewSelfAddrs(cfg.ListenAddrs)
 	if cfg.WebhookClient == nil {
-		cfg.WebhookClient = webhook.NewClient(self)
+		cfg.WebhookClient = webhook.NewClient(self.IsSelf)
 	} else {
 		c := *cfg.WebhookClient
 		c.CheckRedirect = webhook.NoRedirects
@@ -390,50 +343,33 @@ func Open(cfg Config) (*Server, error) {
 			rates[k] = v
 		}
 	}
-	s := &Server{cfg: cfg, rates: rates, banks: banks, self: self, realClock: realClock,
-		requests: map[routeKey]int{}}
-	s.ledgerBanks = make([]ledger.Bank, len(banks))
-	for i, b := range banks {
-		s.ledgerBanks[i] = ledger.Bank(b)
+	sc := service.Config{Now: cfg.Now, RealClock: realClock, PaymentTTL: cfg.PaymentTTL, USDTRate: cfg.USDTRate,
+		LocalRates: rates, MaxSamePendingAmount: cfg.MaxSamePendingAmount, BaseURL: cfg.BaseURL,
+		WebhookClient: cfg.WebhookClient, Self: self, WebhookConcurrency: cfg.WebhookConcurrency,
+		WebhookPerReceiver: cfg.WebhookPerReceiver, ControlToken: cfg.ControlToken,
+		LargeBodyConcurrency: cfg.LargeBodyConcurrency, WebhookMaxAttempts: cfg.WebhookMaxAttempts,
+		WebhookRetryWait: cfg.WebhookRetryWait, AllowRemote: cfg.AllowRemote, Logger: cfg.Logger,
+		RequestBodyTimeout: cfg.RequestBodyTimeout, Autopilot: cfg.Autopilot, DBPath: cfg.DBPath,
+		OpenAPI: openapiYAML, TestDB: testDBPath, WebhookFaults: cfg.WebhookFaults}
+	for _, b := range banks {
+		sc.Banks = append(sc.Banks, ledger.Bank(b))
 	}
-	s.feed, s.reqFeed = newFeeds(cfg, feed.RunBase(time.Now()))
-	s.ctl = api.NewControlServer(api.ControlConfig{AllowRemote: cfg.AllowRemote, ControlToken: cfg.ControlToken,
-		Logger: cfg.Logger, Requests: s.reqFeed}, controlBackend{s})
-	s.creds = make(map[string]credential, len(cfg.Merchants))
-	for _, mc := range cfg.Merchants {
-		c := credential{signer: mc.Signer, unsigned: mc.AcceptUnsigned}
-		if c.signer == nil {
-			c.signer = paykit.HMACSigner(mc.Secret)
+	for _, m := range cfg.Merchants {
+		sm := service.Merchant{APIKey: m.APIKey, Name: m.Name, Signer: m.Signer, AcceptUnsigned: m.AcceptUnsigned}
+		if sm.Signer == nil {
+			sm.Signer = paykit.HMACSigner(m.Secret)
 		}
-		s.creds[mc.APIKey] = c
+		for _, t := range m.Terminals {
+			sm.Terminals = append(sm.Terminals, ledger.Terminal{ID: t.ID, Name: t.Name,
+				Balance: ledger.Balance{Available: t.Balance, Frozen: t.BalanceFrozen}, Fee: t.WithdrawalFee, Active: t.IsActive})
+		}
+		sc.Merchants = append(sc.Merchants, sm)
 	}
-	restored, err := s.openStore()
+	svc, err := service.Open(sc)
 	if err != nil {
 		return nil, err
 	}
-	s.hooks = webhooks{webhook.New(webhook.Config{Client: cfg.WebhookClient, MaxAttempts: cfg.WebhookMaxAttempts,
-		RetryWait: cfg.WebhookRetryWait, LogSize: DefaultDeliveryLogSize, Workers: cfg.WebhookConcurrency,
-		PerReceiver: cfg.WebhookPerReceiver, Now: s.Now, Logger: cfg.Logger, Persist: s.deliveryUpdated,
-		Faults: cfg.WebhookFaults, RealTimers: realClock})}
-	s.api = api.New(apiBackend{s}, api.Config{BaseURL: cfg.BaseURL, RequestBodyTimeout: cfg.RequestBodyTimeout,
-		LargeBodyConcurrency: cfg.LargeBodyConcurrency, Logger: cfg.Logger, Feed: s.feed})
-	s.mux = s.routes()
-	s.handler = s.api.Pipeline(s.mux)
-	s.pilot = newPilot(s, cfg.Autopilot, realClock)
-	s.begin()
-	s.armExpiryLocked(s.nowLocked()) // a stored payment's expiry resumes
-	s.commit()
-	s.hooks.restore(restored) // stored deliveries: the log, and the outbox sent again
-	s.pilot.Resume()          // after the state is there: the steps of resources in flight
-	if cfg.Logger != nil {
-		for i, m := range cfg.Merchants {
-			if m.AcceptUnsigned {
-				cfg.Logger.Warn("merchant accepts unsigned requests: X-Signature is not checked for it",
-					slog.String("merchant", web.MerchantLabel(i, m.APIKey)))
-			}
-		}
-	}
-	return s, nil
+	return &Server{svc: svc}, nil
 }
 
 // orDefault sets *v to d when it is not positive: the zero value of a
@@ -444,32 +380,10 @@ func orDefault[T int | time.Duration](v *T, d T) {
 	}
 }
 
-// resetLocked rebuilds the starting state from the configuration. The
-// caller holds s.mu.
-func (s *Server) resetLocked() {
-	s.offset = 0
-	s.merchants = s.st.core.Reset()
-	if s.expiryTimer != nil {
-		s.expiryTimer.Stop()
-	}
-	s.faults = nil
-	s.requests = map[routeKey]int{}
-}
-
 // Reset puts the sandbox back to the state New built: configured merchants
 // and balances, no payments, payouts or withdrawals, no faults, clock offset
 // zero. Webhooks already queued are still delivered.
-func (s *Server) Reset() { s.reset() }
-
-// reset is Reset, returning what became of it when the store failed
-// (storeOutcome), for the controls.
-func (s *Server) reset() (err error) {
-	s.begin()
-	defer s.endErr(&err)
-	s.resetLocked()
-	s.pilot.Clear()
-	return nil
-}
+func (s *Server) Reset() { s.svc.Reset() }
 
 // Close stops webhook delivery: queued deliveries are dropped and attempts
 // in flight are cancelled. The handler keeps answering requests, but no
@@ -478,36 +392,12 @@ func (s *Server) reset() (err error) {
 // dropped stay in the file's outbox for that next Server, and the handler
 // then answers 503 SANDBOX_STORE, since nothing it would change could be
 // kept. Close is idempotent.
-func (s *Server) Close() {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.closed = true
-	if s.expiryTimer != nil {
-		s.expiryTimer.Stop()
-	}
-	s.mu.Unlock()
-	s.pilot.Close()
-	s.feed.Close() // the listeners' streams end
-	s.reqFeed.Close()
-	s.hooks.close() // deliveries cut short stay in the outbox for the next start
-	s.begin()
-	defer s.commit()
-	s.checkpointLocked() // the sections waiting for a commit get theirs, and its outcome
-	if err := s.st.core.Close(); err != nil && s.cfg.Logger != nil {
-		s.cfg.Logger.Error("closing the database", slog.String("error", err.Error()))
-	}
-	if s.removeDB != nil {
-		s.removeDB()
-	}
-}
+func (s *Server) Close() { s.svc.Close() }
 
 // FlushWebhooks blocks until every webhook queued so far has been delivered
 // or given up on, or ctx ends. Tests and the quickstart use it instead of
 // sleeping.
-func (s *Server) FlushWebhooks(ctx context.Context) error { return s.hooks.flush(ctx) }
+func (s *Server) FlushWebhooks(ctx context.Context) error { return s.svc.FlushWebhooks(ctx) }
 
 // ResendWebhook sends the logged delivery id (a Delivery.ID from
 // Deliveries) again: the same JSON body, to the same notify_url with the
@@ -520,39 +410,16 @@ func (s *Server) FlushWebhooks(ctx context.Context) error { return s.hooks.flush
 // the bounded log); ErrWrongState after Close. Use FlushWebhooks to wait
 // for it.
 func (s *Server) ResendWebhook(id string) (Delivery, error) {
-	s.begin()
-	if s.closed {
-		s.commit()
-		return Delivery{}, fmt.Errorf("%w: the sandbox is closed", ErrWrongState)
-	}
-	key, dl, err := s.hooks.prepareResend(id, s.nowLocked())
+	d, err := s.svc.ResendWebhook(id)
 	if err != nil {
-		s.commit()
-		return Delivery{}, err
+		return Delivery{}, goError(err)
 	}
-	s.outboxLocked(key, dl)
-	if err := storeOutcome(s.end()); err != nil {
-		return Delivery{}, err
-	}
-	return s.hooks.snapshot(dl.rec), nil
+	return d.(Delivery), nil
 }
 
 // Now returns the sandbox clock: Config.Now plus every Advance so far, in
 // UTC.
-func (s *Server) Now() time.Time {
-	s.begin()
-	defer s.commit()
-	return s.nowLocked()
-}
-
-func (s *Server) nowLocked() time.Time {
-	return s.cfg.Now().Add(s.offset).UTC()
-}
-
-// maxClockOffset bounds how far Advance can move the clock: a century is
-// beyond any test's need, and far enough from the limits of time.Duration
-// and time.Time that no sum of advances can overflow.
-const maxClockOffset = 100 * 365 * 24 * time.Hour
+func (s *Server) Now() time.Time { return s.svc.Now() }
 
 // Advance moves the sandbox clock forward by d and expires every PENDING
 // payment whose valid_until has passed (status CANCELLED, webhook sent).
@@ -561,38 +428,18 @@ const maxClockOffset = 100 * 365 * 24 * time.Hour
 // A negative d is ignored and the total offset is clamped at 100 years:
 // time in the sandbox never runs backwards, not even when huge advances
 // would overflow.
-func (s *Server) Advance(d time.Duration) { s.advance(d) }
-
-// advance is Advance, returning what became of it when the store failed
-// (storeOutcome), for the controls.
-func (s *Server) advance(d time.Duration) (err error) {
-	defer func() { now := s.Now(); s.hooks.wake(now); s.pilot.Run(now) }() // after s.mu is released
-	s.begin()
-	defer s.endErr(&err)
-	if d > 0 {
-		if d > maxClockOffset-s.offset {
-			s.offset = maxClockOffset
-		} else {
-			s.offset += d
-		}
-		s.jr.saveOffset(s.offset)
-	}
-	s.expireDueLocked(s.nowLocked())
-	return nil
-}
+func (s *Server) Advance(d time.Duration) { s.svc.Advance(d) }
 
 // Terminals returns a snapshot of the terminals of the merchant with the
 // given API key, in their configured order, or nil for an unknown key.
 // Tests use it to check balances without a signed request.
 func (s *Server) Terminals(apiKey string) []Terminal {
-	s.begin()
-	defer s.commit()
-	m := s.merchants[apiKey]
-	if m == nil {
+	ts := s.svc.Terminals(apiKey)
+	if ts == nil {
 		return nil
 	}
-	out := make([]Terminal, 0, len(m.Terminals))
-	for _, t := range m.Terminals {
+	out := make([]Terminal, 0, len(ts))
+	for _, t := range ts {
 		out = append(out, Terminal{ID: t.ID, Name: t.Name, Balance: t.Available, BalanceFrozen: t.Frozen,
 			WithdrawalFee: t.Fee, IsActive: t.Active})
 	}
@@ -615,31 +462,12 @@ type Stats struct {
 
 // Stats returns the counters of the merchant with the given API key (zero
 // for an unknown key).
-func (s *Server) Stats(apiKey string) Stats {
-	s.begin()
-	defer s.commit()
-	m := s.merchants[apiKey]
-	if m == nil {
-		return Stats{}
-	}
-	pm, po, wd := s.st.core.Counts(m)
-	st := Stats{Transfers: m.Transfers}
-	for _, n := range pm {
-		st.Payments += n
-	}
-	for _, n := range po {
-		st.Payouts += n
-	}
-	for _, n := range wd {
-		st.Withdrawals += n
-	}
-	return st
-}
+func (s *Server) Stats(apiKey string) Stats { return Stats(s.svc.Stats(apiKey)) }
 
 // Deliveries returns the webhook delivery log, newest first: the last
 // DefaultDeliveryLogSize deliveries with their attempts and the receivers'
 // answers. The result is a deep copy.
-func (s *Server) Deliveries() []Delivery { return s.hooks.deliveries() }
+func (s *Server) Deliveries() []Delivery { return s.svc.DeliveryLog() }
 
 // RequestCount returns how many requests with this method reached the
 // sandbox on a route matching pattern, faulted ones included. An empty
@@ -649,73 +477,10 @@ func (s *Server) Deliveries() []Delivery { return s.hooks.deliveries() }
 // every confirm, "/v1/transfers" every transfer, while a path with a
 // concrete id such as "/v1/payments/abc" matches no templated route and
 // counts 0. Retry tests count attempts with it.
-func (s *Server) RequestCount(method, pattern string) int {
-	s.begin()
-	defer s.commit()
-	n := 0
-	for k, c := range s.requests {
-		if (method == "" || method == k.method) && pathMatches(pattern, k.route) {
-			n += c
-		}
-	}
-	return n
-}
+func (s *Server) RequestCount(method, pattern string) int { return s.svc.RequestCount(method, pattern) }
 
-// Errors returned by the Go controls, for errors.Is. The HTTP controls map
-// them to 404, 409 and 400.
-var (
-	ErrNotFound        = errors.New("sandbox: not found")
-	ErrWrongState      = errors.New("sandbox: transition not allowed from the current status")
-	ErrInvalidArgument = errors.New("sandbox: invalid argument")
-)
-
-func notFound(kind, id string) error { return fmt.Errorf("%w: %s %q", ErrNotFound, kind, id) }
-
-// expireDueLocked cancels every PENDING payment whose valid_until is not
-// after now (status CANCELLED, webhook sent). With the real clock a timer
-// runs it at the earliest valid_until, so a payment nobody touches still
-// expires on time; it also runs on every API request and on Advance, which
-// is how an injected clock moves expiry.
-func (s *Server) expireDueLocked(now time.Time) {
-	for s.storeErr == nil {
-		expired, more := ledger.ExpireDue(s.st.core, now, expiryBatch)
-		for _, p := range expired {
-			s.paymentMovedLocked(p)
-		}
-		if !more {
-			break
-		}
-		// A backlog (a restart after a long stop) is committed in batches,
-		// so memory and the transaction stay bounded however many expire.
-		s.checkpointLocked()
-	}
-	s.armExpiryLocked(now)
-}
-
-// expiryBatch is how many payments expire per transaction (a variable so
-// that a test can make a backlog of a few payments).
-var expiryBatch = 500
-
-// armExpiryLocked sets the one expiry timer to the earliest valid_until
-// (real clock only): one timer for all payments, not one per payment.
-func (s *Server) armExpiryLocked(now time.Time) {
-	if !s.realClock || s.closed {
-		return
-	}
-	next, ok := s.st.core.NextExpiry()
-	if !ok {
-		return
-	}
-	d := next.Sub(now)
-	if s.expiryTimer == nil {
-		s.expiryTimer = time.AfterFunc(d, func() {
-			s.begin()
-			defer s.commit()
-			if !s.closed {
-				s.expireDueLocked(s.nowLocked())
-			}
-		})
-		return
-	}
-	s.expiryTimer.Reset(d)
-}
+// testDBPath, when set, gives each Server without Config.DBPath a file of
+// its own and the function that removes it after Close. Only the package's
+// tests set it (PAYKIT_SANDBOX_TEST_DB=file, in sqlite_test.go), so the
+// whole suite runs once more on SQLite; a program never does.
+var testDBPath func() (path string, remove func())

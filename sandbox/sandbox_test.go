@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/service"
 	"github.com/shopspring/decimal"
 )
 
@@ -90,8 +91,8 @@ func TestClockNeverRunsBackwards(t *testing.T) {
 		}
 		prev = now
 	}
-	eq(t, prev, base.Add(maxClockOffset))
+	eq(t, prev, base.Add(service.MaxClockOffset))
 	e.sb.Advance(1<<63 - 1)
 	e.sb.Advance(1<<63 - 1)
-	eq(t, e.sb.Now(), base.Add(maxClockOffset))
+	eq(t, e.sb.Now(), base.Add(service.MaxClockOffset))
 }

@@ -20,7 +20,7 @@ func TestDeliveriesReachLoopbackReceivers(t *testing.T) {
 	e := newEnv(t, Config{WebhookMaxAttempts: 1})
 	u, _ := url.Parse(sink.srv.URL)
 	self, _ := url.Parse(e.ts.URL)
-	e.sb.self.Add(netip.MustParseAddrPort("0.0.0.0:" + self.Port())) // as the binary listening on every address
+	e.sb.svc.Probe().Self().Add(netip.MustParseAddrPort("0.0.0.0:" + self.Port())) // as the binary listening on every address
 	for i, target := range []string{sink.srv.URL + "/hook", "http://localhost:" + u.Port() + "/hook"} {
 		p := e.createPayment(`{"ext_id":"dev-` + string(rune('a'+i)) + `","amount":1500,"notify_url":"` + target + `"}`)
 		wantStatus(t, e.do("POST", "/v1/payments/"+p.str("id")+"/cancel", ""), 200, "")

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/service"
 	storage "github.com/paykit-dev/paykit-go/sandbox/internal/store"
 )
 
@@ -42,13 +43,13 @@ func (e *env) stop() {
 func TestStoreModeFollowsTestSwitch(t *testing.T) {
 	sb := New(Config{})
 	defer sb.Close()
-	_, onFile := sb.st.core.(*storage.SQL)
+	_, onFile := sb.svc.Probe().Store().(*storage.SQL)
 	if want := os.Getenv("PAYKIT_SANDBOX_TEST_DB") == "file"; onFile != want {
 		t.Fatalf("store on a file: %v, want %v", onFile, want)
 	}
 	sb2 := New(Config{DBPath: filepath.Join(t.TempDir(), "x.db")})
 	defer sb2.Close()
-	if _, ok := sb2.st.core.(*storage.SQL); !ok {
+	if _, ok := sb2.svc.Probe().Store().(*storage.SQL); !ok {
 		t.Fatal("DBPath set, store not SQLite")
 	}
 }
@@ -414,7 +415,7 @@ func TestDBStoreFailureIsUnavailable(t *testing.T) {
 	res.Body.Close()
 	eq(t, res.StatusCode, 200)
 
-	e.sb.st.core.(*storage.SQL).DB().Close()
+	e.sb.svc.Probe().Store().(*storage.SQL).DB().Close()
 	wantStatus(t, e.do("POST", "/v1/payments", `{"ext_id":"f-2","amount":100}`), 503, "SANDBOX_STORE")
 	wantStatus(t, e.do("GET", "/v1/payments/"+id, ""), 503, "SANDBOX_STORE")
 	if err := e.sb.VerifyPayment(id, OutcomeCompleted); !errors.Is(err, ErrStore) {
@@ -459,9 +460,7 @@ func TestDBConfigDifferenceIsLogged(t *testing.T) {
 // A backlog of expiries (a restart after a long stop) is worked off in
 // batches, each committed, and every payment of it expires.
 func TestExpiryBacklogInBatches(t *testing.T) {
-	old := expiryBatch
-	expiryBatch = 3
-	t.Cleanup(func() { expiryBatch = old })
+	t.Cleanup(service.SetExpiryBatch(3))
 	path := filepath.Join(t.TempDir(), "sandbox.db")
 	c := &clock{t: base}
 	e := dbEnv(t, path, c, Config{})

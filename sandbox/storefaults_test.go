@@ -16,6 +16,7 @@ import (
 
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/service"
 )
 
 // readyz is GET /readyz's status.
@@ -172,12 +173,8 @@ func (e *env) untilCommittedAndWaiting(n int) {
 	e.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		e.sb.mu.Lock()
-		open := e.sb.grp.open
-		e.sb.mu.Unlock()
-		e.sb.grp.mu.Lock()
-		waiting := e.sb.grp.waiting
-		e.sb.grp.mu.Unlock()
+		open := e.sb.svc.Probe().Open()
+		waiting := e.sb.svc.Probe().Waiting()
 		if open == 0 && waiting == n {
 			return
 		}
@@ -207,6 +204,31 @@ func (e *env) collect(out <-chan answer, g *gatedSync, n int, outcome error) map
 	return got
 }
 
+// behindAHeldSync starts a create (a Backend section) whose sync g holds,
+// then sends one HTTP request (send reports it on out) and waits until it
+// too has committed behind that sync: a change in the -wal file, not yet
+// on disk, whose answer waits.
+func (e *env) behindAHeldSync(send func(out chan<- answer)) (g *gatedSync, calls chan result, out chan answer) {
+	g = e.gateSync()
+	calls = make(chan result, 4)
+	e.call(calls, "first", createPaymentOp(100), "first")
+	<-g.entered // the create has committed; its sync is held
+	out = make(chan answer, 4)
+	send(out)
+	e.untilCommittedAndWaiting(2)
+	return g, calls, out
+}
+
+// refusesUntilRestart checks that the sandbox, its store failed, refuses a
+// new change (503) and is not ready, then lets its Close run.
+func (e *env) refusesUntilRestart(g *gatedSync) {
+	e.t.Helper()
+	wantStatus(e.t, e.do("POST", "/v1/transfers", transferBody(1)), 503, "SANDBOX_STORE")
+	eq(e.t, e.readyz(), 503)
+	g.ungate()
+	e.stop()
+}
+
 // Issue 37: one failed commit under group commit made the sections whose
 // own commit had returned (in the -wal file, waiting for their sync)
 // answer 503 SANDBOX_STORE too, though a restart finds them: a client
@@ -217,13 +239,7 @@ func (e *env) collect(out <-chan answer, g *gatedSync, n int, outcome error) map
 func TestFailedCommitLeavesEarlierCommitsTheirAnswer(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sandbox.db")
 	e := dbEnv(t, path, &clock{t: base}, Config{})
-	g := e.gateSync()
-	calls := make(chan result, 4)
-	e.call(calls, "first", createPaymentOp(100), "first")
-	<-g.entered // the create has committed; its sync is held
-	out := make(chan answer, 4)
-	e.post(out, "transfer 10", "/v1/transfers", transferBody(10))
-	e.untilCommittedAndWaiting(2) // the transfer committed behind the held sync
+	g, calls, out := e.behindAHeldSync(func(out chan<- answer) { e.post(out, "transfer 10", "/v1/transfers", transferBody(10)) })
 	e.failNextCommit()
 	e.call(calls, "transfer 50", transferOp(50), "")
 	if r := <-calls; r.name != "transfer 50" {
@@ -241,10 +257,7 @@ func TestFailedCommitLeavesEarlierCommitsTheirAnswer(t *testing.T) {
 	if r := got["transfer 10"]; r.status != 200 {
 		t.Errorf("the transfer committed before the failed commit answered %d though its sync succeeded: %s", r.status, r.raw)
 	}
-	wantStatus(t, e.do("POST", "/v1/transfers", transferBody(1)), 503, "SANDBOX_STORE")
-	eq(t, e.readyz(), 503)
-	g.ungate()
-	e.stop()
+	e.refusesUntilRestart(g)
 
 	e2 := dbEnv(t, path, &clock{t: base}, Config{})
 	wantDec(t, e2.balance(DefaultMainTerminalID), "990") // not the 50 refused
@@ -254,7 +267,7 @@ func TestFailedCommitLeavesEarlierCommitsTheirAnswer(t *testing.T) {
 
 // transferOp moves amount from the main terminal to the reserve.
 func transferOp(amount int64) backendOp {
-	return func(b apiBackend, key, _ string) (any, *ledger.Error) {
+	return func(b *service.Service, key, _ string) (any, *ledger.Error) {
 		return nil, b.Transfer(key, DefaultMainTerminalID, DefaultReserveTerminalID, decimal.NewFromInt(amount))
 	}
 }
@@ -268,13 +281,7 @@ func transferOp(amount int64) backendOp {
 func TestFailedSyncAnswersMaybeKept(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sandbox.db")
 	e := dbEnv(t, path, &clock{t: base}, Config{})
-	g := e.gateSync()
-	calls := make(chan result, 4)
-	e.call(calls, "first", createPaymentOp(100), "first")
-	<-g.entered
-	out := make(chan answer, 4)
-	e.post(out, "transfer 10", "/v1/transfers", transferBody(10))
-	e.untilCommittedAndWaiting(2)
+	g, calls, out := e.behindAHeldSync(func(out chan<- answer) { e.post(out, "transfer 10", "/v1/transfers", transferBody(10)) })
 	g.release <- errors.New("input/output error (injected)")
 	if r := <-calls; r.err == nil || api.FromLedger(r.err).Status != 500 {
 		t.Errorf("the create covered by the failed sync: %+v, want MaybeKept (500)", r)
@@ -283,10 +290,7 @@ func TestFailedSyncAnswersMaybeKept(t *testing.T) {
 	if r := got["transfer 10"]; r.status != 500 || r.str("error") != "SANDBOX_STORE" || !strings.Contains(r.str("message"), "may or may not") {
 		t.Errorf("the transfer covered by the failed sync: %d %s; want 500 SANDBOX_STORE, may or may not be kept", r.status, r.raw)
 	}
-	wantStatus(t, e.do("POST", "/v1/transfers", transferBody(1)), 503, "SANDBOX_STORE")
-	eq(t, e.readyz(), 503)
-	g.ungate()
-	e.stop()
+	e.refusesUntilRestart(g)
 
 	// What the restart finds is the file's to say; here the writes reached
 	// it, which a 503 would have denied.
@@ -331,13 +335,9 @@ func TestDBDeliveryEndSurvivesAKillOnAQuietSandbox(t *testing.T) {
 func TestFailedCommitLeavesAnEarlierControlItsAnswer(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sandbox.db")
 	e := dbEnv(t, path, &clock{t: base}, Config{})
-	g := e.gateSync()
-	calls := make(chan result, 4)
-	e.call(calls, "first", createPaymentOp(100), "first")
-	<-g.entered
-	out := make(chan answer, 1)
-	go func() { out <- answer{"advance", e.control("/sandbox/clock/advance", `{"seconds":60}`)} }()
-	e.untilCommittedAndWaiting(2)
+	g, calls, out := e.behindAHeldSync(func(out chan<- answer) {
+		go func() { out <- answer{"advance", e.control("/sandbox/clock/advance", `{"seconds":60}`)} }()
+	})
 	e.failNextCommit()
 	e.call(calls, "transfer 50", transferOp(50), "")
 	if r := <-calls; r.err == nil || r.err.Kind != ledger.NotKept {

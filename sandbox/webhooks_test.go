@@ -83,7 +83,7 @@ func TestWebhooksPayoutGiveUpAndClose(t *testing.T) {
 	slow.Close()
 	slow.Close()
 	es.flush()
-	if _, onFile := slow.st.core.(*storage.SQL); onFile {
+	if _, onFile := slow.svc.Probe().Store().(*storage.SQL); onFile {
 		// A closed Server's file is released: nothing it changed could be
 		// kept, so it answers 503 rather than acknowledge.
 		wantStatus(t, es.do("POST", "/v1/payments", `{"ext_id":"t","amount":150}`), 503, "SANDBOX_STORE")

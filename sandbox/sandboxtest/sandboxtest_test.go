@@ -231,3 +231,44 @@ func TestEnvClosedWithTheTest(t *testing.T) {
 		t.Errorf("the closed sandbox still has webhooks queued: %v", err)
 	}
 }
+
+// The listen feed works against a sandboxtest sandbox, in the test's own
+// process: a payment created without notify_url or token is heard with
+// the session's token, and the stream ends with the test.
+func TestListenInProcess(t *testing.T) {
+	env := sandboxtest.New(t)
+	r, err := sandbox.NewRemote(env.URL, sandbox.WithMerchant(sandbox.DefaultAPIKey, paykit.HMACSigner(sandbox.DefaultSecret)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan sandbox.ListenEvent, 16)
+	go r.Listen(t.Context(), func(ev sandbox.ListenEvent) error { events <- ev; return nil }, sandbox.ListenToken("tok-listen"))
+	next := func() sandbox.ListenEvent {
+		select {
+		case ev := <-events:
+			return ev
+		case <-time.After(10 * time.Second):
+			t.Fatal("no listen event within 10 s")
+		}
+		return sandbox.ListenEvent{}
+	}
+	if ev := next(); ev.Session == nil || ev.Session.Token != "tok-listen" {
+		t.Fatalf("first event %+v, want the session", ev)
+	}
+	ctx := context.Background()
+	p, err := env.Client.CreatePayment(ctx, paykit.CreatePaymentParams{ExtID: "l-1", Amount: decimal.NewFromInt(1500)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Client.CancelPayment(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	ev := next()
+	if n := ev.Notification; n == nil || n.ID != p.ID || n.Status != "CANCELLED" || n.Headers["X-Notification-Token"] != "tok-listen" {
+		t.Fatalf("got %+v, want the cancelled payment with the session's token", ev)
+	}
+	var body paykit.Payment
+	if err := json.Unmarshal(ev.Notification.Body, &body); err != nil || body.ID != p.ID || body.Status != paykit.PaymentStatusCancelled {
+		t.Fatalf("body does not decode as the payment: %v %+v", err, body)
+	}
+}

@@ -23,7 +23,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paykit-dev/paykit-go/internal/spec"
-	"github.com/paykit-dev/paykit-go/sandbox/internal/amount"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -204,14 +203,14 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 type RUB decimal.Decimal
 
 // MarshalJSON writes the number.
-func (n RUB) MarshalJSON() ([]byte, error) { return []byte(amount.Scaled(decimal.Decimal(n), 0)), nil }
+func (n RUB) MarshalJSON() ([]byte, error) { return []byte(ledger.Scaled(decimal.Decimal(n), 0)), nil }
 
 // USDT writes a USDT figure as a bare JSON number with at least two
 // decimal places (1000.00), more if the value has them.
 type USDT decimal.Decimal
 
 // MarshalJSON writes the number.
-func (n USDT) MarshalJSON() ([]byte, error) { return []byte(amount.Scaled(decimal.Decimal(n), 2)), nil }
+func (n USDT) MarshalJSON() ([]byte, error) { return []byte(ledger.Scaled(decimal.Decimal(n), 2)), nil }
 
 // Timestamp formats a time the way every timestamp of the API is written.
 func Timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

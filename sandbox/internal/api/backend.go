@@ -147,6 +147,10 @@ type Served struct {
 	Fault string
 	// Duration is the wall-clock time spent serving it.
 	Duration time.Duration
+	// Merchant is the API key the request was authenticated with (a /v1
+	// request or the listen feed), unmasked: the sandbox masks it; ""
+	// when none was.
+	Merchant string
 }
 
 // Config is how the API serves, fixed when the sandbox opens.

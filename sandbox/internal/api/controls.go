@@ -267,14 +267,27 @@ func (c *ControlServer) control(w http.ResponseWriter, r *http.Request, req any,
 // controlRefusal is a control's error as its answer: a rule's refusal by
 // its kind, anything else a 400; the message is the error's text.
 func controlRefusal(err error) *Error {
+	switch ControlStatus(err) {
+	case http.StatusNotFound:
+		return NewError(http.StatusNotFound, CodeControlNotFound, err.Error())
+	case http.StatusConflict:
+		return NewError(http.StatusConflict, CodeControlConflict, err.Error())
+	}
+	return NewError(http.StatusBadRequest, CodeControlInvalid, err.Error())
+}
+
+// ControlStatus is the status a control's refusal is answered with, by
+// its kind (NotFound 404, WrongState and Conflict 409, anything else 400):
+// the one table of the JSON controls and of the dashboard's forms.
+func ControlStatus(err error) int {
 	var le *ledger.Error
 	if errors.As(err, &le) {
 		switch le.Kind {
 		case ledger.NotFound:
-			return NewError(http.StatusNotFound, CodeControlNotFound, err.Error())
+			return http.StatusNotFound
 		case ledger.WrongState, ledger.Conflict:
-			return NewError(http.StatusConflict, CodeControlConflict, err.Error())
+			return http.StatusConflict
 		}
 	}
-	return NewError(http.StatusBadRequest, CodeControlInvalid, err.Error())
+	return http.StatusBadRequest
 }

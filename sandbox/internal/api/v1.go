@@ -122,7 +122,7 @@ func (p *v1Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw := &v1StatusWriter{ResponseWriter: w}
 	defer func() {
 		a.b.Served(Served{Method: r.Method, Pattern: pattern, Path: r.URL.EscapedPath(), Status: sw.status,
-			Code: sw.code, Fault: sw.fault, Duration: time.Since(start)})
+			Code: sw.code, Fault: sw.fault, Duration: time.Since(start), Merchant: sw.merchant})
 	}()
 	if strings.HasPrefix(r.URL.Path, "/sandbox/") {
 		p.mux.ServeHTTP(sw, r)
@@ -145,9 +145,10 @@ func (p *v1Pipeline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // read deadlines still reach the connection.
 type v1StatusWriter struct {
 	http.ResponseWriter
-	status int
-	code   string // error code of an error body
-	fault  string // injected fault mode, if any
+	status   int
+	code     string // error code of an error body
+	fault    string // injected fault mode, if any
+	merchant string // the API key the request was authenticated with
 }
 
 func (w *v1StatusWriter) WriteHeader(status int) {
@@ -168,6 +169,9 @@ func (w *v1StatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 
 // RecordCode keeps the error code WriteError answers with.
 func (w *v1StatusWriter) RecordCode(code string) { w.code = code }
+
+// RecordMerchant keeps the API key the request was authenticated with.
+func (w *v1StatusWriter) RecordMerchant(key string) { w.merchant = key }
 
 // authenticated checks X-Identity (an unknown key is refused before a
 // byte of the body is read), reads the body under the route's cap and the
@@ -220,6 +224,9 @@ func (a *API) authenticate(w http.ResponseWriter, r *http.Request, limit int64, 
 			return "", nil, false
 		}
 		a.acceptedUnsigned(key, r)
+	}
+	if mr, ok := w.(interface{ RecordMerchant(string) }); ok {
+		mr.RecordMerchant(key) // for the request log: whose request it was
 	}
 	if a.b.StoreFailed() != nil {
 		WriteError(w, StoreUnavailable())

@@ -112,7 +112,7 @@ func (m *Merchant) ActiveTerminal() *Terminal {
 // terminal, or env.Refuse's test value), PAY_005 when m already has
 // env.MaxSamePending PENDING payments of the amount. It returns the
 // transaction's copy of the payment.
-func CreatePayment(st Store, m *Merchant, in NewPayment, env Env) (*Payment, *Error) {
+func CreatePayment(st TxnWrite, m *Merchant, in NewPayment, env Env) (*Payment, *Error) {
 	if m == nil {
 		return nil, UnknownMerchant
 	}
@@ -268,7 +268,7 @@ func cardNumber(intN func(int) int) string {
 // CreatePayout adds m's payout asked by in, pending and dated now to the
 // second: PAY_003 for an ext_id m already used. It returns the
 // transaction's copy.
-func CreatePayout(st Store, m *Merchant, in NewPayout, now time.Time) (*Payout, *Error) {
+func CreatePayout(st TxnWrite, m *Merchant, in NewPayout, now time.Time) (*Payout, *Error) {
 	if m == nil {
 		return nil, UnknownMerchant
 	}
@@ -288,7 +288,7 @@ func CreatePayout(st Store, m *Merchant, in NewPayout, now time.Time) (*Payout, 
 // for a terminal m does not have or that is inactive (the spec has no
 // terminal-not-found code for withdrawals), WDR_001 or WDR_002 as
 // HoldWithdrawal refuses. It returns the transaction's copy.
-func CreateWithdrawal(st Store, m *Merchant, in NewWithdrawal, now time.Time) (*Withdrawal, *Error) {
+func CreateWithdrawal(st TxnWrite, m *Merchant, in NewWithdrawal, now time.Time) (*Withdrawal, *Error) {
 	if m == nil {
 		return nil, UnknownMerchant
 	}
@@ -312,7 +312,7 @@ func CreateWithdrawal(st Store, m *Merchant, in NewWithdrawal, now time.Time) (*
 // TransferFunds moves amount USDT between two of m's terminals, both or
 // neither (Transfer), and counts it: TRF_002 when m has no terminal of
 // either id, TRF_003 when the source has too little.
-func TransferFunds(st Store, m *Merchant, fromID, toID string, amount decimal.Decimal) *Error {
+func TransferFunds(st TxnWrite, m *Merchant, fromID, toID string, amount decimal.Decimal) *Error {
 	if m == nil {
 		return UnknownMerchant
 	}
@@ -334,7 +334,7 @@ func TransferFunds(st Store, m *Merchant, fromID, toID string, amount decimal.De
 // apply, when not nil, records what the move keeps beside the status (a
 // receipt, a dispute), and the payment and the terminal it credited are
 // saved. A refusal changes nothing.
-func ChangePayment(st Store, p *Payment, e PaymentEvent, apply func()) *Error {
+func ChangePayment(st TxnWrite, p *Payment, e PaymentEvent, apply func()) *Error {
 	bal := p.Terminal.Balance
 	credited, lerr := MovePayment(p, &bal, e)
 	if lerr != nil {
@@ -355,7 +355,7 @@ func ChangePayment(st Store, p *Payment, e PaymentEvent, apply func()) *Error {
 // not after now, earliest first, and returns them; more says that limit
 // was reached, so more may be due (the caller commits and asks again, so
 // that a backlog never makes one huge transaction).
-func ExpireDue(st Store, now time.Time, limit int) (expired []*Payment, more bool) {
+func ExpireDue(st TxnWrite, now time.Time, limit int) (expired []*Payment, more bool) {
 	due := st.DueExpiry(now, limit)
 	for _, p := range due {
 		if ChangePayment(st, p, Expire, nil) == nil { // due means PENDING: never refused
@@ -367,7 +367,7 @@ func ExpireDue(st Store, now time.Time, limit int) (expired []*Payment, more boo
 
 // ChangePayout moves p to status to at now (MovePayout) and saves it
 // within the transaction. A refusal changes nothing.
-func ChangePayout(st Store, p *Payout, to string, now time.Time) *Error {
+func ChangePayout(st TxnWrite, p *Payout, to string, now time.Time) *Error {
 	if lerr := MovePayout(p, to, now); lerr != nil {
 		return lerr
 	}
@@ -380,7 +380,7 @@ func ChangePayout(st Store, p *Payout, to string, now time.Time) *Error {
 // 64-hex one when it completes without any), dates the change now to the
 // second, and saves w and its terminal within the transaction. A refusal
 // changes nothing.
-func ChangeWithdrawal(st Store, w *Withdrawal, to, txHash string, now time.Time) *Error {
+func ChangeWithdrawal(st TxnWrite, w *Withdrawal, to, txHash string, now time.Time) *Error {
 	if lerr := MoveWithdrawal(w, &w.Terminal.Balance, to); lerr != nil {
 		return lerr
 	}

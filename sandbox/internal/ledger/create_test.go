@@ -38,8 +38,7 @@ func newStore(t *testing.T) (*store.Memory, *ledger.Merchant, *ledger.Merchant) 
 			}},
 		}
 	})
-	ms := st.Merchants()
-	return st, ms["m"], ms["other"]
+	return st, st.Merchant("m"), st.Merchant("other")
 }
 
 var banks = []ledger.Bank{
@@ -113,6 +112,7 @@ func TestCreatePayment(t *testing.T) {
 		if err := st.Commit(); err != nil {
 			t.Fatal(err)
 		}
+		m = st.Merchant("m") // the new transaction's copy
 		got := st.Payment(p.ID)
 		if got == nil {
 			t.Fatalf("%s: not found after the commit", in.ExtID)
@@ -146,7 +146,7 @@ func TestCreatePayment(t *testing.T) {
 }
 
 // payments counts m's payments of every status.
-func payments(st ledger.Store, m *ledger.Merchant) int {
+func payments(st ledger.Txn, m *ledger.Merchant) int {
 	pm, _, _ := st.Counts(m)
 	n := 0
 	for _, c := range pm {
@@ -236,6 +236,7 @@ func TestCreatePayout(t *testing.T) {
 	if err := st.Commit(); err != nil {
 		t.Fatal(err)
 	}
+	m = st.Merchant("m")
 	got := st.Payout(p.ID)
 	if got == nil || got.Merchant != m || got.ID == "" || got.ExtID != "po-1" || !got.Amount.Equal(dec("250.75")) ||
 		got.Method != "card" || got.Requisites != in.Requisites || got.HolderName != "Ivan P." || got.Bank != "sber" ||
@@ -292,6 +293,8 @@ func TestCreateWithdrawal(t *testing.T) {
 	if err := st.Commit(); err != nil {
 		t.Fatal(err)
 	}
+	m = st.Merchant("m")
+	t1 = m.Terminal("t1")
 	got := st.Withdrawal(w.ID)
 	at := t0.Truncate(time.Second)
 	if got == nil || got.Merchant != m || got.Terminal != t1 || !got.Amount.Equal(dec("98.50")) || !got.Fee.Equal(dec("1.50")) ||
@@ -419,6 +422,7 @@ func TestChangePaymentSaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Commit()
+	m = st.Merchant("m")
 	got := st.Payment(p.ID)
 	if got.Status != ledger.PaymentCompleted || got.Receipt != 42 || !m.Terminal("t1").Available.Equal(dec("110")) {
 		t.Fatalf("after completion: %s receipt %d, terminal %s", got.Status, got.Receipt, m.Terminal("t1").Available)
@@ -456,7 +460,6 @@ func TestChangePayoutSaves(t *testing.T) {
 // completion without a hash records a random 64-hex one.
 func TestChangeWithdrawalSaves(t *testing.T) {
 	st, m, _ := newStore(t)
-	t1 := m.Terminal("t1")
 	w, err := ledger.CreateWithdrawal(st, m, ledger.NewWithdrawal{TerminalID: "t1", Amount: dec("10"), Address: "T"}, t0)
 	if err != nil {
 		t.Fatal(err)
@@ -468,6 +471,8 @@ func TestChangeWithdrawalSaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Commit()
+	m = st.Merchant("m")
+	t1 := m.Terminal("t1")
 	got := st.Withdrawal(w.ID)
 	if got.Status != ledger.WithdrawalCompleted || len(got.TxHash) != 64 || strings.Trim(got.TxHash, "0123456789abcdef") != "" ||
 		!got.UpdatedAt.Equal(t0.Add(time.Hour).Truncate(time.Second)) || !got.CreatedAt.Equal(t0.Truncate(time.Second)) {

@@ -5,8 +5,11 @@
 package receivertest
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -42,4 +45,42 @@ func (h *Hanging) Answer() {
 	default:
 		close(h.release)
 	}
+}
+
+// Recording answers every request at once with 200 and keeps each body
+// and its X-Notification-Token, in the order they came.
+type Recording struct {
+	*httptest.Server
+	mu     sync.Mutex
+	bodies []string
+	tokens []string
+}
+
+// NewRecording starts a recording receiver, closed when t ends.
+func NewRecording(t testing.TB) *Recording {
+	r := &Recording{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.bodies = append(r.bodies, string(b))
+		r.tokens = append(r.tokens, req.Header.Get("X-Notification-Token"))
+		r.mu.Unlock()
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+// Bodies are the bodies received so far, oldest first.
+func (r *Recording) Bodies() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.bodies)
+}
+
+// Tokens are the X-Notification-Token headers received so far, in the
+// order of Bodies ("" for none).
+func (r *Recording) Tokens() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.tokens)
 }

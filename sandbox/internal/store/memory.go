@@ -22,10 +22,12 @@ type Memory struct {
 	payouts     map[string]*payout
 	payoutList  []*payout // creation order
 	withdrawals map[string]*withdrawal
-	byExt       map[*merchant]map[string]*payment
-	payoutByX   map[*merchant]map[string]*payout
-	pending     map[*merchant]map[string]int // PENDING payments per amountKey
+	byExt       map[string]map[string]*payment // by API key, then ext_id
+	payoutByX   map[string]map[string]*payout
+	pending     map[string]map[string]int // PENDING payments per API key and amountKey
 	expiry      expiryHeap
+	ms          merchants // the merchants and terminals, and the section's copies
+	vals        values    // the sandbox's own state (Value)
 
 	// The section's copies, by id: kept across sections only in their
 	// maps' capacity, so a steady stream of requests allocates no map.
@@ -39,6 +41,7 @@ type Memory struct {
 func NewMemory(start func() []*ledger.Merchant) *Memory {
 	s := &Memory{start: start}
 	s.clear()
+	s.ms.set(start())
 	return s
 }
 
@@ -47,9 +50,9 @@ func (s *Memory) clear() {
 	s.payouts = map[string]*payout{}
 	s.payoutList = nil
 	s.withdrawals = map[string]*withdrawal{}
-	s.byExt = map[*merchant]map[string]*payment{}
-	s.payoutByX = map[*merchant]map[string]*payout{}
-	s.pending = map[*merchant]map[string]int{}
+	s.byExt = map[string]map[string]*payment{}
+	s.payoutByX = map[string]map[string]*payout{}
+	s.pending = map[string]map[string]int{}
 	s.expiry = nil
 	s.dropCopies()
 }
@@ -60,6 +63,7 @@ func (s *Memory) dropCopies() {
 	dropSection(&s.pm)
 	dropSection(&s.po)
 	dropSection(&s.wd)
+	s.ms.rollback()
 }
 
 // maxKeptCopies is the most copies a section may have made for its map to
@@ -81,6 +85,7 @@ func (s *Memory) sectionPayment(sp *payment) *payment {
 		return c
 	}
 	c := sp.Copy()
+	c.Merchant, c.Terminal = s.ms.of(sp.Merchant, sp.Terminal)
 	return sectionCopy(&s.pm, c.ID, &c)
 }
 
@@ -89,6 +94,7 @@ func (s *Memory) sectionPayout(sp *payout) *payout {
 		return c
 	}
 	c := *sp
+	c.Merchant, _ = s.ms.of(sp.Merchant, nil)
 	return sectionCopy(&s.po, c.ID, &c)
 }
 
@@ -97,20 +103,20 @@ func (s *Memory) sectionWithdrawal(sw *withdrawal) *withdrawal {
 		return c
 	}
 	c := *sw
+	c.Merchant, c.Terminal = s.ms.of(sw.Merchant, sw.Terminal)
 	return sectionCopy(&s.wd, c.ID, &c)
 }
 
-// Merchants builds the merchants in their starting state: memory keeps no
-// resource across a start.
-func (s *Memory) Merchants() map[string]*merchant { return byKey(s.start()) }
+// Merchant: see ledger.Txn.
+func (s *Memory) Merchant(apiKey string) *merchant { return s.ms.get(apiKey) }
 
-// Reset: see ledger.Store.
-func (s *Memory) Reset() map[string]*merchant {
+// Reset: see ledger.Txn.
+func (s *Memory) Reset() {
 	s.clear()
-	return byKey(s.start())
+	s.ms.reset(s.start())
 }
 
-// Payment: see ledger.Store.
+// Payment: see ledger.Txn.
 func (s *Memory) Payment(id string) *payment {
 	if c := s.pm[id]; c != nil {
 		return c
@@ -121,9 +127,9 @@ func (s *Memory) Payment(id string) *payment {
 	return nil
 }
 
-// PaymentByExt: see ledger.Store.
+// PaymentByExt: see ledger.Txn.
 func (s *Memory) PaymentByExt(m *merchant, extID string) *payment {
-	if sp := s.byExt[m][extID]; sp != nil {
+	if sp := s.byExt[m.APIKey][extID]; sp != nil {
 		return s.sectionPayment(sp)
 	}
 	return nil
@@ -134,14 +140,16 @@ func (s *Memory) PaymentByExt(m *merchant, extID string) *payment {
 func (s *Memory) AddPayment(p *payment) {
 	c := p.Copy()
 	sp := &c
+	sp.Merchant, sp.Terminal = s.ms.keptOf(p.Merchant, p.Terminal)
 	s.payments[sp.ID] = sp
-	if s.byExt[sp.Merchant] == nil {
-		s.byExt[sp.Merchant] = map[string]*payment{}
-		s.pending[sp.Merchant] = map[string]int{}
+	key := sp.Merchant.APIKey
+	if s.byExt[key] == nil {
+		s.byExt[key] = map[string]*payment{}
+		s.pending[key] = map[string]int{}
 	}
-	s.byExt[sp.Merchant][sp.ExtID] = sp
+	s.byExt[key][sp.ExtID] = sp
 	if sp.Status == statusPending {
-		s.pending[sp.Merchant][ledger.AmountKey(sp.Amount)]++
+		s.pending[key][ledger.AmountKey(sp.Amount)]++
 		heap.Push(&s.expiry, sp)
 	}
 	sectionCopy(&s.pm, p.ID, p)
@@ -163,19 +171,19 @@ func (s *Memory) SavePayment(p *payment) {
 	switch isPending := sp.Status == statusPending; {
 	case wasPending && !isPending:
 		k := ledger.AmountKey(sp.Amount)
-		if s.pending[sp.Merchant][k]--; s.pending[sp.Merchant][k] <= 0 {
-			delete(s.pending[sp.Merchant], k)
+		if s.pending[sp.Merchant.APIKey][k]--; s.pending[sp.Merchant.APIKey][k] <= 0 {
+			delete(s.pending[sp.Merchant.APIKey], k)
 		}
 	case !wasPending && isPending: // no rule moves a payment back to PENDING; kept consistent if one does
-		s.pending[sp.Merchant][ledger.AmountKey(sp.Amount)]++
+		s.pending[sp.Merchant.APIKey][ledger.AmountKey(sp.Amount)]++
 		heap.Push(&s.expiry, sp)
 	}
 }
 
-// PendingWithAmount: see ledger.Store.
-func (s *Memory) PendingWithAmount(m *merchant, key string) int { return s.pending[m][key] }
+// PendingWithAmount: see ledger.Txn.
+func (s *Memory) PendingWithAmount(m *merchant, key string) int { return s.pending[m.APIKey][key] }
 
-// DueExpiry: see ledger.Store.
+// DueExpiry: see ledger.Txn.
 func (s *Memory) DueExpiry(now time.Time, limit int) []*payment {
 	var out []*payment
 	for len(out) < limit && len(s.expiry) > 0 && !now.Before(s.expiry[0].ValidUntil) {
@@ -186,7 +194,7 @@ func (s *Memory) DueExpiry(now time.Time, limit int) []*payment {
 	return out
 }
 
-// NextExpiry: see ledger.Store.
+// NextExpiry: see ledger.Txn.
 func (s *Memory) NextExpiry() (time.Time, bool) {
 	for len(s.expiry) > 0 && s.expiry[0].Status != statusPending {
 		heap.Pop(&s.expiry) // settled before it was due: no timer for it
@@ -197,7 +205,7 @@ func (s *Memory) NextExpiry() (time.Time, bool) {
 	return s.expiry[0].ValidUntil, true
 }
 
-// RecentPayments: see ledger.Store.
+// RecentPayments: see ledger.Txn.
 func (s *Memory) RecentPayments(limit int) []*payment {
 	ps := make([]*payment, 0, len(s.payments))
 	for _, p := range s.payments {
@@ -222,7 +230,7 @@ func (s *Memory) RecentPayments(limit int) []*payment {
 	return ps
 }
 
-// Payout: see ledger.Store.
+// Payout: see ledger.Txn.
 func (s *Memory) Payout(id string) *payout {
 	if sp := s.payouts[id]; sp != nil {
 		return s.sectionPayout(sp)
@@ -230,23 +238,24 @@ func (s *Memory) Payout(id string) *payout {
 	return nil
 }
 
-// PayoutByExt: see ledger.Store.
+// PayoutByExt: see ledger.Txn.
 func (s *Memory) PayoutByExt(m *merchant, extID string) *payout {
-	if sp := s.payoutByX[m][extID]; sp != nil {
+	if sp := s.payoutByX[m.APIKey][extID]; sp != nil {
 		return s.sectionPayout(sp)
 	}
 	return nil
 }
 
-// AddPayout: see ledger.Store.
+// AddPayout: see ledger.Txn.
 func (s *Memory) AddPayout(p *payout) {
 	sp := new(payout)
 	*sp = *p
+	sp.Merchant, _ = s.ms.keptOf(p.Merchant, nil)
 	s.payouts[sp.ID] = sp
-	if s.payoutByX[sp.Merchant] == nil {
-		s.payoutByX[sp.Merchant] = map[string]*payout{}
+	if s.payoutByX[sp.Merchant.APIKey] == nil {
+		s.payoutByX[sp.Merchant.APIKey] = map[string]*payout{}
 	}
-	s.payoutByX[sp.Merchant][sp.ExtID] = sp
+	s.payoutByX[sp.Merchant.APIKey][sp.ExtID] = sp
 	s.payoutList = append(s.payoutList, sp)
 	sectionCopy(&s.po, p.ID, p)
 }
@@ -259,12 +268,12 @@ func (s *Memory) SavePayout(p *payout) {
 	}
 }
 
-// ListPayouts: see ledger.Store.
+// ListPayouts: see ledger.Txn.
 func (s *Memory) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offset int) ([]*payout, int) {
 	var out []*payout
 	total := 0
 	for _, p := range s.payoutList {
-		if p.Merchant != m || !f.Match(p) {
+		if p.Merchant.APIKey != m.APIKey || !f.Match(p) {
 			continue
 		}
 		if total >= offset && len(out) < limit {
@@ -275,7 +284,7 @@ func (s *Memory) ListPayouts(m *merchant, f ledger.PayoutFilter, limit, offset i
 	return out, total
 }
 
-// RecentPayouts: see ledger.Store.
+// RecentPayouts: see ledger.Txn.
 func (s *Memory) RecentPayouts(limit int) []*payout {
 	out := make([]*payout, 0, min(limit, len(s.payoutList)))
 	for i := len(s.payoutList) - 1; i >= 0 && len(out) < limit; i-- {
@@ -284,7 +293,7 @@ func (s *Memory) RecentPayouts(limit int) []*payout {
 	return out
 }
 
-// Withdrawal: see ledger.Store.
+// Withdrawal: see ledger.Txn.
 func (s *Memory) Withdrawal(id string) *withdrawal {
 	if sw := s.withdrawals[id]; sw != nil {
 		return s.sectionWithdrawal(sw)
@@ -292,10 +301,11 @@ func (s *Memory) Withdrawal(id string) *withdrawal {
 	return nil
 }
 
-// AddWithdrawal: see ledger.Store.
+// AddWithdrawal: see ledger.Txn.
 func (s *Memory) AddWithdrawal(w *withdrawal) {
 	sw := new(withdrawal)
 	*sw = *w
+	sw.Merchant, sw.Terminal = s.ms.keptOf(w.Merchant, w.Terminal)
 	s.withdrawals[sw.ID] = sw
 	sectionCopy(&s.wd, w.ID, w)
 }
@@ -308,7 +318,7 @@ func (s *Memory) SaveWithdrawal(w *withdrawal) {
 	}
 }
 
-// RecentWithdrawals: see ledger.Store.
+// RecentWithdrawals: see ledger.Txn.
 func (s *Memory) RecentWithdrawals(limit int) []*withdrawal {
 	ws := make([]*withdrawal, 0, len(s.withdrawals))
 	for _, w := range s.withdrawals {
@@ -327,31 +337,30 @@ func (s *Memory) RecentWithdrawals(limit int) []*withdrawal {
 	return ws
 }
 
-// SaveTerminal and SaveMerchant write nothing: in memory the merchants and
-// terminals are the caller's alone.
-func (s *Memory) SaveTerminal(*merchant, *terminal) {}
+// SaveTerminal: see ledger.Txn.
+func (s *Memory) SaveTerminal(m *merchant, t *terminal) { s.ms.saveTerminal(m, t) }
 
-// SaveMerchant writes nothing, as SaveTerminal.
-func (s *Memory) SaveMerchant(*merchant) {}
+// SaveMerchant: see ledger.Txn.
+func (s *Memory) SaveMerchant(m *merchant) { s.ms.saveMerchant(m) }
 
-// Counts: see ledger.Store.
+// Counts: see ledger.Txn.
 func (s *Memory) Counts(m *merchant) (map[string]int, map[string]int, map[string]int) {
 	pm, po, wd := map[string]int{}, map[string]int{}, map[string]int{}
-	for _, p := range s.byExt[m] {
+	for _, p := range s.byExt[m.APIKey] {
 		pm[p.Status]++
 	}
-	for _, p := range s.payoutByX[m] {
+	for _, p := range s.payoutByX[m.APIKey] {
 		po[p.Status]++
 	}
 	for _, w := range s.withdrawals {
-		if w.Merchant == m {
+		if w.Merchant.APIKey == m.APIKey {
 			wd[w.Status]++
 		}
 	}
 	return pm, po, wd
 }
 
-// InFlight: see ledger.Store. In creation order (CreatedAt, then id), as
+// InFlight: see ledger.Txn. In creation order (CreatedAt, then id), as
 // the SQL store answers, not in the maps' random order: the autopilot
 // resumes them in this order.
 func (s *Memory) InFlight() (pm []*payment, po []*payout, wd []*withdrawal) {
@@ -389,15 +398,25 @@ func (s *Memory) Outbox(string, webhook.Outgoing) {}
 
 // Commit ends the transaction's view; what was saved is kept already, so
 // it never fails.
-func (s *Memory) Commit() error { s.dropCopies(); return nil }
+func (s *Memory) Commit() error { s.ms.commit(); s.vals.commit(); s.dropCopies(); return nil }
 
 // Rollback ends the transaction's view; it cannot undo a save.
-func (s *Memory) Rollback() { s.dropCopies() }
+func (s *Memory) Rollback() { s.vals.rollback(); s.dropCopies() }
 
-// Ping: see ledger.Store.
+// Begin: see Store. The memory store's transaction is the store itself,
+// its copies and what it saved since the last Commit.
+func (s *Memory) Begin() Txn { return s }
+
+// Value: see Txn.
+func (s *Memory) Value(key string) any { return s.vals.get(key) }
+
+// SetValue: see Txn.
+func (s *Memory) SetValue(key string, x any) { s.vals.set(key, x) }
+
+// Ping: see ledger.Txn.
 func (s *Memory) Ping() error { return nil }
 
-// Close: see ledger.Store.
+// Close: see ledger.Txn.
 func (s *Memory) Close() error { return nil }
 
 // expiryHeap orders payments by valid_until so expiry costs O(log n) per

@@ -8,13 +8,17 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/store/storetest"
 )
 
-func openMemory(t *testing.T, start func() []*ledger.Merchant) (ledger.Store, map[string]*ledger.Merchant) {
+func openMemory(t *testing.T, start func() []*ledger.Merchant) ledger.Txn {
 	st := store.NewMemory(start)
-	ms := st.Merchants()
 	if err := st.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	return st, ms
+	return st
+}
+
+// Merchants and terminals are stored resources in memory as on a file.
+func TestMemoryMerchantsKeepOnlyWhatIsSaved(t *testing.T) {
+	storetest.MerchantsKeepOnlyWhatIsSaved(t, openMemory)
 }
 
 // The memory store hands out copies as the SQL store does: a forgotten
@@ -31,3 +35,7 @@ func TestMemoryExpiryFollowsSavedStatus(t *testing.T) {
 // SQL side needs a driver, so only package sandbox's tests can run it
 // (with openSQL, as TestSQLKeepsOnlyWhatIsSaved does).
 func TestMemoryQueriesAgree(t *testing.T) { storetest.QueriesAgree(t, openMemory) }
+
+func TestMemoryValuesFollowTheTransaction(t *testing.T) {
+	storetest.ValuesFollowTheTransaction(t, openMemory)
+}

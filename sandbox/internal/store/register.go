@@ -1,10 +1,15 @@
-// Package store is the Store the ledger defines (ledger.Store, resources
-// only, with the outbox of webhook deliveries beside it): Memory, Go maps
-// for a sandbox without a database, and SQL, an SQLite file written
-// through database/sql. Both hand out copies and keep only what is saved,
-// so a rule that forgets a save loses its change in memory as on a file
-// (package storetest holds both to it). SQL also keeps the sandbox's
-// diagnostics, its journal, in the same transactions.
+// Package store owns the sandbox's state and the transaction it is
+// changed in: Begin returns the transaction the ledger's rules take
+// (ledger.Txn: read and write views of payments, payouts, withdrawals,
+// the merchants with their terminals' balances and transfer counters),
+// with the outbox of webhook deliveries and the sandbox's own state (the
+// clock offset, the armed faults) beside them. Memory, Go maps for a
+// sandbox without a database, and SQL, an SQLite file written through
+// database/sql. Both hand out copies and keep only what is saved, so a
+// rule that forgets a save loses its change in memory as on a file
+// (package storetest holds both to it), and a transaction rolled back
+// (a commit that failed) leaves nothing of it visible. SQL also keeps the
+// sandbox's diagnostics, its journal, in the same transactions.
 //
 // With a driver that defers the sync (Driver.DeferSync, as sandbox/sqlite
 // registers it), an SQL commit returns before it is on disk: the sandbox's

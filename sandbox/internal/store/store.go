@@ -5,21 +5,49 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
-// Store is the Store the ledger defines, and the outbox of webhook
-// deliveries beside it: a delivery is recorded in the same transaction as
-// the change it reports, so that a restart sends what was committed and
-// nothing else. Memory and SQL implement it with the same copy semantics
-// (see ledger.Store): a change not saved is lost in both.
-type Store interface {
-	ledger.Store
+// Txn is the ledger's transaction (ledger.Txn) with what the sandbox
+// keeps beside the resources in it: the outbox of webhook deliveries, a
+// delivery recorded in the same transaction as the change it reports (so
+// a restart sends what was committed and nothing else), and the
+// sandbox's own state (Value). Memory and SQL implement it with the same
+// copy semantics (see ledger.TxnRead): a change not saved is lost in both.
+type Txn interface {
+	ledger.Txn
 	// Outbox records a webhook delivery before it is sent, within the
 	// transaction of the change it reports.
 	Outbox(key string, o webhook.Outgoing)
+	// Value is the sandbox's own state kept under key beside the
+	// resources (the clock offset, the armed faults), as the transaction
+	// sees it: what the last commit kept or what the transaction set (nil:
+	// never set).
+	Value(key string) any
+	// SetValue sets it with the transaction: kept when the transaction
+	// commits, dropped when it is rolled back or its commit fails. x is
+	// not changed afterwards (a change sets a new value).
+	SetValue(key string, x any)
+}
+
+// Store keeps the resources, the merchants and the sandbox's own state,
+// and owns the transaction they are changed in.
+type Store interface {
+	// Begin returns the store's transaction: the open one, or a new one.
+	// Transactions are serialised by the caller (one section at a time,
+	// under the sandbox's lock), and one that was not committed is
+	// continued by the next Begin: the group commit leaves a transaction
+	// open for the sections already waiting, and the last of them commits
+	// it for all.
+	Begin() Txn
+	// Ping tells whether the store can still be used.
+	Ping() error
+	// Close keeps what is pending and releases the store.
+	Close() error
 }
 
 var (
 	_ Store = (*Memory)(nil)
 	_ Store = (*SQL)(nil)
+	_ Txn   = (*Memory)(nil)
+	_ Txn   = (*SQL)(nil)
 )
 
 // The ledger's types, by the names the stores were written with.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	"strconv"
 	"strings"
 	"time"
@@ -11,7 +12,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paykit-dev/paykit-go/internal/mask"
-	"github.com/paykit-dev/paykit-go/sandbox/internal/amount"
 )
 
 // What people read on the payment page and the dashboard: amounts, methods
@@ -26,7 +26,7 @@ import (
 // currency sign. Copy buttons copy the bare digits ("1500.50") instead,
 // which every bank app accepts.
 func MoneyText(d decimal.Decimal, currency string) string {
-	s := amount.Scaled(d, 2)
+	s := ledger.Scaled(d, 2)
 	sign := ""
 	if strings.HasPrefix(s, "-") {
 		sign, s = "-", s[1:]

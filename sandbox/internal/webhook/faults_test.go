@@ -3,14 +3,13 @@ package webhook
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/paykit-dev/paykit-go/sandbox/internal/receivertest"
 )
 
 func TestParseFaults(t *testing.T) {
@@ -49,37 +48,18 @@ func TestParseFaults(t *testing.T) {
 	}
 }
 
-// recorder keeps the bodies it is sent, in order.
-type recorder struct {
-	mu     sync.Mutex
-	bodies []string
-	srv    *httptest.Server
-}
-
-func newRecorder(t *testing.T) *recorder {
-	r := &recorder{}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		b, _ := io.ReadAll(req.Body)
-		r.mu.Lock()
-		r.bodies = append(r.bodies, string(b))
-		r.mu.Unlock()
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
 // faultyRun queues three notifications of each of four resources, as a
 // sandbox with a frozen clock does, lets the clock pass every delay and
 // hold, and returns what the receiver got, in order, and the log.
 func faultyRun(t *testing.T, f Faults) ([]string, []Delivery) {
 	t.Helper()
-	rec := newRecorder(t)
+	rec := receivertest.NewRecording(t)
 	d := New(Config{Client: &http.Client{}, MaxAttempts: 1, RetryWait: time.Millisecond, LogSize: 100, Now: clock,
 		Workers: 1, PerReceiver: 1, Faults: f})
 	defer d.Close()
 	for step := range 3 {
 		for r := range 4 {
-			d.Queue(fmt.Sprintf("payment:%d", r), Outgoing{URL: rec.srv.URL, Body: []byte(fmt.Sprintf(`{"r":%d,"s":%d}`, r, step)),
+			d.Queue(fmt.Sprintf("payment:%d", r), Outgoing{URL: rec.URL, Body: []byte(fmt.Sprintf(`{"r":%d,"s":%d}`, r, step)),
 				Rec: &Delivery{ID: fmt.Sprintf("dlv_%d_%d", r, step), State: Pending, CreatedAt: base}})
 		}
 	}
@@ -89,9 +69,7 @@ func faultyRun(t *testing.T, f Faults) ([]string, []Delivery) {
 	if err := d.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	return append([]string(nil), rec.bodies...), d.Deliveries()
+	return rec.Bodies(), d.Deliveries()
 }
 
 // TestFaultsReplayBySeed: the same seed and the same notifications give
@@ -142,11 +120,11 @@ func TestFaultsReplayBySeed(t *testing.T) {
 // before the owner's clock reaches its time (no real time passes in the
 // test), then it is.
 func TestFaultsDelayWaitsForTheClock(t *testing.T) {
-	rec := newRecorder(t)
+	rec := receivertest.NewRecording(t)
 	d := New(Config{Client: &http.Client{}, MaxAttempts: 1, RetryWait: time.Millisecond, LogSize: 10, Now: clock,
 		Workers: 1, PerReceiver: 1, Faults: Faults{Delay: time.Hour, Seed: 1}})
 	defer d.Close()
-	d.Queue("payment:1", Outgoing{URL: rec.srv.URL, Body: []byte(`{}`), Rec: &Delivery{ID: "dlv_1", State: Pending, CreatedAt: base}})
+	d.Queue("payment:1", Outgoing{URL: rec.URL, Body: []byte(`{}`), Rec: &Delivery{ID: "dlv_1", State: Pending, CreatedAt: base}})
 	wait := d.Deliveries()[0].DelayedBy
 	if wait <= 0 || wait >= time.Hour {
 		t.Fatalf("delay drawn %v, want within (0, 1h)", wait)
@@ -172,11 +150,11 @@ func TestFaultsDelayWaitsForTheClock(t *testing.T) {
 // never comes goes alone once its hold is over; with the real clock, a
 // timer ends it.
 func TestFaultsReorderHoldEnds(t *testing.T) {
-	rec := newRecorder(t)
+	rec := receivertest.NewRecording(t)
 	d := New(Config{Client: &http.Client{}, MaxAttempts: 1, RetryWait: time.Millisecond, LogSize: 10, Now: time.Now,
 		Workers: 1, PerReceiver: 1, Faults: Faults{Reorder: 1, Seed: 1}, RealTimers: true})
 	defer d.Close()
-	d.Queue("payment:1", Outgoing{URL: rec.srv.URL, Body: []byte(`{}`), Rec: &Delivery{ID: "dlv_1", State: Pending, CreatedAt: time.Now()}})
+	d.Queue("payment:1", Outgoing{URL: rec.URL, Body: []byte(`{}`), Rec: &Delivery{ID: "dlv_1", State: Pending, CreatedAt: time.Now()}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := d.Flush(ctx); err != nil {

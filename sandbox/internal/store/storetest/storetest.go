@@ -1,4 +1,4 @@
-// Package storetest checks a store against the semantics ledger.Store
+// Package storetest checks a store against the semantics ledger.Txn
 // promises, so that the memory store and the SQL store are held to the
 // same ones: the memory store's tests run it without a database driver,
 // the sandbox's with its SQLite driver.
@@ -15,9 +15,20 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
-// Opener opens an empty store whose configured merchants start builds,
-// and returns it with its merchants (Merchants, committed).
-type Opener func(t *testing.T, start func() []*ledger.Merchant) (ledger.Store, map[string]*ledger.Merchant)
+// Opener opens an empty store whose configured merchants start builds
+// (committed).
+type Opener func(t *testing.T, start func() []*ledger.Merchant) ledger.Txn
+
+// merchantsOf is the open transaction's copies of the merchants keys.
+func merchantsOf(st ledger.Txn, keys ...string) map[string]*ledger.Merchant {
+	out := map[string]*ledger.Merchant{}
+	for _, k := range keys {
+		if m := st.Merchant(k); m != nil {
+			out[k] = m
+		}
+	}
+	return out
+}
 
 // base is the frozen clock of the checks.
 var base = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -28,7 +39,7 @@ func start() []*ledger.Merchant {
 		Balance: ledger.Balance{Available: decimal.RequireFromString("10")}, Active: true}}}}
 }
 
-func commit(t *testing.T, st ledger.Store) {
+func commit(t *testing.T, st ledger.Txn) {
 	t.Helper()
 	if err := st.Commit(); err != nil {
 		t.Fatal(err)
@@ -47,8 +58,8 @@ func commit(t *testing.T, st ledger.Store) {
 // transaction changes.
 func KeepsOnlyWhatIsSaved(t *testing.T, open Opener) {
 	t.Helper()
-	st, ms := open(t, start)
-	m := ms["k1"]
+	st := open(t, start)
+	m := st.Merchant("k1")
 	amt := decimal.RequireFromString("1500.5")
 	p := &ledger.Payment{Merchant: m, Terminal: m.Terminals[0], ID: "p1", ExtID: "e1", Amount: amt, Method: "CARD",
 		Status: ledger.PaymentPending, ValidUntil: base.Add(time.Minute), CreatedAt: base}
@@ -154,8 +165,8 @@ func KeepsOnlyWhatIsSaved(t *testing.T, open Opener) {
 // send) comes out the same in memory as on a file.
 func ExpiryFollowsSavedStatus(t *testing.T, open Opener) {
 	t.Helper()
-	st, ms := open(t, start)
-	m := ms["k1"]
+	st := open(t, start)
+	m := st.Merchant("k1")
 	st.AddPayment(&ledger.Payment{Merchant: m, Terminal: m.Terminals[0], ID: "p1", ExtID: "e1", Amount: decimal.NewFromInt(100),
 		Status: ledger.PaymentPending, ValidUntil: base.Add(time.Minute), CreatedAt: base})
 	commit(t, st)
@@ -167,8 +178,8 @@ func ExpiryFollowsSavedStatus(t *testing.T, open Opener) {
 	}
 	commit(t, st)
 
-	st, ms = open(t, start)
-	m = ms["k1"]
+	st = open(t, start)
+	m = st.Merchant("k1")
 	// Added out of order; p5 is not due yet.
 	for i, id := range []string{"p4", "p2", "p5", "p1", "p3"} {
 		until := base.Add(time.Minute)
@@ -208,10 +219,10 @@ func ExpiryFollowsSavedStatus(t *testing.T, open Opener) {
 // sandbox whichever store runs it.
 func QueriesAgree(t *testing.T, open Opener) {
 	t.Helper()
-	st, ms := open(t, func() []*ledger.Merchant {
+	st := open(t, func() []*ledger.Merchant {
 		return append(start(), &ledger.Merchant{APIKey: "k2", Terminals: []*ledger.Terminal{{ID: "t2", Active: true}}})
 	})
-	k1, k2 := ms["k1"], ms["k2"]
+	k1, k2 := st.Merchant("k1"), st.Merchant("k2")
 	at := func(s int) time.Time { return base.Add(time.Duration(s) * time.Second) }
 	hundred := decimal.RequireFromString("100")
 	for _, p := range []struct {
@@ -333,8 +344,9 @@ func QueriesAgree(t *testing.T, open Opener) {
 	eq("in-flight withdrawals", ids(iw, func(w *ledger.Withdrawal) string { return w.ID }), "w4 w2 w3")
 	commit(t, st)
 
-	ms = st.Reset()
+	st.Reset()
 	commit(t, st)
+	ms := merchantsOf(st, "k1", "k2")
 	if len(ms) != 2 || ms["k1"] == nil || ms["k2"] == nil {
 		t.Fatalf("merchants after reset: %v", ms)
 	}
@@ -370,4 +382,85 @@ func ids[T any](s []*T, id func(*T) string) []string {
 		out = append(out, id(v))
 	}
 	return out
+}
+
+// MerchantsKeepOnlyWhatIsSaved checks that the merchants, their terminals'
+// balances and their transfer counters are resources like the others: a
+// transaction reads one copy of each (its payments' terminals are that
+// copy's), keeps only what it saves, and a rolled back one keeps nothing.
+func MerchantsKeepOnlyWhatIsSaved(t *testing.T, open Opener) {
+	t.Helper()
+	st := open(t, start)
+	if st.Merchant("nobody") != nil {
+		t.Fatal("a merchant that is not configured was found")
+	}
+	m := st.Merchant("k1")
+	if m2 := st.Merchant("k1"); m2 != m || m2.Terminals[0] != m.Terminals[0] {
+		t.Fatal("two reads of one merchant in a transaction gave two copies")
+	}
+	st.AddPayment(&ledger.Payment{Merchant: m, Terminal: m.Terminals[0], ID: "p1", ExtID: "e1",
+		Amount: decimal.NewFromInt(100), Method: "CARD", Status: ledger.PaymentPending, ValidUntil: base.Add(time.Hour), CreatedAt: base})
+	m.Terminals[0].Available = decimal.RequireFromString("25")
+	st.SaveTerminal(m, m.Terminals[0])
+	m.Terminals[0].Frozen = decimal.RequireFromString("1") // after the save: not kept
+	m.Transfers = 7                                        // not saved
+	commit(t, st)
+	m = st.Merchant("k1")
+	if got, frz := m.Terminals[0].Available.String(), m.Terminals[0].Frozen; got != "25" || !frz.IsZero() {
+		t.Errorf("saved balance: %s frozen %s, want 25 and 0 (what the save kept)", got, frz)
+	}
+	if m.Transfers != 0 {
+		t.Errorf("a counter never saved was kept: %d", m.Transfers)
+	}
+	if p := st.Payment("p1"); p == nil || p.Merchant != m || p.Terminal != m.Terminals[0] {
+		t.Error("a payment's merchant and terminal are not the transaction's copies")
+	}
+	m.Transfers = 3
+	st.SaveMerchant(m)
+	commit(t, st)
+	m = st.Merchant("k1")
+	if m.Transfers != 3 {
+		t.Errorf("saved counter: %d, want 3", m.Transfers)
+	}
+	m.Terminals[0].Available = decimal.RequireFromString("99")
+	st.SaveTerminal(m, m.Terminals[0])
+	m.Transfers = 4
+	st.SaveMerchant(m)
+	st.Rollback()
+	m = st.Merchant("k1")
+	if got := m.Terminals[0].Available.String(); got != "25" || m.Transfers != 3 {
+		t.Errorf("after a rollback: balance %s, transfers %d; want 25 and 3", got, m.Transfers)
+	}
+	commit(t, st)
+}
+
+// ValuesFollowTheTransaction checks the sandbox's own state kept beside
+// the resources (store.Store's Value and SetValue: the clock offset, the
+// armed faults): a set value is seen by its transaction, kept by its
+// commit, and dropped by a rollback, so a failed commit leaves the last
+// committed clock and faults.
+func ValuesFollowTheTransaction(t *testing.T, open Opener) {
+	t.Helper()
+	st, ok := open(t, start).(interface {
+		ledger.Txn
+		Value(key string) any
+		SetValue(key string, x any)
+	})
+	if !ok {
+		t.Fatal("the store keeps no values")
+	}
+	if v := st.Value("offset"); v != nil {
+		t.Fatalf("a value never set: %v", v)
+	}
+	st.SetValue("offset", time.Minute)
+	if v := st.Value("offset"); v != time.Minute {
+		t.Fatalf("the transaction does not see its value: %v", v)
+	}
+	commit(t, st)
+	st.SetValue("offset", time.Hour)
+	st.Rollback()
+	if v := st.Value("offset"); v != time.Minute {
+		t.Fatalf("after a rollback: %v, want the committed 1m", v)
+	}
+	commit(t, st)
 }

@@ -1,18 +1,9 @@
-package sandbox
+package service
 
 import (
 	"github.com/paykit-dev/paykit-go/internal/spec"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
-)
-
-// Payout statuses.
-const (
-	PayoutPending    = ledger.PayoutPending
-	PayoutProcessing = ledger.PayoutProcessing
-	PayoutCompleted  = ledger.PayoutCompleted
-	PayoutFailed     = ledger.PayoutFailed
-	PayoutCancelled  = ledger.PayoutCancelled
 )
 
 type payout = ledger.Payout
@@ -29,12 +20,11 @@ func payoutCopy(p *payout) payout {
 
 // CreatePayout creates a payout from a request the API checked field by
 // field (the ledger's rule: a repeated ext_id is PAY_003).
-func (b apiBackend) CreatePayout(key string, in api.NewPayout) (_ payout, lerr *ledger.Error) {
-	s := b.s
+func (s *Service) CreatePayout(key string, in api.NewPayout) (_ payout, lerr *ledger.Error) {
 	s.begin()
 	defer s.endInto(&lerr)
 	now := s.tickLocked()
-	p, lerr := ledger.CreatePayout(s.st.core, s.merchants[key], in, now)
+	p, lerr := ledger.CreatePayout(s.tx, s.tx.Merchant(key), in, now)
 	if lerr != nil {
 		return payout{}, lerr
 	}
@@ -43,27 +33,25 @@ func (b apiBackend) CreatePayout(key string, in api.NewPayout) (_ payout, lerr *
 }
 
 // Payout is the merchant's payout id.
-func (b apiBackend) Payout(key, id string) (_ payout, lerr *ledger.Error) {
-	s := b.s
+func (s *Service) Payout(key, id string) (_ payout, lerr *ledger.Error) {
 	s.begin()
 	defer s.endInto(&lerr)
-	p := s.st.core.Payout(id)
-	if p == nil || p.Merchant == nil || p.Merchant != s.merchants[key] {
+	p := s.tx.Payout(id)
+	if p == nil || p.Merchant == nil || p.Merchant.APIKey != key {
 		return payout{}, payoutNotFound
 	}
 	return payoutCopy(p), nil
 }
 
 // PayoutByExtID is the merchant's payout by its ext_id.
-func (b apiBackend) PayoutByExtID(key, extID string) (_ payout, lerr *ledger.Error) {
-	s := b.s
+func (s *Service) PayoutByExtID(key, extID string) (_ payout, lerr *ledger.Error) {
 	s.begin()
 	defer s.endInto(&lerr)
-	m := s.merchants[key]
+	m := s.tx.Merchant(key)
 	if m == nil {
 		return payout{}, payoutNotFound
 	}
-	p := s.st.core.PayoutByExt(m, extID)
+	p := s.tx.PayoutByExt(m, extID)
 	if p == nil {
 		return payout{}, payoutNotFound
 	}
@@ -71,15 +59,14 @@ func (b apiBackend) PayoutByExtID(key, extID string) (_ payout, lerr *ledger.Err
 }
 
 // Payouts is one page of the merchant's payouts.
-func (b apiBackend) Payouts(key string, q api.PayoutQuery) ([]payout, int) {
-	s := b.s
+func (s *Service) Payouts(key string, q api.PayoutQuery) ([]payout, int) {
 	s.begin()
 	defer s.commit()
-	m := s.merchants[key]
+	m := s.tx.Merchant(key)
 	if m == nil {
 		return nil, 0
 	}
-	page, total := s.st.core.ListPayouts(m, ledger.PayoutFilter{Status: q.Status, From: q.From, To: q.To}, q.Limit, q.Offset)
+	page, total := s.tx.ListPayouts(m, ledger.PayoutFilter{Status: q.Status, From: q.From, To: q.To}, q.Limit, q.Offset)
 	out := make([]payout, 0, len(page))
 	for _, p := range page {
 		out = append(out, payoutCopy(p))
@@ -87,28 +74,20 @@ func (b apiBackend) Payouts(key string, q api.PayoutQuery) ([]payout, int) {
 	return out, total
 }
 
-// SetPayoutStatus plays the provider's side of a payout: pending may move
-// to processing, completed, failed or cancelled, processing to completed,
-// failed or cancelled. Entering processing (or completing directly) sets
-// provider_order_id; completing sets completed_at. A webhook is sent when
-// the payout has a notify_url.
-func (s *Server) SetPayoutStatus(id, status string) error {
-	_, err := s.setPayoutStatus(id, status)
-	return err
-}
-
-func (s *Server) setPayoutStatus(id, status string) (_ *api.PayoutBody, err error) {
+// SetPayoutStatus plays the provider's side of a payout (see
+// sandbox.Server.SetPayoutStatus) and returns the payout's view.
+func (s *Service) SetPayoutStatus(id, status string) (_ any, err error) {
 	s.begin()
 	defer s.endErr(&err)
 	now := s.tickLocked()
 	if lerr := ledger.CheckPayoutTarget(status); lerr != nil {
 		return nil, controlError(lerr)
 	}
-	p := s.st.core.Payout(id)
+	p := s.tx.Payout(id)
 	if p == nil {
 		return nil, notFound("payout", id)
 	}
-	if lerr := ledger.ChangePayout(s.st.core, p, status, now); lerr != nil {
+	if lerr := ledger.ChangePayout(s.tx, p, status, now); lerr != nil {
 		return nil, controlError(lerr)
 	}
 	s.pilot.PayoutEntered(now, p.ID, status, p.Requisites)

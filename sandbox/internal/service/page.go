@@ -1,22 +1,24 @@
-package sandbox
+package service
 
 import (
 	"strings"
 
-	"github.com/paykit-dev/paykit-go/sandbox/internal/amount"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
+
+	"github.com/paykit-dev/paykit-go/internal/spec"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
 // payPage reads the payment page of payment id; false if there is none.
-func (s *Server) payPage(id string) (web.PayData, bool) {
+func (s *Service) payPage(id string) (web.PayData, bool) {
 	s.begin()
 	now := s.tickLocked()
-	p := s.st.core.Payment(id)
+	p := s.tx.Payment(id)
 	if p == nil {
 		s.commit()
 		return web.PayData{}, false
 	}
-	d := web.PayData{Merchant: p.Merchant.Name, ExtID: p.ExtID, Amount: amount.Scaled(p.Amount, 2), Status: p.Status,
+	d := web.PayData{Merchant: p.Merchant.Name, ExtID: p.ExtID, Amount: ledger.Scaled(p.Amount, 2), Status: p.Status,
 		StatusClass: "st st-" + strings.ToLower(p.Status), Method: web.MethodText(p.Method),
 		AmountText: web.MoneyText(p.Amount, "RUB"), AmountRUBText: web.MoneyText(p.Amount, "RUB"),
 		ReqLabel: "Card number", ReqValue: p.ReqValue, BankName: p.Bank.Name, Holder: p.Holder,
@@ -27,10 +29,10 @@ func (s *Server) payPage(id string) (web.PayData, bool) {
 		d.ReqLabel = "Phone number"
 	}
 	d.ReqLabelLower = strings.ToLower(d.ReqLabel)
-	if p.Method == methodCrossBorder {
+	if p.Method == spec.MethodCrossBorder {
 		// The payer sends the local currency: that is the amount to show
 		// big and to copy; the RUB figure is what it is worth.
-		d.AmountLocal, d.Currency = amount.Scaled(p.AmountLocal, 2), p.Currency
+		d.AmountLocal, d.Currency = ledger.Scaled(p.AmountLocal, 2), p.Currency
 		d.AmountText, d.AmountCopy = web.MoneyText(p.AmountLocal, p.Currency), d.AmountLocal
 	}
 	s.commit()
@@ -41,15 +43,15 @@ func (s *Server) payPage(id string) (web.PayData, bool) {
 // autopilot for a test amount. A PENDING payment becomes PROCESSING as by
 // POST /v1/payments/{id}/confirm without a receipt; any other status is
 // left alone. ErrNotFound for an unknown id.
-func (s *Server) payerPaid(id string) error {
+func (s *Service) payerPaid(id string) error {
 	return s.payerPress(id)
 }
 
-func (s *Server) payerPress(id string) (err error) {
+func (s *Service) payerPress(id string) (err error) {
 	s.begin()
 	defer s.endErr(&err)
 	s.tickLocked()
-	p := s.st.core.Payment(id)
+	p := s.tx.Payment(id)
 	if p == nil {
 		return notFound("payment", id)
 	}

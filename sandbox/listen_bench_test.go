@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,10 +20,11 @@ import (
 // costs the sandbox: each op creates a payment with a notify_url and
 // cancels it (a webhook delivered to a local receiver, and a
 // notification in the merchant's listen feed), over real loopback HTTP.
-// "stalled" has a listener connected whose socket takes a few kilobytes
-// and is never read, so its stream blocks at once and its queue drops its
-// oldest notifications; "none" has no listener, "reading" one that reads.
-// The three should be within noise of each other.
+// "stalled" has a listener whose connection takes no byte at all (its
+// handler is blocked in its first write for the whole run, so its queue
+// is full and drops its oldest notifications from the 257th on); "none"
+// has no listener, "reading" one that reads over TCP. The three should be
+// within noise of each other.
 func BenchmarkNotifyThroughput(b *testing.B) {
 	for _, mode := range []string{"none", "reading", "stalled"} {
 		b.Run(mode, func(b *testing.B) {
@@ -32,13 +32,22 @@ func BenchmarkNotifyThroughput(b *testing.B) {
 			ts := httptest.NewServer(sb)
 			recv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 			defer func() { ts.Close(); sb.Close(); recv.Close() }()
-			var stalled net.Conn
+			var stalled *blockedWriter
 			switch mode {
 			case "stalled":
-				stalled = dialListen(b, ts.URL, true)
-				defer stalled.Close()
+				stalled = &blockedWriter{header: http.Header{}, release: make(chan struct{}), wrote: make(chan struct{}),
+					more: make(chan struct{}, 1)}
+				req := httptest.NewRequest(http.MethodGet, "/sandbox/listen", nil)
+				sig, _ := paykit.HMACSigner(DefaultSecret).Sign(req, nil)
+				req.Header.Set("X-Identity", DefaultAPIKey)
+				req.Header.Set("X-Signature", sig)
+				ctx, cancel := context.WithCancel(context.Background())
+				served := make(chan struct{})
+				go func() { sb.ServeHTTP(stalled, req.WithContext(ctx)); close(served) }()
+				defer func() { cancel(); <-served }()
+				<-stalled.wrote
 			case "reading":
-				c := dialListen(b, ts.URL, false)
+				c := dialListen(b, ts.URL)
 				defer c.Close()
 				go io.Copy(io.Discard, c)
 			}
@@ -84,33 +93,39 @@ func BenchmarkNotifyThroughput(b *testing.B) {
 			if got := len(sb.Deliveries()); got < min(i, DefaultDeliveryLogSize) {
 				b.Fatalf("%d deliveries logged for %d cancels", got, i)
 			}
+			if stalled != nil && i > DefaultListenBuffer {
+				// It did stall: let go, it is told it lost notifications.
+				close(stalled.release)
+				for deadline := time.After(10 * time.Second); ; {
+					stalled.mu.Lock()
+					told := strings.Contains(stalled.buf.String(), "event: missed\n")
+					stalled.mu.Unlock()
+					if told {
+						break
+					}
+					select {
+					case <-stalled.more:
+					case <-deadline:
+						b.Fatal("the stalled listener was never told it lost notifications")
+					}
+				}
+			}
 		})
 	}
 }
 
 // dialListen opens GET /sandbox/listen on a raw connection and reads its
-// answer's head; with small, the socket's receive buffer is a few
-// kilobytes, so a stream nobody reads blocks the sandbox's writes to it at
-// once.
-func dialListen(b *testing.B, base string, small bool) net.Conn {
-	d := net.Dialer{}
-	if small {
-		d.Control = func(_, _ string, c syscall.RawConn) error {
-			var err error
-			c.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
-			return err
-		}
-	}
+// answer's status line.
+func dialListen(b *testing.B, base string) net.Conn {
 	host := strings.TrimPrefix(base, "http://")
-	c, err := d.Dial("tcp", host)
+	c, err := net.Dial("tcp", host)
 	if err != nil {
 		b.Fatal(err)
 	}
 	req, _ := http.NewRequest(http.MethodGet, base+"/sandbox/listen", nil)
 	sig, _ := paykit.HMACSigner(DefaultSecret).Sign(req, nil)
 	fmt.Fprintf(c, "GET /sandbox/listen HTTP/1.1\r\nHost: %s\r\nX-Identity: %s\r\nX-Signature: %s\r\n\r\n", host, DefaultAPIKey, sig)
-	br := bufio.NewReader(c)
-	line, err := br.ReadString('\n')
+	line, err := bufio.NewReader(c).ReadString('\n')
 	if err != nil || !strings.Contains(line, " 200 ") {
 		b.Fatalf("listen answered %q, %v", line, err)
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package service
 
 import (
 	"errors"
@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/autopilot"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
@@ -18,62 +21,54 @@ import (
 // calls the same method the JSON controls call, so the dashboard can never
 // do something the controls cannot.
 
-// webBackend is the Server as the pages' web.Backend: every form action is
+// webBackend is the Service as the pages' web.Backend: every form action is
 // the control the JSON API and the Go controls call.
-type webBackend struct{ s *Server }
+type webBackend struct{ s *Service }
 
 func (b webBackend) Dashboard(page, errMsg string, refresh int) web.Data {
 	return b.s.dashboard(page, errMsg, refresh)
 }
 
 func (b webBackend) PayPage(id string) (web.PayData, bool) { return b.s.payPage(id) }
-func (b webBackend) PayerPaid(id string) error             { return b.s.payerPaid(id) }
+func (b webBackend) PayerPaid(id string) error             { return stored(b.s.payerPaid(id)) }
 func (b webBackend) StoreDown(err error) bool              { return errors.Is(err, ErrStore) }
 
-func (b webBackend) ActionStatus(err error) int {
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, ErrWrongState):
-		return http.StatusConflict
-	}
-	return http.StatusBadRequest
-}
+// ActionStatus is the status the JSON control answers a refusal with: the
+// API's table, by its kind.
+func (b webBackend) ActionStatus(err error) int { return api.ControlStatus(err) }
 
-func (b webBackend) Invalid(msg string) error {
-	return fmt.Errorf("%w: %s", ErrInvalidArgument, msg)
-}
+func (b webBackend) Invalid(msg string) error { return refusal(ledger.Invalid, msg) }
 
 func (b webBackend) VerifyPayment(id, outcome string) error {
-	_, err := b.s.verifyPayment(id, outcome)
-	return err
+	_, err := b.s.VerifyPayment(id, outcome)
+	return stored(err)
 }
 
 func (b webBackend) ReviewDispute(id, outcome string) error {
-	_, err := b.s.reviewDispute(id, outcome)
-	return err
+	_, err := b.s.ReviewDispute(id, outcome)
+	return stored(err)
 }
 
 func (b webBackend) SetPayoutStatus(id, status string) error {
-	_, err := b.s.setPayoutStatus(id, status)
-	return err
+	_, err := b.s.SetPayoutStatus(id, status)
+	return stored(err)
 }
 
 func (b webBackend) SetWithdrawalStatus(id, status, txHash string) error {
-	_, err := b.s.setWithdrawalStatus(id, status, txHash)
-	return err
+	_, err := b.s.SetWithdrawalStatus(id, status, txHash)
+	return stored(err)
 }
 
 func (b webBackend) Advance(d time.Duration) { b.s.Advance(d) }
 
 func (b webBackend) InjectFault(f web.FaultForm) error {
-	return b.s.InjectFault(Fault{Method: f.Method, Path: f.Path, Mode: f.Mode, Code: f.Code,
-		Count: f.Count, Status: f.Status, DelayMS: f.DelayMS, RetryAfterS: f.RetryAfterS})
+	return stored(b.s.InjectFault(api.Fault{Method: f.Method, Path: f.Path, Mode: f.Mode, Code: f.Code,
+		Count: f.Count, Status: f.Status, DelayMS: f.DelayMS, RetryAfterS: f.RetryAfterS}))
 }
 
 func (b webBackend) ResendWebhook(id string) error {
 	_, err := b.s.ResendWebhook(id)
-	return err
+	return stored(err)
 }
 
 func (b webBackend) Reset() { b.s.Reset() }
@@ -81,7 +76,7 @@ func (b webBackend) Reset() { b.s.Reset() }
 // dashboard reads the state the page needs under s.mu (after lazy expiry,
 // so what is due shows as CANCELLED); web renders it after the lock is
 // released.
-func (s *Server) dashboard(page, errMsg string, refresh int) web.Data {
+func (s *Service) dashboard(page, errMsg string, refresh int) web.Data {
 	d := web.Data{Page: page, Token: web.Token, Refresh: refresh, RefreshArg: strconv.Itoa(refresh), Error: errMsg,
 		Unsigned:       s.unsignedMerchants(),
 		RefreshOffHref: web.Href(page, 0), RefreshOnHref: web.Href(page, web.DefaultRefresh)}
@@ -115,7 +110,7 @@ func (s *Server) dashboard(page, errMsg string, refresh int) web.Data {
 	case "faults":
 		d.Faults = s.uiFaultsLocked()
 	case "testvalues":
-		d.TestValueGroups = web.TestValueGroups(TestValues)
+		d.TestValueGroups = web.TestValueGroups(autopilot.TestValues)
 	}
 	s.commit()
 	if page == "webhooks" {
@@ -124,8 +119,8 @@ func (s *Server) dashboard(page, errMsg string, refresh int) web.Data {
 	return d
 }
 
-func (s *Server) uiPaymentsLocked(now time.Time) []web.Payment {
-	ps := s.st.core.RecentPayments(uiListLimit) // newest first
+func (s *Service) uiPaymentsLocked(now time.Time) []web.Payment {
+	ps := s.tx.RecentPayments(uiListLimit) // newest first
 	out := make([]web.Payment, 0, len(ps))
 	for _, p := range ps {
 		v := web.Payment{ID: p.ID, ShortID: web.ShortID(p.ID), ExtID: p.ExtID, Amount: web.MoneyText(p.Amount, "RUB"), Method: web.MethodText(p.Method),
@@ -136,7 +131,7 @@ func (s *Server) uiPaymentsLocked(now time.Time) []web.Payment {
 		if p.Status == statusPending {
 			v.TimeLeft = web.TimeLeft(p.ValidUntil.Sub(now))
 		}
-		if p.Method == methodCrossBorder {
+		if p.Method == spec.MethodCrossBorder {
 			v.AmountLocal = web.MoneyText(p.AmountLocal, p.Currency)
 		}
 		if d := p.Dispute; d != nil {
@@ -151,9 +146,9 @@ func (s *Server) uiPaymentsLocked(now time.Time) []web.Payment {
 	return out
 }
 
-func (s *Server) uiPayoutsLocked() []web.Payout {
+func (s *Service) uiPayoutsLocked() []web.Payout {
 	var out []web.Payout
-	for _, p := range s.st.core.RecentPayouts(uiListLimit) { // newest first
+	for _, p := range s.tx.RecentPayouts(uiListLimit) { // newest first
 		v := web.Payout{ID: p.ID, ShortID: web.ShortID(p.ID), ExtID: p.ExtID, Amount: web.MoneyText(p.Amount, "RUB"), Method: web.MethodText(p.Method),
 			ReqMasked: web.MaskNumber(p.Requisites), Holder: p.HolderName, Bank: p.Bank, Status: p.Status,
 			ProviderOrderID: p.ProviderOrderID, Created: web.Time(p.CreatedAt), CreatedTime: web.ClockTime(p.CreatedAt), Moves: ledger.PayoutMoves(p.Status)}
@@ -165,8 +160,8 @@ func (s *Server) uiPayoutsLocked() []web.Payout {
 	return out
 }
 
-func (s *Server) uiWithdrawalsLocked() []web.Withdrawal {
-	ws := s.st.core.RecentWithdrawals(uiListLimit) // newest first
+func (s *Service) uiWithdrawalsLocked() []web.Withdrawal {
+	ws := s.tx.RecentWithdrawals(uiListLimit) // newest first
 	out := make([]web.Withdrawal, 0, len(ws))
 	for _, w := range ws {
 		out = append(out, web.Withdrawal{ID: w.ID, ShortID: web.ShortID(w.ID), Terminal: w.Terminal.ID, Amount: web.MoneyText(w.Amount, "USDT"),
@@ -176,10 +171,10 @@ func (s *Server) uiWithdrawalsLocked() []web.Withdrawal {
 	return out
 }
 
-func (s *Server) uiMerchantsLocked() []web.Merchant {
+func (s *Service) uiMerchantsLocked() []web.Merchant {
 	out := make([]web.Merchant, 0, len(s.cfg.Merchants))
 	for i, mc := range s.cfg.Merchants {
-		m := s.merchants[mc.APIKey]
+		m := s.tx.Merchant(mc.APIKey)
 		um := web.Merchant{Name: mc.Name, Label: web.MerchantLabel(i, mc.APIKey)}
 		for _, t := range m.Terminals {
 			um.Terminals = append(um.Terminals, web.Terminal{ID: t.ID, Name: t.Name,
@@ -191,21 +186,22 @@ func (s *Server) uiMerchantsLocked() []web.Merchant {
 	return out
 }
 
-func (s *Server) uiFaultsLocked() []web.Fault {
-	out := make([]web.Fault, 0, len(s.faults))
-	for _, f := range s.faults {
+func (s *Service) uiFaultsLocked() []web.Fault {
+	faults := s.faultsLocked()
+	out := make([]web.Fault, 0, len(faults))
+	for _, f := range faults {
 		v := web.Fault{Method: f.Method, Path: f.Path, Mode: f.Mode, Count: f.Count}
 		if v.Method == "" {
 			v.Method = "any"
 		}
 		switch f.Mode {
-		case FaultErrorBefore:
-			v.Detail = fmt.Sprintf("answers %d %s", f.Status, uiFaultCode(f))
-		case FaultRetryAfter:
-			v.Detail = fmt.Sprintf("answers 503 %s, Retry-After %ds", uiFaultCode(f), f.RetryAfterS)
-		case FaultDelay:
+		case api.FaultErrorBefore:
+			v.Detail = fmt.Sprintf("answers %d %s", f.Status, uiFaultCode(&f))
+		case api.FaultRetryAfter:
+			v.Detail = fmt.Sprintf("answers 503 %s, Retry-After %ds", uiFaultCode(&f), f.RetryAfterS)
+		case api.FaultDelay:
 			v.Detail = fmt.Sprintf("waits %d ms, then processes", f.DelayMS)
-		case FaultDropAfter:
+		case api.FaultDropAfter:
 			v.Detail = "processes, then drops the connection"
 		}
 		out = append(out, v)
@@ -215,8 +211,8 @@ func (s *Server) uiFaultsLocked() []web.Fault {
 
 // uiDeliveries reads the webhook log (newest first, tokens never recorded)
 // and says in words what each attempt got back.
-func (s *Server) uiDeliveries() []web.Delivery {
-	ds, bodies := s.Deliveries(), s.hooks.bodies()
+func (s *Service) uiDeliveries() []web.Delivery {
+	ds, bodies := s.DeliveryLog(), s.hooks.bodies()
 	out := make([]web.Delivery, 0, len(ds))
 	for _, d := range ds {
 		v := web.Delivery{ID: d.ID, ExtID: d.ExtID, ResendOf: d.ResendOf, Resource: d.Resource + " " + d.ResourceID,
@@ -244,7 +240,7 @@ func (s *Server) uiDeliveries() []web.Delivery {
 
 // unsignedMerchants names the merchants that accept unsigned requests, as
 // the dashboard's merchant list labels them, for its banner.
-func (s *Server) unsignedMerchants() []string {
+func (s *Service) unsignedMerchants() []string {
 	var out []string
 	for i, m := range s.cfg.Merchants {
 		if m.AcceptUnsigned {
@@ -256,7 +252,7 @@ func (s *Server) unsignedMerchants() []string {
 
 // uiFaultCode names the code a fault answers with: its own, or the one
 // its route gives.
-func uiFaultCode(f *Fault) string {
+func uiFaultCode(f *api.Fault) string {
 	if f.Code != "" {
 		return f.Code
 	}

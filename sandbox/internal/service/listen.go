@@ -1,4 +1,4 @@
-package sandbox
+package service
 
 import (
 	"encoding/json"
@@ -10,15 +10,15 @@ import (
 // (GET /sandbox/requests?follow=1) keep a window of their latest events
 // for a client that reconnects, and a bounded queue per client.
 const (
-	// DefaultListenWindow is how many of a merchant's latest
+	// ListenWindow is how many of a merchant's latest
 	// notifications the listen feed keeps for a listener that resumes
 	// (Last-Event-ID); one that resumes from further back is told what it
 	// missed.
-	DefaultListenWindow = 1000
-	// DefaultListenBuffer is how many events wait for one slow listener
+	ListenWindow = 1000
+	// ListenBuffer is how many events wait for one slow listener
 	// (or request-log follower) before its oldest are dropped, and it is
 	// told so: it never holds up the sandbox.
-	DefaultListenBuffer = 256
+	ListenBuffer = 256
 )
 
 // heldNote is a notification for the listen feed of a merchant, made by a
@@ -37,8 +37,8 @@ func newFeeds(cfg Config, base uint64) (*feed.Hub[feed.Notification], *feed.Log[
 	for i, m := range cfg.Merchants {
 		keys[i] = m.APIKey
 	}
-	return feed.NewHub[feed.Notification](keys, base, DefaultListenWindow, DefaultListenBuffer),
-		feed.New[any](base, DefaultRequestLogSize, DefaultListenBuffer)
+	return feed.NewHub[feed.Notification](keys, base, ListenWindow, ListenBuffer),
+		feed.New[any](base, RequestLogSize, ListenBuffer)
 }
 
 // notifyLocked announces that a resource of merchant m entered a status:
@@ -46,7 +46,7 @@ func newFeeds(cfg Config, base uint64) (*feed.Hub[feed.Notification], *feed.Log[
 // the outbox), and the merchant's listen feed, which carries the
 // notifications of resources without a notify_url or token too. Both go
 // out once the section commits.
-func (s *Server) notifyLocked(h hook, m *merchant, target, token string, v any) {
+func (s *Service) notifyLocked(h hook, m *merchant, target, token string, v any) {
 	note := heldNote{n: feed.Notification{Kind: h.Resource, ID: h.ID, Status: h.Status, NotifyURL: target, Token: token}, view: v}
 	if m != nil {
 		note.merchant = m.APIKey
@@ -62,14 +62,14 @@ func (s *Server) notifyLocked(h hook, m *merchant, target, token string, v any) 
 		return
 	}
 	note.n.Body = dl.body // the very bytes the receiver gets
-	s.st.outbox(key, dl)
+	s.tx.Outbox(key, dl.out())
 	s.held = append(s.held, heldHook{key: key, dl: dl, note: note})
 }
 
 // release sends what a committed section held: the webhook to its queue,
 // the notification to the listen feed (encoded only when someone ever
 // listened to the merchant: nobody else can read it).
-func (s *Server) release(h heldHook) {
+func (s *Service) release(h heldHook) {
 	if h.dl.rec != nil {
 		s.hooks.queue(h.key, h.dl)
 	}

@@ -1,4 +1,4 @@
-package amount
+package ledger
 
 import (
 	"testing"

@@ -1,12 +1,10 @@
-package sandbox
+package service
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/paykit-dev/paykit-go/internal/mask"
 	"github.com/paykit-dev/paykit-go/internal/spec"
@@ -24,37 +22,26 @@ type heldHook struct {
 	note heldNote // nothing when merchant is empty
 }
 
-// ErrStore is wrapped by the errors of a store that cannot be used: a
-// commit that failed (disk full, the file removed or damaged underneath),
-// or a sync of the -wal file that failed. A Go control returns it when its
-// own change was not kept, or may have been (a failed sync: the control
-// routes answer that 500, "may or may not be kept", and a 503 only what
-// was not kept); a control whose change was kept before the store failed
-// returns its own answer. After a failure the Server answers every later
-// request 503 SANDBOX_STORE and /readyz 503, because what it holds in
-// memory may no longer match the file; restarting it on the same file
-// resumes from the last committed state.
-var ErrStore = errors.New("sandbox: the database cannot be used")
-
-// begin opens a section: it takes the Server's lock, and everything the
+// begin opens a section: it takes the Service's lock, and everything the
 // rules change until commit is one transaction of the store.
-func (s *Server) begin() {
+func (s *Service) begin() {
 	if s.grp.st == nil {
 		s.mu.Lock()
-		return
+	} else {
+		s.grp.entering.Add(1) // seen by the section before: it may leave its commit to this one
+		s.mu.Lock()
+		s.grp.entering.Add(-1)
 	}
-	s.grp.entering.Add(1) // seen by the section before: it may leave its commit to this one
-	s.mu.Lock()
-	s.grp.entering.Add(-1)
+	s.tx = s.st.core.Begin() // the open transaction when the section before left it to this one
 }
 
-// lock takes the Server's lock outside a section, to read its memory or
+// lock takes the Service's lock outside a section, to read its memory or
 // note a diagnostic (kept with the next commit): counted as begin counts,
 // so that a section ending meanwhile may leave its commit to the group;
 // unlock then commits that group when nobody else is coming to.
-func (s *Server) lock() { s.begin() }
+func (s *Service) lock() { s.begin() }
 
-func (s *Server) unlock() {
+func (s *Service) unlock() {
 	if s.grp.open > 0 && s.grp.entering.Load() == 0 {
 		s.checkpointLocked()
 	}
@@ -63,40 +50,33 @@ func (s *Server) unlock() {
 
 // commit ends the section (end), for a section whose answer does not
 // depend on what became of its changes, or that asks storeFailed.
-func (s *Server) commit() { s.end() }
+func (s *Service) commit() { s.end() }
 
 // endInto ends the section (end) and, when its changes were not kept or
 // may have been, puts that outcome in *lerr instead of the rule's answer:
 // the API answers it (NotKept 503, MaybeKept 500).
-func (s *Server) endInto(lerr **ledger.Error) {
+func (s *Service) endInto(lerr **ledger.Error) {
 	if out := s.end(); out != nil {
 		*lerr = out
 	}
 }
 
 // endErr ends the section (end) and, when its changes were not kept or may
-// have been, puts that outcome in *err instead of the control's own answer
-// (storeOutcome): the Go controls return it, the control routes answer it.
-func (s *Server) endErr(err *error) {
+// have been, puts that outcome (ledger.NotKept or MaybeKept) in *err
+// instead of the control's own answer: the control routes answer it (503
+// or 500), package sandbox's Go controls wrap ErrStore around it.
+func (s *Service) endErr(err *error) {
 	if out := s.end(); out != nil {
-		*err = storeOutcome(out)
+		*err = out
 	}
 }
 
-// outcomeError is a section's outcome as a Go control returns it: ErrStore
-// (errors.Is), with what became of the change (ledger.NotKept or
-// ledger.MaybeKept), which the control routes answer (503 or 500).
-type outcomeError struct{ out *ledger.Error }
-
-func (e outcomeError) Error() string { return ErrStore.Error() + ": " + e.out.Message }
-func (e outcomeError) Unwrap() error { return ErrStore }
-
-// storeOutcome is out as a Go control's error (nil when kept).
-func storeOutcome(out *ledger.Error) error {
-	if out == nil {
+// orNil is e as an error: nil when e is (never a typed nil).
+func orNil(e *ledger.Error) error {
+	if e == nil {
 		return nil
 	}
-	return outcomeError{out}
+	return e
 }
 
 // The outcomes of a section whose store failed (end).
@@ -119,7 +99,7 @@ var (
 // is released, and end returns only once what the section changed, and
 // what it read of others' changes, is committed and on disk
 // (groupCommit). Its webhooks are released after the same sync.
-func (s *Server) end() *ledger.Error {
+func (s *Service) end() *ledger.Error {
 	g := &s.grp
 	if g.st == nil {
 		s.checkpointLocked()
@@ -130,16 +110,16 @@ func (s *Server) end() *ledger.Error {
 		}
 		return nil
 	}
-	if s.storeErr == nil && g.entering.Load() > 0 && g.open < maxGroup-1 && g.st.pending() {
+	if s.storeErr == nil && g.entering.Load() > 0 && g.open < maxGroup-1 && g.st.Pending() {
 		g.open++
 	} else {
 		s.checkpointLocked()
 	}
 	g.mu.Lock()
-	g.committed = max(g.committed, g.st.lastCommit()) // Close's own commit too
+	g.committed = max(g.committed, g.st.LastCommit()) // Close's own commit too
 	synced := g.synced
 	g.mu.Unlock()
-	need := g.st.needs(synced)
+	need := g.st.Needs(synced)
 	// Still under the lock, right after the section's own checkpoint: a
 	// store failed now failed before that commit (a failed sync sets
 	// storeErr under the lock), so the section's changes were rolled
@@ -158,7 +138,7 @@ func (s *Server) end() *ledger.Error {
 // groupCommit is the group commit of a store whose commits return before
 // they are on disk (Config.DBPath: SQLite in WAL mode with
 // synchronous=NORMAL writes a commit's frames to the -wal file without
-// syncing it). Each section commits under the Server's lock, which it then
+// syncing it). Each section commits under the Service's lock, which it then
 // releases, and waits outside it until a sync of the -wal file that
 // started after its commit returned has completed; the first waiter finds
 // no sync running and runs one (the leader), covering every commit made
@@ -202,19 +182,20 @@ func (s *Server) end() *ledger.Error {
 // file may not.
 //
 // A section that only reads waits as well when it read a change not yet
-// synced, or when a commit not yet synced changed the Server's own memory
-// (terminals, clock, faults), whose reads the store cannot see: nothing
-// is visible to one request before it is durable (see storage.SQL.Needs).
+// synced, or when a commit not yet synced changed what the store keeps
+// beside the resources (terminals, clock, faults), which it does not track
+// by id: nothing is visible to one request before it is durable (see
+// storage.SQL.Needs).
 //
 // A section that ends while others wait to take the lock (they arrived
 // while it ran) leaves its changes in the open transaction: the last of
 // them, the one that finds nobody waiting, or the maxGroup-th, commits
-// for all, and a failed commit fails every section in it, memory going
-// back to the previous commit (keptState).
+// for all, and a failed commit fails every section in it: the store rolls
+// the transaction back, and nothing of it is visible.
 type groupCommit struct {
 	st       durableStore // nil: commits are durable when they return (memory)
-	entering atomic.Int32 // sections and lock users waiting for the Server's lock
-	open     int          // under the Server's lock: sections whose changes wait in the open transaction
+	entering atomic.Int32 // sections and lock users waiting for the Service's lock
+	open     int          // under the Service's lock: sections whose changes wait in the open transaction
 
 	mu        sync.Mutex
 	cond      sync.Cond    // on mu: a sync or a commit ended
@@ -229,23 +210,26 @@ type groupCommit struct {
 	waiting   int          // under mu: sections in waitSynced, for the tests
 }
 
-// durableStore is what the group commit asks of the store (storage.SQL, through durable).
+// durableStore is what the group commit asks of the store: storage.SQL
+// as it is, with a driver that defers the sync.
 type durableStore interface {
-	// lastCommit is the sequence number of the last commit of a change.
-	lastCommit() uint64
-	// pending says that the open transaction holds changes and nothing
+	// LastCommit is the sequence number of the last commit of a change.
+	LastCommit() uint64
+	// Pending says that the open transaction holds changes and nothing
 	// failed: its commit may be left to a later section.
-	pending() bool
-	// needs is the commit the section's answer waits for (what it wrote
+	Pending() bool
+	// Needs is the commit the section's answer waits for (what it wrote
 	// or read; at most synced when nothing), and starts the next section;
 	// commits up to synced are on disk.
-	needs(synced uint64) uint64
-	// syncWAL makes every commit returned so far durable.
-	syncWAL() error
-	// salvage keeps what can still be kept once the store failed, with no
+	Needs(synced uint64) uint64
+	// SyncWAL makes every commit returned so far durable.
+	SyncWAL() error
+	// Salvage keeps what can still be kept once the store failed, with no
 	// transaction open: the commits of a removed -wal file.
-	salvage()
+	Salvage()
 }
+
+var _ durableStore = (*storage.SQL)(nil)
 
 // maxGroup bounds the sections one commit covers, so that a steady stream
 // of requests (someone is always waiting to begin) still commits, and the
@@ -262,7 +246,7 @@ type heldBatch struct {
 // none runs and commit n has returned; errNotKept when commit n never came
 // (the group's commit failed or was rolled back); errMaybeKept when it
 // returned and a sync failed before it was on disk.
-func (s *Server) waitSynced(n uint64) *ledger.Error {
+func (s *Service) waitSynced(n uint64) *ledger.Error {
 	g := &s.grp
 	g.mu.Lock()
 	g.waiting++
@@ -300,7 +284,7 @@ func (s *Server) waitSynced(n uint64) *ledger.Error {
 			if g.open > 0 {
 				s.checkpointLocked()
 			}
-			g.st.salvage()
+			g.st.Salvage()
 			s.mu.Unlock()
 		}
 		g.mu.Lock()
@@ -316,7 +300,7 @@ func (s *Server) waitSynced(n uint64) *ledger.Error {
 		}
 		if len(send) > 0 {
 			// Queued in commit order, before any later leader's, and
-			// without mu: the dispatcher takes the Server's lock to log.
+			// without mu: the dispatcher takes the Service's lock to log.
 			g.mu.Unlock()
 			for _, b := range send {
 				for _, h := range b.hooks {
@@ -336,17 +320,17 @@ func (s *Server) waitSynced(n uint64) *ledger.Error {
 
 // checkpointLocked commits what the section did so far and sends its held
 // webhooks (with -db, once the commit is synced); the section may go on
-// (expiry of a long backlog commits in batches). When the commit fails, or a commit failed before, the store
-// rolls the section back and the Server's own memory (terminals, transfer
-// counters, clock offset, faults) goes back to the last commit: nothing a
-// 503 answered is visible anywhere, not in /sandbox/state, the dashboard or
-// Server.Terminals.
-func (s *Server) checkpointLocked() {
+// (expiry of a long backlog commits in batches). When the commit fails, or
+// a commit failed before, the store rolls the transaction back, the
+// terminals, transfer counters, clock offset and faults with it: nothing a
+// 503 answered is visible anywhere, not in /sandbox/state, the dashboard
+// or Server.Terminals.
+func (s *Service) checkpointLocked() {
 	var err error
 	if s.storeErr != nil {
-		s.st.core.Rollback() // the store failed: nothing more is kept until a restart
-	} else if err = s.st.core.Commit(); err != nil {
-		s.st.core.Rollback()
+		s.tx.Rollback() // the store failed: nothing more is kept until a restart
+	} else if err = s.tx.Commit(); err != nil {
+		s.tx.Rollback()
 		s.storeErr = fmt.Errorf("%w: %v", ErrStore, err)
 		if l := s.cfg.Logger; l != nil {
 			l.Error("database commit failed: answering 503 until restarted", slog.String("error", err.Error()))
@@ -363,15 +347,13 @@ func (s *Server) checkpointLocked() {
 	}
 	s.grp.open = 0
 	switch g := &s.grp; {
-	case s.storeErr != nil:
-		s.kept.restore(s)
+	case s.storeErr != nil: // the store rolled the transaction back: nothing of it is visible
 	case g.st == nil:
 		for _, h := range s.held {
 			s.release(h)
 		}
-		s.kept.take(s)
 	default:
-		seq := g.st.lastCommit()
+		seq := g.st.LastCommit()
 		g.mu.Lock()
 		g.committed = max(g.committed, seq)
 		if len(s.held) > 0 { // sent once the commit is synced (waitSynced)
@@ -379,68 +361,13 @@ func (s *Server) checkpointLocked() {
 		}
 		g.cond.Broadcast() // the sections of the group may lead its sync
 		g.mu.Unlock()
-		s.kept.take(s)
 	}
 	clear(s.held)
 	s.held = s.held[:0]
 }
 
-// keptState is the part of the Server's memory a section may change
-// outside the store, as of the last commit: what a failed commit puts
-// back. Taken after every commit, reusing its slices (a few terminals and
-// faults: no allocation in the steady state).
-type keptState struct {
-	merchants map[string]*merchant
-	terminals []keptTerminal
-	transfers []keptTransfers
-	offset    time.Duration
-	faults    []Fault
-}
-
-type keptTerminal struct {
-	t *terminal
-	v terminal
-}
-
-type keptTransfers struct {
-	m *merchant
-	n int
-}
-
-func (k *keptState) take(s *Server) {
-	k.merchants, k.offset = s.merchants, s.offset
-	k.terminals, k.transfers, k.faults = k.terminals[:0], k.transfers[:0], k.faults[:0]
-	for _, m := range s.merchants {
-		k.transfers = append(k.transfers, keptTransfers{m: m, n: m.Transfers})
-		for _, t := range m.Terminals {
-			k.terminals = append(k.terminals, keptTerminal{t: t, v: *t})
-		}
-	}
-	for _, f := range s.faults {
-		k.faults = append(k.faults, *f)
-	}
-}
-
-func (k *keptState) restore(s *Server) {
-	if k.merchants == nil {
-		return // nothing committed yet: Open fails instead
-	}
-	s.merchants, s.offset = k.merchants, k.offset
-	for _, kt := range k.terminals {
-		*kt.t = kt.v
-	}
-	for _, km := range k.transfers {
-		km.m.Transfers = km.n
-	}
-	s.faults = s.faults[:0]
-	for _, f := range k.faults {
-		f := f
-		s.faults = append(s.faults, &f)
-	}
-}
-
-// storeFailed returns the error of a failed commit, or nil.
-func (s *Server) storeFailed() error {
+// StoreFailed returns the error of a failed commit, or nil.
+func (s *Service) StoreFailed() error {
 	s.lock()
 	defer s.unlock()
 	return s.storeErr
@@ -448,8 +375,8 @@ func (s *Server) storeFailed() error {
 
 // outboxLocked records a delivery in the store's outbox within the current
 // section and holds it until the section commits.
-func (s *Server) outboxLocked(key string, dl delivery) {
-	s.st.outbox(key, dl)
+func (s *Service) outboxLocked(key string, dl delivery) {
+	s.tx.Outbox(key, dl.out())
 	s.held = append(s.held, heldHook{key: key, dl: dl})
 }
 
@@ -460,7 +387,7 @@ func (s *Server) outboxLocked(key string, dl delivery) {
 // commit may be far off. It is not synced for itself: a kill keeps it (the
 // -wal file's writes are the kernel's), a power cut before the next sync may
 // not, and the webhook is then sent again, as at-least-once allows.
-func (s *Server) deliveryUpdated(rec Delivery) {
+func (s *Service) deliveryUpdated(rec Delivery) {
 	s.lock()
 	defer s.unlock()
 	s.jr.deliveryUpdated(rec)
@@ -471,26 +398,24 @@ func (s *Server) deliveryUpdated(rec Delivery) {
 
 // openStore opens the store Config.DBPath names (or the in-memory one),
 // builds the merchants from it and returns the deliveries to restore.
-func (s *Server) openStore() ([]webhook.Stored, error) {
+func (s *Service) openStore() ([]webhook.Stored, error) {
 	path := s.cfg.DBPath
-	if path == "" && testDBPath != nil {
-		path, s.removeDB = testDBPath()
+	if path == "" && s.cfg.TestDB != nil {
+		path, s.removeDB = s.cfg.TestDB()
 	}
 	if path == "" {
 		start := func() []*merchant { return startMerchants(s.cfg.Merchants) }
 		s.st, s.jr = store{core: storage.NewMemory(start)}, memJournal{}
-		s.merchants = s.st.core.Merchants()
 		return nil, nil
 	}
 	drv, ok := storage.Registered()
 	if !ok {
-		return nil, errNoDriver
+		return nil, ErrNoDriver
 	}
 	st, err := storage.OpenSQL(drv, storage.SQLDeps{
 		Start:  func() []*merchant { return startMerchants(s.cfg.Merchants) },
-		Logger: s.cfg.Logger, MaskKey: mask.Key, Banks: s.ledgerBanks, MaxSamePending: s.cfg.MaxSamePendingAmount,
-		RequestLogSize: DefaultRequestLogSize, DeliveryLogSize: DefaultDeliveryLogSize,
-		Merchant: func(k string) *merchant { return s.merchants[k] },
+		Logger: s.cfg.Logger, MaskKey: mask.Key, Banks: s.cfg.Banks, MaxSamePending: s.cfg.MaxSamePendingAmount,
+		RequestLogSize: RequestLogSize, DeliveryLogSize: DeliveryLogSize,
 	}, path)
 	if err != nil {
 		return nil, err
@@ -498,20 +423,22 @@ func (s *Server) openStore() ([]webhook.Stored, error) {
 	jr := newSQLJournal(st)
 	s.st, s.jr = store{core: st}, jr
 	if st.DeferSync() {
-		s.grp.st, s.grp.sync = durable{st}, st.SyncWAL
+		s.grp.st, s.grp.sync = st, st.SyncWAL
 		s.grp.cond.L = &s.grp.mu
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.merchants = st.Merchants()
+	st.LoadMerchants()
 	r, err := jr.restore()
 	if err != nil {
 		st.Close()
 		return nil, storage.FileError(path, "%v", err)
 	}
-	s.offset, s.faults, s.requests = r.offset, r.faults, r.counters
+	st.SetValue(offsetKey, r.offset)
+	st.SetValue(faultsKey, r.faults)
+	s.requests = r.counters
 	s.reqLog = append(s.reqLog, r.reqLog...)
-	if len(s.reqLog) == DefaultRequestLogSize {
+	if len(s.reqLog) == RequestLogSize {
 		s.reqPos = 0 // the ring is full: its oldest line is the next overwritten
 	}
 	st.MarkWritten() // a new file's merchants and terminals
@@ -525,9 +452,3 @@ func (s *Server) openStore() ([]webhook.Stored, error) {
 	}
 	return r.deliveries, nil
 }
-
-// testDBPath, when set, gives each Server without Config.DBPath a file of
-// its own and the function that removes it after Close. Only the package's
-// tests set it (PAYKIT_SANDBOX_TEST_DB=file, in helpers_test.go), so the
-// whole suite runs once more on SQLite; a program never does.
-var testDBPath func() (path string, remove func())

@@ -1,4 +1,4 @@
-package sandbox
+package service
 
 import (
 	"context"
@@ -8,31 +8,8 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
-// Delivery is one webhook notification as the sandbox recorded it: what
-// it announced, where it went, and every attempt with the receiver's
-// answer. It answers "why did my webhook not arrive" without a packet
-// capture. The notification token is never recorded. Its fields are
-// documented where it is defined, in the sandbox's webhook layer.
+// Delivery is one webhook notification as the sandbox recorded it.
 type Delivery = webhook.Delivery
-
-// DeliveryAttempt is one POST of a delivery and what came back.
-type DeliveryAttempt = webhook.Attempt
-
-// Delivery states.
-const (
-	// DeliveryPending is a delivery queued or being retried.
-	DeliveryPending = webhook.Pending
-	// DeliveryDelivered is a delivery that a receiver answered with a 2xx.
-	DeliveryDelivered = webhook.Delivered
-	// DeliveryFailed is a delivery given up on: every attempt failed, its
-	// URL cannot become a request, or Close stopped it.
-	DeliveryFailed = webhook.Failed
-)
-
-// DefaultDeliveryLogSize is how many deliveries the log keeps: enough to
-// see a test run or a debugging session, bounded so that a sandbox left
-// running for days does not grow.
-const DefaultDeliveryLogSize = 1000
 
 // hook names what a notification announces, for the delivery log.
 type hook = webhook.Hook
@@ -107,20 +84,8 @@ func (w webhooks) close()                          { w.d.Close() }
 // wake releases the deliveries the faults delayed or held until now.
 func (w webhooks) wake(now time.Time) { w.d.Wake(now) }
 
-// WebhookFaults make deliveries arrive twice, late or out of order on
-// purpose (Config.WebhookFaults). Its fields are documented where it is
-// defined, in the sandbox's webhook layer.
-type WebhookFaults = webhook.Faults
-
-// ParseWebhookFaults reads the binary's -webhook-faults syntax,
-// "duplicate=0.1,reorder=0.1,delay=2s,seed=42" (any of the four, each at
-// most once), refusing a rate outside [0,1], a negative delay or an
-// unknown name with an error that says which; WebhookFaults.String writes
-// it back.
-func ParseWebhookFaults(s string) (WebhookFaults, error) { return webhook.ParseFaults(s) }
-
 // webhookFaults are the delivery faults in force, nil when none.
-func (s *Server) webhookFaults() *WebhookFaults {
+func (s *Service) webhookFaults() *webhook.Faults {
 	if f := s.cfg.WebhookFaults; f.On() {
 		return &f
 	}
