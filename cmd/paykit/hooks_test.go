@@ -571,10 +571,11 @@ func TestSandboxLogs(t *testing.T) {
 	}
 	r := e.run("", "sandbox", "logs", "--method", "post", "-o", "json")
 	var recs []struct {
-		Method, Path, Route string
-		Status              int
+		Method, Path, Route, Merchant string
+		Status                        int
 	}
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &recs) != nil || len(recs) != 1 || recs[0].Method != "POST" || recs[0].Path != "/v1/payments" || recs[0].Status != 200 {
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &recs) != nil || len(recs) != 1 || recs[0].Method != "POST" || recs[0].Path != "/v1/payments" || recs[0].Status != 200 ||
+		recs[0].Merchant != "pk_t…" || strings.Contains(r.stdout, testKey) {
 		t.Fatalf("--method post: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 	r = e.run("", "sandbox", "logs", "--status", "4xx")

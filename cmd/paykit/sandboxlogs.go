@@ -35,7 +35,7 @@ func newCmdSandboxLogs(a *app, runF func(context.Context, *SandboxLogsOptions) e
 	opts := &SandboxLogsOptions{app: a}
 	cmd := &cobra.Command{
 		Use:   "logs [--follow] [--path P] [--status N] [--method M]",
-		Short: "Show the sandbox's request log: method, path, status, latency, fault applied",
+		Short: "Show the sandbox's request log: method, path, status, latency, merchant, fault applied",
 		Long: "logs prints the requests the sandbox answered, oldest first (at most the 500 it keeps), with\n" +
 			"their paths masked as the sandbox's log masks them. --follow then prints each new one as the\n" +
 			"sandbox answers it, one line each (-o json: one JSON object a line), reconnecting by itself and\n" +
@@ -94,10 +94,12 @@ func (f logFilter) match(r *sandbox.RequestRecord) bool {
 	return true
 }
 
-var requestHeader = []string{"at", "method", "path", "status", "code", "latency", "fault"}
+var requestHeader = []string{"at", "method", "path", "status", "code", "latency", "merchant", "fault"}
 
+// requestRow is one record as a row; the merchant is its API key's start
+// as the sandbox masks it, empty for a control or a refused request.
 func (a *app) requestRow(r *sandbox.RequestRecord) []string {
-	return []string{a.when(r.At), r.Method, r.Path, strconv.Itoa(r.Status), r.Code, latency(r.Duration), r.Fault}
+	return []string{a.when(r.At), r.Method, r.Path, strconv.Itoa(r.Status), r.Code, latency(r.Duration), r.Merchant, r.Fault}
 }
 
 // latency is a duration as a person reads it: 3.2ms, 1.5s.
