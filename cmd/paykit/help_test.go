@@ -47,8 +47,9 @@ func TestHelpEveryCommand(t *testing.T) {
 	// doctor, wait, sandbox; the groups payments, disputes, payouts,
 	// transfers, withdrawals; the root, help, the config topic, completion
 	// and its four shells; auth and auth status; api; config's init, set,
-	// get and list; the sandbox's eight controls, webhooks' list and resend.
-	if len(paths) != 19+5+1+1+1+5+2+1+4+10 {
+	// get and list; the sandbox's eight controls, webhooks' list and resend;
+	// issue 38's listen, trigger, webhooks and webhooks send, sandbox logs.
+	if len(paths) != 19+5+1+1+1+5+2+1+4+10+5 {
 		t.Errorf("%d commands walked: %v", len(paths), paths)
 	}
 }

@@ -11,6 +11,9 @@
 //	paykit sandbox
 //	paykit --profile sandbox sandbox verify 3f0c... completed
 //	paykit api GET '/v1/payouts?status=failed' --jq '.payouts[].id'
+//	paykit --profile sandbox listen --forward-to http://127.0.0.1:8090/paykit/webhook
+//	paykit --profile sandbox trigger payment.completed
+//	paykit webhooks send --to http://127.0.0.1:8090/paykit/webhook --payment 3f0c...
 //
 // # Layout
 //

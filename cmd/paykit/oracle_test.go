@@ -84,6 +84,12 @@ func moneyCommands(t *testing.T) []string {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		_, marked := c.Annotations[annMoney]
+		// A sandbox-only command (trigger) moves nothing real: it is
+		// held to refusing live profiles (TestSandboxOnlyRefusesLive)
+		// instead of this oracle, and must not ask for confirmation.
+		if _, sbx := c.Annotations[annSandboxOnly]; sbx && (marked || c.LocalFlags().Lookup("yes") != nil) {
+			t.Errorf("%s is sandbox-only and marked %s or asks --yes: it is one or the other", c.CommandPath(), annMoney)
+		}
 		if c.LocalFlags().Lookup("yes") != nil && !marked {
 			t.Errorf("%s asks for confirmation (--yes) but is not marked %s", c.CommandPath(), annMoney)
 		}

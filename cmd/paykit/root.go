@@ -203,6 +203,9 @@ func newRoot(a *app) *cobra.Command {
 	}
 	root.AddCommand(paymentsCmd(a), disputesCmd(a), payoutsCmd(a), terminalsCmd(a), balanceCmd(a), banksCmd(a),
 		transfersCmd(a), withdrawalsCmd(a), doctorCmd(a), waitCmd(a), sandboxCmd(a), configCmd(a), authCmd(a), apiCmd(a))
+	root.AddCommand(webhooksCmd(a))
+	root.AddCommand(triggerCmd(a))
+	root.AddCommand(newCmdListen(a, nil))
 	// cobra's own help and completion commands get examples too: every
 	// command's --help shows one.
 	root.InitDefaultHelpCmd()
@@ -379,7 +382,7 @@ func isCobraUsage(err error) bool {
 	return strings.HasPrefix(s, "unknown command") || strings.HasPrefix(s, "accepts ") ||
 		strings.HasPrefix(s, "requires ") || strings.HasPrefix(s, "unknown flag") ||
 		strings.HasPrefix(s, "unknown shorthand flag") || strings.HasPrefix(s, "required flag(s)") ||
-		strings.HasPrefix(s, "if any flags in the group")
+		strings.HasPrefix(s, "if any flags in the group") || strings.HasPrefix(s, "at least one of the flags in the group")
 }
 
 // client builds the SDK client from the environment or the profile.

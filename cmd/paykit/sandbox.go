@@ -30,6 +30,7 @@ func sandboxCmd(a *app) *cobra.Command {
 		},
 	}
 	sandboxControls(a, cmd)
+	cmd.AddCommand(newCmdSandboxLogs(a, nil))
 	return cmd
 }
 
