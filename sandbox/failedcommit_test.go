@@ -122,6 +122,14 @@ func TestFailedCommitLeavesNothingVisible(t *testing.T) {
 	wantStatus(t, e.do("POST", "/v1/payments", `{"ext_id":"gone","amount":100}`), 503, "SANDBOX_STORE")
 	e.sb.Advance(time.Hour)
 	e.sb.Reset()
+	// The dashboard's clock and reset forms show the refusal too, as its
+	// other forms do, instead of a redirect (303) as if done.
+	for _, path := range []string{"/sandbox/ui/clock/advance", "/sandbox/ui/reset"} {
+		status, _, page := e.uiPost(path, form("token", web.Token, "page", "payments", "seconds", "3600"), nil)
+		if status == http.StatusSeeOther || !strings.Contains(page, ErrStore.Error()) {
+			t.Fatalf("dashboard %s after the failure: %d, want the store's refusal on the page", path, status)
+		}
+	}
 	if err := e.sb.InjectFault(Fault{Method: "GET", Path: "/v1/balance", Mode: FaultErrorBefore}); !errors.Is(err, ErrStore) {
 		t.Fatalf("InjectFault after the failure: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/control"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/feed"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
@@ -104,30 +105,8 @@ type PayoutQuery struct {
 }
 
 // Fault is an injected fault: the body of POST /sandbox/faults, and one
-// shot of it as the API serves it. It has the fields of the sandbox's
-// public Fault, which converts to and from it (the conversion stops
-// compiling if the two part ways); see sandbox.Fault for what each means.
-type Fault struct {
-	// Method is the HTTP method to match, "" for any.
-	Method string `json:"method"`
-	// Path is the escaped path to match, {name} segments matching any one.
-	Path string `json:"path"`
-	// Mode is FaultErrorBefore, FaultDropAfter, FaultDelay or
-	// FaultRetryAfter.
-	Mode string `json:"mode"`
-	// Count is how many matching requests the fault applies to; 0 means 1.
-	Count int `json:"count"`
-	// Status is the HTTP status of an error_before answer; 0 means 500.
-	Status int `json:"status"`
-	// Code is the error code answered; "" takes the route's internal
-	// error (FaultCode).
-	Code string `json:"code"`
-	// DelayMS is how long a delay stalls, in milliseconds.
-	DelayMS int `json:"delay_ms"`
-	// RetryAfterS is the Retry-After of a retry_after answer, in seconds;
-	// 0 means 1.
-	RetryAfterS int `json:"retry_after_s"`
-}
+// shot of it as the API serves it (declared with the control verbs).
+type Fault = control.Fault
 
 // Served is one request as the API served it, for the request log.
 type Served struct {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/control"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/feed"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/guard"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
@@ -62,30 +63,11 @@ const controlBodyCap = 1 << 20
 // they are the sandbox's public read models, which this package does not
 // repeat.
 type Controls interface {
-	// VerifyPayment plays the verification of a PROCESSING payment and
-	// returns the payment as the API shows it.
-	VerifyPayment(id, outcome string) (any, error)
-	// ReviewDispute plays the review of a disputed payment and returns the
-	// payment.
-	ReviewDispute(id, outcome string) (any, error)
-	// SetPayoutStatus moves a payout and returns it.
-	SetPayoutStatus(id, status string) (any, error)
-	// SetWithdrawalStatus moves a withdrawal (with its transaction hash
-	// when completed) and returns it.
-	SetWithdrawalStatus(id, status, txHash string) (any, error)
-	// Advance moves the sandbox clock forward by d (the sandbox bounds
-	// the total) and returns the clock's new time.
-	Advance(d time.Duration) (time.Time, error)
-	// InjectFault arms a fault.
-	InjectFault(f Fault) error
+	control.Verbs
 	// FlushWebhooks waits until every queued webhook is delivered or
 	// given up on, and returns ctx's error when ctx ends first (which the
 	// route answers as a WrongState refusal).
 	FlushWebhooks(ctx context.Context) error
-	// ResendWebhook sends a logged delivery again and returns the new one.
-	ResendWebhook(id string) (any, error)
-	// Reset puts the sandbox back to its starting state.
-	Reset() error
 	// StoreFailed is the store's failure, once it failed; nil before.
 	StoreFailed() error
 	// State is the sandbox's state for GET /sandbox/state.

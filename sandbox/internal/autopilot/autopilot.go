@@ -15,6 +15,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/control"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -84,15 +85,9 @@ type Target interface {
 	Now() time.Time
 	// PayerPaid is the payer pressing "I paid" on the payment page.
 	PayerPaid(id string) error
-	// VerifyPayment verifies a PROCESSING payment with outcome.
-	VerifyPayment(id, outcome string) error
-	// ReviewDispute reviews an opened dispute with outcome.
-	ReviewDispute(id, outcome string) error
-	// SetPayoutStatus moves a payout to status.
-	SetPayoutStatus(id, status string) error
-	// SetWithdrawalStatus moves a withdrawal to status (generating a
-	// tx_hash when it completes).
-	SetWithdrawalStatus(id, status string) error
+	// The steps are the control verbs, declared once (a withdrawal's
+	// completion generates its tx_hash).
+	control.Verbs
 	// InFlight calls fn inside one section of the state (its lock held)
 	// with the sandbox time and every resource not yet final, so that the
 	// steps fn schedules see no change in between.
@@ -328,10 +323,10 @@ func (p *Pilot) PaymentEntered(now time.Time, id, status string, amount decimal.
 		case tvStaysProcessing:
 			return
 		}
-		p.after(now, p.cfg.VerifyDelay, func(t Target) { _ = t.VerifyPayment(id, outcome) })
+		p.after(now, p.cfg.VerifyDelay, func(t Target) { _, _ = t.VerifyPayment(id, outcome) })
 	case ledger.PaymentDispute:
 		outcome := p.disputeOutcome(comment)
-		p.after(now, p.cfg.ReviewDelay, func(t Target) { _ = t.ReviewDispute(id, outcome) })
+		p.after(now, p.cfg.ReviewDelay, func(t Target) { _, _ = t.ReviewDispute(id, outcome) })
 	}
 }
 
@@ -344,7 +339,7 @@ func (p *Pilot) PayoutEntered(now time.Time, id, status, requisites string) {
 	}
 	next := providerStep(status, ledger.PayoutPending, ledger.PayoutProcessing, func() string { return p.payoutOutcome(requisites) })
 	if next != "" {
-		p.after(now, p.cfg.PayoutDelay, func(t Target) { _ = t.SetPayoutStatus(id, next) })
+		p.after(now, p.cfg.PayoutDelay, func(t Target) { _, _ = t.SetPayoutStatus(id, next) })
 	}
 }
 
@@ -357,7 +352,7 @@ func (p *Pilot) WithdrawalEntered(now time.Time, id, status, address string) {
 	}
 	next := providerStep(status, ledger.WithdrawalPending, ledger.WithdrawalProcessing, func() string { return p.withdrawalOutcome(address) })
 	if next != "" {
-		p.after(now, p.cfg.WithdrawalDelay, func(t Target) { _ = t.SetWithdrawalStatus(id, next) })
+		p.after(now, p.cfg.WithdrawalDelay, func(t Target) { _, _ = t.SetWithdrawalStatus(id, next, "") })
 	}
 }
 

@@ -3,12 +3,14 @@ package autopilot
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/paykit-dev/paykit-go/internal/spec"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/control"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
@@ -25,22 +27,35 @@ func (f *fakeTarget) PayerPaid(id string) error {
 	f.calls = append(f.calls, "paid "+id)
 	return nil
 }
-func (f *fakeTarget) VerifyPayment(id, outcome string) error {
+func (f *fakeTarget) VerifyPayment(id, outcome string) (any, error) {
 	f.calls = append(f.calls, "verify "+id+" "+outcome)
-	return nil
+	return nil, nil
 }
-func (f *fakeTarget) ReviewDispute(id, outcome string) error {
+func (f *fakeTarget) ReviewDispute(id, outcome string) (any, error) {
 	f.calls = append(f.calls, "review "+id+" "+outcome)
-	return nil
+	return nil, nil
 }
-func (f *fakeTarget) SetPayoutStatus(id, status string) error {
+func (f *fakeTarget) SetPayoutStatus(id, status string) (any, error) {
 	f.calls = append(f.calls, "payout "+id+" "+status)
-	return nil
+	return nil, nil
 }
-func (f *fakeTarget) SetWithdrawalStatus(id, status string) error {
-	f.calls = append(f.calls, "withdrawal "+id+" "+status)
-	return nil
+func (f *fakeTarget) SetWithdrawalStatus(id, status, txHash string) (any, error) {
+	f.calls = append(f.calls, strings.TrimSpace("withdrawal "+id+" "+status+" "+txHash)) // the service makes the tx_hash
+	return nil, nil
 }
+
+// The verbs a step never calls: a call is recorded, and fails the test's
+// comparison of the calls.
+func (f *fakeTarget) Advance(time.Duration) (time.Time, error) {
+	f.calls = append(f.calls, "advance")
+	return f.now, nil
+}
+func (f *fakeTarget) InjectFault(control.Fault) error { f.calls = append(f.calls, "fault"); return nil }
+func (f *fakeTarget) ResendWebhook(string) (any, error) {
+	f.calls = append(f.calls, "resend")
+	return nil, nil
+}
+func (f *fakeTarget) Reset() error                            { f.calls = append(f.calls, "reset"); return nil }
 func (f *fakeTarget) InFlight(fn func(time.Time, []InFlight)) { fn(f.now, f.inFlight) }
 
 // The pilot acts only through its Target, at the configured delays on the

@@ -7,39 +7,16 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/ledger"
 )
 
-// pilotTarget is the autopilot's view of the Service: the controls a step
-// calls, the clock, and the one read of the state (for resume).
-type pilotTarget struct{ s *Service }
-
-func (t pilotTarget) Now() time.Time            { return t.s.Now() }
-func (t pilotTarget) PayerPaid(id string) error { return t.s.payerPaid(id) }
-func (t pilotTarget) VerifyPayment(id, outcome string) error {
-	_, err := t.s.VerifyPayment(id, outcome)
-	return err
-}
-
-func (t pilotTarget) ReviewDispute(id, outcome string) error {
-	_, err := t.s.ReviewDispute(id, outcome)
-	return err
-}
-
-func (t pilotTarget) SetPayoutStatus(id, status string) error {
-	_, err := t.s.SetPayoutStatus(id, status)
-	return err
-}
-
-func (t pilotTarget) SetWithdrawalStatus(id, status string) error {
-	_, err := t.s.SetWithdrawalStatus(id, status, "")
-	return err
-}
+// The Service is the autopilot's Target itself: a step calls the control
+// verbs, the clock and PayerPaid, and reads the state through InFlight.
 
 // InFlight runs fn in one section with everything in flight: the
 // autopilot's ONLY direct read of the state; a persistent store answers it
 // with one query per kind.
-func (t pilotTarget) InFlight(fn func(now time.Time, inFlight []autopilot.InFlight)) {
-	t.s.begin()
-	defer t.s.commit()
-	fn(t.s.nowLocked(), inFlight(t.s.tx))
+func (s *Service) InFlight(fn func(now time.Time, inFlight []autopilot.InFlight)) {
+	s.begin()
+	defer s.commit()
+	fn(s.nowLocked(), inFlight(s.tx))
 }
 
 // AutopilotPending counts the autopilot's steps not yet run.

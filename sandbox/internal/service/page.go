@@ -9,8 +9,8 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/web"
 )
 
-// payPage reads the payment page of payment id; false if there is none.
-func (s *Service) payPage(id string) (web.PayData, bool) {
+// PayPage reads the payment page of payment id; false if there is none.
+func (s *Service) PayPage(id string) (web.PayData, bool) {
 	s.begin()
 	now := s.tickLocked()
 	p := s.tx.Payment(id)
@@ -39,11 +39,11 @@ func (s *Service) payPage(id string) (web.PayData, bool) {
 	return d, true
 }
 
-// payerPaid is the payer pressing "I paid": the page's button, or the
+// PayerPaid is the payer pressing "I paid": the page's button, or the
 // autopilot for a test amount. A PENDING payment becomes PROCESSING as by
 // POST /v1/payments/{id}/confirm without a receipt; any other status is
 // left alone. ErrNotFound for an unknown id.
-func (s *Service) payerPaid(id string) error {
+func (s *Service) PayerPaid(id string) error {
 	return s.payerPress(id)
 }
 

@@ -80,7 +80,7 @@ func (p Probe) LastCommit() uint64 { return p.s.grp.st.LastCommit() }
 // ReplacePilot puts a new autopilot with cfg in place (no request may be
 // in flight) and returns it.
 func (p Probe) ReplacePilot(cfg autopilot.Config) *autopilot.Pilot {
-	p.s.pilot = autopilot.New(pilotTarget(p), cfg, false)
+	p.s.pilot = autopilot.New(p.s, cfg, false)
 	p.s.refuse = p.s.pilot.RefuseCreate
 	return p.s.pilot
 }

@@ -174,7 +174,7 @@ func Open(cfg Config) (*Service, error) {
 		LargeBodyConcurrency: cfg.LargeBodyConcurrency, Logger: cfg.Logger, Feed: s.feed})
 	s.mux = s.routes()
 	s.handler = s.api.Pipeline(s.mux)
-	s.pilot = autopilot.New(pilotTarget{s}, cfg.Autopilot, cfg.RealClock)
+	s.pilot = autopilot.New(s, cfg.Autopilot, cfg.RealClock)
 	if s.pilot != nil {
 		s.refuse = s.pilot.RefuseCreate // the 404.04 test amount
 	}
@@ -199,10 +199,10 @@ func Open(cfg Config) (*Service, error) {
 // controls, the pages, inspection and the OpenAPI document.
 func (s *Service) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	s.api.Routes(mux)                             // the merchant API and health (package api)
-	s.ctl.ControlRoutes(mux)                      // the /sandbox/ controls (controls.go)
-	s.ctl.Guard().LoginRoutes(mux)                // the dashboard's login (package guard)
-	web.Routes(mux, webBackend{s}, s.ctl.Guard()) // the payment page and the dashboard at /sandbox/ui (views.go)
+	s.api.Routes(mux)                 // the merchant API and health (package api)
+	s.ctl.ControlRoutes(mux)          // the /sandbox/ controls (controls.go)
+	s.ctl.Guard().LoginRoutes(mux)    // the dashboard's login (package guard)
+	web.Routes(mux, s, s.ctl.Guard()) // the payment page and the dashboard at /sandbox/ui (views.go)
 	s.ctl.InspectionRoutes(mux)
 	api.OpenAPIRoutes(mux, s.cfg.OpenAPI)
 	return mux

@@ -21,62 +21,28 @@ import (
 // calls the same method the JSON controls call, so the dashboard can never
 // do something the controls cannot.
 
-// webBackend is the Service as the pages' web.Backend: every form action is
-// the control the JSON API and the Go controls call.
-type webBackend struct{ s *Service }
+// The Service is the pages' web.Backend itself: every form action is the
+// control verb the JSON API and the Go controls call.
 
-func (b webBackend) Dashboard(page, errMsg string, refresh int) web.Data {
-	return b.s.dashboard(page, errMsg, refresh)
+// StoreDown tells an error of a store that cannot be used (the payment
+// page answers it 503).
+func (s *Service) StoreDown(err error) bool { return errors.Is(stored(err), ErrStore) }
+
+// ActionError is a form action's refusal as the dashboard shows it: the
+// status the JSON control answers it with (the API's table, by its kind)
+// and its message, a failed store's as the Go controls word it.
+func (s *Service) ActionError(err error) (int, string) {
+	err = stored(err)
+	return api.ControlStatus(err), err.Error()
 }
 
-func (b webBackend) PayPage(id string) (web.PayData, bool) { return b.s.payPage(id) }
-func (b webBackend) PayerPaid(id string) error             { return stored(b.s.payerPaid(id)) }
-func (b webBackend) StoreDown(err error) bool              { return errors.Is(err, ErrStore) }
+// Invalid is the refusal of a form field that cannot be read.
+func (s *Service) Invalid(msg string) error { return refusal(ledger.Invalid, msg) }
 
-// ActionStatus is the status the JSON control answers a refusal with: the
-// API's table, by its kind.
-func (b webBackend) ActionStatus(err error) int { return api.ControlStatus(err) }
-
-func (b webBackend) Invalid(msg string) error { return refusal(ledger.Invalid, msg) }
-
-func (b webBackend) VerifyPayment(id, outcome string) error {
-	_, err := b.s.VerifyPayment(id, outcome)
-	return stored(err)
-}
-
-func (b webBackend) ReviewDispute(id, outcome string) error {
-	_, err := b.s.ReviewDispute(id, outcome)
-	return stored(err)
-}
-
-func (b webBackend) SetPayoutStatus(id, status string) error {
-	_, err := b.s.SetPayoutStatus(id, status)
-	return stored(err)
-}
-
-func (b webBackend) SetWithdrawalStatus(id, status, txHash string) error {
-	_, err := b.s.SetWithdrawalStatus(id, status, txHash)
-	return stored(err)
-}
-
-func (b webBackend) Advance(d time.Duration) { b.s.Advance(d) }
-
-func (b webBackend) InjectFault(f web.FaultForm) error {
-	return stored(b.s.InjectFault(api.Fault{Method: f.Method, Path: f.Path, Mode: f.Mode, Code: f.Code,
-		Count: f.Count, Status: f.Status, DelayMS: f.DelayMS, RetryAfterS: f.RetryAfterS}))
-}
-
-func (b webBackend) ResendWebhook(id string) error {
-	_, err := b.s.ResendWebhook(id)
-	return stored(err)
-}
-
-func (b webBackend) Reset() { b.s.Reset() }
-
-// dashboard reads the state the page needs under s.mu (after lazy expiry,
+// Dashboard reads the state the page needs under s.mu (after lazy expiry,
 // so what is due shows as CANCELLED); web renders it after the lock is
 // released.
-func (s *Service) dashboard(page, errMsg string, refresh int) web.Data {
+func (s *Service) Dashboard(page, errMsg string, refresh int) web.Data {
 	d := web.Data{Page: page, Token: web.Token, Refresh: refresh, RefreshArg: strconv.Itoa(refresh), Error: errMsg,
 		Unsigned:       s.unsignedMerchants(),
 		RefreshOffHref: web.Href(page, 0), RefreshOnHref: web.Href(page, web.DefaultRefresh)}

@@ -7,12 +7,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/control"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/guard"
 )
 
 // Backend is what the pages read and what their forms do, implemented by
-// package sandbox with the controls the Go API and the JSON controls use,
-// so a form can never do something the controls cannot.
+// the application (sandbox/internal/service) with the control verbs the Go
+// API and the JSON controls use, so a form can never do something the
+// controls cannot.
 type Backend interface {
 	// Dashboard reads what dashboard page shows, with errMsg at the top.
 	Dashboard(page, errMsg string, refresh int) Data
@@ -22,26 +24,14 @@ type Backend interface {
 	PayerPaid(id string) error
 	// StoreDown tells an error of a store that cannot be used.
 	StoreDown(err error) bool
-	// ActionStatus is the HTTP status the JSON control answers err with.
-	ActionStatus(err error) int
+	// ActionError is how a form action's refusal is shown: the status the
+	// JSON control answers it with, and its message.
+	ActionError(err error) (status int, message string)
 	// Invalid is the error of a form field that cannot be read, as the
 	// controls name an invalid argument.
 	Invalid(msg string) error
-
-	VerifyPayment(id, outcome string) error
-	ReviewDispute(id, outcome string) error
-	SetPayoutStatus(id, status string) error
-	SetWithdrawalStatus(id, status, txHash string) error
-	Advance(d time.Duration)
-	InjectFault(f FaultForm) error
-	ResendWebhook(id string) error
-	Reset()
-}
-
-// FaultForm is the fault the faults page's form asks for.
-type FaultForm struct {
-	Method, Path, Mode, Code            string
-	Count, Status, DelayMS, RetryAfterS int
+	// The form actions are the control verbs, declared once.
+	control.Verbs
 }
 
 // Routes registers the payment page, the dashboard's pages and assets,
@@ -74,16 +64,20 @@ func Routes(mux *http.ServeMux, b Backend, g *guard.Guard) {
 		mux.Handle("POST "+pattern, admit(g, true, action(b, do)))
 	}
 	act("/sandbox/ui/payments/{id}/verify", func(r *http.Request) error {
-		return b.VerifyPayment(r.PathValue("id"), r.PostFormValue("outcome"))
+		_, err := b.VerifyPayment(r.PathValue("id"), r.PostFormValue("outcome"))
+		return err
 	})
 	act("/sandbox/ui/payments/{id}/dispute/review", func(r *http.Request) error {
-		return b.ReviewDispute(r.PathValue("id"), r.PostFormValue("outcome"))
+		_, err := b.ReviewDispute(r.PathValue("id"), r.PostFormValue("outcome"))
+		return err
 	})
 	act("/sandbox/ui/payouts/{id}/status", func(r *http.Request) error {
-		return b.SetPayoutStatus(r.PathValue("id"), r.PostFormValue("status"))
+		_, err := b.SetPayoutStatus(r.PathValue("id"), r.PostFormValue("status"))
+		return err
 	})
 	act("/sandbox/ui/withdrawals/{id}/status", func(r *http.Request) error {
-		return b.SetWithdrawalStatus(r.PathValue("id"), r.PostFormValue("status"), strings.TrimSpace(r.PostFormValue("tx_hash")))
+		_, err := b.SetWithdrawalStatus(r.PathValue("id"), r.PostFormValue("status"), strings.TrimSpace(r.PostFormValue("tx_hash")))
+		return err
 	})
 	act("/sandbox/ui/clock/advance", func(r *http.Request) error {
 		secs, err := formInt(b, r, "seconds")
@@ -95,11 +89,11 @@ func Routes(mux *http.ServeMux, b Backend, g *guard.Guard) {
 		if secs < 0 || secs > 10*365*24*3600 {
 			return b.Invalid("seconds must be from 0 to 315360000")
 		}
-		b.Advance(time.Duration(secs) * time.Second)
-		return nil
+		_, err = b.Advance(time.Duration(secs) * time.Second)
+		return err
 	})
 	act("/sandbox/ui/faults", func(r *http.Request) error {
-		f := FaultForm{Method: r.PostFormValue("method"), Path: strings.TrimSpace(r.PostFormValue("path")),
+		f := control.Fault{Method: r.PostFormValue("method"), Path: strings.TrimSpace(r.PostFormValue("path")),
 			Mode: r.PostFormValue("mode"), Code: strings.TrimSpace(r.PostFormValue("code"))}
 		for _, n := range []struct {
 			name string
@@ -114,11 +108,11 @@ func Routes(mux *http.ServeMux, b Backend, g *guard.Guard) {
 		return b.InjectFault(f)
 	})
 	act("/sandbox/ui/webhooks/{id}/resend", func(r *http.Request) error {
-		return b.ResendWebhook(r.PathValue("id"))
+		_, err := b.ResendWebhook(r.PathValue("id"))
+		return err
 	})
 	act("/sandbox/ui/reset", func(*http.Request) error {
-		b.Reset()
-		return nil
+		return b.Reset()
 	})
 }
 
@@ -173,7 +167,8 @@ func action(b Backend, do func(r *http.Request) error) http.Handler {
 		}
 		// No auto-refresh on an error page: its URL is the POST action, and
 		// the tester has to read the error first.
-		Render(w, b.ActionStatus(err), b.Dashboard(page, err.Error(), 0))
+		status, msg := b.ActionError(err)
+		Render(w, status, b.Dashboard(page, msg, 0))
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/sandbox/internal/control"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/guard"
 )
 
@@ -17,7 +18,7 @@ import (
 type fakeBackend struct {
 	calls    []string
 	advanced time.Duration
-	fault    FaultForm
+	fault    control.Fault
 }
 
 var errInvalid = errors.New("invalid argument")
@@ -29,24 +30,28 @@ func (b *fakeBackend) Dashboard(page, errMsg string, refresh int) Data {
 func (b *fakeBackend) PayPage(string) (PayData, bool) { return PayData{}, false }
 func (b *fakeBackend) PayerPaid(id string) error      { b.calls = append(b.calls, "paid "+id); return nil }
 func (b *fakeBackend) StoreDown(error) bool           { return false }
-func (b *fakeBackend) ActionStatus(err error) int {
+func (b *fakeBackend) ActionError(err error) (int, string) {
 	if errors.Is(err, errInvalid) {
-		return http.StatusBadRequest
+		return http.StatusBadRequest, err.Error()
 	}
-	return http.StatusTeapot
+	return http.StatusTeapot, err.Error()
 }
 func (b *fakeBackend) Invalid(msg string) error { return errors.Join(errInvalid, errors.New(msg)) }
-func (b *fakeBackend) VerifyPayment(id, outcome string) error {
+func (b *fakeBackend) VerifyPayment(id, outcome string) (any, error) {
 	b.calls = append(b.calls, "verify "+id+" "+outcome)
-	return nil
+	return nil, nil
 }
-func (b *fakeBackend) ReviewDispute(string, string) error               { return nil }
-func (b *fakeBackend) SetPayoutStatus(string, string) error             { return nil }
-func (b *fakeBackend) SetWithdrawalStatus(string, string, string) error { return nil }
-func (b *fakeBackend) Advance(d time.Duration)                          { b.advanced = d; b.calls = append(b.calls, "advance") }
-func (b *fakeBackend) InjectFault(f FaultForm) error                    { b.fault = f; return nil }
-func (b *fakeBackend) ResendWebhook(string) error                       { return nil }
-func (b *fakeBackend) Reset()                                           {}
+func (b *fakeBackend) ReviewDispute(string, string) (any, error)               { return nil, nil }
+func (b *fakeBackend) SetPayoutStatus(string, string) (any, error)             { return nil, nil }
+func (b *fakeBackend) SetWithdrawalStatus(string, string, string) (any, error) { return nil, nil }
+func (b *fakeBackend) Advance(d time.Duration) (time.Time, error) {
+	b.advanced = d
+	b.calls = append(b.calls, "advance")
+	return time.Time{}, nil
+}
+func (b *fakeBackend) InjectFault(f control.Fault) error { b.fault = f; return nil }
+func (b *fakeBackend) ResendWebhook(string) (any, error) { return nil, nil }
+func (b *fakeBackend) Reset() error                      { return nil }
 
 func post(t *testing.T, b Backend, path string, form url.Values, origin string) *httptest.ResponseRecorder {
 	t.Helper()
@@ -81,7 +86,7 @@ func TestFormsParsedBeforeTheBackend(t *testing.T) {
 	b = &fakeBackend{}
 	w = post(t, b, "/sandbox/ui/faults", url.Values{"token": {Token}, "method": {"POST"}, "path": {" /v1/payouts "},
 		"mode": {"error_before"}, "code": {" X "}, "count": {"2"}, "status": {"502"}, "delay_ms": {""}, "retry_after_s": {"7"}}, "")
-	want := FaultForm{Method: "POST", Path: "/v1/payouts", Mode: "error_before", Code: "X", Count: 2, Status: 502, RetryAfterS: 7}
+	want := control.Fault{Method: "POST", Path: "/v1/payouts", Mode: "error_before", Code: "X", Count: 2, Status: 502, RetryAfterS: 7}
 	if w.Code != http.StatusSeeOther || b.fault != want {
 		t.Fatalf("fault: %d %+v", w.Code, b.fault)
 	}
