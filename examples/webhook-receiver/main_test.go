@@ -1,14 +1,19 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/shopspring/decimal"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox"
+	"github.com/paykit-dev/paykit-go/sandbox/sandboxtest"
 	"github.com/paykit-dev/paykit-go/webhooktest"
 )
 
@@ -43,5 +48,83 @@ func TestReceiverWithWebhooktest(t *testing.T) {
 	h.AllowUnverifiedPayouts = true
 	if code := serve("", po); code != http.StatusOK {
 		t.Errorf("payout with -allow-unverified-payouts: %d, want 200", code)
+	}
+}
+
+// The README's "deliveries can repeat, arrive late or out of order": a
+// receiver that reads each notified payment back (Client set) and applies a
+// status once per payment survives a sandbox whose every delivery is
+// duplicated and half are held back behind the next one
+// (Config.WebhookFaults, the -webhook-faults flag): what it applied is
+// each payment's real history, once each, and it ends at the API's state.
+func TestReceiverSurvivesDeliveryFaults(t *testing.T) {
+	ctx := context.Background()
+	env := sandboxtest.New(t, sandboxtest.WithConfig(sandbox.Config{
+		WebhookFaults: sandbox.WebhookFaults{Duplicate: 1, Reorder: 0.5, Seed: 42}}))
+	var (
+		mu      sync.Mutex
+		applied = map[string][]paykit.PaymentStatus{} // payment id -> statuses applied, in order
+	)
+	h := &paykit.WebhookHandler{Token: "demo-token", Client: env.Client,
+		OnPayment: func(_ context.Context, p *paykit.Payment) error {
+			mu.Lock()
+			defer mu.Unlock()
+			seen := applied[p.ID]
+			for _, s := range seen {
+				if s == p.Status {
+					return nil // a repeat: already applied
+				}
+			}
+			applied[p.ID] = append(seen, p.Status)
+			return nil
+		}}
+	recv := httptest.NewServer(h)
+	defer recv.Close()
+
+	var ids []string
+	for i, end := range []string{"complete", "cancel", "complete"} {
+		p, err := env.Client.CreatePayment(ctx, paykit.CreatePaymentParams{ExtID: fmt.Sprintf("faults-%d", i),
+			Amount: decimal.RequireFromString("1500.00"), Method: paykit.MethodCard, NotifyURL: recv.URL, NotificationToken: "demo-token"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, p.ID)
+		if end == "cancel" {
+			_, err = env.Client.CancelPayment(ctx, p.ID)
+		} else if _, err = env.Client.ConfirmPayment(ctx, p.ID, nil); err == nil {
+			err = env.Sandbox.VerifyPayment(p.ID, sandbox.OutcomeCompleted)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := env.Sandbox.FlushWebhooks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dup, reordered := 0, 0
+	for _, d := range env.Sandbox.Deliveries() {
+		for _, f := range d.Faults {
+			switch f {
+			case "duplicate":
+				dup++
+			case "reorder":
+				reordered++
+			}
+		}
+	}
+	if dup == 0 || reordered == 0 {
+		t.Fatalf("the faults did not happen: %d duplicated, %d reordered deliveries", dup, reordered)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range ids {
+		p, err := env.Client.GetPayment(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := applied[id]
+		if len(got) == 0 || got[len(got)-1] != p.Status {
+			t.Errorf("payment %s: applied %v, the API says %s", id, got, p.Status)
+		}
 	}
 }
