@@ -5,7 +5,7 @@ go 1.24.0
 require (
 	github.com/itchyny/gojq v0.12.18
 	github.com/mattn/go-runewidth v0.0.19
-	github.com/paykit-dev/paykit-go v0.0.0-20261128104050-1de6097b15e4
+	github.com/paykit-dev/paykit-go v0.0.0-20261128121150-63245f05c969
 	github.com/shopspring/decimal v1.6.0
 	github.com/spf13/cobra v1.10.1
 	golang.org/x/sys v0.38.0
@@ -15,6 +15,8 @@ require (
 require (
 	github.com/clipperhouse/stringish v0.1.1 // indirect
 	github.com/clipperhouse/uax29/v2 v2.3.0 // indirect
+	github.com/davecgh/go-spew v1.1.1 // indirect
+	github.com/dlclark/regexp2 v1.12.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
@@ -25,6 +27,7 @@ require (
 	github.com/ncruces/go-strftime v1.0.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
+	github.com/trustelem/zxcvbn v1.0.1 // indirect
 	golang.org/x/exp v0.0.0-20251023183803-a4bb9ffd2546 // indirect
 	modernc.org/libc v1.67.4 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
