@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +34,7 @@ func BenchmarkNotifyThroughput(b *testing.B) {
 			recv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 			defer func() { ts.Close(); sb.Close(); recv.Close() }()
 			var stalled *blockedWriter
+			letGo := func() {}
 			switch mode {
 			case "stalled":
 				stalled = &blockedWriter{header: http.Header{}, release: make(chan struct{}), wrote: make(chan struct{}),
@@ -44,7 +46,11 @@ func BenchmarkNotifyThroughput(b *testing.B) {
 				ctx, cancel := context.WithCancel(context.Background())
 				served := make(chan struct{})
 				go func() { sb.ServeHTTP(stalled, req.WithContext(ctx)); close(served) }()
-				defer func() { cancel(); <-served }()
+				// Its handler stays blocked in Write until release: let it go
+				// also when the run was too short to stall it (-benchtime=1x).
+				var release sync.Once
+				letGo = func() { release.Do(func() { close(stalled.release) }) }
+				defer func() { cancel(); letGo(); <-served }()
 				<-stalled.wrote
 			case "reading":
 				c := dialListen(b, ts.URL)
@@ -95,7 +101,7 @@ func BenchmarkNotifyThroughput(b *testing.B) {
 			}
 			if stalled != nil && i > DefaultListenBuffer {
 				// It did stall: let go, it is told it lost notifications.
-				close(stalled.release)
+				letGo()
 				for deadline := time.After(10 * time.Second); ; {
 					stalled.mu.Lock()
 					told := strings.Contains(stalled.buf.String(), "event: missed\n")
