@@ -111,14 +111,16 @@ echo "== 3. go install cmd/paykit and cmd/paykit-sandbox"
   cliver=$(module_version "$root/cmd/paykit" "$commit")
   go install "$root/cmd/paykit@$commit"
   go install "$root/cmd/paykit-sandbox@$commit"
+  # Both SDKs are the pin's and HEAD's paykit.Version; between releases
+  # those are one "X.Y.Z-dev".
   out=$("$GOBIN/paykit" --version)
   echo "$out"
-  [[ "$out" =~ ^paykit\ ${cliver//./\\.}\ \(paykit-go\ SDK\ [0-9]+\.[0-9]+\.[0-9]+[^\)]*\)$ ]] ||
-    { echo "paykit --version: want \"paykit $cliver (paykit-go SDK X.Y.Z)\""; exit 1; }
+  want=$(want_version paykit "$cliver" "$sdk_version")
+  [ "$out" = "$want" ] || { echo "paykit --version: want \"$want\""; exit 1; }
   out=$("$GOBIN/paykit-sandbox" -version)
   echo "$out"
-  [ "$out" = "paykit-sandbox $rootver (paykit-go SDK $sdk_version)" ] ||
-    { echo "paykit-sandbox -version: want \"paykit-sandbox $rootver (paykit-go SDK $sdk_version)\""; exit 1; }
+  want=$(want_version paykit-sandbox "$rootver" "$sdk_version")
+  [ "$out" = "$want" ] || { echo "paykit-sandbox -version: want \"$want\""; exit 1; }
 )
 
 echo "== 4. a test with sandboxtest, without SQLite"

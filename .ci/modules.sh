@@ -8,3 +8,14 @@ paykit_module_path=github.com/paykit-dev/paykit-go
 # their dependencies) and its own go.work (.ci/workspaces.sh). A new one is
 # a deliberate addition here.
 NESTED=(otelpaykit bench/peers e2e cmd/paykit)
+
+# want_version NAME MODULE_VERSION SDK_VERSION prints the line a binary
+# prints for -version (internal/buildversion): a tag names itself, anything
+# else (a pseudo-version) is a development build of the SDK's version.
+want_version() {
+  if [[ $2 =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] && ! [[ $2 =~ [-.][0-9]{14}-[0-9a-f]{12}$ ]]; then
+    echo "$1 $2 (paykit-go SDK $3)"
+  else
+    echo "$1 $3 (development build $2; paykit-go SDK $3)"
+  fi
+}
