@@ -23,8 +23,7 @@ commit=$(git rev-parse HEAD)
 if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
   echo "NOTE: the working tree has uncommitted changes; they are not installed (HEAD $commit is)"
 fi
-sdk_version=$(git show "$commit:client.go" | sed -nE 's/^const Version = "([^"]+)"$/\1/p')
-[ -n "$sdk_version" ] || { echo "no const Version in client.go at $commit"; exit 1; }
+sdk_version=$(sdk_version_at "$commit")
 
 serve_checkout .
 export GOWORK=off

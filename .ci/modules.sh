@@ -19,3 +19,12 @@ want_version() {
     echo "$1 $3 (development build $2; paykit-go SDK $3)"
   fi
 }
+
+# sdk_version_at COMMIT prints paykit.Version as client.go holds it at
+# COMMIT (committed, not the working tree), failing when it holds none.
+sdk_version_at() {
+  local v
+  v=$(git show "$1:client.go" | sed -nE 's/^const Version = "([^"]+)"$/\1/p')
+  [ -n "$v" ] || { echo "no const Version in client.go at $1" >&2; return 1; }
+  echo "$v"
+}
