@@ -51,15 +51,14 @@ func (f *failingStore) Commit() error {
 // failNextCommit wraps e's store so that its next commit of a change
 // fails.
 func (e *env) failNextCommit() {
-	p := e.sb.svc.Probe()
-	p.Lock()
-	defer p.Unlock()
-	f, ok := p.Store().(*failingStore)
-	if !ok {
-		f = &failingStore{Store: p.Store()}
-		p.SetStore(f, func() { f.changed = true }) // the clock offset commits with the resources
-	}
-	f.failNext = true
+	e.sb.svc.Probe().WrapStore(func(st storage.Store) (storage.Store, func()) {
+		if f, ok := st.(*failingStore); ok {
+			f.failNext = true
+			return f, nil
+		}
+		f := &failingStore{Store: st, failNext: true}
+		return f, func() { f.changed = true } // the clock offset commits with the resources
+	})
 }
 
 // stateOverHTTP is GET /sandbox/state, decoded.

@@ -26,20 +26,7 @@ func (s *Service) Ready(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.storeErr != nil {
-		return s.storeErr
-	}
-	err := s.st.core.Ping()
-	if err != nil && s.grp.open > 0 {
-		// Sections left their changes in the open transaction: its commit
-		// meets the same failure now (rolled back, they are told it was
-		// not kept), and a removed -wal file's commits are copied into the
-		// database before this probe answers, not at some later change.
-		s.checkpointLocked()
-	}
-	return err
+	return s.grp.Ping()
 }
 
 // CatchUp runs the autopilot steps now due.

@@ -53,7 +53,7 @@ func (s *Service) notifyLocked(h hook, m *merchant, target, token string, v any)
 	}
 	if target == "" {
 		if note.merchant != "" && s.feed.Used(note.merchant) {
-			s.held = append(s.held, heldHook{note: note})
+			s.grp.Hold(heldHook{note: note})
 		}
 		return
 	}
@@ -63,7 +63,7 @@ func (s *Service) notifyLocked(h hook, m *merchant, target, token string, v any)
 	}
 	note.n.Body = dl.body // the very bytes the receiver gets
 	s.tx.Outbox(key, dl.out())
-	s.held = append(s.held, heldHook{key: key, dl: dl, note: note})
+	s.grp.Hold(heldHook{key: key, dl: dl, note: note})
 }
 
 // release sends what a committed section held: the webhook to its queue,

@@ -19,20 +19,20 @@ type Probe struct{ s *Service }
 // Probe returns the Service's probe.
 func (s *Service) Probe() Probe { return Probe{s} }
 
-// Lock takes the Service's lock (for Store, SetStore and LastCommit).
-func (p Probe) Lock() { p.s.mu.Lock() }
+// Store is the store sections run over.
+func (p Probe) Store() storage.Store { return p.s.grp.Store() }
 
-// Unlock releases it.
-func (p Probe) Unlock() { p.s.mu.Unlock() }
-
-// Store is the store (under Lock).
-func (p Probe) Store() storage.Store { return p.s.st.core }
-
-// SetStore replaces the store (under Lock); changed is called whenever a
-// section changes the clock offset, which commits with the resources.
-func (p Probe) SetStore(st storage.Store, changed func()) {
-	p.s.st.core = st
-	p.s.jr = offsetWatch{journal: p.s.jr, changed: changed}
+// WrapStore replaces the store with what wrap returns, under the lock;
+// when wrap returns a changed func too, it is called whenever a section
+// changes the clock offset, which commits with the resources.
+func (p Probe) WrapStore(wrap func(storage.Store) (storage.Store, func())) {
+	p.s.grp.WrapStore(func(st storage.Store) storage.Store {
+		st, changed := wrap(st)
+		if changed != nil {
+			p.s.jr = offsetWatch{journal: p.s.jr, changed: changed}
+		}
+		return st
+	})
 }
 
 // offsetWatch is a journal that reports a change of the clock offset.
@@ -45,37 +45,20 @@ func (j offsetWatch) saveOffset(d time.Duration) { j.changed(); j.journal.saveOf
 
 // WrapSync wraps the group commit's sync of the -wal file; put undoes it.
 func (p Probe) WrapSync(wrap func(real func() error) func() error) (put func()) {
-	g := &p.s.grp
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	real := g.sync
-	g.sync = wrap(real)
-	return func() {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		g.sync = real
-	}
+	return p.s.grp.WrapSync(wrap)
 }
 
 // Syncs is how many syncs of the -wal file were made.
-func (p Probe) Syncs() int {
-	p.s.grp.mu.Lock()
-	defer p.s.grp.mu.Unlock()
-	return p.s.grp.syncs
-}
+func (p Probe) Syncs() int { return p.s.grp.Syncs() }
 
 // Waiting is how many sections wait for a sync.
-func (p Probe) Waiting() int {
-	p.s.grp.mu.Lock()
-	defer p.s.grp.mu.Unlock()
-	return p.s.grp.waiting
-}
+func (p Probe) Waiting() int { return p.s.grp.Waiting() }
 
 // Entering is how many sections wait to take the lock.
-func (p Probe) Entering() int32 { return p.s.grp.entering.Load() }
+func (p Probe) Entering() int32 { return p.s.grp.Entering() }
 
-// LastCommit is the SQL store's last commit of a change (under Lock).
-func (p Probe) LastCommit() uint64 { return p.s.grp.st.LastCommit() }
+// LastCommit is the SQL store's last commit of a change.
+func (p Probe) LastCommit() uint64 { return p.s.grp.LastCommit() }
 
 // ReplacePilot puts a new autopilot with cfg in place (no request may be
 // in flight) and returns it.
@@ -87,8 +70,8 @@ func (p Probe) ReplacePilot(cfg autopilot.Config) *autopilot.Pilot {
 
 // Counters is how many request counters are kept.
 func (p Probe) Counters() int {
-	p.s.mu.Lock()
-	defer p.s.mu.Unlock()
+	p.s.lock()
+	defer p.s.unlock()
 	return len(p.s.requests)
 }
 
@@ -118,8 +101,4 @@ func (p Probe) Self() *SelfAddrs { return p.s.cfg.Self }
 func (p Probe) Feed() *feed.Hub[feed.Notification] { return p.s.feed }
 
 // Open is how many sections left their changes in the open transaction.
-func (p Probe) Open() int {
-	p.s.mu.Lock()
-	defer p.s.mu.Unlock()
-	return p.s.grp.open
-}
+func (p Probe) Open() int { return p.s.grp.Open() }

@@ -8,7 +8,7 @@
 // turns its refusals (*ledger.Error) into the package's sentinels.
 //
 // How a section commits, and how commits share one fsync with -db, is
-// described on groupCommit (section.go).
+// described on store.Group, which runs the sections.
 package service
 
 import (
@@ -94,15 +94,13 @@ type Service struct {
 	refuse      func(decimal.Decimal) *ledger.Error // the autopilot's refusal of a create (nil: off)
 	removeDB    func()                              // the test binary's own database file (Config.TestDB), removed by Close
 
-	// mu guards the state; every section under it (begin) ends with commit, which
-	// commits the store before the answer is written.
-	mu       sync.Mutex
-	st       store
-	tx       storage.Txn      // under mu: the section\'s transaction, the store\'s (begin)
+	// grp runs the sections over the store: its lock guards the state
+	// below and the fields marked "under the lock"; every section under
+	// it (begin) ends with commit, which commits the store before the
+	// answer is written.
+	grp      *storage.Group[heldHook]
+	tx       storage.Txn      // under the lock: the section's transaction, the store's (begin)
 	jr       journal          // the diagnostics, kept apart from the resources
-	storeErr error            // under mu: a failed commit; every later request is 503
-	held     []heldHook       // under mu: webhooks of the section, sent once it commits
-	grp      groupCommit      // sections sharing one commit (section.go)
 	requests map[routeKey]int // per method and route, never per raw path
 
 	feed    *feed.Hub[feed.Notification] // GET /sandbox/listen: each merchant's notifications (listen.go)
@@ -246,24 +244,23 @@ func (s *Service) Reset() (err error) {
 // Close stops webhook delivery and the timers, writes what is pending and
 // releases the store (see sandbox.Server.Close). It is idempotent.
 func (s *Service) Close() {
-	s.mu.Lock()
+	s.lock()
 	if s.closed {
-		s.mu.Unlock()
+		s.unlock()
 		return
 	}
 	s.closed = true
 	if s.expiryTimer != nil {
 		s.expiryTimer.Stop()
 	}
-	s.mu.Unlock()
+	s.unlock()
 	s.pilot.Close()
 	s.feed.Close() // the listeners' streams end
 	s.reqFeed.Close()
 	s.hooks.close() // deliveries cut short stay in the outbox for the next start
 	s.begin()
 	defer s.commit()
-	s.checkpointLocked() // the sections waiting for a commit get theirs, and its outcome
-	if err := s.st.core.Close(); err != nil && s.cfg.Logger != nil {
+	if err := s.grp.Close(); err != nil && s.cfg.Logger != nil {
 		s.cfg.Logger.Error("closing the database", slog.String("error", err.Error()))
 	}
 	if s.removeDB != nil {
@@ -395,7 +392,7 @@ func (s *Service) RequestCount(method, pattern string) int {
 // expires on time; it also runs on every API request and on Advance, which
 // is how an injected clock moves expiry.
 func (s *Service) expireDueLocked(now time.Time) {
-	for s.storeErr == nil {
+	for s.grp.Err() == nil {
 		expired, more := ledger.ExpireDue(s.tx, now, expiryBatch)
 		for _, p := range expired {
 			s.paymentMovedLocked(p)

@@ -13,15 +13,6 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
 )
 
-// store is where the sandbox keeps its state: core, the storage.Store
-// whose Begin gives each section its transaction (Service.tx).
-// storage.Memory keeps Go maps (no Config.DBPath: today's speed for
-// tests) and storage.SQL an SQLite file. A section's changes reach the
-// file together or not at all. Both stores hand out copies and keep only
-// what is saved (see ledger.TxnRead), so a forgotten save loses the change
-// in memory as on a file, and the suite in memory catches it.
-type store struct{ core storage.Store }
-
 // inFlight lists what the autopilot may still move, as tx sees it.
 func inFlight(tx storage.Txn) []autopilot.InFlight {
 	pm, po, wd := tx.InFlight()

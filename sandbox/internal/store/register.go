@@ -12,11 +12,10 @@
 // sandbox's diagnostics, its journal, in the same transactions.
 //
 // With a driver that defers the sync (Driver.DeferSync, as sandbox/sqlite
-// registers it), an SQL commit returns before it is on disk: the sandbox's
-// group commit calls SyncWAL outside its lock, once for every commit made
-// before the sync began, and answers none of them before it returns
-// (Needs says which commit a section's answer waits for; Pending, whether
-// its commit may be left to a section waiting for the lock).
+// registers it), an SQL commit returns before it is on disk: Group, the
+// group commit, syncs the -wal file outside its lock, once for every
+// commit made before the sync began, and answers none of them before it
+// returns.
 //
 // The package imports no driver: package sandbox/sqlite registers one
 // (Register), in the manner of database/sql, and the sandbox passes it to
@@ -44,10 +43,9 @@ type Driver struct {
 	// returns once its frames are written to path+"-wal", before they are
 	// synced, while the driver still syncs the WAL before a checkpoint and
 	// the database after it (SQLite's synchronous=NORMAL). The sync of
-	// each commit is then the caller's: the sandbox's group commit calls
-	// SQL.SyncWAL outside its lock, once for every commit made before that
-	// sync began, and answers none of them before it returns, as durable
-	// as a sync in every commit.
+	// each commit is then Group's: it syncs the -wal file outside its
+	// lock, once for every commit made before that sync began, and answers
+	// none of them before it returns, as durable as a sync in every commit.
 	DeferSync bool
 }
 

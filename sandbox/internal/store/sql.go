@@ -20,11 +20,10 @@ import (
 // SQL keeps the sandbox in an SQLite file: a section's changes are
 // committed when it ends, and synced to disk before its answer is written,
 // with one sync of the -wal file shared by the sections that committed
-// while the previous one ran (the sandbox's group commit, which asks
-// DeferSync, LastCommit, Needs and SyncWAL). It holds in memory only the
-// resources a section touched (cleared at commit), the merchants and
-// terminals (as many as configured), and the lazy diagnostics described at
-// CountersChanged. Besides the Store it is the journal of the sandbox's
+// while the previous one ran (Group, the group commit). It holds in
+// memory only the resources a section touched (cleared at commit), the
+// merchants and terminals (as many as configured), and the lazy
+// diagnostics described at CountersChanged. Besides the Store it is the journal of the sandbox's
 // diagnostics (SaveOffset, SaveFaults, CountersChanged, LogRequest,
 // DeliveryUpdated; Restore at start), written in the same transactions.
 type SQL struct {
@@ -74,7 +73,7 @@ type SQL struct {
 	prunedTo uint64 // dirty holds no commit up to this one
 
 	// deferSync: commits return before they are on disk (the driver's
-	// Driver.DeferSync) and syncWAL syncs them, outside the Server's lock.
+	// Driver.DeferSync) and syncWAL syncs them, outside the Group's lock.
 	deferSync bool
 	walMu     sync.Mutex
 	wal       *os.File    // under walMu: the -wal file, nil once closed
@@ -201,15 +200,15 @@ func OpenSQL(drv Driver, deps SQLDeps, path string) (*SQL, error) {
 	return st, nil
 }
 
-// SyncWAL makes every commit returned so far durable: one fsync of the
-// -wal file, which holds their frames (see groupCommit). It is called
-// without the Server's lock, while other sections commit. It fails when
+// syncWAL makes every commit returned so far durable: one fsync of the
+// -wal file, which holds their frames (see Group). It is called without
+// the Group's lock, while other sections commit. It fails when
 // the database's or the -wal file's name no longer reaches the file
 // opened (sameFile), which SQLite would go on writing into unseen by a
 // restart, unless the removed -wal file's commits were copied into the
 // database (rescueWAL). After close it answers close's
 // outcome: closing checkpointed the WAL into the database and synced it.
-func (st *SQL) SyncWAL() error {
+func (st *SQL) syncWAL() error {
 	st.walMu.Lock()
 	defer st.walMu.Unlock()
 	if st.wal == nil {
@@ -233,9 +232,16 @@ func (st *SQL) SyncWAL() error {
 	return err
 }
 
-// DeferSync tells that a commit returns before it is on disk: SyncWAL
-// makes it durable (the driver's Driver.DeferSync).
-func (st *SQL) DeferSync() bool { return st.deferSync }
+// CommitSynced commits the transaction and, when commits are synced
+// later, syncs it: opening makes what a restart gives back durable before
+// the first section runs.
+func (st *SQL) CommitSynced() error {
+	err := st.Commit()
+	if err == nil && st.deferSync {
+		err = st.syncWAL()
+	}
+	return err
+}
 
 // MarkWritten makes the next Commit write and count as a change even when
 // nothing changed since: opening commits a new file's merchants and
@@ -245,22 +251,19 @@ func (st *SQL) MarkWritten() { st.wrote = true }
 // DB is the database, for the tests that break it underneath.
 func (st *SQL) DB() *sql.DB { return st.db }
 
-// LastCommit is the sequence number of the last commit of a change.
-func (st *SQL) LastCommit() uint64 { return st.seq }
-
-// Pending says that the open transaction holds changes and nothing
+// pending says that the open transaction holds changes and nothing
 // failed, so its commit may be left to a later section.
-func (st *SQL) Pending() bool { return st.tx != nil && st.wrote && st.err == nil && !st.closed }
+func (st *SQL) pending() bool { return st.tx != nil && st.wrote && st.err == nil && !st.closed }
 
-// Needs is the commit the section's answer waits for: its own last commit
+// needs is the commit the section's answer waits for: its own last commit
 // of a change, the commit that last changed a row it looked up, the last
 // commit of all when it ran any other query, and the last commit that
 // changed the Server's memory in any case (its reads go unseen by the
 // store). What is at most synced needs no wait. It forgets what synced
 // covers, and starts the next section.
-func (st *SQL) Needs(synced uint64) uint64 {
+func (st *SQL) needs(synced uint64) uint64 {
 	n := max(st.need, st.moreSeq)
-	if st.Pending() && (st.secWrote || st.secSaw || st.changedMore) {
+	if st.pending() && (st.secWrote || st.secSaw || st.changedMore) {
 		n = st.seq + 1 // the open transaction's commit, left to a later section
 	}
 	st.need, st.secWrote, st.secSaw = 0, false, false
@@ -611,11 +614,11 @@ func (st *SQL) sameWAL() error {
 	return fmt.Errorf("%w: %s (%s): what it holds would not be there at the next start", errWALMoved, name, why)
 }
 
-// Salvage keeps what can still be kept once the sandbox's store failed,
+// salvage keeps what can still be kept once the sandbox's store failed,
 // called with no transaction open: when the -wal file's name no longer
 // reaches the file SQLite writes (a sync found it so), its commits are
 // copied into the database (rescueWAL). Anything else it leaves alone.
-func (st *SQL) Salvage() {
+func (st *SQL) salvage() {
 	if errors.Is(st.sameWAL(), errWALMoved) {
 		st.rescueWAL()
 	}
