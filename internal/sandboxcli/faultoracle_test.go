@@ -16,7 +16,7 @@ package sandboxcli
 //   - every webhook received is for a kept change, and every kept change
 //     that notifies is received (at least once) by the end;
 //   - the request log after a restart holds every request answered more
-//     than its documented window (sandbox/doc.go: 200 ms before the last
+//     than its documented window (sandbox/README.md: 200 ms before the last
 //     change) before a kill, and every one after a graceful stop; the
 //     delivery log holds only deliveries of kept changes.
 //
@@ -710,7 +710,7 @@ func (o *oracle) checkDeliveryLog(ctx context.Context, remote *sandbox.Remote, w
 // checkRequestLog holds the request log to the cycle's requests: after a
 // graceful stop it has every request answered; after a kill every one
 // answered more than the documented window before the last acknowledged
-// change (sandbox/doc.go: lines ride along with the first commit 200 ms
+// change (sandbox/README.md, -db: lines ride along with the first commit 200 ms
 // after the last write), with slack for a loaded machine. It is read
 // before any other request of the restart.
 func (o *oracle) checkRequestLog(ctx context.Context, remote *sandbox.Remote, when string, graceful bool) {
