@@ -11,8 +11,7 @@
 //	c, _ := paykit.NewClient(ts.URL, sandbox.DefaultAPIKey, paykit.HMACSigner(sandbox.DefaultSecret))
 //
 // The binary cmd/paykit-sandbox serves the same handler on loopback;
-// sandbox/README.md is its operator's manual (flags, -config, -db, the
-// container).
+// sandbox/README.md is the operator's manual (flags, -db, the container).
 //
 // # Merchants, credentials and terminals
 //
@@ -107,10 +106,10 @@
 // injection.
 //
 // A payment completes through VerifyPayment(id, "completed") or
-// ReviewDispute(id, "approved"). It then credits amount / usdt_rate USDT,
-// rounded half up to 2 places, to the terminal that served it: the
-// merchant's first active terminal at creation time (no active terminal:
-// PAY_004), or the amount an approved dispute named.
+// ReviewDispute(id, "approved"). It then credits amount / usdt_rate USDT
+// (the amount an approved dispute named, if it named one), rounded half up
+// to 2 places, to the terminal that served it: the merchant's first active
+// terminal at creation time (no active terminal: PAY_004).
 //
 // # Payouts, terminals, transfers, withdrawals
 //
@@ -163,11 +162,11 @@
 // unknown fields, so a notify_url at /sandbox/reset resets nothing.
 // Receivers on loopback and private addresses stay reachable.
 //
-// Config.WebhookFaults (-webhook-faults) makes deliveries arrive twice,
-// late or out of order on purpose, replayably by seed. GET /sandbox/listen
-// is a merchant's live feed (Server-Sent Events) of every notification of
-// its resources, those without a notify_url included, signed as /v1 is, and
-// GET /sandbox/requests?follow=1 streams the request log (Remote.Listen,
+// Config.WebhookFaults makes deliveries arrive twice, late or out of order
+// on purpose, replayably by seed. GET /sandbox/listen is a merchant's live
+// feed (Server-Sent Events) of every notification of its resources, those
+// without a notify_url included, signed as /v1 is; GET
+// /sandbox/requests?follow=1 streams the request log (Remote.Listen,
 // Remote.FollowRequests; sandbox/README.md has both).
 //
 // # Hosted payment page
@@ -231,9 +230,9 @@
 //	GET /sandbox/webhooks   {"deliveries":[...]} the latest deliveries with every attempt (Deliveries)
 //	GET /sandbox/state      terminals with balances, payments, payouts and withdrawals counted by status (State)
 //
-// A RequestRecord holds no header, body or query, and its path has long
-// digit runs masked. Request counters are kept per route template
-// (RequestCount), so memory stays bounded whatever paths clients send.
+// A RequestRecord holds no header, body or query (its path's long digit
+// runs masked); counters are per route template (RequestCount), so memory
+// stays bounded whatever paths clients send.
 //
 // GET /sandbox/ui is a dashboard of the same state and controls, under the
 // same guard (no JavaScript needed, forms safe from cross-site posts), with
@@ -259,9 +258,10 @@
 //   - bank is a filter in the spec: an unknown, inactive or foreign bank is
 //     PAY_004 (no requisites), not PAY_002.
 //   - The spec shows none of these, so they are the sandbox's: PAY_005's
-//     threshold and window, the validity span, the payout list's cap,
-//     order, bounds and errors, the payout and withdrawal transitions, the
-//     withdrawal's freeze, the one fee of GET /v1/withdrawals/fee.
+//     threshold and window, the validity span (valid_until is the
+//     authority), the payout list's cap, order, bounds and errors, the
+//     payout and withdrawal transitions, the withdrawal's freeze, and which
+//     terminal's fee GET /v1/withdrawals/fee answers.
 //   - The withdrawal address format is not checked (a TRC-20 check would
 //     refuse test addresses typed by hand); transfers accept an inactive
 //     terminal on either side (the money is still the merchant's).
