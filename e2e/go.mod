@@ -7,7 +7,7 @@ require (
 	github.com/chromedp/chromedp v0.14.2
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/google/uuid v1.6.0
-	github.com/paykit-dev/paykit-go v0.0.0-20261128121150-63245f05c969
+	github.com/paykit-dev/paykit-go v0.0.0-20261128134203-6ae4c2a458d9
 	github.com/shopspring/decimal v1.6.0
 )
 

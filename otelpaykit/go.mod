@@ -3,7 +3,7 @@ module github.com/paykit-dev/paykit-go/otelpaykit
 go 1.24.0
 
 require (
-	github.com/paykit-dev/paykit-go v0.0.0-20261128121150-63245f05c969
+	github.com/paykit-dev/paykit-go v0.0.0-20261128134203-6ae4c2a458d9
 	github.com/shopspring/decimal v1.6.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.41.0

@@ -5,7 +5,7 @@ go 1.24.0
 require (
 	github.com/itchyny/gojq v0.12.18
 	github.com/mattn/go-runewidth v0.0.19
-	github.com/paykit-dev/paykit-go v0.0.0-20261128121150-63245f05c969
+	github.com/paykit-dev/paykit-go v0.0.0-20261128134203-6ae4c2a458d9
 	github.com/shopspring/decimal v1.6.0
 	github.com/spf13/cobra v1.10.1
 	golang.org/x/sys v0.38.0

@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/cobra"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/internal/mask"
 	"github.com/paykit-dev/paykit-go/sandbox"
 )
 
@@ -153,7 +154,7 @@ func (l *listener) event(ev sandbox.ListenEvent) error {
 		if l.sessions == 1 || ev.Session.Token != l.token {
 			target := "printing them as JSON"
 			if l.opts.ForwardTo != "" {
-				target = "forwarding to " + redactURL(l.opts.ForwardTo)
+				target = "forwarding to " + mask.URL(l.opts.ForwardTo)
 			}
 			fmt.Fprintf(a.env.stderr, "Ready: listening to the notifications of %s, %s.\n"+
 				"The session's notification token (X-Notification-Token of resources created without one) is %s\n"+

@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/paykit-dev/paykit-go/internal/mask"
 	"github.com/paykit-dev/paykit-go/webhooktest"
 )
 
@@ -85,29 +86,9 @@ func newCmdWebhooksSend(a *app, runF func(context.Context, *WebhooksSendOptions)
 func checkReceiverURL(flag, s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usagef("%s must be an http(s) URL such as http://127.0.0.1:8090/paykit/webhook, not %q", flag, redactURL(s))
+		return usagef("%s must be an http(s) URL such as http://127.0.0.1:8090/paykit/webhook, not %q", flag, mask.URL(s))
 	}
 	return nil
-}
-
-// redactURL hides what a URL may hold of a secret (a password, query
-// values), as the sandbox's delivery log shows a notify_url.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(a URL that does not parse)"
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			q[k] = []string{"xxxxx"}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
 }
 
 func runWebhooksSend(ctx context.Context, opts *WebhooksSendOptions) error {
@@ -146,7 +127,7 @@ func runWebhooksSend(ctx context.Context, opts *WebhooksSendOptions) error {
 		return usagef("%s", err)
 	}
 	ans := forward(req.WithContext(ctx), opts.now)
-	out := sentRecord{Resource: kind, ID: id, Status: status, To: redactURL(opts.To), Answer: ans.status, Millis: ans.took.Milliseconds(), Error: ans.err}
+	out := sentRecord{Resource: kind, ID: id, Status: status, To: mask.URL(opts.To), Answer: ans.status, Millis: ans.took.Milliseconds(), Error: ans.err}
 	if err := out.print(a); err != nil {
 		return err
 	}

@@ -26,6 +26,10 @@
 // which tells merchants apart (the sandbox's dashboard, its log and its
 // command line name merchants so).
 //
+// URL is for a URL a merchant chose (a notify_url, a forwarding target):
+// what it may carry of a secret, user information and query values, is
+// hidden; the scheme, host and path that say where it leads are kept.
+//
 // Text keeps the string's length in bytes and turns only ASCII digits into
 // '*', so its output is still valid UTF-8, and masking twice changes
 // nothing. Path masks as Text does, segment by segment, but escapes again
@@ -57,6 +61,32 @@ func Value(s string) string {
 		}
 	}
 	return string(r)
+}
+
+// URL hides the secrets a URL may carry: its user information, name and
+// password alike, and every query value; the scheme, host and path stay.
+// A URL that does not parse is shown as a phrase, never as its text.
+func URL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(a URL that does not parse)" // its text could hold anything
+	}
+	if u.User != nil {
+		// http://SECRET@host/ carries a credential as the name alone.
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword("xxxxx", "xxxxx")
+		} else {
+			u.User = url.User("xxxxx")
+		}
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"xxxxx"} // ?api_key=..., ?token=...
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
 }
 
 // Key shows the start of an API key: its first four characters and "…",

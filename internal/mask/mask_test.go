@@ -216,3 +216,25 @@ func TestKey(t *testing.T) {
 		assert.Equal(t, want, Key(in), "Key(%q)", in)
 	}
 }
+
+// A URL keeps where it leads and loses what it may carry of a secret:
+// user information (a name alone can be the credential) and every query
+// value; one that does not parse shows none of its text.
+func TestURL(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"https://shop.example/paykit/hook", "https://shop.example/paykit/hook"},
+		{"https://user:s3cret@shop.example/hook", "https://xxxxx:xxxxx@shop.example/hook"},
+		{"https://s3cret@shop.example/hook", "https://xxxxx@shop.example/hook"},
+		{"http://127.0.0.1:8090/hook?token=s3cret&api_key=pk_live_1", "http://127.0.0.1:8090/hook?api_key=xxxxx&token=xxxxx"},
+		{"http://[::1]:8090/a/b#frag", "http://[::1]:8090/a/b#frag"},
+		{"http://shop.example/%zz?token=s3cret", "(a URL that does not parse)"},
+		{"", ""},
+	} {
+		if got := URL(c.in); got != c.want {
+			t.Errorf("URL(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if strings.Contains(URL(c.in), "s3cret") {
+			t.Errorf("URL(%q) shows the secret", c.in)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paykit-dev/paykit-go/internal/mask"
 	"github.com/paykit-dev/paykit-go/internal/spec"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/feed"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/webhook"
@@ -102,7 +103,7 @@ func (a *API) listen(w http.ResponseWriter, r *http.Request) {
 			tok = token
 		}
 		writeEvent(b, it.Pos, "notification", listenNotification{Kind: n.Kind, ID: n.ID, Status: n.Status,
-			NotifyURL: webhook.RedactURL(n.NotifyURL), Body: string(n.Body), Headers: map[string]string{
+			NotifyURL: mask.URL(n.NotifyURL), Body: string(n.Body), Headers: map[string]string{
 				"Content-Type": "application/json", "User-Agent": webhook.UserAgent, "X-Notification-Token": tok}})
 	})
 }

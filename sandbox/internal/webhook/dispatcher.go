@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/paykit-dev/paykit-go/internal/mask"
 )
 
 // Delivery states.
@@ -413,7 +415,7 @@ func (d *Dispatcher) Prepare(h Hook, target, token string, v any) (string, Outgo
 	}
 	json.Unmarshal(body, &ids) // both payloads carry ext_id; a missing one stays empty
 	rec := &Delivery{ID: "dlv_" + uuid.NewString(), Resource: h.Resource, ResourceID: h.ID, ExtID: ids.ExtID,
-		ResourceStatus: h.Status, URL: RedactURL(target), State: Pending, CreatedAt: h.At}
+		ResourceStatus: h.Status, URL: mask.URL(target), State: Pending, CreatedAt: h.At}
 	return h.Key, Outgoing{URL: target, Token: token, Body: body, Rec: rec}, true
 }
 
@@ -583,33 +585,6 @@ func (d *Dispatcher) logGaveUp(dl Outgoing, attempts int) {
 		slog.String("resource", dl.Rec.Resource), slog.String("resource_id", dl.Rec.ResourceID),
 		slog.String("status", dl.Rec.ResourceStatus), slog.String("target_host", receiverOf(dl.URL)),
 		slog.Int("attempts", attempts), slog.String("delivery_id", dl.Rec.ID))
-}
-
-// RedactURL masks the secrets a notify_url may carry: its user
-// information, name and password alike (http://SECRET@host/ carries the
-// credential as the name alone), and every query value (?api_key=...).
-// The log is shown to anyone who can reach the inspection endpoints and
-// the dashboard.
-func RedactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	if u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword("xxxxx", "xxxxx")
-		} else {
-			u.User = url.User("xxxxx")
-		}
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			q[k] = []string{"xxxxx"}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
 }
 
 // Record appends dl to the ring, overwriting the oldest entry once full.
