@@ -316,9 +316,9 @@
 //
 // Without Config.DBPath the state lives in memory, gone with the Server.
 // With it (the binary's -db) every merchant's state lives in that SQLite
-// file and survives restarts. A program that sets it imports the store as a
-// database/sql driver is imported (else Open names the import; package
-// sandbox and sandboxtest never compile SQLite):
+// file and survives restarts. A program that sets it imports the SQLite
+// store, a database/sql driver (else Open names the missing import;
+// package sandbox and sandboxtest never compile SQLite):
 //
 //	import _ "github.com/paykit-dev/paykit-go/sandbox/sqlite"
 //
