@@ -43,13 +43,24 @@ func (s *Service) InjectFault(f api.Fault) error {
 // Arrived counts the request under its route pattern and consumes one
 // shot of the first fault that matches it. Counting by route, not by raw
 // path, keeps the counters bounded however many distinct ids or junk paths
-// clients send.
+// clients send. The counters are kept under reqMu, with the request log,
+// and a request takes the lock here only when a fault may be armed
+// (faultsArmed): most requests take it once, for their own section.
 func (s *Service) Arrived(method, pattern, path string) (api.Fault, bool) {
+	s.reqMu.Lock()
+	s.requests[routeKey{method: knownMethod(method), route: routePath(pattern)}]++
+	s.reqMu.Unlock()
+	s.countersChanged()
+	if !s.faultsArmed.Load() {
+		return api.Fault{}, false
+	}
 	s.begin()
 	defer s.commit()
-	s.requests[routeKey{method: knownMethod(method), route: routePath(pattern)}]++
-	s.jr.saveCounters(s.requests)
 	faults := s.faultsLocked()
+	if len(faults) == 0 {
+		s.faultsArmed.Store(false) // under the lock, as every setting of it: no fault is armed
+		return api.Fault{}, false
+	}
 	for i, f := range faults {
 		if (f.Method == "" || f.Method == method) && pathMatches(f.Path, path) {
 			left := slices.Clone(faults) // the kept value is never changed: a new one is set
@@ -77,6 +88,9 @@ func (s *Service) faultsLocked() []api.Fault {
 
 // setFaultsLocked arms f with the section's transaction (and the journal).
 func (s *Service) setFaultsLocked(f []api.Fault) {
+	if len(f) > 0 {
+		s.faultsArmed.Store(true) // before any request can see the fault
+	}
 	s.tx.SetValue(faultsKey, f)
 	s.jr.saveFaults(f)
 }

@@ -70,8 +70,8 @@ func (p Probe) ReplacePilot(cfg autopilot.Config) *autopilot.Pilot {
 
 // Counters is how many request counters are kept.
 func (p Probe) Counters() int {
-	p.s.lock()
-	defer p.s.unlock()
+	p.s.reqMu.Lock()
+	defer p.s.reqMu.Unlock()
 	return len(p.s.requests)
 }
 

@@ -130,6 +130,7 @@ func (s *Service) openStore() ([]webhook.Stored, error) {
 	if path == "" {
 		start := func() []*merchant { return startMerchants(s.cfg.Merchants) }
 		s.grp, s.jr = storage.NewGroup(storage.NewMemory(start), s.groupConfig()), memJournal{}
+		s.countersChanged = func() {} // memory: the counters are only in the Service
 		return nil, nil
 	}
 	drv, ok := storage.Registered()
@@ -145,6 +146,8 @@ func (s *Service) openStore() ([]webhook.Stored, error) {
 		return nil, err
 	}
 	jr := newSQLJournal(st)
+	st.SetCounters(s.counterList)
+	s.countersChanged = st.CountersChanged
 	st.LoadMerchants() // nothing runs yet: no section to wait for
 	s.grp, s.jr = storage.NewGroup(st, s.groupConfig()), jr
 	r, err := jr.restore()
@@ -154,6 +157,7 @@ func (s *Service) openStore() ([]webhook.Stored, error) {
 	}
 	st.SetValue(offsetKey, r.offset)
 	st.SetValue(faultsKey, r.faults)
+	s.faultsArmed.Store(len(r.faults) > 0)
 	s.requests = r.counters
 	s.reqLog = append(s.reqLog, r.reqLog...)
 	if len(s.reqLog) == RequestLogSize {

@@ -60,7 +60,10 @@ func (s *SelfAddrs) Add(ap netip.AddrPort) {
 
 // Learn records the local address a request arrived on.
 func (s *SelfAddrs) Learn(r *http.Request) {
-	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+	switch a := r.Context().Value(http.LocalAddrContextKey).(type) {
+	case *net.TCPAddr:
+		s.Add(a.AddrPort()) // every request learns: no text round trip
+	case net.Addr:
 		if ap, err := netip.ParseAddrPort(a.String()); err == nil {
 			s.Add(ap)
 		}

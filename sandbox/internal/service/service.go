@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -101,7 +102,6 @@ type Service struct {
 	grp      *storage.Group[heldHook]
 	tx       storage.Txn      // under the lock: the section's transaction, the store's (begin)
 	jr       journal          // the diagnostics, kept apart from the resources
-	requests map[routeKey]int // per method and route, never per raw path
 
 	feed    *feed.Hub[feed.Notification] // GET /sandbox/listen: each merchant's notifications (listen.go)
 	reqFeed *feed.Log[any]               // GET /sandbox/requests?follow=1: the request log as it grows
@@ -109,9 +109,20 @@ type Service struct {
 	ctl   *api.ControlServer  // the /sandbox/ controls, inspection and login, and their guard
 	creds map[string]Merchant // per API key, fixed by Open
 
-	reqMu  sync.Mutex
-	reqLog []RequestRecord // ring of the latest requests
-	reqPos int             // next slot to overwrite once the ring is full
+	// faultsArmed is false only when no fault is armed, and a request then
+	// does not take the lock to look for one (Arrived). It is set true
+	// before a section arms a fault, and false, under the lock, by a
+	// request that found none armed; a fault armed by a section that is
+	// then rolled back leaves it true until the next request looks.
+	faultsArmed atomic.Bool
+	// countersChanged tells the journal that the request counters changed
+	// (without the lock): fixed by Open.
+	countersChanged func()
+
+	reqMu    sync.Mutex
+	requests map[routeKey]int // under reqMu: per method and route, never per raw path
+	reqLog   []RequestRecord  // under reqMu: ring of the latest requests
+	reqPos   int              // under reqMu: next slot to overwrite once the ring is full
 }
 
 type merchant = ledger.Merchant
@@ -228,7 +239,9 @@ func (s *Service) resetLocked() {
 		s.expiryTimer.Stop()
 	}
 	s.tx.SetValue(faultsKey, []api.Fault(nil))
-	s.requests = map[routeKey]int{}
+	s.reqMu.Lock()
+	s.requests = map[routeKey]int{} // the store forgot the counters not yet written (Reset)
+	s.reqMu.Unlock()
 }
 
 // Reset puts the sandbox back to its configured start (see
@@ -375,8 +388,8 @@ func (s *Service) DeliveryLog() []webhook.Delivery { return s.hooks.deliveries()
 // RequestCount returns how many requests with this method reached the
 // sandbox on a route matching pattern (see sandbox.Server.RequestCount).
 func (s *Service) RequestCount(method, pattern string) int {
-	s.begin()
-	defer s.commit()
+	s.reqMu.Lock()
+	defer s.reqMu.Unlock()
 	n := 0
 	for k, c := range s.requests {
 		if (method == "" || method == k.method) && pathMatches(pattern, k.route) {

@@ -37,10 +37,6 @@ func inFlight(tx storage.Txn) []autopilot.InFlight {
 type journal interface {
 	saveOffset(d time.Duration)
 	saveFaults(f []api.Fault)
-	// saveCounters records the request counters; the journal may write
-	// them with the next change rather than at once (they are
-	// diagnostics).
-	saveCounters(c map[routeKey]int)
 	// logRequest records one line of the request log, lazily like
 	// saveCounters.
 	logRequest(r RequestRecord)
@@ -54,7 +50,6 @@ type memJournal struct{}
 
 func (memJournal) saveOffset(time.Duration)      {}
 func (memJournal) saveFaults([]api.Fault)        {}
-func (memJournal) saveCounters(map[routeKey]int) {}
 func (memJournal) logRequest(RequestRecord)      {}
 func (memJournal) deliveryUpdated(Delivery)      {}
 
@@ -88,17 +83,9 @@ func startMerchants(cfg []Merchant) []*merchant {
 // the request log's lines reach it encoded as JSON: the store keeps them
 // as text and gives them back at start, and their public types (Fault,
 // RequestRecord) stay the one definition of that form, here.
-type sqlJournal struct {
-	st       *storage.SQL
-	counters map[routeKey]int // under Service.mu: the Service's, as of the last saveCounters
-	list     func() []storage.Counter
-}
+type sqlJournal struct{ st *storage.SQL }
 
-func newSQLJournal(st *storage.SQL) *sqlJournal {
-	j := &sqlJournal{st: st}
-	j.list = j.counterList // one method value, not one per request
-	return j
-}
+func newSQLJournal(st *storage.SQL) *sqlJournal { return &sqlJournal{st: st} }
 
 func (j *sqlJournal) saveOffset(d time.Duration) { j.st.SaveOffset(d) }
 
@@ -110,16 +97,13 @@ func (j *sqlJournal) saveFaults(f []api.Fault) {
 	j.st.SaveFaults(b)
 }
 
-func (j *sqlJournal) saveCounters(c map[routeKey]int) {
-	j.counters = c
-	j.st.CountersChanged(j.list)
-}
-
-// counterList is the counters as the store writes them, called within a
-// commit (under Server.mu).
-func (j *sqlJournal) counterList() []storage.Counter {
-	out := make([]storage.Counter, 0, len(j.counters))
-	for k, n := range j.counters {
+// counterList is the request counters as the store writes them, called
+// within a commit (under the lock, then reqMu).
+func (s *Service) counterList() []storage.Counter {
+	s.reqMu.Lock()
+	defer s.reqMu.Unlock()
+	out := make([]storage.Counter, 0, len(s.requests))
+	for k, n := range s.requests {
 		out = append(out, storage.Counter{Method: k.method, Route: k.route, N: n})
 	}
 	return out

@@ -45,7 +45,8 @@ type SQL struct {
 	ms   merchants // the merchants and terminals, and the transaction's copies
 	vals values    // the sandbox's own state (Value)
 
-	counters func() []Counter            // request counters not yet written (nil: none)
+	counters      func() []Counter // the request counters as they are now (SetCounters)
+	countersDirty atomic.Bool      // the counters changed since they were last written (CountersChanged)
 	reqs     [][]byte                    // request log lines not yet written
 	diagN    int                         // commits since the counters and request lines were last written
 	diagAt   time.Time                   // when they were last written (monotonic)

@@ -52,8 +52,14 @@ func (st *SQL) SaveFaults(encoded []byte) { st.setMeta("faults", json.RawMessage
 // log's pages with every change. A kill loses the request lines and
 // counts of at most that interval before the last change and those after
 // it, never a resource. CountersChanged says the request counters
-// changed; counters gives them when they are written.
-func (st *SQL) CountersChanged(counters func() []Counter) { st.counters = counters }
+// changed: it may be called without the sandbox's lock (a request counts
+// itself on arrival, before it takes the lock, if it takes it at all);
+// the counters SetCounters gave are read when they are written.
+func (st *SQL) CountersChanged() { st.countersDirty.Store(true) }
+
+// SetCounters gives the request counters as they are when written, under
+// the sandbox's lock; set once, before the first section.
+func (st *SQL) SetCounters(counters func() []Counter) { st.counters = counters }
 
 // LogRequest records one line of the request log, as the sandbox encodes
 // it (JSON).
@@ -117,13 +123,12 @@ func (st *SQL) flushLazy(all bool) {
 		return
 	}
 	st.diagN, st.diagAt = 0, time.Now()
-	if st.counters != nil {
+	if st.countersDirty.Swap(false) && st.counters != nil {
 		c := st.counters()
 		if c == nil {
 			c = []Counter{}
 		}
 		st.setMeta("counters", c)
-		st.counters = nil
 	}
 	if len(st.reqs) > 0 {
 		for _, r := range st.reqs {

@@ -166,7 +166,7 @@ func (st *SQL) Reset() {
 	clear(st.pm)
 	clear(st.po)
 	clear(st.wd)
-	st.counters = nil
+	st.countersDirty.Store(false)
 	start := st.deps.Start()
 	for _, m := range start {
 		st.insertMerchant(m)
