@@ -99,9 +99,9 @@ type Service struct {
 	// below and the fields marked "under the lock"; every section under
 	// it (begin) ends with commit, which commits the store before the
 	// answer is written.
-	grp      *storage.Group[heldHook]
-	tx       storage.Txn      // under the lock: the section's transaction, the store's (begin)
-	jr       journal          // the diagnostics, kept apart from the resources
+	grp *storage.Group[heldHook]
+	tx  storage.Txn // under the lock: the section's transaction, the store's (begin)
+	jr  journal     // the diagnostics, kept apart from the resources
 
 	feed    *feed.Hub[feed.Notification] // GET /sandbox/listen: each merchant's notifications (listen.go)
 	reqFeed *feed.Log[any]               // GET /sandbox/requests?follow=1: the request log as it grows

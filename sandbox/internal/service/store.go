@@ -48,10 +48,10 @@ type journal interface {
 // the only copy, and nothing survives it.
 type memJournal struct{}
 
-func (memJournal) saveOffset(time.Duration)      {}
-func (memJournal) saveFaults([]api.Fault)        {}
-func (memJournal) logRequest(RequestRecord)      {}
-func (memJournal) deliveryUpdated(Delivery)      {}
+func (memJournal) saveOffset(time.Duration) {}
+func (memJournal) saveFaults([]api.Fault)   {}
+func (memJournal) logRequest(RequestRecord) {}
+func (memJournal) deliveryUpdated(Delivery) {}
 
 // ErrNoDriver is Open's answer when Config.DBPath is set but no database
 // driver is registered: the program lacks the import it names.

@@ -45,13 +45,13 @@ type SQL struct {
 	ms   merchants // the merchants and terminals, and the transaction's copies
 	vals values    // the sandbox's own state (Value)
 
-	counters      func() []Counter // the request counters as they are now (SetCounters)
-	countersDirty atomic.Bool      // the counters changed since they were last written (CountersChanged)
-	reqs     [][]byte                    // request log lines not yet written
-	diagN    int                         // commits since the counters and request lines were last written
-	diagAt   time.Time                   // when they were last written (monotonic)
-	dlv      map[string]webhook.Delivery // delivery records not yet written
-	closed   bool
+	counters      func() []Counter            // the request counters as they are now (SetCounters)
+	countersDirty atomic.Bool                 // the counters changed since they were last written (CountersChanged)
+	reqs          [][]byte                    // request log lines not yet written
+	diagN         int                         // commits since the counters and request lines were last written
+	diagAt        time.Time                   // when they were last written (monotonic)
+	dlv           map[string]webhook.Delivery // delivery records not yet written
+	closed        bool
 
 	// What the open transaction changed: the payments, payouts and
 	// withdrawals it wrote, by id, and whether it wrote anything else
