@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox/internal/api"
 	"github.com/paykit-dev/paykit-go/sandbox/internal/remote"
 )
 
@@ -139,27 +140,14 @@ func (r *Remote) Listen(ctx context.Context, fn func(ListenEvent) error, opts ..
 	if fn == nil {
 		return fmt.Errorf("sandbox: Listen: %w: no function to call with the events", ErrInvalidArgument)
 	}
-	if err := checkListenToken(o.token); err != nil {
-		return err
+	if err := api.CheckListenToken(o.token); err != nil {
+		// The sandbox would refuse it: say so before any request.
+		return fmt.Errorf("sandbox: Listen: %w: %v", ErrInvalidArgument, err)
 	}
 	return r.conn().Listen(ctx, o.events, o.token, o.resume, o.after, func(ev remote.Event) error {
 		return fn(ListenEvent{Session: (*ListenSession)(ev.Session),
 			Notification: (*ListenNotification)(ev.Notification), Missed: (*ListenMissed)(ev.Missed)})
 	})
-}
-
-// checkListenToken refuses, before any request, a token the sandbox would
-// refuse.
-func checkListenToken(t string) error {
-	if len(t) > 256 {
-		return fmt.Errorf("sandbox: Listen: %w: the token is longer than 256 characters", ErrInvalidArgument)
-	}
-	for _, c := range []byte(t) {
-		if c <= ' ' || c >= 0x7f {
-			return fmt.Errorf("sandbox: Listen: %w: the token must be printable ASCII without spaces", ErrInvalidArgument)
-		}
-	}
-	return nil
 }
 
 // RequestEvent is one event of the request log's follow: a record, or a

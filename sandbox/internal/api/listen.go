@@ -87,7 +87,7 @@ func (a *API) listen(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := q.Get("token")
-	if err := checkListenToken(token); err != nil {
+	if err := CheckListenToken(token); err != nil {
 		WriteError(w, NewError(http.StatusBadRequest, CodeControlInvalid, err.Error()))
 		return
 	}
@@ -163,9 +163,10 @@ func kindFilter(events string) (func(feed.Notification) bool, error) {
 	return func(n feed.Notification) bool { return slices.Contains(kinds, n.Kind) }, nil
 }
 
-// checkListenToken refuses a ?token= that could not be sent as a header
-// value as given.
-func checkListenToken(t string) error {
+// CheckListenToken refuses a ?token= that could not be sent as a header
+// value as given: the one rule, which the Remote's Listen applies too
+// before any request.
+func CheckListenToken(t string) error {
 	if len(t) > MaxListenToken {
 		return fmt.Errorf("token must be at most %d characters", MaxListenToken)
 	}
