@@ -141,10 +141,6 @@ type Event struct {
 // reconnections), resuming after position after when resume is set, and
 // calls fn with each event until ctx ends or fn returns an error.
 func (c *Conn) Listen(ctx context.Context, events []string, token string, resume bool, after uint64, fn func(Event) error) error {
-	q := url.Values{}
-	if len(events) > 0 {
-		q.Set("events", strings.Join(events, ","))
-	}
 	s := c.stream("/sandbox/listen", true)
 	s.Resume, s.After = resume, after
 	return s.Run(ctx, func(ev sse.Event) error {
@@ -182,14 +178,14 @@ func (c *Conn) Listen(ctx context.Context, events []string, token string, resume
 		}
 		return nil // an event of a later sandbox: not ours to read
 	}, func() url.Values {
-		qq := url.Values{}
-		for k, v := range q {
-			qq[k] = v
+		q := url.Values{}
+		if len(events) > 0 {
+			q.Set("events", strings.Join(events, ","))
 		}
 		if token != "" {
-			qq.Set("token", token)
+			q.Set("token", token)
 		}
-		return qq
+		return q
 	})
 }
 
