@@ -96,7 +96,7 @@ func (a *API) listen(w http.ResponseWriter, r *http.Request) {
 	}
 	sub, from := log.Subscribe(resume, after, keep)
 	defer sub.Close()
-	stream(w, r, sub, "session", listenSession{Token: token, Position: from}, func(b *bytes.Buffer, it feed.Item[feed.Notification]) {
+	stream(w, r, sub, listenSession{Token: token, Position: from}, func(b *bytes.Buffer, it feed.Item[feed.Notification]) {
 		n := it.Value
 		tok := n.Token
 		if tok == "" {
@@ -124,7 +124,7 @@ func followRequests(w http.ResponseWriter, r *http.Request, log *feed.Log[any]) 
 	}
 	sub, from := log.Subscribe(resume, after, nil)
 	defer sub.Close()
-	stream(w, r, sub, "session", struct {
+	stream(w, r, sub, struct {
 		Position uint64 `json:"position"`
 	}{from}, func(b *bytes.Buffer, it feed.Item[any]) { writeEvent(b, it.Pos, "request", it.Value) })
 }
@@ -194,13 +194,13 @@ func clip(s string) string {
 }
 
 // stream writes a feed as Server-Sent Events until the client goes, the
-// feed ends or a write stalls for writeWait: first the session event,
-// then each item as write renders it (a Missed as a "missed" event), with
+// feed ends or a write stalls for writeWait: first the "session" event
+// (session), then each item as write renders it (a Missed as a "missed" event), with
 // a comment line every keepAlive when there is nothing to say. The
 // handler's read deadline is lifted (the http.Server's ReadTimeout would
 // otherwise end the request's context) and each write gets its own
 // deadline in place of the WriteTimeout.
-func stream[T any](w http.ResponseWriter, r *http.Request, sub *feed.Sub[T], event string, first any,
+func stream[T any](w http.ResponseWriter, r *http.Request, sub *feed.Sub[T], session any,
 	write func(*bytes.Buffer, feed.Item[T])) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
@@ -209,7 +209,7 @@ func stream[T any](w http.ResponseWriter, r *http.Request, sub *feed.Sub[T], eve
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no") // a proxy in front must not hold events back
 	var b bytes.Buffer
-	writeEvent(&b, 0, event, first)
+	writeEvent(&b, 0, "session", session)
 	send := func() bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(writeWait))
 		if _, err := w.Write(b.Bytes()); err != nil {
