@@ -232,9 +232,7 @@ func (l *Log[T]) Subscribe(resume bool, after uint64, keep func(T) bool) (*Sub[T
 	case after+1 < first:
 		m = &Missed{From: after + 1, To: first - 1, Count: int(first - 1 - after), Reason: ReasonWindow}
 	}
-	if m != nil {
-		s.missed = m
-	}
+	s.missed = m
 	n := len(l.window)
 	for i := 0; i < n; i++ {
 		it := l.window[(l.start+i)%n]
