@@ -484,22 +484,37 @@ func (d *Dispatcher) Queue(key string, dl Outgoing) {
 	}
 	d.seq++
 	dl.seq = d.seq
-	if d.faults.On() {
-		d.queueFaultyLocked(key, dl)
-		return
+	items := []Outgoing{dl}
+	if d.faults.On() { // dl's draws (faults.go), and its duplicate
+		if dup := d.decideLocked(&items[0]); dup != nil {
+			d.seq++
+			dup.seq = d.seq
+			items = append(items, *dup)
+		}
 	}
-	d.Record(key, dl)
-	if d.pending == 0 {
-		d.idle = make(chan struct{})
+	for _, it := range items {
+		d.Record(key, it)
+		if d.pending == 0 {
+			d.idle = make(chan struct{})
+		}
+		d.pending++
 	}
-	d.pending++
-	if q := d.queues[key]; q != nil {
-		q.items = append(q.items, dl) // its head is being delivered: this one follows
-		return
+	q := d.queues[key]
+	switch {
+	case q == nil:
+		q = &hookQueue{key: key, items: items}
+		d.queues[key] = q
+		d.readyLocked(q)
+	case q.parked && !q.items[0].holdUntil.IsZero():
+		// The head held for reordering is overtaken: this one goes first.
+		held := &q.items[0]
+		held.holdUntil, held.holdWait = time.Time{}, 0
+		q.items = append(items, q.items...)
+		d.unparkLocked(q)
+		d.readyLocked(q)
+	default:
+		q.items = append(q.items, items...) // its head is being delivered: these follow
 	}
-	q := &hookQueue{key: key, items: []Outgoing{dl}}
-	d.queues[key] = q
-	d.dueLocked(q)
 }
 
 // attempt makes one POST and records it. ok is a 2xx answer; retry is

@@ -261,38 +261,3 @@ func (d *Dispatcher) Wake(now time.Time) {
 		d.dueLocked(q)
 	}
 }
-
-// queueFaultyLocked is Queue with faults: dl's draws, its duplicate, and a
-// delivery held for reordering overtaken by this one.
-func (d *Dispatcher) queueFaultyLocked(key string, dl Outgoing) {
-	dup := d.decideLocked(&dl)
-	items := []Outgoing{dl}
-	if dup != nil {
-		d.seq++
-		dup.seq = d.seq
-		items = append(items, *dup)
-	}
-	for _, it := range items {
-		d.Record(key, it)
-		if d.pending == 0 {
-			d.idle = make(chan struct{})
-		}
-		d.pending++
-	}
-	q := d.queues[key]
-	switch {
-	case q == nil:
-		q = &hookQueue{key: key, items: items}
-		d.queues[key] = q
-		d.readyLocked(q)
-	case q.parked && !q.items[0].holdUntil.IsZero():
-		// The held delivery is overtaken: this one goes first.
-		held := &q.items[0]
-		held.holdUntil, held.holdWait = time.Time{}, 0
-		q.items = append(items, q.items...)
-		d.unparkLocked(q)
-		d.readyLocked(q)
-	default:
-		q.items = append(q.items, items...)
-	}
-}
