@@ -160,10 +160,6 @@ type refusal struct {
 func (e refusal) Error() string { return e.msg }
 func (e refusal) Unwrap() error { return e.sentinel }
 
-// The conversion fails to compile when Fault and the body of
-// POST /sandbox/faults part ways.
-var _ = Fault(api.Fault{})
-
 // The listen feed (GET /sandbox/listen) and the request log's follow
 // (GET /sandbox/requests?follow=1) keep a window of their latest events
 // for a client that reconnects, and a bounded queue per client.

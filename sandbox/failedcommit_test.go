@@ -145,13 +145,7 @@ func TestDBFileRemovedUnderARunningSandbox(t *testing.T) {
 			path := filepath.Join(dir, "sandbox.db")
 			e := dbEnv(t, path, &clock{t: base}, Config{})
 			e.createPayment(`{"ext_id":"kept","amount":100}`)
-			ready := func() int {
-				res, err := http.Get(e.ts.URL + ReadyzPath)
-				must(t, err)
-				res.Body.Close()
-				return res.StatusCode
-			}
-			eq(t, ready(), 200)
+			eq(t, e.readyz(), 200)
 
 			switch how {
 			case "removed":
@@ -160,12 +154,12 @@ func TestDBFileRemovedUnderARunningSandbox(t *testing.T) {
 				must(t, os.WriteFile(filepath.Join(dir, "other"), nil, 0o600))
 				must(t, os.Rename(filepath.Join(dir, "other"), path))
 			}
-			eq(t, ready(), 503)
+			eq(t, e.readyz(), 503)
 			wantStatus(t, e.do("POST", "/v1/payments", `{"ext_id":"lost","amount":200}`), 503, "SANDBOX_STORE")
 			wantStatus(t, e.do("POST", "/v1/transfers", `{"from_terminal_id":"term_sandbox_main","to_terminal_id":"term_sandbox_reserve","amount":5}`),
 				503, "SANDBOX_STORE")
 			wantDec(t, e.balance(DefaultMainTerminalID), "1000")
-			eq(t, ready(), 503)
+			eq(t, e.readyz(), 503)
 		})
 	}
 }

@@ -50,14 +50,20 @@ func (e *env) syncs() int {
 // be running it).
 func (e *env) untilWaiting(n int) {
 	e.t.Helper()
+	p := e.sb.svc.Probe()
+	e.until(func() bool { return p.Waiting() == n }, func() string {
+		return fmt.Sprintf("%d sections waiting for a sync, want %d", p.Waiting(), n)
+	})
+}
+
+// until polls reached until it holds, and fails with what saw says when
+// it does not before a deadline.
+func (e *env) until(reached func() bool, saw func() string) {
+	e.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := e.sb.svc.Probe().Waiting()
-		if got == n {
-			return
-		}
+	for !reached() {
 		if time.Now().After(deadline) {
-			e.t.Fatalf("%d sections waiting for a sync, want %d", got, n)
+			e.t.Fatal(saw())
 		}
 		runtime.Gosched()
 	}
@@ -275,13 +281,10 @@ func TestCloseCompletesAWaitingSync(t *testing.T) {
 // untilEntering waits until n sections wait to take the Server's lock.
 func (e *env) untilEntering(n int32) {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for e.sb.svc.Probe().Entering() != n {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%d sections waiting to begin, want %d", e.sb.svc.Probe().Entering(), n)
-		}
-		runtime.Gosched()
-	}
+	p := e.sb.svc.Probe()
+	e.until(func() bool { return p.Entering() == n }, func() string {
+		return fmt.Sprintf("%d sections waiting to begin, want %d", p.Entering(), n)
+	})
 }
 
 // commits is how many commits of a change the SQL store made.

@@ -410,10 +410,7 @@ func TestDBStoreFailureIsUnavailable(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sandbox.db")
 	e := dbEnv(t, path, &clock{t: base}, Config{})
 	id := e.createPayment(`{"ext_id":"f-1","amount":100}`).str("id")
-	res, err := http.Get(e.ts.URL + ReadyzPath)
-	must(t, err)
-	res.Body.Close()
-	eq(t, res.StatusCode, 200)
+	eq(t, e.readyz(), 200)
 
 	e.sb.svc.Probe().Store().(*storage.SQL).DB().Close()
 	wantStatus(t, e.do("POST", "/v1/payments", `{"ext_id":"f-2","amount":100}`), 503, "SANDBOX_STORE")
@@ -422,10 +419,7 @@ func TestDBStoreFailureIsUnavailable(t *testing.T) {
 		t.Fatalf("control after the failure: %v", err)
 	}
 	wantStatus(t, e.control("/sandbox/payments/"+id+"/verify", `{"outcome":"completed"}`), 503, "SANDBOX_STORE")
-	res, err = http.Get(e.ts.URL + ReadyzPath)
-	must(t, err)
-	res.Body.Close()
-	eq(t, res.StatusCode, 503)
+	eq(t, e.readyz(), 503)
 }
 
 // Terminals configured differently from a used file's are reported in the

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -171,18 +170,10 @@ func transferBody(amount int) string {
 // transaction is left open: every one of them has its commit.
 func (e *env) untilCommittedAndWaiting(n int) {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		open := e.sb.svc.Probe().Open()
-		waiting := e.sb.svc.Probe().Waiting()
-		if open == 0 && waiting == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%d sections waiting for a sync, %d open; want %d, 0", waiting, open, n)
-		}
-		runtime.Gosched()
-	}
+	p := e.sb.svc.Probe()
+	e.until(func() bool { return p.Open() == 0 && p.Waiting() == n }, func() string {
+		return fmt.Sprintf("%d sections waiting for a sync, %d open; want %d, 0", p.Waiting(), p.Open(), n)
+	})
 }
 
 // collect gathers n answers, releasing every sync the gate holds meanwhile

@@ -4,7 +4,7 @@
 // of the state machine. The test values (testvalues.go) choose each
 // resource's outcome; the one that refuses a payment at creation (404.04)
 // is asked by the ledger's creation rule through RefuseCreate, which
-// package sandbox passes as ledger.Env.Refuse. Package sandbox fills the
+// sandbox/internal/service passes as ledger.Env.Refuse. The service is the
 // Target; this package never imports it.
 package autopilot
 

@@ -41,8 +41,8 @@ type Verbs interface {
 
 // Fault is an injected fault: the body of POST /sandbox/faults, the
 // dashboard's fault form, and one shot of it as the API serves it. It has the fields of the sandbox's
-// public Fault, which converts to and from it (the conversion stops
-// compiling if the two part ways); see sandbox.Fault for what each means.
+// public Fault, which converts to it (sandbox's InjectFault: the conversion
+// stops compiling if the two part ways); see sandbox.Fault for what each means.
 type Fault struct {
 	// Method is the HTTP method to match, "" for any.
 	Method string `json:"method"`

@@ -13,7 +13,7 @@ import (
 // InjectFault arms f for the next Count matching requests. It returns an
 // error wrapping ErrInvalidArgument for an unknown mode, a path that does
 // not start with "/" or negative numbers.
-func (s *Service) InjectFault(f api.Fault) error {
+func (s *Service) InjectFault(f api.Fault) (err error) {
 	switch f.Mode {
 	case api.FaultErrorBefore, api.FaultDropAfter, api.FaultDelay, api.FaultRetryAfter:
 	default:
@@ -36,8 +36,9 @@ func (s *Service) InjectFault(f api.Fault) error {
 		f.RetryAfterS = 1
 	}
 	s.begin()
+	defer s.endErr(&err) // NotKept or MaybeKept when the fault was not kept, or may not be
 	s.setFaultsLocked(append(slices.Clone(s.faultsLocked()), f))
-	return orNil(s.end()) // NotKept or MaybeKept when the fault was not kept, or may not be
+	return nil
 }
 
 // Arrived counts the request under its route pattern and consumes one

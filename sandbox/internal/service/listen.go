@@ -6,18 +6,10 @@ import (
 	"github.com/paykit-dev/paykit-go/sandbox/internal/feed"
 )
 
-// The listen feed (GET /sandbox/listen) and the request log's follow
-// (GET /sandbox/requests?follow=1) keep a window of their latest events
-// for a client that reconnects, and a bounded queue per client.
+// The listen feed's window and queue (sandbox.DefaultListenWindow and
+// DefaultListenBuffer say what they bound).
 const (
-	// ListenWindow is how many of a merchant's latest
-	// notifications the listen feed keeps for a listener that resumes
-	// (Last-Event-ID); one that resumes from further back is told what it
-	// missed.
 	ListenWindow = 1000
-	// ListenBuffer is how many events wait for one slow listener
-	// (or request-log follower) before its oldest are dropped, and it is
-	// told so: it never holds up the sandbox.
 	ListenBuffer = 256
 )
 

@@ -52,14 +52,6 @@ func (s *Service) endErr(err *error) {
 	}
 }
 
-// orNil is e as an error: nil when e is (never a typed nil).
-func orNil(e *ledger.Error) error {
-	if e == nil {
-		return nil
-	}
-	return e
-}
-
 // The outcomes of a section whose store failed (end).
 var (
 	errNotKept = &ledger.Error{Kind: ledger.NotKept, Code: spec.CodeSandboxStore,

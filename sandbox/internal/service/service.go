@@ -231,7 +231,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Service) LargeBodiesInFlight() int { return s.api.LargeBodiesInFlight() }
 
 // resetLocked rebuilds the starting state from the configuration. The
-// caller holds s.mu.
+// caller is in a section (begin).
 func (s *Service) resetLocked() {
 	s.tx.SetValue(offsetKey, time.Duration(0))
 	s.tx.Reset()

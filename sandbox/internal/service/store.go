@@ -30,15 +30,15 @@ func inFlight(tx storage.Txn) []autopilot.InFlight {
 }
 
 // journal keeps the sandbox's diagnostics, apart from its resources: the
-// clock offset, the faults, the request counters and log, and the
-// delivery log's updates. In memory they live in the Service alone
-// (memJournal keeps nothing); with Config.DBPath they are written with
-// the next change, so that a restart finds them.
+// clock offset, the faults, the request log and the delivery log's
+// updates (the request counters reach the SQL store through
+// SetCounters/CountersChanged instead). In memory they live in the
+// Service alone (memJournal keeps nothing); with Config.DBPath they are
+// written with the next change, so that a restart finds them.
 type journal interface {
 	saveOffset(d time.Duration)
 	saveFaults(f []api.Fault)
-	// logRequest records one line of the request log, lazily like
-	// saveCounters.
+	// logRequest records one line of the request log, lazily.
 	logRequest(r RequestRecord)
 	// deliveryUpdated records a delivery's attempts and state, lazily.
 	deliveryUpdated(rec Delivery)

@@ -17,7 +17,7 @@ import (
 // The dashboard at /sandbox/ui is the browser face of the controls: the
 // people who test a checkout (QA, product, frontend) see what their test
 // created and press the outcome the real service would decide, without
-// writing curl. Everything it shows is read under s.mu and every action
+// writing curl. Everything it shows is read in one section and every action
 // calls the same method the JSON controls call, so the dashboard can never
 // do something the controls cannot.
 
@@ -39,7 +39,7 @@ func (s *Service) ActionError(err error) (int, string) {
 // Invalid is the refusal of a form field that cannot be read.
 func (s *Service) Invalid(msg string) error { return refusal(ledger.Invalid, msg) }
 
-// Dashboard reads the state the page needs under s.mu (after lazy expiry,
+// Dashboard reads the state the page needs in one section (after lazy expiry,
 // so what is due shows as CANCELLED); web renders it after the lock is
 // released.
 func (s *Service) Dashboard(page, errMsg string, refresh int) web.Data {

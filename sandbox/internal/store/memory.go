@@ -393,7 +393,7 @@ func createdBefore(a time.Time, aID string, b time.Time, bID string) bool {
 }
 
 // Outbox keeps nothing: in memory a delivery lives in the dispatcher
-// alone, as the rest of the Server's memory does.
+// alone, as the rest of the Service's memory does.
 func (s *Memory) Outbox(string, webhook.Outgoing) {}
 
 // Commit ends the transaction's view; what was saved is kept already, so

@@ -55,7 +55,7 @@ type SQL struct {
 
 	// What the open transaction changed: the payments, payouts and
 	// withdrawals it wrote, by id, and whether it wrote anything else
-	// (the Server's memory: terminals, clock, faults, or the outbox).
+	// (the Service's memory: terminals, clock, faults, or the outbox).
 	changedIDs  map[string]struct{}
 	changedMore bool
 	secWrote    bool // the section changed something
@@ -259,7 +259,7 @@ func (st *SQL) pending() bool { return st.tx != nil && st.wrote && st.err == nil
 // needs is the commit the section's answer waits for: its own last commit
 // of a change, the commit that last changed a row it looked up, the last
 // commit of all when it ran any other query, and the last commit that
-// changed the Server's memory in any case (its reads go unseen by the
+// changed the Service's memory in any case (its reads go unseen by the
 // store). What is at most synced needs no wait. It forgets what synced
 // covers, and starts the next section.
 func (st *SQL) needs(synced uint64) uint64 {

@@ -36,7 +36,7 @@ func (st *SQL) meta(key string, v any) bool {
 }
 
 // The journal: the sandbox's diagnostics, kept with the resources' next
-// commit (package sandbox's journal interface calls these).
+// commit (sandbox/internal/service's journal interface calls these).
 
 // SaveOffset records the clock offset.
 func (st *SQL) SaveOffset(d time.Duration) { st.setMeta("offset", int64(d)) }

@@ -2,9 +2,10 @@
 // payment page's templates, stylesheet and script, the words they speak,
 // the rendering of both from view structs (Data, PayData), and their routes:
 // the guards (the control guard of package guard, same origin, form token)
-// and the parsing of every form. It never imports package sandbox: what a
-// page shows and what a form does come from a Backend, which package
-// sandbox implements with the controls the JSON API and the Go API use.
+// and the parsing of every form. It never imports the application: what a
+// page shows and what a form does come from a Backend, which
+// sandbox/internal/service implements with the controls the JSON API and
+// the Go API use.
 package web
 
 import (
