@@ -54,8 +54,9 @@ type SQL struct {
 	closed        bool
 
 	// What the open transaction changed: the payments, payouts and
-	// withdrawals it wrote, by id, and whether it wrote anything else
-	// (the Service's memory: terminals, clock, faults, or the outbox).
+	// withdrawals it wrote, by id, and whether it wrote anything else,
+	// which is not tracked by id (terminals, merchants' counters, the
+	// clock offset, faults, or the outbox).
 	changedIDs  map[string]struct{}
 	changedMore bool
 	secWrote    bool // the section changed something
