@@ -260,8 +260,8 @@ func (st *SQL) pending() bool { return st.tx != nil && st.wrote && st.err == nil
 // needs is the commit the section's answer waits for: its own last commit
 // of a change, the commit that last changed a row it looked up, the last
 // commit of all when it ran any other query, and the last commit that
-// changed the Service's memory in any case (its reads go unseen by the
-// store). What is at most synced needs no wait. It forgets what synced
+// changed what is not tracked by id (changedMore) in any case: reads of
+// it go unseen. What is at most synced needs no wait. It forgets what synced
 // covers, and starts the next section.
 func (st *SQL) needs(synced uint64) uint64 {
 	n := max(st.need, st.moreSeq)
