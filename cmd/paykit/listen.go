@@ -188,7 +188,7 @@ func (l *listener) event(ev sandbox.ListenEvent) error {
 	if ans.status == 0 {
 		res = "no answer (" + ans.err + ")"
 	}
-	return a.followLine(a.out, d, []string{a.when(time.Now()), n.Kind, n.ID, n.Status, "->", res, strconv.FormatInt(d.Millis, 10) + "ms"})
+	return a.followLine(d, []string{a.when(time.Now()), n.Kind, n.ID, n.Status, "->", res, strconv.FormatInt(d.Millis, 10) + "ms"})
 }
 
 // printNotification prints one notification as JSON: its headers (the
