@@ -34,7 +34,7 @@ func newCmdSandboxLogs(a *app, runF func(context.Context, *SandboxLogsOptions) e
 	cmd := &cobra.Command{
 		Use:   "logs [--follow] [--path P] [--status N] [--method M]",
 		Short: "Show the sandbox's request log: method, path, status, latency, merchant, fault applied",
-		Long: "logs prints the requests the sandbox answered, oldest first (at most the 500 it keeps), with\n" +
+		Long: "logs prints the requests the sandbox answered, oldest first (at most the " + strconv.Itoa(sandbox.DefaultRequestLogSize) + " it keeps), with\n" +
 			"their paths masked as the sandbox's log masks them. --follow then prints each new one as the\n" +
 			"sandbox answers it, one line each (-o json: one JSON object a line), reconnecting by itself and\n" +
 			"saying so when records were lost, until Ctrl-C (exit 130) or --timeout (exit 0). The control\n" +
