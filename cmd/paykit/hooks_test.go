@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -409,7 +410,7 @@ func TestTriggerEveryFinalState(t *testing.T) {
 	}
 	for enum, kind := range kinds {
 		for _, s := range specEnum(t, spec, enum) {
-			if slicesContains(nonFinal[enum], s) {
+			if slices.Contains(nonFinal[enum], s) {
 				continue
 			}
 			if !ends[kind+" "+s] {
@@ -474,15 +475,6 @@ func TestTriggerEveryFinalState(t *testing.T) {
 			}
 		})
 	}
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func TestTriggerSession(t *testing.T) {
