@@ -195,11 +195,7 @@ func (e *testEnv) background(vars map[string]string, args ...string) *process {
 func (e *testEnv) backgroundOf(path string, vars map[string]string, args ...string) *process {
 	e.t.Helper()
 	cmd := exec.Command(path, args...)
-	home := e.t.TempDir()
-	cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH"), "TZ=UTC"}
-	for k, v := range vars {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd.Env = e.commandEnv(vars)
 	p := &process{cmd: cmd, out: make(chan string, 256), errs: make(chan string, 256), done: make(chan struct{})}
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
