@@ -204,19 +204,8 @@ func (l *listener) printNotification(n *sandbox.ListenNotification) error {
 	}
 	// The requisites are a payer's or recipient's card or phone number:
 	// remembered, so that maskJSON masks them (unless --unmask).
-	var req struct {
-		Requisites json.RawMessage `json:"requisites"`
-	}
-	if json.Unmarshal(n.Body, &req) == nil {
-		var s string
-		var obj struct {
-			Value string `json:"value"`
-		}
-		if json.Unmarshal(req.Requisites, &s) == nil {
-			l.a.mask(s)
-		} else if json.Unmarshal(req.Requisites, &obj) == nil {
-			l.a.mask(obj.Value)
-		}
+	for _, s := range sensitiveStrings(n.Body) {
+		l.a.mask(s)
 	}
 	body := json.RawMessage(l.a.maskJSON(n.Body))
 	if !json.Valid(body) {
