@@ -39,66 +39,34 @@ type bankList struct {
 // the bank's name, a create's params its code. Only a non-empty list is
 // kept: an empty one proves nothing about any bank.
 type bankCache struct {
-	mu sync.Mutex
-	// names maps a lower-case code to its first non-blank name; nil until
-	// a list was read.
-	names map[string]string
-	// more maps a lower-case code to its further names when the list
-	// gives it several, and a code listed only without a name (null,
-	// missing or blank) to none: such an entry is evidence of nothing.
-	more map[string][]string
-	gen  uint64        // counts the lists read into names
-	busy chan struct{} // closed when the ListBanks in flight ends
+	mu    sync.Mutex
+	names bankIndex     // nil until a list was read
+	gen   uint64        // counts the lists read into names
+	busy  chan struct{} // closed when the ListBanks in flight ends
 }
 
-// bankIndex is one list read into the cache.
-type bankIndex struct {
-	names map[string]string
-	more  map[string][]string
-}
+// bankIndex is one list read into the cache: a lower-case code to every
+// non-blank name the list gives it (a code listed more than once has the
+// names of all its entries). A code listed only without a name (null,
+// missing or blank) is kept with none: such an entry is evidence of
+// nothing, but the code is listed.
+type bankIndex map[string][]string
 
-// index reads a list; codes are keyed in lower case, and a code listed
-// more than once has every name its entries give.
+// index reads a list into a bankIndex.
 func index(banks []Bank) bankIndex {
-	all := make(map[string][]string, len(banks))
+	x := make(bankIndex, len(banks))
 	for _, bk := range banks {
 		code := strings.ToLower(strings.TrimSpace(bk.Code))
 		if code == "" {
 			continue
 		}
-		ns := all[code] // a name listed twice is compared twice: no quadratic dedup
+		ns := x[code] // a name listed twice is compared twice: no quadratic dedup
 		if name := strings.TrimSpace(bk.Name); name != "" {
 			ns = append(ns, name)
 		}
-		all[code] = ns // listed, even without a name
-	}
-	x := bankIndex{names: make(map[string]string, len(all))}
-	for code, ns := range all {
-		if len(ns) > 0 {
-			x.names[code], ns = ns[0], ns[1:]
-			if len(ns) == 0 {
-				continue
-			}
-		}
-		if x.more == nil {
-			x.more = map[string][]string{}
-		}
-		x.more[code] = ns
+		x[code] = ns // listed, even without a name
 	}
 	return x
-}
-
-// namesOf returns every name the list gives code (lower case), and
-// whether the list has the code at all.
-func (x bankIndex) namesOf(code string) (names []string, listed bool) {
-	first, named := x.names[code]
-	more, nameless := x.more[code]
-	if named {
-		names = append([]string{first}, more...)
-	} else {
-		names = more
-	}
-	return names, named || nameless
 }
 
 // bankNames returns the cached list once it is newer than generation
@@ -111,7 +79,7 @@ func (c *Client) bankNames(ctx context.Context, after uint64) (x bankIndex, gen 
 	for {
 		b.mu.Lock()
 		if b.names != nil && b.gen > after {
-			x, gen = bankIndex{names: b.names, more: b.more}, b.gen
+			x, gen = b.names, b.gen
 			b.mu.Unlock()
 			return x, gen, fresh, nil
 		}
@@ -122,7 +90,7 @@ func (c *Client) bankNames(ctx context.Context, after uint64) (x bankIndex, gen 
 				fresh = true
 				continue
 			case <-ctx.Done():
-				return bankIndex{}, 0, false, fmt.Errorf("waiting for ListBanks: %w", ctx.Err())
+				return nil, 0, false, fmt.Errorf("waiting for ListBanks: %w", ctx.Err())
 			}
 		}
 		busy := make(chan struct{})
@@ -135,15 +103,14 @@ func (c *Client) bankNames(ctx context.Context, after uint64) (x bankIndex, gen 
 		}
 		b.mu.Lock()
 		if err == nil {
-			x := index(banks)
-			b.names, b.more = x.names, x.more
+			b.names = index(banks)
 			b.gen++
 		}
 		b.busy = nil
 		close(busy)
 		b.mu.Unlock()
 		if err != nil {
-			return bankIndex{}, 0, false, err
+			return nil, 0, false, err
 		}
 		fresh = true
 	}
@@ -184,7 +151,7 @@ func (c *Client) bankVerdict(ctx context.Context, code, name string) (sameness, 
 // once: a list or a name of megabytes costs their length, not its product.
 func (x bankIndex) verdict(code, name string) (sameness, error) {
 	code = strings.ToLower(strings.TrimSpace(code))
-	own, listed := x.namesOf(code)
+	own, listed := x[code]
 	got := formOf(name)
 	if got.compare(formOf(code)) == same {
 		return same, nil
@@ -218,11 +185,10 @@ func (x bankIndex) verdict(code, name string) (sameness, error) {
 // the name got, "" if none.
 func (x bankIndex) codeNamed(got nameForm, except string) string {
 	found := ""
-	for code := range x.names {
+	for code, ns := range x {
 		if code == except || found != "" && code > found {
 			continue
 		}
-		ns, _ := x.namesOf(code)
 		for _, n := range ns {
 			if got.compare(formOf(n)) == same {
 				found = code

@@ -318,7 +318,7 @@ func runOracleBelow(t *testing.T, op *oracleOp, world, banks uint8, script []byt
 	}
 	if world&0x40 != 0 && op.kind == createPaymentKind {
 		// A stale cache: filled before the bank was renamed.
-		c.banks.names, c.banks.gen = map[string]string{oracleBankCode: oracleBankName, "vtb": "VTB"}, 1
+		c.banks.names, c.banks.gen = bankIndex{oracleBankCode: {oracleBankName}, "vtb": {"VTB"}}, 1
 		w.mu.Lock()
 		w.bankName = oracleRenamedBank
 		w.mu.Unlock()

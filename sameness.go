@@ -85,7 +85,7 @@ const (
 )
 
 // sameName compares names for people (a holder's; a bank's name goes
-// through bankVerdict, on compareNames) as they are written: without
+// through bankVerdict, on the same nameForms) as they are written: without
 // regard to case, to how many spaces separate the words, to Unicode form
 // where Russian names decompose (И or и with U+0306 is Й or й, Е or е with
 // U+0308 is Ё or ё; likewise Ў and Ї), to ё against е, which services and
@@ -99,24 +99,18 @@ const (
 // transliteration is the same person). Neither name is ever echoed: a
 // holder's name is personal data.
 func sameName(what, got, asked string) (sameness, error) {
-	switch v, g, a := compareNames(got, asked); {
-	case g == "" || a == "":
+	g, a := formOf(got), formOf(asked)
+	switch v := g.compare(a); {
+	case g.key == "" || a.key == "":
 		return cannotTell, fmt.Errorf("the %s is missing", what)
 	case v == same:
 		return same, nil
 	case v == cannotTell:
 		return cannotTell, fmt.Errorf("the %s is written in characters it cannot be compared by", what)
-	case script(g) != script(a):
+	case script(g.key) != script(a.key):
 		return cannotTell, fmt.Errorf("the %s is written in another alphabet than the call's", what)
 	}
 	return different, fmt.Errorf("the %s differs from the call's", what)
-}
-
-// compareNames is the Unicode part of sameName, on nameForms; it returns
-// the canonical forms too.
-func compareNames(got, asked string) (v sameness, g, a string) {
-	gf, af := formOf(got), formOf(asked)
-	return gf.compare(af), gf.key, af.key
 }
 
 // nameForm is a name's canonical form and whether a difference in it is
