@@ -292,7 +292,7 @@ func apiDone(method, path string, out, sent []byte) (what, show string) {
 	_ = json.Unmarshal(out, &v)
 	switch resource := apiResources[pathShape(path)]; {
 	case v.ID != "" && resource != "" && resource != "transfer":
-		return doneWhat(resource, v.ID, v.ExtID, v.Status), "paykit " + resource + "s get " + shellQuote(v.ID)
+		return doneWhat(resource, v.ID, v.ExtID, v.Status), getByID(resource, v.ID)
 	case v.ID != "":
 		return doneWhat("resource", v.ID, v.ExtID, v.Status), apiSettle(path, sent)
 	}

@@ -175,16 +175,23 @@ func (e *testEnv) posted(path string) [][]byte {
 	return out
 }
 
+// commandEnv is the environment of a run of the binary: a fresh home (no
+// config file), PATH, TZ=UTC and vars, nothing else of the test's own.
+func (e *testEnv) commandEnv(vars map[string]string) []string {
+	home := e.t.TempDir()
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH"), "TZ=UTC"}
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
 func (e *testEnv) runEnv(vars map[string]string, stdin string, args ...string) result {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
-	home := e.t.TempDir()
-	cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH"), "TZ=UTC"}
-	for k, v := range vars {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd.Env = e.commandEnv(vars)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

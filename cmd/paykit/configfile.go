@@ -122,6 +122,12 @@ func parseConfig(path string, text []byte) (*configDoc, error) {
 	return d, nil
 }
 
+// configFileError is a failure to read or write the config file (exit 4:
+// without its file, no command has credentials).
+func configFileError(err error) error {
+	return &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+}
+
 // readConfig reads and parses the file at path; nil (no error) when it
 // does not exist. A file that group or others can read or write is
 // refused before a line is parsed, whatever it holds: it is where secrets
@@ -132,12 +138,12 @@ func readConfig(path string) (*configDoc, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+		return nil, configFileError(err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+		return nil, configFileError(err)
 	}
 	if st.Mode().Perm()&0o077 != 0 {
 		return nil, &credentialsError{msg: fmt.Sprintf("config file %s holds secrets but is readable by others (mode %04o); fix it with:\n  chmod 600 %s",
@@ -145,7 +151,7 @@ func readConfig(path string) (*configDoc, error) {
 	}
 	text, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
 	if err != nil {
-		return nil, &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+		return nil, configFileError(err)
 	}
 	if len(text) > maxConfigSize {
 		return nil, &credentialsError{msg: fmt.Sprintf("config file %s: larger than %d bytes, which no config file is", path, maxConfigSize)}
@@ -242,10 +248,10 @@ func checkProfileName(name string) error {
 func updateConfig(ctx context.Context, path string, change func(old *configDoc) (*configDoc, error)) error {
 	target, err := linkTarget(path)
 	if err != nil {
-		return &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+		return configFileError(err)
 	}
 	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
-		return &credentialsError{msg: fmt.Sprintf("config file: %v", err)}
+		return configFileError(err)
 	}
 	unlock, err := lockConfig(ctx, target)
 	if err != nil {
@@ -324,15 +330,12 @@ func lockConfig(ctx context.Context, target string) (unlock func(), err error) {
 // writeConfig writes the file readable by its owner alone: a new file
 // beside it, synced, then a rename, so that no moment leaves a secret in a
 // file others can read or a half-written file behind. path is the file
-// itself, not a symlink to it (see linkTarget).
+// itself, not a symlink to it (see linkTarget), in a directory that
+// exists (updateConfig makes it).
 func writeConfig(path string, text []byte) error {
-	fail := func(err error) error { return &credentialsError{msg: fmt.Sprintf("config file: %v", err)} }
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fail(err)
-	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".config-*")
 	if err != nil {
-		return fail(err)
+		return configFileError(err)
 	}
 	defer os.Remove(f.Name()) // after the rename, a no-op
 	if err := f.Chmod(0o600); err != nil {
@@ -350,7 +353,7 @@ func writeConfig(path string, text []byte) error {
 		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
-		return fail(err)
+		return configFileError(err)
 	}
 	return nil
 }

@@ -114,6 +114,16 @@ func doneOutput(err error, what, show string) error {
 	return &doneError{what: what, show: show, err: err}
 }
 
+// doneResource is doneOutput for a move that answered with a resource of
+// kind (payment, payout, withdrawal): what doneWhat says, shown again by
+// its get by id.
+func doneResource(err error, kind, id, extID, status string) error {
+	return doneOutput(err, doneWhat(kind, id, extID, status), getByID(kind, id))
+}
+
+// getByID is the paykit command that shows the resource of kind by its id.
+func getByID(kind, id string) string { return "paykit " + kind + "s get " + shellQuote(id) }
+
 // doneWhat says what a done move left at the service: "payout 0140…
 // (ext_id payout-77) is pending", made safe for a terminal.
 func doneWhat(kind, id, extID, status string) string {

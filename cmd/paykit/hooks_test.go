@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -194,11 +195,7 @@ func (e *testEnv) background(vars map[string]string, args ...string) *process {
 func (e *testEnv) backgroundOf(path string, vars map[string]string, args ...string) *process {
 	e.t.Helper()
 	cmd := exec.Command(path, args...)
-	home := e.t.TempDir()
-	cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH"), "TZ=UTC"}
-	for k, v := range vars {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd.Env = e.commandEnv(vars)
 	p := &process{cmd: cmd, out: make(chan string, 256), errs: make(chan string, 256), done: make(chan struct{})}
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
@@ -409,7 +406,7 @@ func TestTriggerEveryFinalState(t *testing.T) {
 	}
 	for enum, kind := range kinds {
 		for _, s := range specEnum(t, spec, enum) {
-			if slicesContains(nonFinal[enum], s) {
+			if slices.Contains(nonFinal[enum], s) {
 				continue
 			}
 			if !ends[kind+" "+s] {
@@ -474,15 +471,6 @@ func TestTriggerEveryFinalState(t *testing.T) {
 			}
 		})
 	}
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func TestTriggerSession(t *testing.T) {

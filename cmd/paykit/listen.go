@@ -188,7 +188,7 @@ func (l *listener) event(ev sandbox.ListenEvent) error {
 	if ans.status == 0 {
 		res = "no answer (" + ans.err + ")"
 	}
-	return a.followLine(a.out, d, []string{a.when(time.Now()), n.Kind, n.ID, n.Status, "->", res, strconv.FormatInt(d.Millis, 10) + "ms"})
+	return a.followLine(d, []string{a.when(time.Now()), n.Kind, n.ID, n.Status, "->", res, strconv.FormatInt(d.Millis, 10) + "ms"})
 }
 
 // printNotification prints one notification as JSON: its headers (the
@@ -204,19 +204,8 @@ func (l *listener) printNotification(n *sandbox.ListenNotification) error {
 	}
 	// The requisites are a payer's or recipient's card or phone number:
 	// remembered, so that maskJSON masks them (unless --unmask).
-	var req struct {
-		Requisites json.RawMessage `json:"requisites"`
-	}
-	if json.Unmarshal(n.Body, &req) == nil {
-		var s string
-		var obj struct {
-			Value string `json:"value"`
-		}
-		if json.Unmarshal(req.Requisites, &s) == nil {
-			l.a.mask(s)
-		} else if json.Unmarshal(req.Requisites, &obj) == nil {
-			l.a.mask(obj.Value)
-		}
+	for _, s := range sensitiveStrings(n.Body) {
+		l.a.mask(s)
 	}
 	body := json.RawMessage(l.a.maskJSON(n.Body))
 	if !json.Valid(body) {

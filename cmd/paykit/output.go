@@ -384,12 +384,15 @@ func writeJSON(w io.Writer, raw []byte) error {
 }
 
 // writeCSV writes RFC 4180 (CRLF line ends, as the RFC and spreadsheets
-// expect) with a header row.
+// expect) with a header row, none when l.header is nil (a live feed's
+// rows after its first).
 func writeCSV(w io.Writer, l list) error {
 	cw := csv.NewWriter(w)
 	cw.UseCRLF = true
-	if err := cw.Write(l.header); err != nil {
-		return err
+	if l.header != nil {
+		if err := cw.Write(l.header); err != nil {
+			return err
+		}
 	}
 	for _, row := range l.rows {
 		if err := cw.Write(neutralise(row)); err != nil {

@@ -331,8 +331,7 @@ func (a *app) paymentChange(ctx context.Context, ref paymentRef, call func(*payk
 // printPaymentDone prints a payment a money move answered with; when the
 // output fails, the move was still done (exit 7).
 func (a *app) printPaymentDone(p *paykit.Payment) error {
-	return doneOutput(a.printRecord(a.cap.last(), paymentRecord(a, p)),
-		doneWhat("payment", p.ID, p.ExtID, string(p.Status)), "paykit payments get "+shellQuote(p.ID))
+	return doneResource(a.printRecord(a.cap.last(), paymentRecord(a, p)), "payment", p.ID, p.ExtID, string(p.Status))
 }
 
 // settle marks an unknown outcome with the paykit command whose answer

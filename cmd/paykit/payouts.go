@@ -122,8 +122,7 @@ func runPayoutsCreate(ctx context.Context, opts *PayoutsCreateOptions) error {
 		show := "paykit payouts get --ext-id " + shellQuote(p.ExtID)
 		return duplicate(settle(err, show), show)
 	}
-	return doneOutput(a.printRecord(a.cap.last(), payoutRecord(a, got)),
-		doneWhat("payout", got.ID, got.ExtID, string(got.Status)), "paykit payouts get "+shellQuote(got.ID))
+	return doneResource(a.printRecord(a.cap.last(), payoutRecord(a, got)), "payout", got.ID, got.ExtID, string(got.Status))
 }
 
 // PayoutsGetOptions are payouts get's flags and arguments.

@@ -273,8 +273,7 @@ func runWithdrawalsCreate(ctx context.Context, opts *WithdrawalsCreateOptions) e
 		}
 		return err
 	}
-	return doneOutput(a.printRecord(a.cap.last(), withdrawalRecord(a, w)),
-		doneWhat("withdrawal", w.ID, "", string(w.Status)), "paykit withdrawals get "+shellQuote(w.ID))
+	return doneResource(a.printRecord(a.cap.last(), withdrawalRecord(a, w)), "withdrawal", w.ID, "", string(w.Status))
 }
 
 func runWithdrawalsGet(ctx context.Context, opts *ReadOptions) error {

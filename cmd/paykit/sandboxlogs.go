@@ -8,10 +8,8 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +34,7 @@ func newCmdSandboxLogs(a *app, runF func(context.Context, *SandboxLogsOptions) e
 	cmd := &cobra.Command{
 		Use:   "logs [--follow] [--path P] [--status N] [--method M]",
 		Short: "Show the sandbox's request log: method, path, status, latency, merchant, fault applied",
-		Long: "logs prints the requests the sandbox answered, oldest first (at most the 500 it keeps), with\n" +
+		Long: "logs prints the requests the sandbox answered, oldest first (at most the " + strconv.Itoa(sandbox.DefaultRequestLogSize) + " it keeps), with\n" +
 			"their paths masked as the sandbox's log masks them. --follow then prints each new one as the\n" +
 			"sandbox answers it, one line each (-o json: one JSON object a line), reconnecting by itself and\n" +
 			"saying so when records were lost, until Ctrl-C (exit 130) or --timeout (exit 0). The control\n" +
@@ -156,9 +154,8 @@ func runSandboxLogs(ctx context.Context, opts *SandboxLogsOptions) error {
 // the table, a CSV row (after a header), a JSON object a line. Lost
 // records are said on stderr.
 func followLogs(ctx context.Context, a *app, r *sandbox.Remote, f logFilter) error {
-	w := a.out
 	if a.output == "csv" {
-		if err := writeCSV(w, list{header: requestHeader}); err != nil {
+		if err := writeCSV(a.out, list{header: requestHeader}); err != nil {
 			return err
 		}
 	}
@@ -170,37 +167,30 @@ func followLogs(ctx context.Context, a *app, r *sandbox.Remote, f logFilter) err
 		if ev.Record == nil || !f.match(ev.Record) {
 			return nil
 		}
-		return a.followLine(w, ev.Record, a.requestRow(ev.Record))
+		return a.followLine(ev.Record, a.requestRow(ev.Record))
 	})
 }
 
-// followLine writes one record of a live feed in the output format.
-func (a *app) followLine(w io.Writer, v any, row []string) error {
+// followLine writes one record of a live feed to a.out in the output
+// format: a JSON object a line, a CSV row (the header was written once at
+// start), or the cells joined unaligned (a live line cannot wait for the
+// next one's widths).
+func (a *app) followLine(v any, row []string) error {
 	switch a.output {
 	case "json":
 		b, err := json.Marshal(v)
 		if err != nil {
 			return err
 		}
-		if a.shape.active() {
-			return a.shape.emit(a, a.maskJSON(b))
-		}
-		_, err = fmt.Fprintf(w, "%s\n", a.maskJSON(b))
-		return err
+		return a.emitJSON(a.maskJSON(b))
 	case "csv":
-		cw := csv.NewWriter(w)
-		cw.UseCRLF = true
-		if err := cw.Write(neutralise(row)); err != nil {
-			return err
-		}
-		cw.Flush()
-		return cw.Error()
+		return writeCSV(a.out, list{rows: [][]string{row}})
 	}
 	cells := make([]string, len(row))
 	for i, c := range row {
 		cells[i] = safeCell(c)
 	}
-	_, err := fmt.Fprintln(w, strings.Join(cells, "  "))
+	_, err := fmt.Fprintln(a.out, strings.Join(cells, "  "))
 	return err
 }
 
