@@ -24,6 +24,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	paykit "github.com/paykit-dev/paykit-go"
+	"github.com/paykit-dev/paykit-go/sandbox"
 	"github.com/paykit-dev/paykit-go/webhooktest"
 )
 
@@ -696,4 +697,63 @@ func bodyDiff(got, want []byte) string {
 		i++
 	}
 	return fmt.Sprintf("bodies of %d and %d bytes differ from byte %d", len(got), len(want), i)
+}
+
+// The read a trigger names when a step's outcome is unknown is a command
+// this CLI accepts: the resource by id once created, else a payment or
+// payout by the ext_id the trigger gave it, and for a withdrawal (no
+// ext_id) the terminals' balances.
+func TestTriggerSettleIsACommand(t *testing.T) {
+	root := newRoot(&app{env: &env{getenv: func(string) string { return "" }, isTerminal: func(any) bool { return false }}})
+	for _, c := range []struct {
+		kind string
+		run  triggerRun
+		want string
+	}{
+		{"payment", triggerRun{ext: "trg-1"}, "paykit payments get --ext-id trg-1"},
+		{"payout", triggerRun{ext: "trg-2"}, "paykit payouts get --ext-id trg-2"},
+		{"withdrawal", triggerRun{ext: "trg-3"}, "paykit terminals"},
+		{"withdrawal", triggerRun{ext: "trg-3", id: "wd 1"}, "paykit withdrawals get 'wd 1'"},
+	} {
+		got := triggerSettle(c.kind, &c.run)
+		if got != c.want {
+			t.Errorf("%s %+v: settle %q, want %q", c.kind, c.run, got, c.want)
+			continue
+		}
+		args := strings.Fields(strings.ReplaceAll(strings.TrimPrefix(got, "paykit "), "'", ""))
+		cmd, rest, err := root.Find(args)
+		if err == nil {
+			err = cmd.ParseFlags(rest)
+		}
+		if err != nil || cmd == root {
+			t.Errorf("%q is no command of paykit: %v", got, err)
+		}
+	}
+}
+
+// listen -o csv writes its header once, then one row of those columns per
+// forwarded notification (the table's arrow is not a column).
+func TestListenCSVHasAHeader(t *testing.T) {
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(rcv.Close)
+	var out bytes.Buffer
+	a := &app{out: &out, output: "csv", env: &env{getenv: func(string) string { return "" }, isTerminal: func(any) bool { return false }}}
+	clock := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	l := &listener{a: a, opts: &ListenOptions{app: a, ForwardTo: rcv.URL, now: func() time.Time { return clock }}}
+	for i, id := range []string{"p1", "p2"} {
+		n := &sandbox.ListenNotification{Position: uint64(i + 1), Kind: "payment", ID: id, Status: "COMPLETED", Body: []byte(`{}`)}
+		if err := l.event(sandbox.ListenEvent{Notification: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\r\n") // CSV lines end in CRLF
+	if len(lines) != 3 || lines[0] != strings.Join(listenHeader, ",") {
+		t.Fatalf("csv output:\n%s\nwant the header %v, then 2 rows", out.String(), listenHeader)
+	}
+	for i, row := range lines[1:] {
+		f := strings.Split(row, ",")
+		if len(f) != len(listenHeader) || f[1] != "payment" || f[2] != []string{"p1", "p2"}[i] || f[3] != "COMPLETED" || f[4] != "204" || f[5] != "0ms" {
+			t.Errorf("row %d %q: want %d columns: at, payment, its id, COMPLETED, 204, 0ms", i, row, len(listenHeader))
+		}
+	}
 }

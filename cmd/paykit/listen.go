@@ -144,7 +144,11 @@ type listener struct {
 	opts     *ListenOptions
 	token    string
 	sessions int
+	header   bool // -o csv: the header is written
 }
+
+// listenHeader names the columns of a forwarded notification's CSV row.
+var listenHeader = []string{"at", "resource", "id", "status", "answer", "latency"}
 
 func (l *listener) event(ev sandbox.ListenEvent) error {
 	a := l.a
@@ -188,7 +192,17 @@ func (l *listener) event(ev sandbox.ListenEvent) error {
 	if ans.status == 0 {
 		res = "no answer (" + ans.err + ")"
 	}
-	return a.followLine(d, []string{a.when(time.Now()), n.Kind, n.ID, n.Status, "->", res, strconv.FormatInt(d.Millis, 10) + "ms"})
+	row := []string{a.when(time.Now()), n.Kind, n.ID, n.Status, "->", res, strconv.FormatInt(d.Millis, 10) + "ms"}
+	if a.output == "csv" {
+		row = slices.Delete(row, 4, 5) // the arrow is for the eye
+		if !l.header {
+			if err := writeCSV(a.out, list{header: listenHeader}); err != nil {
+				return err
+			}
+			l.header = true
+		}
+	}
+	return a.followLine(d, row)
 }
 
 // printNotification prints one notification as JSON: its headers (the

@@ -359,17 +359,28 @@ func triggerStopped(a *app, plan triggerPlan, run *triggerRun, n int, err error)
 		where += fmt.Sprintf("; %s %s was created", plan.kind, run.id)
 	}
 	if errors.Is(err, paykit.ErrUnknownOutcome) {
-		settle := fmt.Sprintf("paykit %ss get %s", plan.kind, run.id)
-		if run.id == "" {
-			settle = fmt.Sprintf("paykit %ss get --ext-id %s", plan.kind, run.ext)
-		}
-		return &unknownError{err: fmt.Errorf("%s: %w", where, err), settle: settle}
+		return &unknownError{err: fmt.Errorf("%s: %w", where, err), settle: triggerSettle(plan.kind, run)}
 	}
 	var ce *credentialsError
 	if errors.As(err, &ce) {
 		return err
 	}
 	return fmt.Errorf("%s: %w", where, err)
+}
+
+// triggerSettle is the read that settles a trigger step whose outcome is
+// unknown: the resource by its id once created; before that, a payment or
+// payout by the ext_id the trigger gave it; a withdrawal, which has no
+// ext_id, by the terminals' balances (a withdrawal freezes its amount and
+// fee).
+func triggerSettle(kind string, run *triggerRun) string {
+	switch {
+	case run.id != "":
+		return fmt.Sprintf("paykit %ss get %s", kind, shellQuote(run.id))
+	case kind == "withdrawal":
+		return "paykit terminals"
+	}
+	return fmt.Sprintf("paykit %ss get --ext-id %s", kind, shellQuote(run.ext))
 }
 
 // refuseLive refuses a sandbox-only command on a profile marked live,
